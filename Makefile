@@ -1,0 +1,114 @@
+# fencebench — plain Makefile.  See CONTRIBUTING.md for the layout.
+#
+# Sources are discovered, so adding a file needs no edit here:
+#   lockfree/*.c gpu-model/*/*.c benchmarks/scenarios/*.c src/*.c  -> libfencebench.a
+#   src/main.c                                                     -> fencebench (the CLI)
+#   tests/test_*.c                                                 -> one Criterion binary each
+#   benchmarks/micro/*.c + src/gbench/gbench.cc                    -> fb_bench (Google Benchmark)
+# Area-specific rules (fuzzing, the spin model) live in mk/*.mk.
+
+BUILD     ?= build
+CC        ?= cc
+CXX       ?= c++
+PYTHON    ?= /usr/bin/python3
+SANITIZER ?=
+
+STD   = -std=gnu11
+WARN  = -Wall -Wextra -Werror -Wno-unused-parameter
+OPT   = -O2
+DEBUG = -g
+CPPFLAGS_FB = -D_GNU_SOURCE -I. -MMD -MP
+ifneq ($(SANITIZER),)
+SANFLAGS = -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -DFB_SANITIZER=1
+ifneq ($(findstring thread,$(SANITIZER)),)
+SANFLAGS += -DFB_TSAN=1
+endif
+endif
+# User CFLAGS come last so they can override anything above.
+ALL_CFLAGS   = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) $(CPPFLAGS_FB) $(CPPFLAGS) $(CFLAGS)
+ALL_CXXFLAGS = -std=gnu++17 $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) $(CPPFLAGS_FB) $(CPPFLAGS) $(CXXFLAGS)
+LDLIBS_FB = -lurcu -lurcu-cds -lurcu-common -ljemalloc -lpfm -lnuma -ljansson -lpthread -lm
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+# The effective flags are compiled into every binary and recorded in every result file.
+BUILD_INFO = -DFB_BUILD_CFLAGS='"$(strip $(ALL_CFLAGS))"' -DFB_GIT_REV='"$(GIT_REV)"' \
+             -DFB_BUILD_TYPE='"$(if $(SANITIZER),sanitize-$(SANITIZER),release)"'
+
+MAIN_SRC  = src/main.c
+LIB_SRCS  = $(filter-out $(MAIN_SRC),$(wildcard lockfree/*.c gpu-model/*/*.c benchmarks/scenarios/*.c src/*.c))
+LIB_OBJS  = $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB       = $(BUILD)/libfencebench.a
+TEST_SRCS = $(wildcard tests/test_*.c)
+TEST_BINS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRCS = $(wildcard benchmarks/micro/*.c)
+BENCH_OBJS = $(BENCH_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/gbench/gbench.o
+FENCEBENCH = $(BUILD)/fencebench
+FB_BENCH   = $(BUILD)/fb_bench
+DEPS_STAMP = $(BUILD)/.deps-ok
+
+# Area fragments add rules and TEST_DEPS; included before the rules that use them.
+TEST_DEPS =
+-include mk/*.mk
+
+.PHONY: all test unit run bench report asan tsan check-model deps clean
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(LIB) $(if $(wildcard $(MAIN_SRC)),$(FENCEBENCH)) $(TEST_BINS) $(if $(BENCH_SRCS),$(FB_BENCH))
+
+# ---- dependencies: installed on first use (root) or named exactly (non-root) ----
+deps:
+	@scripts/install-deps.sh
+$(DEPS_STAMP): scripts/install-deps.sh
+	@scripts/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+# ---- compile ----
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(BUILD_INFO) -c $< -o $@
+$(BUILD)/%.o: %.cc | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(FENCEBENCH): $(BUILD)/src/main.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS_FB) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) $^ -lcmocka $(LDLIBS_FB) -o $@
+
+# The only C++ link: Google Benchmark behind the C shim.
+$(FB_BENCH): $(BENCH_OBJS) $(LIB)
+	$(CXX) $(ALL_LDFLAGS) $^ -lbenchmark $(LDLIBS_FB) -o $@
+
+# ---- run ----
+unit: $(TEST_BINS)
+	@tests/run.sh $(BUILD)
+
+# `make test` = unit + integration tests, plus every mk/*.mk addition to TEST_DEPS
+# (the spin model, the short fuzz run).  The last line is the total.
+test: all $(TEST_DEPS)
+	@tests/run.sh $(BUILD)
+
+bench: $(FB_BENCH)
+	@mkdir -p results
+	$(FB_BENCH) --benchmark_out=results/bench.json --benchmark_out_format=json $(BENCH_ARGS)
+
+run: $(FENCEBENCH)
+	$(FENCEBENCH) run headline $(RUN_ARGS)
+
+# Sanitizer suites: separate build trees, same tests.
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZER=address,undefined OPT=-O1 unit
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZER=thread OPT=-O1 unit
+
+clean:
+	rm -rf build build-asan build-tsan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
