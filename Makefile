@@ -1,7 +1,7 @@
 # fencebench — plain Makefile.  See CONTRIBUTING.md for the layout.
 #
 # Sources are discovered, so adding a file needs no edit here:
-#   lockfree/*.c gpu-model/*/*.c benchmarks/scenarios/*.c src/*.c  -> libfencebench.a
+#   lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c -> libfencebench.a
 #   src/main.c                                                     -> fencebench (the CLI)
 #   tests/test_*.c                                                 -> one Criterion binary each
 #   benchmarks/micro/*.c + src/gbench/gbench.cc                    -> fb_bench (Google Benchmark)
@@ -36,7 +36,7 @@ BUILD_INFO = -DFB_BUILD_CFLAGS='"$(strip $(ALL_CFLAGS))"' -DFB_GIT_REV='"$(GIT_R
              -DFB_BUILD_TYPE='"$(if $(SANITIZER),sanitize-$(SANITIZER),release)"'
 
 MAIN_SRC  = src/main.c
-LIB_SRCS  = $(filter-out $(MAIN_SRC),$(wildcard lockfree/*.c gpu-model/*/*.c benchmarks/scenarios/*.c src/*.c))
+LIB_SRCS  = $(filter-out $(MAIN_SRC),$(wildcard lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c))
 LIB_OBJS  = $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB       = $(BUILD)/libfencebench.a
 TEST_SRCS = $(wildcard tests/test_*.c)
