@@ -166,6 +166,8 @@ int lf_event_wait(struct lf_event *ev, uint64_t spin_ns, int64_t timeout_ns)
 		uint64_t until = now + spin_ns < deadline ? now + spin_ns : deadline;
 		if (lf_event_spin(ev, start, until))
 			return 0;
+		if (until == deadline)
+			return -ETIMEDOUT; /* spun to the deadline: no need to announce or sleep */
 	}
 	bool timed_out = false;
 	for (;;) {
