@@ -16,6 +16,9 @@
  * SLEEPERS, sets SET and bumps the generation in one RMW, then wakes all only
  * if SLEEPERS was set.  A waiter returns 0 when the word is SET or its
  * generation moved since the wait began (set, then reset before it ran).
+ * A waiter that times out after sleeping leaves SLEEPERS set (other waiters
+ * may still sleep): the next set then makes one wake syscall that may find
+ * nobody — an extra wake, never a missed one.
  *
  *   | operation            | caller     | concurrent with           | progress / blocking        |
  *   |----------------------|------------|---------------------------|----------------------------|
