@@ -12,7 +12,7 @@
 #ifdef LF_RING_BROKEN
 #include <sched.h>
 #ifndef LF_RING_BROKEN_WINDOW_NS
-#define LF_RING_BROKEN_WINDOW_NS 1000 /* how long the broken push leaves a published slot unwritten */
+#define LF_RING_BROKEN_WINDOW_NS 20000 /* how long the broken push leaves a published slot unwritten: longer than a (TSan-slowed) consumer takes per slot */
 #endif
 #endif
 

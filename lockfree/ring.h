@@ -33,7 +33,7 @@
  *
  * Broken variant (tests only): compiling ring.c with -DLF_RING_BROKEN makes
  * push store the new write index BEFORE copying the slot in (and with relaxed
- * ordering), then yields and spins for LF_RING_BROKEN_WINDOW_NS (1 us) inside
+ * ordering), then yields and spins for LF_RING_BROKEN_WINDOW_NS (20 us) inside
  * that window.  A
  * consumer that sees the index can then copy out a slot that still holds the
  * previous lap's bytes (or zeros): tests/test_lf_ring.c links such an object

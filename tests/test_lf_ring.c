@@ -270,10 +270,10 @@ static void ring_spsc_fifo_no_loss(void **state)
 static void ring_broken_variant_is_caught(void **state)
 {
 	(void)state;
-	/* The broken push publishes the index, then yields and spins 1 us before
-	 * writing the slot: a waiting consumer copies the previous lap's bytes.
-	 * 20000 items cost some 40 ms of windows. */
-	struct ring_run run = {.ops = &broken_ring, .n = 20000};
+	/* The broken push publishes the index, then yields and spins 20 us before
+	 * writing the slot: a consumer that keeps up copies the previous lap's
+	 * bytes.  5000 items cost some 100 ms of windows. */
+	struct ring_run run = {.ops = &broken_ring, .n = 5000};
 	ring_run_two_threads(&run, 64);
 	assert_false(run.producer_stalled);
 	assert_false(run.consumer_stalled);
