@@ -1,0 +1,325 @@
+/* benchmarks/limits.c — measure the machine's limits.  Contract in limits.h. */
+#include "benchmarks/limits.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchmarks/hist.h"
+#include "lockfree/arch.h"
+#include "lockfree/cacheline.h"
+
+/* Sample counts of the harness's own measurement: ~10 ms each when idle. */
+#define RTT_BATCHES     50
+#define RTT_PER_BATCH   200
+#define RTT_BUDGET_MS   300
+#define SYS_BATCHES     50
+#define SYS_PER_BATCH   200
+#define FUTEX_SAMPLES   40
+#define FUTEX_GAP_US    200
+#define FUTEX_BUDGET_MS 400
+
+const char *fb_limit_name(enum fb_limit which)
+{
+	switch (which) {
+	case FB_LIMIT_CACHELINE_RTT:  return "cacheline-rtt";
+	case FB_LIMIT_CACHELINE_HALF: return "cacheline-oneway";
+	case FB_LIMIT_SYSCALL:        return "syscall";
+	case FB_LIMIT_FUTEX_WAKE:     return "futex-wake";
+	default:                      return "none";
+	}
+}
+
+double fb_limits_value(const struct fb_limits *l, enum fb_limit which)
+{
+	switch (which) {
+	case FB_LIMIT_CACHELINE_RTT:  return l->cacheline_rtt_ns;
+	case FB_LIMIT_CACHELINE_HALF: return l->cacheline_rtt_ns / 2.0;
+	case FB_LIMIT_SYSCALL:        return l->syscall_ns;
+	case FB_LIMIT_FUTEX_WAKE:     return l->futex_wake_ns;
+	default:                      return NAN;
+	}
+}
+
+/* Start fn(arg) on a thread pinned to cpu.  0 or -errno (EINVAL: no such CPU). */
+static int spawn_pinned(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_init(&attr);
+	int rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!rc)
+		rc = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -rc;
+}
+
+/* ---- cache-line round trip ---- */
+
+struct pingpong {
+	/* The line measured: ping stores odd values, pong answers with the next
+	 * even one.  Release stores / acquire loads: each side's store is what the
+	 * other waits for; no other data rides on it. */
+	_Atomic uint64_t ball LF_ALIGNED;
+	LF_PAD(pad0, sizeof(uint64_t));
+	/* Cold: set once by whichever side times out; polled every 1024 spins. */
+	_Atomic int abort LF_ALIGNED;
+	unsigned batches, per_batch;
+	uint64_t deadline;
+	struct fb_hist *h;
+	int rc;
+};
+LF_ASSERT_OWN_LINE(struct pingpong, abort);
+
+/* Spin until *w == want; false on abort or past the deadline (then abort is set). */
+static bool spin_until(struct pingpong *p, uint64_t want)
+{
+	for (unsigned n = 1;; n++) {
+		if (atomic_load_explicit(&p->ball, memory_order_acquire) == want)
+			return true;
+		if ((n & 1023) == 0 &&
+		    (atomic_load_explicit(&p->abort, memory_order_relaxed) || lf_now_ns() > p->deadline)) {
+			atomic_store_explicit(&p->abort, 1, memory_order_relaxed);
+			return false;
+		}
+		lf_cpu_relax();
+	}
+}
+
+static void *pong_thread(void *arg)
+{
+	struct pingpong *p = arg;
+	uint64_t total = (uint64_t)(p->batches + 1) * p->per_batch;
+	for (uint64_t i = 1; i <= total; i++) {
+		if (!spin_until(p, 2 * i - 1))
+			break;
+		atomic_store_explicit(&p->ball, 2 * i, memory_order_release);
+	}
+	return NULL;
+}
+
+static void *ping_thread(void *arg)
+{
+	struct pingpong *p = arg;
+	uint64_t i = 0;
+	/* Batch 0 is a warm-up (the partner may still be starting): not recorded. */
+	for (unsigned b = 0; b <= p->batches; b++) {
+		uint64_t t0 = lf_now_ns();
+		for (unsigned k = 0; k < p->per_batch; k++) {
+			i++;
+			atomic_store_explicit(&p->ball, 2 * i - 1, memory_order_release);
+			if (!spin_until(p, 2 * i)) {
+				p->rc = -ETIMEDOUT;
+				return NULL;
+			}
+		}
+		if (b)
+			fb_hist_record(p->h, (lf_now_ns() - t0) / p->per_batch);
+	}
+	return NULL;
+}
+
+int fb_limits_cacheline_rtt(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch,
+			    unsigned budget_ms, struct fb_hist *h)
+{
+	static struct pingpong zero;
+	struct pingpong p = zero;
+	pthread_t ping, pong;
+	p.batches = batches;
+	p.per_batch = per_batch ? per_batch : 1;
+	p.deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
+	p.h = h;
+	int rc = spawn_pinned(&pong, cpu_b, pong_thread, &p);
+	if (rc)
+		return rc;
+	rc = spawn_pinned(&ping, cpu_a, ping_thread, &p);
+	if (rc) {
+		atomic_store(&p.abort, 1);
+		pthread_join(pong, NULL);
+		return rc;
+	}
+	pthread_join(ping, NULL);
+	pthread_join(pong, NULL);
+	return p.rc;
+}
+
+/* ---- bare syscall ---- */
+
+int fb_limits_syscall(unsigned batches, unsigned per_batch, struct fb_hist *h)
+{
+	if (!per_batch)
+		per_batch = 1;
+	for (unsigned b = 0; b < batches; b++) {
+		uint64_t t0 = lf_now_ns();
+		for (unsigned k = 0; k < per_batch; k++)
+			syscall(SYS_getppid);
+		fb_hist_record(h, (lf_now_ns() - t0) / per_batch);
+	}
+	return 0;
+}
+
+/* ---- futex wake-to-run ---- */
+
+struct wake {
+	/* Sample number the waker has released; the futex word.  The waker's
+	 * release store publishes t_wake; the waiter's acquire load reads it. */
+	_Atomic uint32_t word LF_ALIGNED;
+	_Atomic uint64_t t_wake;
+	/* Sample number the waiter is about to wait for (release: it is past
+	 * recording the previous one). */
+	_Atomic uint32_t parked LF_ALIGNED;
+	_Atomic int abort;
+	unsigned samples, gap_us;
+	uint64_t deadline;
+	struct fb_hist *h;
+	int rc;
+};
+
+static long futex_op(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+static bool wake_expired(struct wake *w)
+{
+	if (atomic_load_explicit(&w->abort, memory_order_relaxed))
+		return true;
+	if (lf_now_ns() <= w->deadline)
+		return false;
+	atomic_store_explicit(&w->abort, 1, memory_order_relaxed);
+	w->rc = -ETIMEDOUT;
+	return true;
+}
+
+static void *waiter_thread(void *arg)
+{
+	struct wake *w = arg;
+	const struct timespec slice = { 0, 20 * 1000 * 1000 };  /* re-check the deadline every 20 ms */
+	for (uint32_t i = 1; i <= w->samples; i++) {
+		atomic_store_explicit(&w->parked, i, memory_order_release);
+		while (atomic_load_explicit(&w->word, memory_order_acquire) != i) {
+			if (wake_expired(w))
+				return NULL;
+			/* The kernel compares word with i-1 atomically: a wake that
+			 * came first makes this return EAGAIN, never sleep through it. */
+			futex_op(&w->word, FUTEX_WAIT, i - 1, &slice);
+		}
+		uint64_t t1 = lf_now_ns();
+		uint64_t t0 = atomic_load_explicit(&w->t_wake, memory_order_relaxed);
+		if (t1 > t0)
+			fb_hist_record(w->h, t1 - t0);
+	}
+	return NULL;
+}
+
+static void *waker_thread(void *arg)
+{
+	struct wake *w = arg;
+	const struct timespec gap = { 0, (long)w->gap_us * 1000 };
+	for (uint32_t i = 1; i <= w->samples; i++) {
+		while (atomic_load_explicit(&w->parked, memory_order_acquire) != i) {
+			if (wake_expired(w))
+				return NULL;
+			sched_yield();
+		}
+		nanosleep(&gap, NULL);   /* let the waiter park and its CPU go idle */
+		atomic_store_explicit(&w->t_wake, lf_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&w->word, i, memory_order_release);
+		futex_op(&w->word, FUTEX_WAKE, 1, NULL);
+	}
+	return NULL;
+}
+
+int fb_limits_futex_wake(int cpu_waker, int cpu_waiter, unsigned samples, unsigned gap_us,
+			 unsigned budget_ms, struct fb_hist *h)
+{
+	static struct wake zero;
+	struct wake w = zero;
+	pthread_t waiter, waker;
+	w.samples = samples;
+	w.gap_us = gap_us < 1000000 ? gap_us : 999999;
+	w.deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
+	w.h = h;
+	int rc = spawn_pinned(&waiter, cpu_waiter, waiter_thread, &w);
+	if (rc)
+		return rc;
+	rc = spawn_pinned(&waker, cpu_waker, waker_thread, &w);
+	if (rc) {
+		atomic_store(&w.abort, 1);
+		pthread_join(waiter, NULL);
+		return rc;
+	}
+	pthread_join(waker, NULL);
+	pthread_join(waiter, NULL);
+	return w.rc;
+}
+
+/* ---- all three ---- */
+
+static double median_of(const struct fb_hist *h)
+{
+	return fb_hist_count(h) ? (double)fb_hist_percentile(h, 50.0) : NAN;
+}
+
+/* Append "what (CPUs a and b)" to the note, "; "-separated. */
+static void add_note(struct fb_limits *out, const char *what, int a, int b)
+{
+	size_t len = strlen(out->note);
+	const char *sep = len ? "; " : "";
+	if (b < 0)
+		snprintf(out->note + len, sizeof(out->note) - len, "%s%s (CPU %d only)", sep, what, a);
+	else
+		snprintf(out->note + len, sizeof(out->note) - len, "%s%s (CPUs %d and %d)", sep, what, a, b);
+}
+
+int fb_limits_measure(const int *cpus, size_t ncpus, struct fb_limits *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cacheline_rtt_ns = out->syscall_ns = out->futex_wake_ns = NAN;
+	out->cpu_a = out->cpu_b = -1;
+	if (!ncpus)
+		return -EINVAL;
+	struct fb_hist *h = fb_hist_new();
+	int rc = 0;
+	out->cpu_a = cpus[0];
+	if (ncpus >= 2) {
+		out->cpu_b = cpus[1];
+		rc = fb_limits_cacheline_rtt(cpus[0], cpus[1], RTT_BATCHES, RTT_PER_BATCH, RTT_BUDGET_MS, h);
+		if (rc == -ETIMEDOUT)
+			add_note(out, "cache-line round trip timed out: CPUs busy", cpus[0], cpus[1]);
+		else if (rc)
+			goto out;
+		out->cacheline_rtt_ns = median_of(h);
+	} else {
+		add_note(out, "cache-line round trip cannot be measured: it needs two CPUs", cpus[0], -1);
+	}
+	fb_hist_reset(h);
+	fb_limits_syscall(SYS_BATCHES, SYS_PER_BATCH, h);
+	out->syscall_ns = median_of(h);
+	fb_hist_reset(h);
+	int waiter_cpu = ncpus >= 2 ? cpus[1] : cpus[0];
+	rc = fb_limits_futex_wake(cpus[0], waiter_cpu, FUTEX_SAMPLES, FUTEX_GAP_US, FUTEX_BUDGET_MS, h);
+	if (rc == -ETIMEDOUT)
+		add_note(out, "futex wake-to-run timed out: CPUs busy", cpus[0], waiter_cpu);
+	else if (rc)
+		goto out;
+	out->futex_wake_ns = median_of(h);
+	rc = 0;
+out:
+	fb_hist_free(h);
+	return rc;
+}
