@@ -1,0 +1,261 @@
+/* benchmarks/scenario.c — registry lookup and parameter parsing.  Contract in scenario.h.
+ * (The run context, fb_run_*, is the harness's: src/fb_runner.c.) */
+#include "benchmarks/scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p) {
+		fprintf(stderr, "%s:%d: out of memory\n", __FILE__, __LINE__);
+		abort();
+	}
+	return p;
+}
+
+const char *fb_path_name(enum fb_path p)
+{
+	switch (p) {
+	case FB_PATH_NATIVE: return "native";
+	case FB_PATH_LEGACY: return "legacy";
+	default:             return "none";
+	}
+}
+
+const struct fb_scenario *fb_scenario_find(const char *name)
+{
+	for (size_t i = 0; fb_scenarios[i]; i++)
+		if (!strcmp(fb_scenarios[i]->name, name))
+			return fb_scenarios[i];
+	return NULL;
+}
+
+size_t fb_scenario_nparams(const struct fb_scenario *s)
+{
+	size_t n = 0;
+	while (s->params && s->params[n].key)
+		n++;
+	return n;
+}
+
+int fb_scenario_param_index(const struct fb_scenario *s, const char *key)
+{
+	for (size_t i = 0; s->params && s->params[i].key; i++)
+		if (!strcmp(s->params[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+const char *fb_param_type_name(enum fb_param_type t)
+{
+	switch (t) {
+	case FB_PARAM_INT:    return "int";
+	case FB_PARAM_DOUBLE: return "double";
+	case FB_PARAM_BOOL:   return "bool";
+	default:              return "enum";
+	}
+}
+
+/* User text fit for a one-line message: at most 40 printable characters. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+	size_t i = 0, max = len > 44 ? 40 : len - 4;
+	for (; s[i] && i < max; i++)
+		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+	if (s[i])
+		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+	buf[i] = '\0';
+	return buf;
+}
+
+static void choices_text(const char *const *c, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; c[i] && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", c[i]);
+}
+
+void fb_param_range(const struct fb_param *p, char *buf, size_t len)
+{
+	switch (p->type) {
+	case FB_PARAM_INT:
+		snprintf(buf, len, "[%lld, %lld]", (long long)p->imin, (long long)p->imax);
+		break;
+	case FB_PARAM_DOUBLE:
+		snprintf(buf, len, "[%g, %g]", p->dmin, p->dmax);
+		break;
+	case FB_PARAM_BOOL:
+		snprintf(buf, len, "true|false");
+		break;
+	case FB_PARAM_ENUM:
+		choices_text(p->choices, buf, len);
+		break;
+	}
+}
+
+static int bad(const struct fb_param *p, const char *text, char *err, size_t errlen, const char *why)
+{
+	char b[48], range[256];
+	fb_param_range(p, range, sizeof(range));
+	snprintf(err, errlen, "%s=%s: %s %s", p->key, shown(text, b, sizeof(b)), why, range);
+	return -EINVAL;
+}
+
+static int parse_int(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (!*text || isspace((unsigned char)*text) || *end)
+		return bad(p, text, err, errlen, "not an integer: expected one in");
+	if (errno == ERANGE || v < p->imin || v > p->imax)
+		return bad(p, text, err, errlen, "out of range");
+	out->i = v;
+	return 0;
+}
+
+static int parse_double(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (!*text || isspace((unsigned char)*text) || *end || isnan(v))
+		return bad(p, text, err, errlen, "not a number: expected one in");
+	if (errno == ERANGE || !isfinite(v) || v < p->dmin || v > p->dmax)
+		return bad(p, text, err, errlen, "out of range");
+	out->d = v;
+	return 0;
+}
+
+static int parse_bool(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	static const char *const yes[] = { "true", "1", "yes", "on", NULL };
+	static const char *const no[] = { "false", "0", "no", "off", NULL };
+	for (size_t i = 0; yes[i]; i++) {
+		if (!strcasecmp(text, yes[i])) {
+			out->b = true;
+			return 0;
+		}
+		if (!strcasecmp(text, no[i])) {
+			out->b = false;
+			return 0;
+		}
+	}
+	return bad(p, text, err, errlen, "not a boolean: expected");
+}
+
+static int parse_enum(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	for (unsigned i = 0; p->choices[i]; i++) {
+		if (!strcmp(text, p->choices[i])) {
+			out->e = i;
+			return 0;
+		}
+	}
+	return bad(p, text, err, errlen, "not one of");
+}
+
+int fb_param_parse(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	switch (p->type) {
+	case FB_PARAM_INT:    return parse_int(p, text, out, err, errlen);
+	case FB_PARAM_DOUBLE: return parse_double(p, text, out, err, errlen);
+	case FB_PARAM_BOOL:   return parse_bool(p, text, out, err, errlen);
+	default:              return parse_enum(p, text, out, err, errlen);
+	}
+}
+
+union fb_value fb_param_default(const struct fb_param *p)
+{
+	union fb_value v = { 0 };
+	switch (p->type) {
+	case FB_PARAM_INT:
+		v.i = p->idef;
+		break;
+	case FB_PARAM_DOUBLE:
+		v.d = p->ddef;
+		break;
+	case FB_PARAM_BOOL:
+		v.b = p->bdef;
+		break;
+	case FB_PARAM_ENUM:
+		for (unsigned i = 0; p->choices[i]; i++)
+			if (!strcmp(p->choices[i], p->edef))
+				v.e = i;
+		break;
+	}
+	return v;
+}
+
+void fb_param_format(const struct fb_param *p, union fb_value v, char *buf, size_t len)
+{
+	switch (p->type) {
+	case FB_PARAM_INT:
+		snprintf(buf, len, "%lld", (long long)v.i);
+		break;
+	case FB_PARAM_DOUBLE:
+		/* Shortest text that reads back to the same double. */
+		snprintf(buf, len, "%.15g", v.d);
+		if (strtod(buf, NULL) != v.d)
+			snprintf(buf, len, "%.17g", v.d);
+		break;
+	case FB_PARAM_BOOL:
+		snprintf(buf, len, "%s", v.b ? "true" : "false");
+		break;
+	case FB_PARAM_ENUM:
+		snprintf(buf, len, "%s", p->choices[v.e]);
+		break;
+	}
+}
+
+struct fb_params *fb_params_new(const struct fb_scenario *s)
+{
+	struct fb_params *ps = xcalloc(1, sizeof(*ps));
+	ps->scenario = s;
+	ps->n = fb_scenario_nparams(s);
+	ps->v = xcalloc(ps->n, sizeof(*ps->v));
+	ps->set = xcalloc(ps->n, sizeof(*ps->set));
+	for (size_t i = 0; i < ps->n; i++)
+		ps->v[i] = fb_param_default(&s->params[i]);
+	return ps;
+}
+
+struct fb_params *fb_params_dup(const struct fb_params *ps)
+{
+	struct fb_params *d = fb_params_new(ps->scenario);
+	memcpy(d->v, ps->v, ps->n * sizeof(*ps->v));
+	memcpy(d->set, ps->set, ps->n * sizeof(*ps->set));
+	return d;
+}
+
+void fb_params_free(struct fb_params *ps)
+{
+	if (!ps)
+		return;
+	free(ps->v);
+	free(ps->set);
+	free(ps);
+}
+
+int fb_params_set(struct fb_params *ps, const char *key, const char *text, char *err, size_t errlen)
+{
+	int i = fb_scenario_param_index(ps->scenario, key);
+	if (i < 0) {
+		char b[48];
+		snprintf(err, errlen, "unknown parameter '%s' for scenario '%s' (see: fencebench help %s)",
+			 shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
+		return -ENOENT;
+	}
+	int rc = fb_param_parse(&ps->scenario->params[i], text, &ps->v[i], err, errlen);
+	if (!rc)
+		ps->set[i] = true;
+	return rc;
+}

@@ -1,0 +1,87 @@
+/* benchmarks/scenarios/limits.c — scenario "limits": the machine's own limits, as a result.
+ *
+ * Measures what every latency of fencebench is compared against (see
+ * benchmarks/limits.h) with the scenario's own sample counts, and reports each
+ * as a latency histogram: the core-to-core cache-line round trip between the
+ * first two CPUs of the run, a bare syscall, and futex wake-to-run.  One
+ * sample per iteration of each (--iterations, default 100).
+ */
+#include <errno.h>
+
+#include "benchmarks/hist.h"
+#include "benchmarks/limits.h"
+#include "benchmarks/scenario.h"
+
+#define BUDGET_MS 2000   /* per measurement: a busy machine gives up, never hangs */
+
+static const struct fb_param limits_params[] = {
+	FB_PARAM_INT("batch", "ops", 100, 1, 100000,
+		     "round trips (or syscalls) timed together as one sample"),
+	FB_PARAM_INT("gap_us", "us", 200, 0, 100000,
+		     "idle time before each futex wake (lets the waiter's CPU go idle)"),
+	FB_PARAM_END
+};
+
+static int report_rtt(struct fb_run *run, struct fb_hist *h, unsigned samples, unsigned batch)
+{
+	if (fb_run_ncpus(run) < 2) {
+		fb_run_note(run, "cache-line round trip cannot be measured: it needs two CPUs (CPU %d only)",
+			    fb_run_cpu(run, 0));
+		return 0;
+	}
+	int rc = fb_limits_cacheline_rtt(fb_run_cpu(run, 0), fb_run_cpu(run, 1), samples, batch, BUDGET_MS, h);
+	if (rc == -ETIMEDOUT)
+		fb_run_note(run, "cache-line round trip timed out after %u of %u samples: CPUs busy",
+			    (unsigned)fb_hist_count(h), samples);
+	else if (rc)
+		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
+				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
+	fb_run_hist(run, "cacheline_rtt", h, FB_LIMIT_NONE);
+	return 0;
+}
+
+static int limits_run(struct fb_run *run)
+{
+	unsigned samples = (unsigned)fb_run_iterations(run);
+	unsigned batch = (unsigned)fb_run_int(run, "batch");
+	unsigned gap_us = (unsigned)fb_run_int(run, "gap_us");
+	struct fb_hist *h = fb_hist_new();
+	int rc;
+
+	fb_run_measure_begin(run);
+	rc = report_rtt(run, h, samples, batch);
+	if (rc)
+		goto out;
+
+	fb_hist_reset(h);
+	fb_limits_syscall(samples, batch, h);
+	fb_run_hist(run, "syscall", h, FB_LIMIT_NONE);
+
+	fb_hist_reset(h);
+	int waiter = fb_run_cpu(run, fb_run_ncpus(run) > 1 ? 1 : 0);
+	rc = fb_limits_futex_wake(fb_run_cpu(run, 0), waiter, samples, gap_us, BUDGET_MS, h);
+	if (rc == -ETIMEDOUT) {
+		fb_run_note(run, "futex wake-to-run timed out after %u of %u samples: CPUs busy",
+			    (unsigned)fb_hist_count(h), samples);
+		rc = 0;
+	} else if (rc) {
+		rc = fb_run_error(run, rc, "cannot pin the futex threads to CPUs %d and %d",
+				  fb_run_cpu(run, 0), waiter);
+		goto out;
+	}
+	fb_run_hist(run, "futex_wake", h, FB_LIMIT_NONE);
+	fb_run_measure_end(run, samples);
+out:
+	fb_hist_free(h);
+	return rc;
+}
+
+const struct fb_scenario fb_scenario_limits = {
+	.name = "limits",
+	.summary = "the machine's limits: cache-line round trip, bare syscall, futex wake-to-run",
+	.params = limits_params,
+	.compares_paths = false,
+	.polling_threads = 2,   /* the two ping-pong threads spin */
+	.default_iterations = 100,
+	.run = limits_run,
+};

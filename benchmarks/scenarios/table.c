@@ -1,0 +1,17 @@
+/* benchmarks/scenarios/table.c — the scenario registry: what `fencebench list` shows, in order.
+ *
+ * To add a scenario: define `const struct fb_scenario fb_scenario_<name>` in
+ * benchmarks/scenarios/<name>.c (see benchmarks/scenario.h), declare it below
+ * and list it in fb_scenarios[].  tests/test_cli.c checks every entry: unique
+ * names, one-line summaries, defaults inside their ranges, a run function.
+ */
+#include "benchmarks/scenario.h"
+
+extern const struct fb_scenario fb_scenario_limits;
+extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
+
+const struct fb_scenario *const fb_scenarios[] = {
+	&fb_scenario_limits,
+	&fb_scenario_selftest,
+	NULL
+};

@@ -1,0 +1,32 @@
+/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`.
+ *
+ * fb_app_main is all of main(): it parses the command line, prints every
+ * user-facing error as one line "fencebench: ..." on stderr, and returns the
+ * exit status: 0 ok, 1 a run failed (or its output could not be written),
+ * 2 bad command line (nothing was run, no output file was written).
+ * Called once, from the main thread.
+ */
+#ifndef FB_APP_H
+#define FB_APP_H
+
+#include <jansson.h>
+
+#include "src/fb_cli.h"
+
+struct fb_session;
+
+#define FB_EXIT_OK    0
+#define FB_EXIT_RUN   1
+#define FB_EXIT_USAGE 2
+
+int fb_app_main(int argc, char **argv);
+
+/* `sweep`: every point of the grid in this shard, journaled beside --out so
+ * that --resume skips finished points.  Returns the exit status. */
+int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command_line);
+
+/* Write text to --out atomically (and, unless --quiet, the console view to
+ * stdout), or text to stdout when there is no --out.  0, or -errno with err. */
+int fb_app_emit(const struct fb_opts *o, const char *text, char *err, size_t errlen);
+
+#endif

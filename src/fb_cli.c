@@ -1,0 +1,345 @@
+/* src/fb_cli.c — command-line parsing.  Contract in fb_cli.h. */
+#include "src/fb_cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/fb_util.h"
+
+enum opt_id {
+	O_SET, O_GRID, O_PATH, O_DURATION, O_ITERATIONS, O_WARMUP, O_REPETITIONS, O_SEED,
+	O_CPUS, O_FORMAT, O_OUT, O_PERF_EVENTS, O_PERF_CTL_FD, O_PERF_ACK_FD, O_QUIET,
+	O_RESUME, O_SHARD, O_HELP,
+};
+
+#define RUN   (1u << FB_CMD_RUN)
+#define SWEEP (1u << FB_CMD_SWEEP)
+
+static const struct opt {
+	const char *name;
+	enum opt_id id;
+	bool value;       /* takes a value */
+	unsigned cmds;    /* commands that accept it */
+} opt_table[] = {
+	{ "--set", O_SET, true, RUN | SWEEP },
+	{ "--grid", O_GRID, true, SWEEP },
+	{ "--path", O_PATH, true, RUN | SWEEP },
+	{ "--duration", O_DURATION, true, RUN | SWEEP },
+	{ "--iterations", O_ITERATIONS, true, RUN | SWEEP },
+	{ "--warmup", O_WARMUP, true, RUN | SWEEP },
+	{ "--repetitions", O_REPETITIONS, true, RUN | SWEEP },
+	{ "--seed", O_SEED, true, RUN | SWEEP },
+	{ "--cpus", O_CPUS, true, RUN | SWEEP },
+	{ "--format", O_FORMAT, true, RUN | SWEEP },
+	{ "--out", O_OUT, true, RUN | SWEEP },
+	{ "--perf-events", O_PERF_EVENTS, true, RUN | SWEEP },
+	{ "--perf-ctl-fd", O_PERF_CTL_FD, true, RUN | SWEEP },
+	{ "--perf-ack-fd", O_PERF_ACK_FD, true, RUN | SWEEP },
+	{ "--quiet", O_QUIET, false, RUN | SWEEP },
+	{ "-q", O_QUIET, false, RUN | SWEEP },
+	{ "--resume", O_RESUME, false, SWEEP },
+	{ "--shard", O_SHARD, true, SWEEP },
+	{ "--help", O_HELP, false, RUN | SWEEP },
+	{ "-h", O_HELP, false, RUN | SWEEP },
+};
+
+static const char usage_text[] =
+	"usage: fencebench COMMAND [ARGS]\n"
+	"\n"
+	"Benchmarks the WDDM 3.2 native GPU fence against the legacy monitored fence,\n"
+	"each latency beside the machine's own limits, under Linux perf.\n"
+	"\n"
+	"commands:\n"
+	"  list                              scenarios, one line each\n"
+	"  help SCENARIO                     every parameter: type, unit, default, range\n"
+	"  run SCENARIO [--set key=value]... run one parameter point\n"
+	"  sweep SCENARIO --grid key=v1,v2,... [--grid ...]\n"
+	"                                    run every point of the grid\n"
+	"  --version, --help\n"
+	"\n"
+	"options of run and sweep:\n"
+	"  --set key=value       a scenario parameter (see: fencebench help SCENARIO)\n"
+	"  --path P              native | legacy | both (default both, side by side)\n"
+	"  --duration D          measured time per run: 2s, 500ms, 100us (exclusive with --iterations)\n"
+	"  --iterations N        measured iterations per run\n"
+	"  --warmup D            warm-up before the measured region (duration)\n"
+	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates\n"
+	"  --seed N              seed of every random choice (default 1)\n"
+	"  --cpus LIST           CPUs to pin to, libnuma syntax: 0-1, 0,2, all (default: all allowed)\n"
+	"  --format F            console | json | csv (default console)\n"
+	"  --out FILE            write results to FILE atomically (default stdout)\n"
+	"  --perf-events LIST    perf events per role thread, as `perf list` names them\n"
+	"  --perf-ctl-fd FD      perf stat --control fd:CTL,ACK: enable perf only around\n"
+	"  --perf-ack-fd FD        the measured region (with perf stat -D -1)\n"
+	"  --quiet, -q           no context block, notes or progress on stderr\n"
+	"options of sweep only:\n"
+	"  --grid key=v1,v2,...  an axis of the grid (repeatable: the grid is their product)\n"
+	"  --resume              skip points already in FILE's journal (needs --out FILE)\n"
+	"  --shard I/N           run only points k with k % N == I (0 <= I < N)\n"
+	"\n"
+	"exit status: 0 ok, 1 a run failed, 2 bad command line\n";
+
+const char *fb_cli_usage(void) { return usage_text; }
+
+const char *fb_format_name(enum fb_format f)
+{
+	return f == FB_FORMAT_JSON ? "json" : f == FB_FORMAT_CSV ? "csv" : "console";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int bad_value(char *err, size_t errlen, const char *opt, const char *value, const char *expected)
+{
+	char b[FB_SHOWN_MAX];
+	return fail(err, errlen, "%s %s: expected %s", opt, fb_shown(value, b, sizeof(b)), expected);
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = fb_xstrdup(v);
+}
+
+static int add_set(struct fb_opts *o, const char *v, char *err, size_t errlen)
+{
+	const char *eq = strchr(v, '=');
+	if (!eq || eq == v)
+		return bad_value(err, errlen, "--set", v, "key=value");
+	o->sets = fb_xrealloc(o->sets, (o->nsets + 1) * sizeof(*o->sets));
+	o->sets[o->nsets].key = fb_xstrndup(v, (size_t)(eq - v));
+	o->sets[o->nsets].value = fb_xstrdup(eq + 1);
+	o->nsets++;
+	return 0;
+}
+
+static int parse_u64_opt(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+			 char *err, size_t errlen)
+{
+	unsigned long long x;
+	char expected[64];
+	if (fb_parse_u64(v, '\0', &x) || x < lo || x > hi) {
+		snprintf(expected, sizeof(expected), "an integer in [%llu, %llu]",
+			 (unsigned long long)lo, (unsigned long long)hi);
+		return bad_value(err, errlen, opt, v, expected);
+	}
+	*out = x;
+	return 0;
+}
+
+static int parse_fd_opt(const char *opt, const char *v, int *out, char *err, size_t errlen)
+{
+	uint64_t x;
+	int rc = parse_u64_opt(opt, v, 0, INT_MAX, &x, err, errlen);
+	if (!rc)
+		*out = (int)x;
+	return rc;
+}
+
+static int parse_choice(const char *opt, const char *v, const char *const *names, int *out,
+			char *err, size_t errlen, const char *expected)
+{
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return bad_value(err, errlen, opt, v, expected);
+}
+
+static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *err, size_t errlen)
+{
+	static const char *const paths[] = { "native", "legacy", "both", NULL };
+	static const char *const formats[] = { "console", "json", "csv", NULL };
+	static const unsigned path_bits[] = { FB_PATHS_NATIVE, FB_PATHS_LEGACY, FB_PATHS_BOTH };
+	int i = 0, rc = 0;
+	uint64_t x;
+	switch (op->id) {
+	case O_SET:      return add_set(o, v, err, errlen);
+	case O_GRID:     return fb_grid_add_axis(&o->grid, v, err, errlen);
+	case O_PATH:
+		rc = parse_choice(op->name, v, paths, &i, err, errlen, "native, legacy or both");
+		if (!rc)
+			o->paths = path_bits[i];
+		return rc;
+	case O_DURATION:
+		if (fb_parse_seconds(v, &o->duration_s) || o->duration_s <= 0)
+			return bad_value(err, errlen, op->name, v, "a positive duration like 2s, 500ms, 100us");
+		return 0;
+	case O_ITERATIONS: return parse_u64_opt(op->name, v, 1, UINT64_MAX / 2, &o->iterations, err, errlen);
+	case O_WARMUP:
+		if (fb_parse_seconds(v, &o->warmup_s))
+			return bad_value(err, errlen, op->name, v, "a duration like 0, 100ms, 1s");
+		return 0;
+	case O_REPETITIONS:
+		rc = parse_u64_opt(op->name, v, 1, 10000, &x, err, errlen);
+		o->repetitions = rc ? o->repetitions : (unsigned)x;
+		return rc;
+	case O_SEED:     return parse_u64_opt(op->name, v, 0, UINT64_MAX, &o->seed, err, errlen);
+	case O_CPUS:     set_str(&o->cpus, v); return 0;
+	case O_FORMAT:
+		rc = parse_choice(op->name, v, formats, &i, err, errlen, "console, json or csv");
+		if (!rc)
+			o->format = (enum fb_format)i;
+		return rc;
+	case O_OUT:      set_str(&o->out, v); return 0;
+	case O_PERF_EVENTS: set_str(&o->perf_events, v); return 0;
+	case O_PERF_CTL_FD: return parse_fd_opt(op->name, v, &o->perf_ctl_fd, err, errlen);
+	case O_PERF_ACK_FD: return parse_fd_opt(op->name, v, &o->perf_ack_fd, err, errlen);
+	case O_QUIET:    o->quiet = true; return 0;
+	case O_RESUME:   o->resume = true; return 0;
+	case O_SHARD:    return fb_shard_parse(v, &o->shard_index, &o->shard_count, err, errlen);
+	case O_HELP:     o->cmd = FB_CMD_HELP; return 0;
+	}
+	return 0;
+}
+
+static const struct opt *find_opt(const char *arg, size_t len)
+{
+	for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++)
+		if (strlen(opt_table[i].name) == len && !strncmp(opt_table[i].name, arg, len))
+			return &opt_table[i];
+	return NULL;
+}
+
+/* One option at argv[*i] (advanced past its value). */
+static int parse_option(int argc, char *const *argv, int *i, struct fb_opts *o, enum fb_cmd cmd,
+			char *err, size_t errlen)
+{
+	const char *arg = argv[*i], *eq = strchr(arg, '=');
+	size_t len = eq && arg[1] == '-' ? (size_t)(eq - arg) : strlen(arg);
+	const struct opt *op = find_opt(arg, len);
+	char b[FB_SHOWN_MAX];
+	if (!op)
+		return fail(err, errlen, "unknown option '%s' (see: fencebench --help)", fb_shown(arg, b, sizeof(b)));
+	if (!(op->cmds & (1u << cmd)))
+		return fail(err, errlen, "option %s is not for '%s' (see: fencebench --help)", op->name,
+			    cmd == FB_CMD_RUN ? "run" : "sweep");
+	const char *v = NULL;
+	if (op->value) {
+		if (eq && arg[1] == '-')
+			v = eq + 1;
+		else if (*i + 1 < argc)
+			v = argv[++*i];
+		else
+			return fail(err, errlen, "option %s needs a value", op->name);
+		if (!*v)
+			return fail(err, errlen, "option %s needs a non-empty value", op->name);
+	} else if (eq && arg[1] == '-') {
+		return fail(err, errlen, "option %s takes no value", op->name);
+	}
+	return apply(o, op, v, err, errlen);
+}
+
+/* Checks that need every option seen. */
+static int check_combination(struct fb_opts *o, char *err, size_t errlen)
+{
+	if (o->cmd == FB_CMD_HELP)
+		return 0;
+	if (o->iterations && o->duration_s >= 0)
+		return fail(err, errlen, "--duration and --iterations exclude each other: give one");
+	if (o->perf_ack_fd >= 0 && o->perf_ctl_fd < 0)
+		return fail(err, errlen, "--perf-ack-fd needs --perf-ctl-fd");
+	if (o->resume && !o->out)
+		return fail(err, errlen, "--resume needs --out FILE (the sweep journal lives beside it)");
+	if (o->cmd == FB_CMD_SWEEP && !o->grid.n)
+		return fail(err, errlen, "sweep %s: give at least one --grid key=v1,v2,...", o->scenario);
+	return 0;
+}
+
+static void opts_init(struct fb_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->paths = FB_PATHS_BOTH;
+	o->duration_s = -1;
+	o->warmup_s = -1;
+	o->repetitions = 1;
+	o->seed = 1;
+	o->perf_ctl_fd = o->perf_ack_fd = -1;
+	o->shard_count = 1;
+}
+
+/* argv[1] is a command word: list, help, run, sweep. */
+static int parse_command(int argc, char *const *argv, struct fb_opts *o, char *err, size_t errlen)
+{
+	const char *cmd = argv[1];
+	char b[FB_SHOWN_MAX];
+	if (!strcmp(cmd, "list")) {
+		o->cmd = FB_CMD_LIST;
+		return argc > 2 ? fail(err, errlen, "list: unexpected argument '%s'", fb_shown(argv[2], b, sizeof(b))) : 0;
+	}
+	if (!strcmp(cmd, "help")) {
+		o->cmd = FB_CMD_HELP;
+		if (argc > 2)
+			o->scenario = fb_xstrdup(argv[2]);
+		return argc > 3 ? fail(err, errlen, "help: unexpected argument '%s'", fb_shown(argv[3], b, sizeof(b))) : 0;
+	}
+	if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
+		return fail(err, errlen, "unknown command '%s' (expected list, help, run or sweep)", fb_shown(cmd, b, sizeof(b)));
+	enum fb_cmd c = cmd[0] == 'r' ? FB_CMD_RUN : FB_CMD_SWEEP;
+	o->cmd = c;
+	if (argc < 3 || argv[2][0] == '-')
+		return fail(err, errlen, "%s: missing SCENARIO (see: fencebench list)", cmd);
+	o->scenario = fb_xstrdup(argv[2]);
+	for (int i = 3; i < argc; i++) {
+		if (argv[i][0] != '-')
+			return fail(err, errlen, "%s: unexpected argument '%s'", cmd, fb_shown(argv[i], b, sizeof(b)));
+		int rc = parse_option(argc, argv, &i, o, c, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return check_combination(o, err, errlen);
+}
+
+int fb_opts_parse(int argc, char *const *argv, struct fb_opts *o, char *err, size_t errlen)
+{
+	opts_init(o);
+	if (errlen)
+		err[0] = '\0';
+	if (argc < 2) {
+		o->cmd = FB_CMD_USAGE;
+		return 0;
+	}
+	const char *a = argv[1];
+	if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+		o->cmd = FB_CMD_VERSION;
+		return 0;
+	}
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		o->cmd = FB_CMD_HELP;
+		return 0;
+	}
+	if (a[0] == '-') {
+		char b[FB_SHOWN_MAX];
+		return fail(err, errlen, "unknown option '%s' (options follow the command; see: fencebench --help)",
+			    fb_shown(a, b, sizeof(b)));
+	}
+	return parse_command(argc, argv, o, err, errlen);
+}
+
+void fb_opts_free(struct fb_opts *o)
+{
+	for (size_t i = 0; i < o->nsets; i++) {
+		free(o->sets[i].key);
+		free(o->sets[i].value);
+	}
+	free(o->sets);
+	fb_grid_free(&o->grid);
+	free(o->scenario);
+	free(o->cpus);
+	free(o->out);
+	free(o->perf_events);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,39 @@
+/* src/fb_output.h — results as console tables, Google Benchmark JSON or CSV, written atomically.
+ *
+ * The input is always the same: a context object (fb_session_context) and an
+ * array of points, each {"index": k, "key": "a=1,b=2", "entries": [...]} with
+ * the entries of fb_session_run_point.  Everything is rendered into memory
+ * first, so a file is written whole or not at all.
+ *
+ *   console  the context block, then per point and section a table: one row
+ *            per metric, native and legacy side by side (and their ratio),
+ *            each latency followed by its ratio to its machine limit
+ *   json     {"context": {...}, "benchmarks": [...]}: Google Benchmark's schema
+ *            (compare.py reads it); family_index numbered by run_name
+ *   csv      one row per scenario × section × path × point (the mean of the
+ *            repetitions when there are several); parameters and every
+ *            counter as columns
+ *
+ * Single thread; nothing blocks except the write.
+ */
+#ifndef FB_OUTPUT_H
+#define FB_OUTPUT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "src/fb_cli.h"
+
+/* The whole result in format f: a new string (free it). */
+char *fb_output_render(enum fb_format f, json_t *context, json_t *points);
+/* Console pieces, for printing a sweep point by point. */
+char *fb_output_console_context(json_t *context);
+char *fb_output_console_point(json_t *point);
+
+/* Write data to path atomically: a temporary file beside it, fsync, rename.
+ * On error nothing is left behind (the temporary is removed, path untouched).
+ * 0, or -errno with one line naming path in err. */
+int fb_output_write_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+#endif

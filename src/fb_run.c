@@ -1,0 +1,341 @@
+/* src/fb_run.c — the run context scenarios report through (benchmarks/scenario.h),
+ * and one run of a scenario: role threads, perf groups, the measured region. */
+#include "src/fb_run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchmarks/hist.h"
+#include "lockfree/arch.h"
+#include "src/fb_util.h"
+#include "src/perf.h"
+
+/* Misuse by a scenario: print file:line and abort, as STYLE.md asks. */
+#define RUN_MISUSE(...)                                                         \
+	do {                                                                    \
+		fprintf(stderr, "%s:%d: scenario misuse: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__);                                   \
+		fputc('\n', stderr);                                            \
+		abort();                                                        \
+	} while (0)
+
+static uint64_t cpu_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- parameters and the point ---- */
+
+static const union fb_value *param(const struct fb_run *run, const char *key, enum fb_param_type t)
+{
+	const struct fb_params *ps = run->params;
+	int i = fb_scenario_param_index(ps->scenario, key);
+	if (i < 0)
+		RUN_MISUSE("scenario '%s' has no parameter '%s'", ps->scenario->name, key);
+	if (ps->scenario->params[i].type != t)
+		RUN_MISUSE("parameter '%s' of '%s' is a %s, read as a %s", key, ps->scenario->name,
+			   fb_param_type_name(ps->scenario->params[i].type), fb_param_type_name(t));
+	return &ps->v[i];
+}
+
+int64_t fb_run_int(const struct fb_run *run, const char *key) { return param(run, key, FB_PARAM_INT)->i; }
+double fb_run_double(const struct fb_run *run, const char *key) { return param(run, key, FB_PARAM_DOUBLE)->d; }
+bool fb_run_bool(const struct fb_run *run, const char *key) { return param(run, key, FB_PARAM_BOOL)->b; }
+
+const char *fb_run_enum(const struct fb_run *run, const char *key)
+{
+	const union fb_value *v = param(run, key, FB_PARAM_ENUM);
+	int i = fb_scenario_param_index(run->params->scenario, key);
+	return run->params->scenario->params[i].choices[v->e];
+}
+
+const struct fb_params *fb_run_params(const struct fb_run *run) { return run->params; }
+enum fb_path fb_run_path(const struct fb_run *run) { return run->path; }
+uint64_t fb_run_seed(const struct fb_run *run) { return run->session->opts->seed; }
+unsigned fb_run_repetition(const struct fb_run *run) { return run->rep; }
+size_t fb_run_ncpus(const struct fb_run *run) { return run->session->cpus.n; }
+const int *fb_run_cpus(const struct fb_run *run) { return run->session->cpus.ids; }
+int fb_run_cpu(const struct fb_run *run, size_t slot) { return run->session->cpus.ids[slot % run->session->cpus.n]; }
+uint64_t fb_run_iterations(const struct fb_run *run) { return run->session->iterations; }
+uint64_t fb_run_duration_ns(const struct fb_run *run) { return run->session->duration_ns; }
+uint64_t fb_run_warmup_ns(const struct fb_run *run) { return run->session->warmup_ns; }
+const struct fb_limits *fb_run_limits(const struct fb_run *run) { return &run->session->limits; }
+
+int fb_run_pin_self(const struct fb_run *run, size_t slot)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(fb_run_cpu(run, slot), &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+bool fb_run_continue(const struct fb_run *run, uint64_t done)
+{
+	if (run->session->iterations)
+		return done < run->session->iterations;
+	return lf_now_ns() < atomic_load_explicit(&((struct fb_run *)run)->deadline_ns, memory_order_relaxed);
+}
+
+/* ---- role threads ---- */
+
+static void note(struct fb_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct fb_run *run, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fb_session_note(run->session, buf);
+}
+
+void fb_run_thread(struct fb_run *run, const char *role, pid_t tid)
+{
+	struct fb_perf_group *g = NULL;
+	pthread_mutex_lock(&run->lock);
+	if (run->session->spec) {
+		int rc = fb_perf_group_open(run->session->spec, tid, &g);
+		if (rc) {
+			note(run, "perf: no counters on thread %s (tid %d): %s", role, (int)tid, strerror(-rc));
+			g = NULL;
+		} else if (run->in_region) {
+			fb_perf_group_enable(g);
+		}
+	}
+	run->roles = fb_xrealloc(run->roles, (run->nroles + 1) * sizeof(*run->roles));
+	run->roles[run->nroles++] = (struct fb_role){ fb_xstrdup(role), tid, g };
+	pthread_mutex_unlock(&run->lock);
+}
+
+void fb_run_thread_self(struct fb_run *run, const char *role)
+{
+	fb_run_thread(run, role, gettid());
+}
+
+static void groups_apply(struct fb_run *run, void (*op)(struct fb_perf_group *))
+{
+	pthread_mutex_lock(&run->lock);
+	for (size_t i = 0; i < run->nroles; i++)
+		if (run->roles[i].group)
+			op(run->roles[i].group);
+	pthread_mutex_unlock(&run->lock);
+}
+
+/* ---- the measured region ---- */
+
+static void ctl_send(struct fb_run *run, bool enable)
+{
+	struct fb_perf_ctl *c = run->session->ctl;
+	if (!c)
+		return;
+	int rc = enable ? fb_perf_ctl_enable(c) : fb_perf_ctl_disable(c);
+	if (rc)
+		note(run, "perf ctl: '%s' not acknowledged: %s", enable ? "enable" : "disable", strerror(-rc));
+}
+
+static void region_open(struct fb_run *run)
+{
+	double j = 0;
+	run->have_joules = run->session->rapl && !fb_rapl_read_joules(run->session->rapl, &j);
+	run->j0 = j;
+	atomic_store_explicit(&run->deadline_ns, lf_now_ns() + run->session->duration_ns, memory_order_relaxed);
+	run->in_region = true;
+	run->t0_cpu_ns = cpu_now_ns();
+	run->t0_ns = lf_now_ns();
+}
+
+static void region_close(struct fb_run *run, uint64_t iterations)
+{
+	uint64_t t1 = lf_now_ns(), c1 = cpu_now_ns();
+	run->real_ns += t1 - run->t0_ns;
+	run->cpu_ns += c1 - run->t0_cpu_ns;
+	run->iterations += iterations;
+	double j;
+	if (run->have_joules && !fb_rapl_read_joules(run->session->rapl, &j))
+		run->joules += j - run->j0;
+	run->in_region = false;
+}
+
+void fb_run_measure_begin(struct fb_run *run)
+{
+	if (run->in_region && !run->implicit)
+		RUN_MISUSE("fb_run_measure_begin twice without fb_run_measure_end");
+	if (run->implicit) {
+		/* The scenario marks its own region: forget the runner's. */
+		run->implicit = false;
+		run->in_region = false;
+		groups_apply(run, fb_perf_group_disable);
+		groups_apply(run, fb_perf_group_reset);
+	}
+	ctl_send(run, true);
+	groups_apply(run, fb_perf_group_enable);
+	region_open(run);
+}
+
+void fb_run_measure_end(struct fb_run *run, uint64_t iterations)
+{
+	if (!run->in_region || run->implicit)
+		RUN_MISUSE("fb_run_measure_end without fb_run_measure_begin");
+	region_close(run, iterations);
+	groups_apply(run, fb_perf_group_disable);
+	ctl_send(run, false);
+}
+
+/* ---- reporting ---- */
+
+void fb_run_section(struct fb_run *run, const char *name)
+{
+	free(run->section);
+	run->section = fb_xstrdup(name ? name : "");
+}
+
+static void add_metric(struct fb_run *run, const char *name, double value, const char *unit, enum fb_limit limit)
+{
+	run->metrics = fb_xrealloc(run->metrics, (run->nmetrics + 1) * sizeof(*run->metrics));
+	run->metrics[run->nmetrics++] = (struct fb_metric){
+		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(unit ? unit : ""), value, limit,
+	};
+}
+
+void fb_run_metric(struct fb_run *run, const char *name, double value, const char *unit)
+{
+	add_metric(run, name, value, unit, FB_LIMIT_NONE);
+}
+
+void fb_run_latency(struct fb_run *run, const char *name, double ns, enum fb_limit limit)
+{
+	add_metric(run, name, ns, "ns", limit);
+}
+
+void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit)
+{
+	struct fb_hist_summary s;
+	char key[256];
+	fb_hist_summarize(h, &s);
+	snprintf(key, sizeof(key), "%s_count", name);
+	add_metric(run, key, (double)s.count, "samples", FB_LIMIT_NONE);
+	if (!s.count)
+		return;
+	const struct { const char *suffix; double v; } stat[] = {
+		{ "p50", (double)s.p50 }, { "p90", (double)s.p90 }, { "p99", (double)s.p99 },
+		{ "p999", (double)s.p999 }, { "max", (double)s.max }, { "mean", s.mean },
+	};
+	for (size_t i = 0; i < sizeof(stat) / sizeof(stat[0]); i++) {
+		snprintf(key, sizeof(key), "%s_%s", name, stat[i].suffix);
+		add_metric(run, key, stat[i].v, "ns", limit);
+	}
+}
+
+void fb_run_note(struct fb_run *run, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	fb_session_note(run->session, buf);
+}
+
+int fb_run_error(struct fb_run *run, int err, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	free(run->error);
+	run->error = fb_xstrdup(buf);
+	return err;
+}
+
+/* ---- one run ---- */
+
+static const char *event_unit(const char *event)
+{
+	return strstr(event, "clock") ? "ns" : "events";
+}
+
+/* Counters of every role as metrics "perf.<role>.<event>" of the main section. */
+static void report_perf(struct fb_run *run)
+{
+	struct fb_perf_value v[FB_PERF_MAX_EVENTS];
+	char key[256];
+	char *saved = run->section;
+	run->section = fb_xstrdup("");
+	for (size_t i = 0; i < run->nroles; i++) {
+		struct fb_role *r = &run->roles[i];
+		if (!r->group)
+			continue;
+		size_t n = fb_perf_group_count(r->group);
+		if (fb_perf_group_read(r->group, v, FB_PERF_MAX_EVENTS))
+			continue;
+		for (size_t k = 0; k < n && k < FB_PERF_MAX_EVENTS; k++) {
+			snprintf(key, sizeof(key), "perf.%s.%s", r->role, v[k].name);
+			add_metric(run, key, v[k].value, event_unit(v[k].name), FB_LIMIT_NONE);
+			if (v[k].scaled)
+				note(run, "perf: %s on %s was multiplexed: its count is scaled (an estimate)",
+				     v[k].name, r->role);
+		}
+	}
+	if (run->have_joules)
+		add_metric(run, "energy_pkg", run->joules, "J", FB_LIMIT_NONE);
+	free(run->section);
+	run->section = saved;
+}
+
+int fb_run_execute(struct fb_run *run)
+{
+	const struct fb_scenario *s = run->session->scenario;
+	pthread_mutex_init(&run->lock, NULL);
+	run->section = fb_xstrdup("");
+	fb_run_thread_self(run, "app");
+	/* Until the scenario marks its region, the whole of run() is measured. */
+	run->implicit = true;
+	groups_apply(run, fb_perf_group_enable);
+	region_open(run);
+	int rc = s->run(run);
+	if (run->in_region) {
+		if (!run->implicit)
+			note(run, "%s: the measured region was left open; closed at the end of the run", s->name);
+		region_close(run, run->implicit ? (run->session->iterations ? run->session->iterations : 1) : 0);
+		groups_apply(run, fb_perf_group_disable);
+		if (!run->implicit)
+			ctl_send(run, false);
+	}
+	if (!run->iterations)
+		run->iterations = 1;
+	if (rc && !run->error)
+		fb_run_error(run, rc, "%s", strerror(rc < 0 ? -rc : rc));
+	if (!rc)
+		report_perf(run);
+	return rc;
+}
+
+void fb_run_release(struct fb_run *run)
+{
+	for (size_t i = 0; i < run->nroles; i++) {
+		fb_perf_group_close(run->roles[i].group);
+		free(run->roles[i].role);
+	}
+	free(run->roles);
+	for (size_t i = 0; i < run->nmetrics; i++) {
+		free(run->metrics[i].section);
+		free(run->metrics[i].name);
+		free(run->metrics[i].unit);
+	}
+	free(run->metrics);
+	free(run->section);
+	free(run->error);
+	pthread_mutex_destroy(&run->lock);
+}

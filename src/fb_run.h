@@ -1,0 +1,117 @@
+/* src/fb_run.h — the harness's side of the run context (struct fb_run) and of a session.
+ *
+ * benchmarks/scenario.h is the scenario's view of struct fb_run; this header
+ * is the runner's: what one run (one path × one repetition) collected, and
+ * the session that owns what runs share (scenario, parameters, CPUs, limits,
+ * perf spec, perf ctl, RAPL).
+ *
+ * Threads: a session and its runs are driven by one thread (the CLI).  Inside
+ * a run, fb_run_thread may be called from any thread (run->lock); the rest of
+ * the reporting API from the thread run() was called on (see scenario.h).
+ */
+#ifndef FB_RUN_H
+#define FB_RUN_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "benchmarks/limits.h"
+#include "benchmarks/scenario.h"
+#include "src/fb_cli.h"
+#include "src/fb_cpus.h"
+
+struct fb_perf_spec;
+struct fb_perf_group;
+struct fb_perf_ctl;
+struct fb_rapl;
+
+/* One reported number. */
+struct fb_metric {
+	char *section;
+	char *name;
+	char *unit;
+	double value;
+	enum fb_limit limit;
+};
+
+/* A role thread and its perf group (NULL when perf could not open one). */
+struct fb_role {
+	char *role;
+	pid_t tid;
+	struct fb_perf_group *group;
+};
+
+/* What every run of a session shares. */
+struct fb_session {
+	const struct fb_opts *opts;
+	const struct fb_scenario *scenario;
+	struct fb_params *base;         /* defaults + --set */
+	struct fb_cpus cpus;
+	struct fb_limits limits;
+	struct fb_perf_spec *spec;      /* NULL: no perf counters */
+	struct fb_perf_ctl *ctl;        /* NULL: no --perf-ctl-fd */
+	struct fb_rapl *rapl;           /* NULL: no package energy */
+	unsigned paths;                 /* FB_PATHS_* bits; 0: the scenario compares none */
+	uint64_t iterations;            /* exactly one of iterations and duration_ns != 0 */
+	uint64_t duration_ns;
+	uint64_t warmup_ns;
+	unsigned polling_threads;       /* most any point declared */
+	json_t *notes;                  /* array of unique one-line notes, in order */
+	json_t *warnings;               /* array: oversubscription and the like */
+};
+
+struct fb_run {
+	struct fb_session *session;
+	const struct fb_params *params;
+	enum fb_path path;
+	unsigned rep;
+
+	pthread_mutex_t lock;           /* roles: fb_run_thread may come from any thread */
+	struct fb_role *roles;
+	size_t nroles;
+
+	bool in_region, implicit;       /* measured region open; opened by the runner, not the scenario */
+	uint64_t t0_ns, t0_cpu_ns;      /* clocks at the region's start */
+	double j0;                      /* RAPL joules at the region's start */
+	_Atomic uint64_t deadline_ns;   /* duration-based end of the region; relaxed: a hint for fb_run_continue */
+	uint64_t real_ns, cpu_ns, iterations;
+	double joules;
+	bool have_joules;
+
+	char *section;
+	struct fb_metric *metrics;
+	size_t nmetrics;
+	char *error;
+};
+
+/* Validate everything the command line names (scenario, --set, --grid keys
+ * and values, CPUs, perf events, perf fds, --out's directory); prints nothing.
+ * 0, or -EINVAL with the one-line message (bad input: exit 2). */
+int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen);
+/* After any further validation: print the perf note, open RAPL, measure the
+ * machine limits (tens of ms).  0, or -errno with the message (exit 1). */
+int fb_session_start(struct fb_session *s, char *err, size_t errlen);
+void fb_session_close(struct fb_session *s);
+/* Add a note once (deduplicated), and print it on stderr unless --quiet. */
+void fb_session_note(struct fb_session *s, const char *note);
+/* The context block: machine facts plus this session's. New reference. */
+json_t *fb_session_context(struct fb_session *s);
+
+/* Run one parameter point: every path × repetition.  0 and a new array of
+ * Google Benchmark entries in *entries; or -errno with the scenario's error
+ * message in err (nothing to output). */
+int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,
+			 char *err, size_t errlen);
+
+/* Internal to the runner: one run, and turning runs into entries. */
+int fb_run_execute(struct fb_run *run);
+void fb_run_release(struct fb_run *run);
+json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
+			   struct fb_run *const *runs, size_t npaths, unsigned reps);
+/* "scenario[/section][/path:P][/key:value...]" for explicitly set parameters. */
+char *fb_results_name(const struct fb_params *point, const char *section, enum fb_path path);
+
+#endif

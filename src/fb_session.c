@@ -1,0 +1,347 @@
+/* src/fb_session.c — a session: validate the command line against the registry, libnuma and
+ * libpfm4, measure the limits, run parameter points.  Contract in fb_run.h. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/fb_context.h"
+#include "src/fb_run.h"
+#include "src/fb_util.h"
+#include "src/perf.h"
+
+/* Notes may come from any thread (fb_run_thread): one lock for all sessions. */
+static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fb_session_note(struct fb_session *s, const char *note)
+{
+	pthread_mutex_lock(&note_lock);
+	size_t i;
+	json_t *v;
+	bool seen = false;
+	json_array_foreach(s->notes, i, v)
+		seen = seen || !strcmp(json_string_value(v), note);
+	if (!seen) {
+		json_array_append_new(s->notes, json_string(note));
+		if (!s->opts->quiet)
+			fprintf(stderr, "fencebench: note: %s\n", note);
+	}
+	pthread_mutex_unlock(&note_lock);
+}
+
+static int input_error(char *err, size_t errlen, const char *prefix, const char *msg)
+{
+	snprintf(err, errlen, "%s%s", prefix, msg);
+	return -EINVAL;
+}
+
+static int apply_sets(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	char msg[512];
+	for (size_t i = 0; i < o->nsets; i++) {
+		int rc = fb_params_set(s->base, o->sets[i].key, o->sets[i].value, msg, sizeof(msg));
+		if (rc == -ENOENT) {   /* the message names the key only: show what was typed */
+			char k[FB_SHOWN_MAX], v[FB_SHOWN_MAX];
+			snprintf(err, errlen, "--set %s=%s: %s", fb_shown(o->sets[i].key, k, sizeof(k)),
+				 fb_shown(o->sets[i].value, v, sizeof(v)), msg);
+			return -EINVAL;
+		}
+		if (rc)
+			return input_error(err, errlen, "--set ", msg);
+	}
+	return 0;
+}
+
+/* Every grid key names a parameter not also --set, and every value parses. */
+static int check_grid(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	char msg[512], b[FB_SHOWN_MAX];
+	for (size_t a = 0; a < o->grid.n; a++) {
+		const struct fb_grid_axis *ax = &o->grid.axes[a];
+		int i = fb_scenario_param_index(s->scenario, ax->key);
+		if (i < 0) {
+			snprintf(msg, sizeof(msg), "%s: unknown parameter for scenario '%s' (see: fencebench help %s)",
+				 fb_shown(ax->key, b, sizeof(b)), s->scenario->name, s->scenario->name);
+			return input_error(err, errlen, "--grid ", msg);
+		}
+		if (s->base->set[i]) {
+			snprintf(msg, sizeof(msg), "%s: also given with --set; give it once", ax->key);
+			return input_error(err, errlen, "--grid ", msg);
+		}
+		for (size_t k = 0; k < ax->n; k++) {
+			union fb_value v;
+			if (fb_param_parse(&s->scenario->params[i], ax->values[k], &v, msg, sizeof(msg)))
+				return input_error(err, errlen, "--grid ", msg);
+		}
+	}
+	return 0;
+}
+
+static int open_perf(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	char msg[512];
+	if (o->perf_events) {
+		if (fb_perf_spec_parse(o->perf_events, &s->spec, msg, sizeof(msg)))
+			return input_error(err, errlen, "--perf-events: ", msg);
+	} else {
+		s->spec = fb_perf_spec_default();
+	}
+	if (o->perf_ctl_fd >= 0) {
+		int rc = fb_perf_ctl_open(o->perf_ctl_fd, o->perf_ack_fd, &s->ctl);
+		if (rc) {
+			char ack[32] = "";
+			if (o->perf_ack_fd >= 0)
+				snprintf(ack, sizeof(ack), " --perf-ack-fd %d", o->perf_ack_fd);
+			snprintf(err, errlen, "--perf-ctl-fd %d%s: %s", o->perf_ctl_fd, ack,
+				 rc == -EBADF ? "not open, or open in the wrong direction (ctl: write, ack: read)"
+					      : strerror(-rc));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Length of the measured region and of the warm-up, from options or the scenario's defaults. */
+static void resolve_lengths(struct fb_session *s, const struct fb_opts *o)
+{
+	const struct fb_scenario *sc = s->scenario;
+	if (o->iterations)
+		s->iterations = o->iterations;
+	else if (o->duration_s > 0)
+		s->duration_ns = (uint64_t)(o->duration_s * 1e9);
+	else if (sc->default_iterations)
+		s->iterations = sc->default_iterations;
+	else
+		s->duration_ns = (uint64_t)((sc->default_duration_s > 0 ? sc->default_duration_s : 1.0) * 1e9);
+	if (!s->iterations && !s->duration_ns)
+		s->duration_ns = 1;
+	double w = o->warmup_s >= 0 ? o->warmup_s : sc->default_warmup_s;
+	s->warmup_ns = (uint64_t)(w * 1e9);
+}
+
+static int validate(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	char b[FB_SHOWN_MAX];
+	s->scenario = fb_scenario_find(o->scenario);
+	if (!s->scenario) {
+		snprintf(err, errlen, "unknown scenario '%s' (see: fencebench list)", fb_shown(o->scenario, b, sizeof(b)));
+		return -EINVAL;
+	}
+	s->base = fb_params_new(s->scenario);
+	int rc = apply_sets(s, o, err, errlen);
+	if (!rc)
+		rc = check_grid(s, o, err, errlen);
+	if (!rc)
+		rc = fb_cpus_parse(o->cpus, &s->cpus, err, errlen);
+	if (!rc)
+		rc = open_perf(s, o, err, errlen);
+	return rc;
+}
+
+static void open_rapl(struct fb_session *s)
+{
+	int rc = fb_rapl_open(&s->rapl);
+	if (rc && rc != -ENODEV) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "RAPL package energy not readable: %s", strerror(-rc));
+		fb_session_note(s, msg);
+	}
+	if (rc)
+		s->rapl = NULL;
+}
+
+/* --out's directory must exist and be writable: fail before running anything. */
+static int check_out_dir(const struct fb_opts *o, char *err, size_t errlen)
+{
+	if (!o->out)
+		return 0;
+	char *dir = fb_xstrdup(o->out), *slash = strrchr(dir, '/');
+	int rc = 0;
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	if (access(slash ? dir : ".", W_OK)) {
+		rc = -errno;
+		snprintf(err, errlen, "--out %s: directory %s is not writable: %s", o->out, slash ? dir : ".",
+			 strerror(-rc));
+	}
+	free(dir);
+	return rc ? -EINVAL : 0;
+}
+
+int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = o;
+	s->notes = json_array();
+	s->warnings = json_array();
+	int rc = validate(s, o, err, errlen);
+	if (!rc)
+		rc = check_out_dir(o, err, errlen);
+	if (rc)
+		return rc;
+	s->paths = s->scenario->compares_paths ? o->paths : 0;
+	resolve_lengths(s, o);
+	return 0;
+}
+
+int fb_session_start(struct fb_session *s, char *err, size_t errlen)
+{
+	int rc;
+	if (s->spec && fb_perf_spec_note(s->spec))
+		fb_session_note(s, fb_perf_spec_note(s->spec));
+	open_rapl(s);
+	rc = fb_limits_measure(s->cpus.ids, s->cpus.n, &s->limits);
+	if (rc) {
+		snprintf(err, errlen, "measuring the machine limits on CPUs %s failed: %s", s->cpus.text, strerror(-rc));
+		return rc == -EINVAL ? -EIO : rc;
+	}
+	if (s->limits.note[0])
+		fb_session_note(s, s->limits.note);
+	return 0;
+}
+
+void fb_session_close(struct fb_session *s)
+{
+	fb_params_free(s->base);
+	fb_cpus_free(&s->cpus);
+	fb_perf_spec_free(s->spec);
+	fb_perf_ctl_close(s->ctl);
+	fb_rapl_close(s->rapl);
+	json_decref(s->notes);
+	json_decref(s->warnings);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Warn (once per count) when the point's polling threads outnumber the CPUs. */
+static void check_polling(struct fb_session *s, const struct fb_params *point)
+{
+	struct fb_run probe = { .session = s, .params = point };
+	unsigned n = s->scenario->polling_threads_fn ? s->scenario->polling_threads_fn(&probe)
+						     : s->scenario->polling_threads;
+	if (n > s->polling_threads)
+		s->polling_threads = n;
+	if (n <= s->cpus.n)
+		return;
+	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed, "
+			       "latencies include preemption", n, s->cpus.n, s->cpus.n == 1 ? "" : "s", s->cpus.text);
+	size_t i;
+	json_t *v;
+	bool seen = false;
+	json_array_foreach(s->warnings, i, v)
+		seen = seen || !strcmp(json_string_value(v), w);
+	if (!seen) {
+		json_array_append_new(s->warnings, json_string(w));
+		if (!s->opts->quiet)
+			fprintf(stderr, "***WARNING*** %s\n", w);
+	}
+	free(w);
+}
+
+int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,
+			 char *err, size_t errlen)
+{
+	enum fb_path paths[2];
+	size_t npaths = 0;
+	if (s->paths & FB_PATHS_NATIVE)
+		paths[npaths++] = FB_PATH_NATIVE;
+	if (s->paths & FB_PATHS_LEGACY)
+		paths[npaths++] = FB_PATH_LEGACY;
+	if (!npaths)
+		paths[npaths++] = FB_PATH_NONE;
+	unsigned reps = s->opts->repetitions ? s->opts->repetitions : 1;
+	struct fb_run **runs = fb_xcalloc(npaths * reps, sizeof(*runs));
+	int rc = 0;
+	check_polling(s, point);
+	/* Paths interleaved per repetition, so slow drift hits both alike. */
+	for (unsigned r = 0; r < reps && !rc; r++) {
+		for (size_t p = 0; p < npaths && !rc; p++) {
+			struct fb_run *run = fb_xcalloc(1, sizeof(*run));
+			run->session = s;
+			run->params = point;
+			run->path = paths[p];
+			run->rep = r;
+			runs[p * reps + r] = run;
+			rc = fb_run_execute(run);
+			if (rc)
+				snprintf(err, errlen, "%s (path %s, repetition %u): %s", s->scenario->name,
+					 fb_path_name(paths[p]), r, run->error);
+		}
+	}
+	*entries = rc ? NULL : fb_results_entries(s, point, runs, npaths, reps);
+	for (size_t i = 0; i < npaths * reps; i++) {
+		if (runs[i]) {
+			fb_run_release(runs[i]);
+			free(runs[i]);
+		}
+	}
+	free(runs);
+	return rc;
+}
+
+static json_t *limits_object(const struct fb_limits *l)
+{
+	json_t *o = json_object();
+	if (isfinite(l->cacheline_rtt_ns))
+		json_object_set_new(o, "cacheline_rtt_ns", json_real(l->cacheline_rtt_ns));
+	if (isfinite(l->syscall_ns))
+		json_object_set_new(o, "syscall_ns", json_real(l->syscall_ns));
+	if (isfinite(l->futex_wake_ns))
+		json_object_set_new(o, "futex_wake_ns", json_real(l->futex_wake_ns));
+	json_object_set_new(o, "cpu_a", json_integer(l->cpu_a));
+	json_object_set_new(o, "cpu_b", json_integer(l->cpu_b));
+	if (l->note[0])
+		json_object_set_new(o, "note", json_string(l->note));
+	return o;
+}
+
+static json_t *perf_object(struct fb_session *s)
+{
+	json_t *events = json_array();
+	for (size_t i = 0; s->spec && i < fb_perf_spec_count(s->spec); i++)
+		json_array_append_new(events, json_string(fb_perf_spec_name(s->spec, i)));
+	const char *note = s->spec ? fb_perf_spec_note(s->spec) : "perf counters unavailable";
+	return json_pack("{s:o, s:s?, s:b, s:b}", "events", events, "note", note,
+			 "ctl_fd", s->ctl != NULL, "rapl", s->rapl != NULL);
+}
+
+static json_t *run_object(struct fb_session *s)
+{
+	const struct fb_opts *o = s->opts;
+	json_t *params = json_object(), *grid = json_object();
+	for (size_t i = 0; i < s->base->n; i++) {
+		char v[128];
+		fb_param_format(&s->scenario->params[i], s->base->v[i], v, sizeof(v));
+		json_object_set_new(params, s->scenario->params[i].key, json_string(v));
+	}
+	for (size_t a = 0; a < o->grid.n; a++) {
+		json_t *vals = json_array();
+		for (size_t k = 0; k < o->grid.axes[a].n; k++)
+			json_array_append_new(vals, json_string(o->grid.axes[a].values[k]));
+		json_object_set_new(grid, o->grid.axes[a].key, vals);
+		json_object_del(params, o->grid.axes[a].key);
+	}
+	const char *paths = s->paths == FB_PATHS_BOTH ? "native,legacy" : s->paths == FB_PATHS_NATIVE ? "native"
+						: s->paths == FB_PATHS_LEGACY ? "legacy" : "none";
+	return json_pack("{s:s, s:s, s:I, s:s, s:i, s:I, s:f, s:f, s:I, s:o, s:o, s:i, s:b}",
+			 "scenario", s->scenario->name, "cpus", s->cpus.text, "cpus_used", (json_int_t)s->cpus.n,
+			 "paths", paths, "repetitions", (int)o->repetitions, "iterations", (json_int_t)s->iterations,
+			 "duration_s", (double)s->duration_ns / 1e9, "warmup_s", (double)s->warmup_ns / 1e9,
+			 "seed", (json_int_t)o->seed, "parameters", params, "grid", grid,
+			 "polling_threads", (int)s->polling_threads, "oversubscribed", s->polling_threads > s->cpus.n);
+}
+
+json_t *fb_session_context(struct fb_session *s)
+{
+	json_t *c = fb_context_machine();
+	json_t *r = run_object(s);
+	json_object_update(c, r);
+	json_decref(r);
+	json_object_set_new(c, "perf", perf_object(s));
+	json_object_set_new(c, "limits", limits_object(&s->limits));
+	json_object_set(c, "warnings", s->warnings);
+	json_object_set(c, "notes", s->notes);
+	return c;
+}

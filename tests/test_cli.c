@@ -1,0 +1,666 @@
+/* tests/test_cli.c — the fencebench program, end to end, through its binary.
+ *
+ * Runs $(BUILD)/fencebench (../fencebench beside this test's directory) with
+ * posix_spawn and checks: every bad input exits non-zero with one line naming
+ * the bad part and leaves no output file; --out is atomic; console, JSON and
+ * CSV hold what they should; sweeps journal and --resume skips finished
+ * points; --shard partitions the grid exactly.  Plus the option and grid
+ * parsers and the scenario registry directly.  Uses the "selftest" scenario,
+ * whose numbers are deterministic (src/fb_selftest.c).
+ */
+#include "tests/fb_test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "benchmarks/scenario.h"
+#include "src/fb_cli.h"
+#include "src/fb_grid.h"
+
+extern char **environ;
+
+static char fencebench[PATH_MAX + 16];
+static char tmpdir[] = "/tmp/fb_test_cli.XXXXXX";
+
+struct result {
+	int status;      /* exit status, or 128 + signal */
+	char *out, *err;
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *s = calloc(1, (size_t)n + 1);
+	if (fread(s, 1, (size_t)n, f) != (size_t)n)
+		s[0] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Run fencebench with the NULL-terminated args; stdout and stderr captured. */
+static struct result run_args(const char *const *args)
+{
+	char out[PATH_MAX], err[PATH_MAX];
+	const char *argv[64] = { fencebench };
+	size_t n = 1;
+	for (; args[n - 1]; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/.stdout", tmpdir);
+	snprintf(err, sizeof(err), "%s/.stderr", tmpdir);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	int st = 0;
+	assert_int_equal(posix_spawn(&pid, fencebench, &fa, NULL, (char *const *)argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	struct result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out), slurp(err) };
+	unlink(out);
+	unlink(err);
+	return r;
+}
+#define RUN(...) run_args((const char *const[]){ __VA_ARGS__, NULL })
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static size_t count_substr(const char *s, const char *sub)
+{
+	size_t n = 0;
+	for (const char *p = s; p && (p = strstr(p, sub)); p += strlen(sub))
+		n++;
+	return n;
+}
+
+/* Files in tmpdir (the test's own dot files excluded). */
+static size_t files_in_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	size_t n = 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void clean_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char p[PATH_MAX];
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
+}
+
+static char *tmp_path(const char *name)
+{
+	static char p[4][PATH_MAX];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", tmpdir, name);
+	return p[k];
+}
+
+static int setup(void **state)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';   /* .../tests */
+	*strrchr(self, '/') = '\0';   /* the build tree */
+	snprintf(fencebench, sizeof(fencebench), "%s/fencebench", self);
+	assert_non_null(mkdtemp(tmpdir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	clean_tmpdir();
+	rmdir(tmpdir);
+	return 0;
+}
+
+static void need_binary(void)
+{
+	if (access(fencebench, X_OK))
+		fail_msg("%s not built (make builds it before the tests: mk/harness.mk)", fencebench);
+}
+
+/* ---- bad input: exit != 0, one line naming the bad part, no output file ---- */
+
+struct bad_case {
+	const char *args[12];
+	const char *names;     /* what the error line must contain */
+	int status;
+};
+
+static const struct bad_case bad_cases[] = {
+	{ { "run", "nosuchscenario" }, "'nosuchscenario'", 2 },
+	{ { "run", "selftest", "--set", "nokey=1" }, "nokey", 2 },
+	{ { "run", "selftest", "--set", "wait_ns=0" }, "wait_ns=0: out of range [1, 1000000000]", 2 },
+	{ { "run", "selftest", "--set", "wait_ns=12abc" }, "wait_ns=12abc: not an integer", 2 },
+	{ { "run", "selftest", "--set", "wait_ns=99999999999999999999" }, "wait_ns=99999999999999999999: out of range", 2 },
+	{ { "run", "selftest", "--set", "scale=fast" }, "scale=fast: not a number", 2 },
+	{ { "run", "selftest", "--set", "scale=-1" }, "scale=-1: out of range", 2 },
+	{ { "run", "selftest", "--set", "fail=maybe" }, "fail=maybe: not a boolean", 2 },
+	{ { "run", "selftest", "--set", "shape=round" }, "shape=round: not one of flat|ramp", 2 },
+	{ { "run", "selftest", "--set", "noequals" }, "--set noequals", 2 },
+	{ { "run", "selftest", "--cpus", "0-x" }, "--cpus 0-x: cannot parse", 2 },
+	{ { "run", "selftest", "--cpus", "4000" }, "--cpus 4000: no such CPU", 2 },
+	{ { "run", "selftest", "--cpus", "0-9999" }, "--cpus 0-9999", 2 },
+	{ { "run", "selftest", "--perf-events", "task-clock,no_such_event_xyz" }, "no_such_event_xyz", 2 },
+	{ { "run", "selftest", "--format", "yaml" }, "--format yaml", 2 },
+	{ { "run", "selftest", "--path", "neither" }, "--path neither", 2 },
+	{ { "run", "selftest", "--repetitions", "0" }, "--repetitions 0", 2 },
+	{ { "run", "selftest", "--iterations", "-3" }, "--iterations -3", 2 },
+	{ { "run", "selftest", "--duration", "soon" }, "--duration soon", 2 },
+	{ { "run", "selftest", "--duration", "1s", "--iterations", "5" }, "--duration and --iterations", 2 },
+	{ { "run", "selftest", "--frobnicate" }, "'--frobnicate'", 2 },
+	{ { "run", "selftest", "--grid", "wait_ns=1" }, "--grid is not for 'run'", 2 },
+	{ { "run", "selftest", "--perf-ctl-fd", "999" }, "--perf-ctl-fd 999", 2 },
+	{ { "run", "selftest", "extra" }, "'extra'", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=1,0" }, "--grid wait_ns=0: out of range", 2 },
+	{ { "sweep", "selftest", "--grid", "nokey=1,2" }, "--grid nokey", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=1,,2" }, "--grid wait_ns=1,,2: empty value", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--grid", "wait_ns=2" }, "key given twice", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--shard", "2/2" }, "--shard 2/2", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--shard", "x" }, "--shard x", 2 },
+	{ { "sweep", "selftest" }, "--grid", 2 },
+	{ { "frobnicate" }, "unknown command 'frobnicate'", 2 },
+	{ { "help", "nosuchscenario" }, "'nosuchscenario'", 2 },
+	/* a run that fails (not bad input): exit 1, its one line, no output (-q: no notes) */
+	{ { "run", "selftest", "--set", "fail=true", "-q" }, "failed on purpose", 1 },
+};
+
+static void bad_input_fails_cleanly(void **state)
+{
+	need_binary();
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		const char *args[20];
+		size_t n = 0;
+		for (; c->args[n]; n++)
+			args[n] = c->args[n];
+		args[n++] = "--out";
+		args[n++] = tmp_path("out.json");
+		args[n] = NULL;
+		/* help and unknown commands take no --out: drop it there */
+		if (!strcmp(args[0], "help") || !strcmp(args[0], "frobnicate"))
+			args[n - 2] = NULL;
+		struct result r = run_args(args);
+		if (r.status != c->status || count_lines(r.err) != 1 || !strstr(r.err, c->names) ||
+		    strncmp(r.err, "fencebench: ", 12))
+			fail_msg("case %zu (%s %s ...): exit %d (want %d), stderr:\n%s", i, c->args[0],
+				 c->args[1] ? c->args[1] : "", r.status, c->status, r.err);
+		if (files_in_tmpdir())
+			fail_msg("case %zu (%s ...) left a file in %s", i, c->args[1] ? c->args[1] : c->args[0], tmpdir);
+		result_free(&r);
+	}
+}
+
+static void out_dir_missing_is_bad_input(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "selftest", "--iterations", "5", "--out", tmp_path("no/such/dir/out.json"));
+	assert_int_equal(r.status, 2);
+	assert_int_equal(count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "no/such/dir"));
+	result_free(&r);
+}
+
+/* ---- --out is atomic ---- */
+
+static void out_is_atomic(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("atomic.json");
+	FILE *f = fopen(out, "w");
+	fputs("previous content\n", f);
+	fclose(f);
+	/* A failing run leaves the previous file untouched and no temporary behind. */
+	struct result r = RUN("run", "selftest", "--set", "fail=true", "--out", out, "-q");
+	assert_int_equal(r.status, 1);
+	char *s = slurp(out);
+	assert_string_equal(s, "previous content\n");
+	free(s);
+	assert_int_equal(files_in_tmpdir(), 1);
+	result_free(&r);
+	/* A good run replaces it whole. */
+	r = RUN("run", "selftest", "--iterations", "20", "--format", "json", "--out", out, "-q");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "");   /* -q with --out: nothing on stdout */
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_non_null(doc);
+	assert_true(json_array_size(json_object_get(doc, "benchmarks")) > 0);
+	json_decref(doc);
+	assert_int_equal(files_in_tmpdir(), 1);
+	result_free(&r);
+	clean_tmpdir();
+}
+
+/* ---- what each format holds ---- */
+
+static void console_shows_paths_side_by_side(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "selftest", "--iterations", "30", "--set", "pollers=3", "--cpus", "0-1");
+	assert_int_equal(r.status, 0);
+	const char *want[] = {
+		"fencebench " FB_VERSION, "scenario selftest", "kernel: ", "build: ", "perf events:",
+		"limits: cache-line round trip", "syscall", "futex wake-to-run", "running on CPUs 0-1",
+		"seed 1", "30 iterations", "parameters: wait_ns=1000 scale=1 fail=false shape=flat pollers=3",
+		"***WARNING*** 3 polling threads on 2 CPUs", "== selftest ==", "== selftest/power ==",
+		"native", "legacy", "native/legacy", "wait_p99", "(x", "futex-wake)", "cacheline-oneway)",
+		"30 irq", "perf.app.", "perf.engine0.", "idle_fraction",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("console output lacks '%s':\n%s", want[i], r.out);
+	result_free(&r);
+}
+
+static void one_cpu_says_round_trip_unmeasurable(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "limits", "--iterations", "5", "--cpus", "0");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "cache-line round trip cannot be measured"));
+	assert_non_null(strstr(r.out, "cache-line round trip cannot be measured"));
+	assert_non_null(strstr(r.out, "futex_wake_p50"));
+	assert_null(strstr(r.out, "cacheline_rtt_p50"));
+	result_free(&r);
+}
+
+static json_t *json_of(const char *text)
+{
+	json_error_t je;
+	json_t *doc = json_loads(text, 0, &je);
+	if (!doc)
+		fail_msg("not JSON (%s at line %d):\n%.2000s", je.text, je.line, text);
+	return doc;
+}
+
+static json_t *bench_named(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "name")), name))
+			return b;
+	fail_msg("no benchmark named %s", name);
+	return NULL;
+}
+
+static void json_is_google_benchmark_schema(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "selftest", "--iterations", "40", "--repetitions", "3", "--format", "json",
+			      "--set", "wait_ns=500", "--seed", "77", "-q");
+	assert_int_equal(r.status, 0);
+	json_t *doc = json_of(r.out), *ctx = json_object_get(doc, "context");
+	const char *ctx_keys[] = { "date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "caches",
+				   "load_avg", "library_build_type", "cpu_model", "kernel", "cpus", "build_type",
+				   "build_flags", "git_rev", "perf", "limits", "parameters", "seed", "warnings" };
+	for (size_t i = 0; i < sizeof(ctx_keys) / sizeof(ctx_keys[0]); i++)
+		if (!json_object_get(ctx, ctx_keys[i]))
+			fail_msg("context lacks %s", ctx_keys[i]);
+	assert_int_equal(json_integer_value(json_object_get(ctx, "seed")), 77);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "wait_ns")), "500");
+	/* 2 sections x 2 paths x (3 iterations + 4 aggregates) */
+	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 2 * 2 * 7);
+	json_t *b = bench_named(doc, "selftest/path:legacy/wait_ns:500");
+	assert_string_equal(json_string_value(json_object_get(b, "run_type")), "iteration");
+	assert_string_equal(json_string_value(json_object_get(b, "time_unit")), "ns");
+	assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 40);
+	assert_int_equal(json_integer_value(json_object_get(b, "repetitions")), 3);
+	assert_true(json_is_number(json_object_get(b, "real_time")));
+	assert_true(json_is_number(json_object_get(b, "cpu_time")));
+	assert_int_equal((int)json_number_value(json_object_get(b, "interrupts")), 40);
+	/* 2 x 500 on legacy, within the histogram's 1/256 */
+	assert_true(fabs(json_number_value(json_object_get(b, "wait_p50")) - 1000.0) <= 1000.0 / 256);
+	assert_true(json_number_value(json_object_get(b, "wait_p50_limit")) > 0);
+	assert_true(json_number_value(json_object_get(b, "wait_p50_vs_limit")) > 0);
+	b = bench_named(doc, "selftest/path:native/wait_ns:500");
+	assert_int_equal((int)json_number_value(json_object_get(b, "interrupts")), 0);
+	b = bench_named(doc, "selftest/power/path:native/wait_ns:500_cv");
+	assert_string_equal(json_string_value(json_object_get(b, "run_type")), "aggregate");
+	assert_string_equal(json_string_value(json_object_get(b, "aggregate_name")), "cv");
+	b = bench_named(doc, "selftest/power/path:native/wait_ns:500_mean");
+	assert_string_equal(json_string_value(json_object_get(b, "run_name")), "selftest/power/path:native/wait_ns:500");
+	assert_true(json_number_value(json_object_get(b, "idle_fraction")) == 0.75);
+	assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 3);
+	json_decref(doc);
+	result_free(&r);
+}
+
+static void csv_has_one_row_per_section_path_point(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "selftest", "--iterations", "25", "--repetitions", "2", "--format", "csv", "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines(r.out), 1 + 2 * 2);   /* header + sections x paths */
+	assert_int_equal(strncmp(r.out, "name,scenario,section,path,wait_ns,scale,fail,shape,pollers,repetitions,"
+				 "iterations,real_time,cpu_time,time_unit,interrupts,", 85), 0);
+	assert_non_null(strstr(r.out, "\nselftest/path:legacy,selftest,,legacy,1000,1,false,flat,1,2,2,"));
+	assert_non_null(strstr(r.out, "\nselftest/power/path:native,selftest,power,native,"));
+	result_free(&r);
+}
+
+static void path_selects_one_side(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "selftest", "--iterations", "10", "--path", "legacy", "--format", "csv", "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_substr(r.out, ",legacy,"), 2);
+	assert_int_equal(count_substr(r.out, ",native,"), 0);
+	result_free(&r);
+}
+
+static void list_help_version_answer(void **state)
+{
+	need_binary();
+	struct result r = RUN("list");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "limits "));
+	assert_non_null(strstr(r.out, "selftest "));
+	result_free(&r);
+	r = RUN("help", "selftest");
+	assert_int_equal(r.status, 0);
+	const char *want[] = { "wait_ns", "int", "ns", "1000", "[1, 1000000000]", "scale", "double", "fail",
+			       "bool", "shape", "enum", "flat|ramp", "native and legacy" };
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("help selftest lacks '%s':\n%s", want[i], r.out);
+	result_free(&r);
+	r = RUN("--version");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "fencebench " FB_VERSION));
+	result_free(&r);
+	r = RUN("--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "--perf-ctl-fd"));
+	assert_non_null(strstr(r.out, "--shard I/N"));
+	result_free(&r);
+	r = RUN("run", "selftest", "--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "wait_ns"));
+	result_free(&r);
+}
+
+/* ---- sweeps ---- */
+
+static size_t journal_points(const char *out)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s.journal", out);
+	char *s = slurp(path);
+	size_t n = count_lines(s) - 1;   /* first line: the fingerprint */
+	free(s);
+	return n;
+}
+
+static double real_time_of(const char *jsonfile, const char *name)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(jsonfile, 0, &je);
+	assert_non_null(doc);
+	double v = json_number_value(json_object_get(bench_named(doc, name), "real_time"));
+	json_decref(doc);
+	return v;
+}
+
+static void sweep_resume_skips_finished_points(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("sweep.json");
+	/* An interrupted sweep: the third point fails, the first two are kept. */
+	struct result r = RUN("sweep", "selftest", "--grid", "fail=false,true", "--grid", "wait_ns=10,20",
+			      "--iterations", "10", "--format", "json", "--out", out, "-q");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "failed on purpose"));
+	assert_int_equal(journal_points(out), 2);
+	double t10 = real_time_of(out, "selftest/path:native/wait_ns:10/fail:false");
+	result_free(&r);
+	/* Resumed over a grid that also has new points: only those run. */
+	r = RUN("sweep", "selftest", "--grid", "fail=false", "--grid", "wait_ns=10,20,30", "--iterations", "10",
+		"--format", "json", "--out", out, "--resume", "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(journal_points(out), 3);
+	assert_true(real_time_of(out, "selftest/path:native/wait_ns:10/fail:false") == t10);   /* not rerun */
+	real_time_of(out, "selftest/path:legacy/wait_ns:30/fail:false");
+	result_free(&r);
+	/* Everything finished: a resume runs nothing and keeps the file whole. */
+	r = RUN("sweep", "selftest", "--grid", "fail=false", "--grid", "wait_ns=10,20,30", "--iterations", "10",
+		"--format", "json", "--out", out, "--resume", "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(journal_points(out), 3);
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 3 * 2 * 2);
+	json_decref(doc);
+	result_free(&r);
+	/* A different sweep (another seed) cannot resume this journal. */
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=10", "--iterations", "10", "--seed", "9",
+		"--out", out, "--resume", "-q");
+	assert_int_equal(r.status, 2);
+	assert_int_equal(count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "different sweep"));
+	result_free(&r);
+	/* Without --resume the journal starts afresh. */
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=10", "--iterations", "10", "--format", "json", "--out", out, "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(journal_points(out), 1);
+	result_free(&r);
+	clean_tmpdir();
+}
+
+/* The set of "wait_ns=...,shape=..." point keys a sharded CSV sweep ran. */
+static void shard_points(const char *shard, char keys[][32], size_t *n)
+{
+	struct result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2,3,4,5", "--grid", "shape=flat,ramp",
+			      "--iterations", "5", "--path", "native", "--format", "csv", "--shard", shard, "-q");
+	assert_int_equal(r.status, 0);
+	for (char *line = strchr(r.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		int w;
+		char shape[8];
+		if (sscanf(line + 1, "selftest/path:native/wait_ns:%d/shape:%7[a-z],", &w, shape) == 2)
+			snprintf(keys[(*n)++], 32, "%d,%s", w, shape);
+	}
+	result_free(&r);
+}
+
+static void shard_partitions_the_grid(void **state)
+{
+	need_binary();
+	char keys[64][32];
+	size_t n = 0, per[3];
+	for (int i = 0; i < 3; i++) {
+		char shard[16];
+		size_t before = n;
+		snprintf(shard, sizeof(shard), "%d/3", i);
+		shard_points(shard, keys, &n);
+		per[i] = n - before;
+	}
+	assert_int_equal(n, 10);   /* union = the grid ... */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (!strcmp(keys[i], keys[j]))
+				fail_msg("point %s ran in two shards", keys[i]);   /* ... and disjoint */
+	assert_int_equal(per[0], 4);
+	assert_int_equal(per[1], 3);
+	assert_int_equal(per[2], 3);
+}
+
+/* The shard arithmetic over many grids and shard counts. */
+static void shard_arithmetic_is_exact(void **state)
+{
+	for (uint64_t points = 1; points <= 40; points++) {
+		for (unsigned count = 1; count <= 9; count++) {
+			uint64_t total = 0;
+			for (uint64_t k = 0; k < points; k++) {
+				unsigned owners = 0;
+				for (unsigned i = 0; i < count; i++)
+					owners += fb_shard_has(k, i, count);
+				assert_int_equal(owners, 1);
+			}
+			for (unsigned i = 0; i < count; i++)
+				total += fb_shard_size(points, i, count);
+			assert_int_equal(total, points);
+		}
+	}
+	struct fb_grid g = { 0 };
+	char err[256];
+	assert_int_equal(fb_grid_add_axis(&g, "a=1,2,3", err, sizeof(err)), 0);
+	assert_int_equal(fb_grid_add_axis(&g, "b=x,y", err, sizeof(err)), 0);
+	assert_int_equal(fb_grid_points(&g), 6);
+	size_t idx[2];
+	fb_grid_point(&g, 5, idx);
+	assert_int_equal(idx[0], 2);
+	assert_int_equal(idx[1], 1);
+	fb_grid_point(&g, 1, idx);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 1);
+	assert_int_equal(fb_grid_add_axis(&g, "c=1,2,3,4,5,6,7,8,9,10", err, sizeof(err)), 0);
+	assert_int_equal(fb_grid_points(&g), 60);
+	fb_grid_free(&g);
+	unsigned i, c;
+	assert_int_equal(fb_shard_parse("3/4", &i, &c, err, sizeof(err)), 0);
+	assert_int_equal(i, 3);
+	assert_int_equal(c, 4);
+	assert_int_not_equal(fb_shard_parse("4/4", &i, &c, err, sizeof(err)), 0);
+	assert_int_not_equal(fb_shard_parse("1/0", &i, &c, err, sizeof(err)), 0);
+	assert_int_not_equal(fb_shard_parse("-1/3", &i, &c, err, sizeof(err)), 0);
+	assert_int_not_equal(fb_shard_parse("1/", &i, &c, err, sizeof(err)), 0);
+}
+
+/* ---- the parsers and the registry, directly ---- */
+
+static void options_parse(void **state)
+{
+	struct fb_opts o;
+	char err[256];
+	char *a1[] = { "fencebench", "run", "selftest", "--set=wait_ns=5", "--path=legacy", "--cpus", "0",
+		       "--duration", "250ms", "--warmup=10ms", "--repetitions", "4", "--seed=18446744073709551615",
+		       "--format", "csv", "--out=x.csv", "-q" };
+	assert_int_equal(fb_opts_parse(17, a1, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.cmd, FB_CMD_RUN);
+	assert_string_equal(o.scenario, "selftest");
+	assert_int_equal(o.nsets, 1);
+	assert_string_equal(o.sets[0].key, "wait_ns");
+	assert_string_equal(o.sets[0].value, "5");
+	assert_int_equal(o.paths, FB_PATHS_LEGACY);
+	assert_true(o.duration_s > 0.2499 && o.duration_s < 0.2501);
+	assert_true(o.warmup_s > 0.0099 && o.warmup_s < 0.0101);
+	assert_int_equal(o.repetitions, 4);
+	assert_true(o.seed == UINT64_MAX);
+	assert_int_equal(o.format, FB_FORMAT_CSV);
+	assert_string_equal(o.out, "x.csv");
+	assert_true(o.quiet);
+	fb_opts_free(&o);
+	char *a2[] = { "fencebench", "sweep", "selftest", "--grid", "a=1,2", "--grid=b=x", "--shard", "1/2",
+		       "--resume", "--out", "o.json" };
+	assert_int_equal(fb_opts_parse(11, a2, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.grid.n, 2);
+	assert_int_equal(o.shard_index, 1);
+	assert_int_equal(o.shard_count, 2);
+	assert_true(o.resume);
+	fb_opts_free(&o);
+	char *a3[] = { "fencebench", "sweep", "selftest", "--grid", "a=1", "--resume" };
+	assert_int_equal(fb_opts_parse(6, a3, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--resume needs --out"));
+	fb_opts_free(&o);
+	char *a4[] = { "fencebench", "run", "selftest", "--quiet=yes" };
+	assert_int_equal(fb_opts_parse(4, a4, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--quiet takes no value"));
+	fb_opts_free(&o);
+	char *a5[] = { "fencebench", "run", "selftest", "--cpus" };
+	assert_int_equal(fb_opts_parse(4, a5, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--cpus needs a value"));
+	fb_opts_free(&o);
+}
+
+/* Every registered scenario is well formed: scenario writers get told here. */
+static void registry_is_consistent(void **state)
+{
+	char err[256], text[128];
+	for (size_t i = 0; fb_scenarios[i]; i++) {
+		const struct fb_scenario *s = fb_scenarios[i];
+		assert_non_null(s->name);
+		assert_non_null(s->run);
+		if (!s->summary || !*s->summary || strchr(s->summary, '\n'))
+			fail_msg("scenario %s: the summary must be one non-empty line", s->name);
+		assert_ptr_equal(fb_scenario_find(s->name), s);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(fb_scenarios[j]->name, s->name))
+				fail_msg("scenario name %s registered twice", s->name);
+		for (size_t k = 0; k < fb_scenario_nparams(s); k++) {
+			const struct fb_param *p = &s->params[k];
+			union fb_value v;
+			assert_int_equal(fb_scenario_param_index(s, p->key), (int)k);   /* keys unique */
+			fb_param_format(p, fb_param_default(p), text, sizeof(text));
+			if (fb_param_parse(p, text, &v, err, sizeof(err)))
+				fail_msg("scenario %s: default of %s does not pass its own check: %s", s->name, p->key, err);
+			if (p->type == FB_PARAM_ENUM && strcmp(p->choices[v.e], p->edef))
+				fail_msg("scenario %s: enum %s default '%s' is not a choice", s->name, p->key, p->edef);
+			if (!p->help || !*p->help || !p->unit)
+				fail_msg("scenario %s: parameter %s needs help and unit", s->name, p->key);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(options_parse),
+		cmocka_unit_test(registry_is_consistent),
+		cmocka_unit_test(shard_arithmetic_is_exact),
+		cmocka_unit_test(bad_input_fails_cleanly),
+		cmocka_unit_test(out_dir_missing_is_bad_input),
+		cmocka_unit_test(out_is_atomic),
+		cmocka_unit_test(console_shows_paths_side_by_side),
+		cmocka_unit_test(one_cpu_says_round_trip_unmeasurable),
+		cmocka_unit_test(json_is_google_benchmark_schema),
+		cmocka_unit_test(csv_has_one_row_per_section_path_point),
+		cmocka_unit_test(path_selects_one_side),
+		cmocka_unit_test(list_help_version_answer),
+		cmocka_unit_test(sweep_resume_skips_finished_points),
+		cmocka_unit_test(shard_partitions_the_grid),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
