@@ -1,0 +1,160 @@
+/* lockfree/waitset.h — the waiter set of one fence: lock-free adds and
+ * cancels, one consumer that releases, and the published least waited value.
+ *
+ * Many threads add "wake me when the value reaches V" waiters; ONE consumer
+ * (the OS interrupt handler) releases every waiter whose value is reached and
+ * publishes the threshold:
+ *
+ *     threshold = (least value still waited for) - 1,  or UINT64_MAX if none
+ *
+ * which is the native fence's MonitoredValue: a signal of value c needs an
+ * interrupt iff c > threshold.  The threshold word lives where the caller
+ * says (the fence storage page) or inside the set.
+ *
+ * THE INVARIANT.  After lf_waitset_add(w) returns, either w has been released
+ * or the published threshold is <= w->value - 1.  The only exception is while
+ * the consumer is inside lf_waitset_release, which may raise the threshold
+ * transiently but, before it returns, restores the invariant for every add
+ * that completed before it returns.  Cancelled waiters may keep the threshold
+ * low until a release prunes them (an extra interrupt, never a missed one).
+ *
+ * How.  Adders push the node on a Treiber stack (CAS on the head) and then
+ * lower the threshold with a CAS-min loop: only adders lower it (strictly),
+ * only the consumer raises it.  The consumer, in rounds:
+ *   1. loads the threshold t0;
+ *   2. takes the whole stack (exchange with NULL) and merges it into a
+ *      private pairing heap, dropping cancelled nodes (lazy deletion);
+ *   3. releases every heap waiter with value <= the released value;
+ *   4. publishes the new least by CAS(t0 -> least): a failed CAS means an
+ *      adder lowered the threshold after step 1, so its node may be on the
+ *      stack: next round.  A CAS that succeeds overwrote no adder's lowering
+ *      (adders only write strictly smaller values, so "still t0" means
+ *      "nobody wrote");
+ *   5. if the CAS raised the threshold, re-loads the stack head and runs
+ *      another round if it is not empty.  An adder that pushed after step 2
+ *      and then read a threshold low enough to need no write is caught here:
+ *      its push and our CAS are both seq_cst RMWs and its threshold read comes
+ *      before our CAS in the total order, so our re-load sees its node
+ *      (store-buffering argument; without step 5 the raise would strand it).
+ * No ABA: the stack has pushes and one whole-stack exchange, never a pop.
+ * A push's CAS only needs "the head is still the node I linked below mine";
+ * if the head went away and came back (taken, released, re-added by its
+ * owner), linking below it is still exactly right, because the push never
+ * reads any node's next.  ABA bites pops that read head->next; the single
+ * consumer takes the whole list with an exchange and reads the links only
+ * after it owns them.
+ *
+ * The OS resample rule (seed: "after changing MV ... resample CV").  Both
+ * lf_waitset_add and a raising lf_waitset_release end with a seq_cst RMW on
+ * shared state, so the caller may then load the fence's CurrentValue
+ * (seq_cst): either the GPU's CMP sees the new threshold or the caller sees
+ * the new CurrentValue.  The caller of add that then finds CurrentValue >=
+ * w->value satisfies the wait itself (cancel the node; if the cancel fails
+ * the release got there first).  The caller of release that then finds
+ * CurrentValue > the value it released must release again.
+ *
+ * Nodes: the caller allocates them (the fence stack uses lf_alloc) and owns
+ * them until add; from add until released (cb) or cancelled the set holds
+ * them; cancelled nodes are passed to the set's reclaim callback, by the
+ * consumer or by lf_waitset_destroy.
+ *
+ * Synchronization (who may run concurrently with whom):
+ *
+ *   | operation              | caller                | concurrent with                  | progress  |
+ *   |------------------------|-----------------------|----------------------------------|-----------|
+ *   | lf_waitset_add         | any thread            | add, cancel, release, threshold  | lock-free |
+ *   | lf_waitset_cancel      | the waiter's owner    | add, cancel, release, threshold  | wait-free |
+ *   | lf_waitset_threshold   | any thread            | everything                       | wait-free |
+ *   | lf_waitset_release     | the consumer only     | add, cancel, threshold           | lock-free (rounds repeat only when adders interfere) |
+ *   | lf_waitset_empty       | the consumer only     | add, cancel, threshold           | wait-free |
+ *   | lf_waitset_init,       | one owner             | nothing                          | blocking  |
+ *   |   _destroy             |                       |                                  |           |
+ *
+ * Broken variant (tests only): compiled with -DLF_WAITSET_BROKEN, release
+ * publishes with a plain store after a sched_yield() and never re-checks the
+ * stack, so an add running meanwhile is overwritten or stranded.
+ * tests/test_lf_waitset.c compiles that variant into itself under the
+ * lf_waitset_broken_ prefix and asserts its validation catches it.
+ */
+#ifndef LF_WAITSET_H
+#define LF_WAITSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lockfree/cacheline.h"
+
+enum { LF_WAITER_WAITING, LF_WAITER_RELEASED, LF_WAITER_CANCELLED };
+
+struct lf_waiter {
+	uint64_t value;             /* released once the value reaches this; >= 1 */
+	_Atomic uint32_t state;     /* LF_WAITER_*: WAITING -> RELEASED | CANCELLED, by CAS */
+	struct lf_waiter *next;     /* private to the set while held: stack link, then heap sibling */
+	void *ctx;                  /* the caller's (the waiting thread, its event) */
+	struct lf_waiter *child;    /* private: first child in the consumer's pairing heap */
+};
+
+struct lf_waitset {
+	/* Adders' line: the stack every add CASes and the consumer exchanges. */
+	_Atomic(struct lf_waiter *) stack LF_ALIGNED;
+	_Atomic uint64_t *threshold;        /* the published word; set at init, read-only after */
+	_Atomic uint64_t adds;              /* statistic; also the RMW target of an add that lowers nothing */
+	/* The internal threshold word (when init got NULL): polled by signalers. */
+	_Atomic uint64_t threshold_own LF_ALIGNED;
+	/* Consumer's line: private state of lf_waitset_release. */
+	struct lf_waiter *heap LF_ALIGNED;  /* pairing heap of held nodes, least value at the root */
+	size_t held;                        /* nodes in the heap (waiting or cancelled) */
+	uint64_t rounds;                    /* release rounds run (statistic) */
+	void (*reclaim)(struct lf_waiter *w, void *arg);
+	void *reclaim_arg;
+};
+
+LF_ASSERT_OWN_LINE(struct lf_waitset, stack);
+LF_ASSERT_OWN_LINE(struct lf_waitset, threshold_own);
+LF_ASSERT_OWN_LINE(struct lf_waitset, heap);
+
+/* Initialize an empty set; the threshold word is set to UINT64_MAX.
+ * threshold: where to publish (e.g. the fence's MonitoredValue), or NULL for
+ * an internal word.  reclaim(w, reclaim_arg) receives every cancelled node
+ * (it must not call into the set; NULL: nothing to do).  One owner, before
+ * any other use. */
+void lf_waitset_init(struct lf_waitset *ws, _Atomic uint64_t *threshold,
+		     void (*reclaim)(struct lf_waiter *w, void *arg), void *reclaim_arg);
+
+/* Pass every node still held (waiting or cancelled) to reclaim, and reset the
+ * threshold to UINT64_MAX.  Nothing else may use the set any more. */
+void lf_waitset_destroy(struct lf_waitset *ws);
+
+/* Add w (w->value >= 1, asserted; ctx set by the caller; other fields are
+ * written here).  Any thread; lock-free.  Publishes w (release) and makes
+ * threshold <= w->value - 1 unless it already was.  Returns true iff this
+ * call lowered the threshold.  Ends with a seq_cst RMW: the caller may then
+ * resample the fence's CurrentValue (see the resample rule above).
+ * From here on w belongs to the set until released or cancelled. */
+bool lf_waitset_add(struct lf_waitset *ws, struct lf_waiter *w);
+
+/* The waiter's owner gives up on w (timeout, or it saw the value itself).
+ * true: cancelled; the set now owns w and passes it to reclaim later; the
+ * owner must not touch w again.  false: w was released already: the release
+ * callback has run or is running for it.  Wait-free (one CAS, acq_rel). */
+bool lf_waitset_cancel(struct lf_waitset *ws, struct lf_waiter *w);
+
+/* The consumer only.  Release every held waiter with w->value <= value: CAS
+ * WAITING -> RELEASED, then cb(w, arg) (after cb returns the set never touches
+ * w again; cb must not call into the set).  Cancelled nodes met are passed to
+ * reclaim.  Then publish the new threshold (see the rounds above).  Returns
+ * the number released.  Lock-free; its cost is O(new nodes + released nodes
+ * * log held).  If it raised the threshold it ends with a seq_cst RMW. */
+size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
+			  void (*cb)(struct lf_waiter *w, void *arg), void *arg);
+
+/* The published threshold (least waited value - 1, or UINT64_MAX).
+ * Any thread; load-acquire; wait-free. */
+uint64_t lf_waitset_threshold(const struct lf_waitset *ws);
+
+/* The consumer only: true when no node is pending on the stack or held in the
+ * heap (cancelled nodes not yet reclaimed count as held). */
+bool lf_waitset_empty(struct lf_waitset *ws);
+
+#endif
