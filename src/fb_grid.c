@@ -30,7 +30,8 @@ static int split_values(struct fb_grid_axis *a, const char *list)
 		if (!len)
 			return -EINVAL;
 		a->values[a->n++] = fb_xstrndup(start, len);
-		start = end + 1;
+		if (end)
+			start = end + 1;
 	}
 	return 0;
 }
