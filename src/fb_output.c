@@ -241,7 +241,11 @@ char *fb_output_console_context(json_t *c)
 		fprintf(f, " (%s)", str_at(perf, "note"));
 	fputc('\n', f);
 	print_limits(f, json_object_get(c, "limits"));
-	fprintf(f, "run: paths %s, seed %lld, ", str_at(c, "paths"), json_integer_value(json_object_get(c, "seed")));
+	json_t *seed = json_object_get(c, "seed");
+	if (json_is_string(seed))
+		fprintf(f, "run: paths %s, seed %s, ", str_at(c, "paths"), json_string_value(seed));
+	else
+		fprintf(f, "run: paths %s, seed %lld, ", str_at(c, "paths"), json_integer_value(seed));
 	if (json_integer_value(json_object_get(c, "iterations")))
 		fprintf(f, "%lld iterations", json_integer_value(json_object_get(c, "iterations")));
 	else

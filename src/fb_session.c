@@ -325,11 +325,15 @@ static json_t *run_object(struct fb_session *s)
 	}
 	const char *paths = s->paths == FB_PATHS_BOTH ? "native,legacy" : s->paths == FB_PATHS_NATIVE ? "native"
 						: s->paths == FB_PATHS_LEGACY ? "legacy" : "none";
-	return json_pack("{s:s, s:s, s:I, s:s, s:i, s:I, s:f, s:f, s:I, s:o, s:o, s:i, s:b}",
+	/* A seed past JSON's safe integers is written as text, exactly. */
+	char seed[32];
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
+	json_t *seedv = o->seed <= INT64_MAX ? json_integer((json_int_t)o->seed) : json_string(seed);
+	return json_pack("{s:s, s:s, s:I, s:s, s:i, s:I, s:f, s:f, s:o, s:o, s:o, s:i, s:b}",
 			 "scenario", s->scenario->name, "cpus", s->cpus.text, "cpus_used", (json_int_t)s->cpus.n,
 			 "paths", paths, "repetitions", (int)o->repetitions, "iterations", (json_int_t)s->iterations,
 			 "duration_s", (double)s->duration_ns / 1e9, "warmup_s", (double)s->warmup_ns / 1e9,
-			 "seed", (json_int_t)o->seed, "parameters", params, "grid", grid,
+			 "seed", seedv, "parameters", params, "grid", grid,
 			 "polling_threads", (int)s->polling_threads, "oversubscribed", s->polling_threads > s->cpus.n);
 }
 

@@ -127,7 +127,7 @@ static void progress(struct sweep *w)
 		(unsigned long long)doneish, (unsigned long long)w->mine);
 	if (w->resumed)
 		fprintf(stderr, " (%llu resumed)", (unsigned long long)w->resumed);
-	fprintf(stderr, "  %.0fs elapsed, eta %.0fs ", el, eta);
+	fprintf(stderr, "  %.1fs elapsed, eta %.1fs ", el, eta);
 	if (doneish == w->mine)
 		fputc('\n', stderr);
 	fflush(stderr);

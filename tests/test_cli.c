@@ -304,6 +304,12 @@ static void one_cpu_says_round_trip_unmeasurable(void **state)
 	assert_non_null(strstr(r.out, "cache-line round trip cannot be measured"));
 	assert_non_null(strstr(r.out, "futex_wake_p50"));
 	assert_null(strstr(r.out, "cacheline_rtt_p50"));
+	assert_null(strstr(r.err, "***WARNING***"));   /* no ping-pong threads on one CPU: nothing polls */
+	result_free(&r);
+	/* Given a duration instead of iterations, it still takes its samples. */
+	r = RUN("run", "limits", "--duration", "10ms", "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"syscall_count\": 100.0"));
 	result_free(&r);
 }
 
@@ -341,6 +347,11 @@ static void json_is_google_benchmark_schema(void **state)
 		if (!json_object_get(ctx, ctx_keys[i]))
 			fail_msg("context lacks %s", ctx_keys[i]);
 	assert_int_equal(json_integer_value(json_object_get(ctx, "seed")), 77);
+	json_t *lim = json_object_get(ctx, "limits");   /* measured in the same process, before the run */
+	assert_true(json_number_value(json_object_get(lim, "syscall_ns")) > 0);
+	assert_true(json_number_value(json_object_get(lim, "futex_wake_ns")) > 0);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		assert_true(json_number_value(json_object_get(lim, "cacheline_rtt_ns")) > 0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "wait_ns")), "500");
 	/* 2 sections x 2 paths x (3 iterations + 4 aggregates) */
 	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 2 * 2 * 7);

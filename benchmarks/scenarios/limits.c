@@ -4,7 +4,8 @@
  * benchmarks/limits.h) with the scenario's own sample counts, and reports each
  * as a latency histogram: the core-to-core cache-line round trip between the
  * first two CPUs of the run, a bare syscall, and futex wake-to-run.  One
- * sample per iteration of each (--iterations, default 100).
+ * sample per iteration of each (--iterations, default 100; with --duration,
+ * DURATION_SAMPLES samples).
  */
 #include <errno.h>
 
@@ -12,7 +13,8 @@
 #include "benchmarks/limits.h"
 #include "benchmarks/scenario.h"
 
-#define BUDGET_MS 2000   /* per measurement: a busy machine gives up, never hangs */
+#define BUDGET_MS 2000          /* per measurement: a busy machine gives up, never hangs */
+#define DURATION_SAMPLES 100    /* samples when the run is given a duration, not iterations */
 
 static const struct fb_param limits_params[] = {
 	FB_PARAM_INT("batch", "ops", 100, 1, 100000,
@@ -42,7 +44,7 @@ static int report_rtt(struct fb_run *run, struct fb_hist *h, unsigned samples, u
 
 static int limits_run(struct fb_run *run)
 {
-	unsigned samples = (unsigned)fb_run_iterations(run);
+	unsigned samples = fb_run_iterations(run) ? (unsigned)fb_run_iterations(run) : DURATION_SAMPLES;
 	unsigned batch = (unsigned)fb_run_int(run, "batch");
 	unsigned gap_us = (unsigned)fb_run_int(run, "gap_us");
 	struct fb_hist *h = fb_hist_new();
@@ -76,12 +78,19 @@ out:
 	return rc;
 }
 
+/* The two ping-pong threads spin, and only when there are two CPUs to ping-pong between. */
+static unsigned limits_polling(const struct fb_run *run)
+{
+	return fb_run_ncpus(run) >= 2 ? 2 : 0;
+}
+
 const struct fb_scenario fb_scenario_limits = {
 	.name = "limits",
 	.summary = "the machine's limits: cache-line round trip, bare syscall, futex wake-to-run",
 	.params = limits_params,
 	.compares_paths = false,
-	.polling_threads = 2,   /* the two ping-pong threads spin */
+	.polling_threads = 2,
+	.polling_threads_fn = limits_polling,
 	.default_iterations = 100,
 	.run = limits_run,
 };
