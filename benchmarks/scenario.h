@@ -54,8 +54,11 @@
  * calling thread registered as role "app", run(run) called on that thread,
  * then perf groups read and closed.  The measured region is what lies between
  * fb_run_measure_begin and fb_run_measure_end (several pairs add up); a
- * scenario that calls neither is measured as a whole.  Real and CPU time of
- * the region divided by the iterations reported become real_time/cpu_time.
+ * scenario that calls neither is measured as a whole (but `perf stat
+ * --control`, driven through --perf-ctl-fd, only ever sees marked regions).
+ * Real and CPU time (of the whole process) of the region divided by the
+ * iterations reported become real_time/cpu_time; perf groups on the role
+ * threads count only inside the region.
  *
  * ---- Results ----
  *

@@ -107,7 +107,7 @@ void fb_run_thread(struct fb_run *run, const char *role, pid_t tid)
 		if (rc) {
 			note(run, "perf: no counters on thread %s (tid %d): %s", role, (int)tid, strerror(-rc));
 			g = NULL;
-		} else if (run->in_region) {
+		} else if (run->counting) {
 			fb_perf_group_enable(g);
 		}
 	}
@@ -121,12 +121,30 @@ void fb_run_thread_self(struct fb_run *run, const char *role)
 	fb_run_thread(run, role, gettid());
 }
 
-static void groups_apply(struct fb_run *run, void (*op)(struct fb_perf_group *))
+/* Enable or disable every group, and say so to threads registering meanwhile:
+ * both under run->lock, so no group is opened in between and missed. */
+static void groups_count(struct fb_run *run, bool on)
+{
+	pthread_mutex_lock(&run->lock);
+	run->counting = on;
+	for (size_t i = 0; i < run->nroles; i++) {
+		if (!run->roles[i].group)
+			continue;
+		if (on)
+			fb_perf_group_enable(run->roles[i].group);
+		else
+			fb_perf_group_disable(run->roles[i].group);
+	}
+	pthread_mutex_unlock(&run->lock);
+}
+
+/* Zero every group's counts (they keep counting if enabled). */
+static void groups_reset(struct fb_run *run)
 {
 	pthread_mutex_lock(&run->lock);
 	for (size_t i = 0; i < run->nroles; i++)
 		if (run->roles[i].group)
-			op(run->roles[i].group);
+			fb_perf_group_reset(run->roles[i].group);
 	pthread_mutex_unlock(&run->lock);
 }
 
@@ -173,11 +191,11 @@ void fb_run_measure_begin(struct fb_run *run)
 		/* The scenario marks its own region: forget the runner's. */
 		run->implicit = false;
 		run->in_region = false;
-		groups_apply(run, fb_perf_group_disable);
-		groups_apply(run, fb_perf_group_reset);
+		groups_count(run, false);
+		groups_reset(run);
 	}
 	ctl_send(run, true);
-	groups_apply(run, fb_perf_group_enable);
+	groups_count(run, true);
 	region_open(run);
 }
 
@@ -186,7 +204,7 @@ void fb_run_measure_end(struct fb_run *run, uint64_t iterations)
 	if (!run->in_region || run->implicit)
 		RUN_MISUSE("fb_run_measure_end without fb_run_measure_begin");
 	region_close(run, iterations);
-	groups_apply(run, fb_perf_group_disable);
+	groups_count(run, false);
 	ctl_send(run, false);
 }
 
@@ -302,14 +320,14 @@ int fb_run_execute(struct fb_run *run)
 	fb_run_thread_self(run, "app");
 	/* Until the scenario marks its region, the whole of run() is measured. */
 	run->implicit = true;
-	groups_apply(run, fb_perf_group_enable);
+	groups_count(run, true);
 	region_open(run);
 	int rc = s->run(run);
 	if (run->in_region) {
 		if (!run->implicit)
 			note(run, "%s: the measured region was left open; closed at the end of the run", s->name);
 		region_close(run, run->implicit ? (run->session->iterations ? run->session->iterations : 1) : 0);
-		groups_apply(run, fb_perf_group_disable);
+		groups_count(run, false);
 		if (!run->implicit)
 			ctl_send(run, false);
 	}

@@ -69,11 +69,12 @@ struct fb_run {
 	enum fb_path path;
 	unsigned rep;
 
-	pthread_mutex_t lock;           /* roles: fb_run_thread may come from any thread */
+	pthread_mutex_t lock;           /* roles, counting: fb_run_thread may come from any thread */
 	struct fb_role *roles;
 	size_t nroles;
+	bool counting;                  /* groups are enabled: a group opened now is enabled too */
 
-	bool in_region, implicit;       /* measured region open; opened by the runner, not the scenario */
+	bool in_region, implicit;       /* run()'s thread only: region open; opened by the runner, not the scenario */
 	uint64_t t0_ns, t0_cpu_ns;      /* clocks at the region's start */
 	double j0;                      /* RAPL joules at the region's start */
 	_Atomic uint64_t deadline_ns;   /* duration-based end of the region; relaxed: a hint for fb_run_continue */
