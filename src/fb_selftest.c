@@ -30,19 +30,21 @@ static const struct fb_param selftest_params[] = {
 };
 
 struct helper {
-	const struct fb_run *run;
-	_Atomic pid_t tid;       /* published by the helper, read by run(): release/acquire */
+	struct fb_run *run;
+	_Atomic int registered;  /* the helper registered itself: release/acquire with run() */
 	_Atomic int stop;        /* set by run() once the region ends */
 	_Atomic uint64_t spins;
 };
 
-/* The "engine": pinned to the run's second CPU, spins a little, then parks
- * (sleeps) until told to stop — bounded, as every poller must be. */
+/* The "engine": pinned to the run's second CPU, registers itself as a role
+ * thread (fb_run_thread may be called from any thread), then ticks and
+ * sleeps until told to stop — bounded, as every poller must be. */
 static void *helper_thread(void *arg)
 {
 	struct helper *h = arg;
 	fb_run_pin_self(h->run, 1);
-	atomic_store_explicit(&h->tid, gettid(), memory_order_release);
+	fb_run_thread_self(h->run, "engine0");
+	atomic_store_explicit(&h->registered, 1, memory_order_release);
 	while (!atomic_load_explicit(&h->stop, memory_order_acquire)) {
 		atomic_fetch_add_explicit(&h->spins, 1, memory_order_relaxed);
 		usleep(200);
@@ -80,9 +82,9 @@ static int selftest_run(struct fb_run *run)
 	pthread_t t;
 	if (pthread_create(&t, NULL, helper_thread, &h))
 		return fb_run_error(run, -EAGAIN, "cannot start the helper thread");
-	for (int i = 0; i < 100000 && !atomic_load_explicit(&h.tid, memory_order_acquire); i++)
-		usleep(10);
-	fb_run_thread(run, "engine0", atomic_load_explicit(&h.tid, memory_order_acquire));
+	/* Role threads register before the measured region (bounded wait: 10 s). */
+	for (int i = 0; i < 100000 && !atomic_load_explicit(&h.registered, memory_order_acquire); i++)
+		usleep(100);
 	uint64_t n = 0, warm_end = lf_now_ns() + fb_run_warmup_ns(run);
 	while (lf_now_ns() < warm_end)
 		usleep(100);
