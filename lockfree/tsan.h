@@ -17,6 +17,25 @@
 #ifndef LF_TSAN_H
 #define LF_TSAN_H
 
+/* liburcu's own helper threads (call_rcu, rcu_barrier's completion, the
+ * cds_lfht resize workqueue) malloc in one thread and free in another, synced
+ * by its invisible atomics: TSan reports those frees as races inside liburcu.
+ * A TSan binary that uses lf_htab (or call_rcu/rcu_barrier) puts this in its
+ * suppressions, e.g. in the test file:
+ *
+ *     #ifdef FB_TSAN
+ *     const char *__tsan_default_suppressions(void);
+ *     const char *__tsan_default_suppressions(void) { return LF_TSAN_SUPPRESS_LIBURCU; }
+ *     #endif
+ *
+ * called_from_lib ignores only the interceptors (malloc, free, mutexes)
+ * called from liburcu's uninstrumented code; every access by our own code,
+ * including to memory handed over through liburcu, is still checked. */
+#define LF_TSAN_SUPPRESS_LIBURCU \
+	"called_from_lib:liburcu.so\n"        \
+	"called_from_lib:liburcu-cds.so\n"    \
+	"called_from_lib:liburcu-common.so\n"
+
 #ifdef FB_TSAN
 /* The TSan runtime's annotation entry points (no public header in Debian 12). */
 void __tsan_acquire(void *addr);
