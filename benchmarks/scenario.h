@@ -45,6 +45,9 @@
  *     };
  *
  * and one line in benchmarks/scenarios/table.c.  Names: [a-z0-9_-], short.
+ * A complete, runnable example is the harness's own "selftest" scenario
+ * (src/fb_selftest.c); tests/test_cli.c checks every registered scenario's
+ * declarations (unique names, one-line summary, defaults within range).
  *
  * ---- What the harness does around run() ----
  *
@@ -52,7 +55,8 @@
  * path (native and legacy when compares_paths and --path both; FB_PATH_NONE
  * when !compares_paths), for every repetition: a fresh struct fb_run, the
  * calling thread registered as role "app", run(run) called on that thread,
- * then perf groups read and closed.  The measured region is what lies between
+ * then perf groups read and closed.  Paths alternate within each repetition
+ * (native, legacy, native, ...) so slow drift affects both alike.  The measured region is what lies between
  * fb_run_measure_begin and fb_run_measure_end (several pairs add up); a
  * scenario that calls neither is measured as a whole (but `perf stat
  * --control`, driven through --perf-ctl-fd, only ever sees marked regions).
