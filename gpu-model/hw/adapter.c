@@ -1,0 +1,212 @@
+/* gpu-model/hw/adapter.c — adapter caps, creation, the interrupt line, statistics. */
+#include <errno.h>
+#include <numa.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+
+void hw_caps_default(struct hw_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	caps->native_fence = true;
+	caps->cv_stride = 64;
+	caps->mv_stride = 64;
+	caps->payload = HW_PAYLOAD_FENCE_ARRAY;
+	caps->storage = HW_STORAGE_SYSTEM;
+	caps->numa_node = -1;
+	caps->engines = 1;
+	caps->idle_spin_ns = 20000;
+	caps->work_spin_max_ns = 50000;
+}
+
+static int hw_caps_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool hw_stride_ok(uint32_t s)
+{
+	return s >= 8 && s <= HW_PAGE_SIZE && (s & (s - 1)) == 0;
+}
+
+/* The checks a KMD's caps must pass before the adapter starts. */
+static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
+{
+	if (c->engines < 1 || c->engines > HW_MAX_ENGINES)
+		return hw_caps_error(err, errlen, "engines=%u: must be 1..%d", c->engines, HW_MAX_ENGINES);
+	if (!hw_stride_ok(c->cv_stride))
+		return hw_caps_error(err, errlen, "cv_stride=%u: must be a power of two in 8..4096 bytes", c->cv_stride);
+	if (!hw_stride_ok(c->mv_stride))
+		return hw_caps_error(err, errlen, "mv_stride=%u: must be a power of two in 8..4096 bytes", c->mv_stride);
+	/* Seed (native-gpu-fence, "Current value"): 64-bit CurrentValue writes must
+	 * be atomic for the CPU and the GPU; a 32-bit-only GPU cannot do native fences. */
+	if (c->native_fence && c->no_64bit_atomics)
+		return hw_caps_error(err, errlen, "native_fence with no_64bit_atomics: native fences need atomic 64-bit CurrentValue writes");
+	if (c->payload > HW_PAYLOAD_NULL_EVAL_LEGACY)
+		return hw_caps_error(err, errlen, "payload=%d: unknown interrupt payload kind", (int)c->payload);
+	if (c->storage == HW_STORAGE_LOCAL && c->numa_node >= 0 &&
+	    (numa_available() < 0 || c->numa_node > numa_max_node()))
+		return hw_caps_error(err, errlen, "numa_node=%d: no such NUMA node on this machine (highest is %d)",
+				     c->numa_node, numa_available() < 0 ? 0 : numa_max_node());
+	if (c->local_read_ns > 1000000)
+		return hw_caps_error(err, errlen, "local_read_ns=%u: more than 1 ms per read is not a PCIe read", c->local_read_ns);
+	if (c->ncpus > 64)
+		return hw_caps_error(err, errlen, "%zu CPUs: at most 64", c->ncpus);
+	for (size_t i = 0; i < c->ncpus; i++)
+		if (c->cpus[i] < 0 || c->cpus[i] >= CPU_SETSIZE)
+			return hw_caps_error(err, errlen, "cpu %d: out of range", c->cpus[i]);
+	return 0;
+}
+
+int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char *err, size_t errlen)
+{
+	int rc = hw_caps_check(caps, err, errlen);
+	if (rc)
+		return rc;
+	struct hw_adapter *a = lf_alloc(sizeof(*a), LF_CACHELINE);
+	a->caps = *caps;
+	for (size_t i = 0; i < caps->ncpus; i++)
+		a->cpus[i] = caps->cpus[i];
+	a->caps.cpus = a->cpus;
+	lf_mpsc_init(&a->irq_q);
+	lf_wake_init(&a->irq_wake);
+	pthread_mutex_init(&a->storage_lock, NULL);
+	pthread_mutex_init(&a->queue_lock, NULL);
+	for (unsigned i = 0; i < caps->engines; i++) {
+		a->engines[i].index = i;
+		a->engines[i].a = a;
+		lf_wake_init(&a->engines[i].wake);
+	}
+	*out = a;
+	return 0;
+}
+
+int hw_adapter_start(struct hw_adapter *a)
+{
+	return hw_engines_start(a);
+}
+
+void hw_adapter_stop(struct hw_adapter *a)
+{
+	hw_engines_stop(a);
+}
+
+void hw_adapter_destroy(struct hw_adapter *a)
+{
+	if (!a)
+		return;
+	hw_engines_stop(a);
+	struct hw_irq_rec *rec;
+	while ((rec = hw_irq_pop(a)))
+		hw_irq_free(rec);
+	lf_mpsc_destroy(&a->irq_q);
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		uint32_t n = atomic_load(&e->nqueues);
+		for (uint32_t k = 0; k < n; k++) {
+			lf_ring_destroy(e->queues[k]->ring);
+			lf_free(e->queues[k], sizeof(*e->queues[k]), LF_CACHELINE);
+		}
+	}
+	for (size_t i = 0; i < a->npages_cv; i++)
+		hw_page_free(a, a->cv_pages[i]);
+	for (size_t i = 0; i < a->npages_mv; i++)
+		hw_page_free(a, a->mv_pages[i]);
+	free(a->cv_pages);
+	free(a->mv_pages);
+	free(a->free_slots);
+	pthread_mutex_destroy(&a->storage_lock);
+	pthread_mutex_destroy(&a->queue_lock);
+	lf_free(a, sizeof(*a), LF_CACHELINE);
+}
+
+const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a)
+{
+	return &a->caps;
+}
+
+/* ---- the interrupt line ---- */
+
+struct hw_irq_rec *hw_irq_alloc(void)
+{
+	return lf_alloc(sizeof(struct hw_irq_rec), LF_CACHELINE);
+}
+
+void hw_irq_free(struct hw_irq_rec *rec)
+{
+	lf_free(rec, sizeof(*rec), LF_CACHELINE);
+}
+
+void hw_irq_raise(struct hw_adapter *a, struct hw_irq_rec *rec)
+{
+	rec->t_raise_ns = lf_now_ns();
+	/* Wake the interrupt thread only when the queue was empty: otherwise it
+	 * has not drained yet and will see this record (lf_mpsc_push contract). */
+	if (lf_mpsc_push(&a->irq_q, &rec->node))
+		lf_wake_notify(&a->irq_wake);
+}
+
+struct hw_irq_rec *hw_irq_pop(struct hw_adapter *a)
+{
+	struct lf_mpsc_node *n = lf_mpsc_pop(&a->irq_q);
+	return n ? (struct hw_irq_rec *)((char *)n - offsetof(struct hw_irq_rec, node)) : NULL;
+}
+
+int hw_irq_park(struct hw_adapter *a, int64_t timeout_ns)
+{
+	lf_wake_prepare(&a->irq_wake);
+	if (!lf_mpsc_empty(&a->irq_q)) {
+		lf_wake_cancel(&a->irq_wake);
+		return 0;
+	}
+	return lf_wake_park(&a->irq_wake, timeout_ns);
+}
+
+void hw_irq_kick(struct hw_adapter *a)
+{
+	lf_wake_notify(&a->irq_wake);
+}
+
+/* ---- statistics ---- */
+
+void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_stats *out)
+{
+	const struct hw_engine *e = &a->engines[engine];
+	out->signals = atomic_load_explicit(&e->signals, memory_order_relaxed);
+	out->interrupts = atomic_load_explicit(&e->interrupts, memory_order_relaxed);
+	out->cmds = atomic_load_explicit(&e->cmds, memory_order_relaxed);
+	out->parks = atomic_load_explicit(&e->parks, memory_order_relaxed);
+	out->waits_blocked = atomic_load_explicit(&e->waits_blocked, memory_order_relaxed);
+	out->busy_ns = atomic_load_explicit(&e->busy_ns, memory_order_relaxed);
+}
+
+pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine)
+{
+	return atomic_load(&a->engines[engine].tid);
+}
+
+uint64_t hw_adapter_interrupts(const struct hw_adapter *a)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->caps.engines; i++)
+		n += atomic_load_explicit(&a->engines[i].interrupts, memory_order_relaxed);
+	return n;
+}
+
+uint64_t hw_adapter_signals(const struct hw_adapter *a)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->caps.engines; i++)
+		n += atomic_load_explicit(&a->engines[i].signals, memory_order_relaxed);
+	return n;
+}

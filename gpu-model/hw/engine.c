@@ -1,0 +1,329 @@
+/* gpu-model/hw/engine.c — GPU engines running run lists of HW queues, and the CMP.
+ *
+ * One thread per engine, pinned.  Each pass walks the run list round-robin:
+ * a queue blocked on a native WAIT is skipped until its fence's CurrentValue
+ * reaches the value (seed native-gpu-fence, "GPU wait on a monitored fence
+ * value ... without requiring a CPU roundtrip"); a runnable queue executes up
+ * to HW_BUDGET commands.  An engine with nothing runnable polls for
+ * caps.idle_spin_ns, then parks on its wake word (F1); a doorbell (submit) or a
+ * fence signal that may unblock one of its queues wakes it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+
+#define HW_BUDGET 32                      /* commands per queue per pass */
+#define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
+#define HW_FAULT_WINDOW_NS 2000           /* the store-buffer delay the NO_CMP_BARRIER fault models */
+
+/* ---- the CMP ---- */
+
+/* CurrentValue > MonitoredValue, in the width the hardware compares. */
+static bool hw_cv_above_mv(const struct hw_adapter *a, uint64_t cv, uint64_t mv)
+{
+	if (mv == UINT64_MAX)
+		return false;              /* no CPU waiter */
+	if (a->caps.no_64bit_atomics)
+		return (int32_t)((uint32_t)cv - (uint32_t)mv) > 0;
+	return cv > mv;
+}
+
+static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f,
+		     uint64_t v, enum hw_irq_kind kind)
+{
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = kind;
+	rec->engine = e ? e->index : UINT32_MAX;
+	rec->value = v;
+	if (kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
+		/* Seed, "Native fence signaled interrupt": the exact subset with CPU
+		 * waiters, or a NULL array (the OS scans), optionally with
+		 * EvaluateLegacyMonitoredFences. */
+		if (a->caps.payload == HW_PAYLOAD_FENCE_ARRAY) {
+			rec->fences[0] = f->handle;
+			rec->nfences = 1;
+		}
+		rec->eval_legacy = a->caps.payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
+	} else {
+		rec->fences[0] = f->handle;
+		rec->nfences = 1;
+	}
+	if (e)
+		hw_count(&e->interrupts, 1);
+	hw_irq_raise(a, rec);
+}
+
+/* Engines with queues blocked on a WAIT re-evaluate their run lists. */
+static void hw_notify_waiters(struct hw_adapter *a, const struct hw_engine *self)
+{
+	/* seq_cst RMW: the CurrentValue write above is ordered before the loads of
+	 * waiting_queues below; pairs with the engine's waiting_queues increment +
+	 * lf_wake_prepare + CurrentValue re-check in hw_engine_idle. */
+	atomic_fetch_add_explicit(&a->signal_epoch, 1, memory_order_seq_cst);
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		if (e != self && atomic_load_explicit(&e->waiting_queues, memory_order_seq_cst))
+			lf_wake_notify(&e->wake);
+	}
+}
+
+void hw_cmp_cpu_signal_notify(struct hw_adapter *a)
+{
+	hw_notify_waiters(a, NULL);
+}
+
+/*
+ * SIGNAL: write CurrentValue, then decide the interrupt.
+ *
+ * Native (seed, "Synchronization within the GPU between the engine and CMP"):
+ * the CurrentValue write must be visible before MonitoredValue is read, or a
+ * CPU waiter that lowered MonitoredValue and then resampled an old
+ * CurrentValue would never be interrupted.  The exchange is a seq_cst RMW (a
+ * full barrier TSan understands); it pairs with the OS's MonitoredValue
+ * update (a seq_cst RMW in lf_waitset_add) followed by its CurrentValue
+ * resample.  Legacy (monitored fence): always raise.
+ */
+void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v)
+{
+	uint64_t wv = a->caps.no_64bit_atomics ? (uint32_t)v : v;
+
+	if (e)
+		hw_count(&e->signals, 1);
+	if (!f->native) {
+		atomic_store_explicit(f->cv, wv, memory_order_seq_cst);
+		hw_raise(a, e, f, v, HW_IRQ_MONITORED_FENCE_SIGNALED);
+		hw_notify_waiters(a, e);
+		return;
+	}
+	uint64_t mv;
+	if (a->caps.fault == HW_FAULT_NO_CMP_BARRIER) {
+		/* Broken on purpose: MonitoredValue is read while the CurrentValue
+		 * write still sits in a store buffer (modeled by the delay). */
+		mv = atomic_load_explicit(f->mv, memory_order_relaxed);
+		lf_spin_ns(HW_FAULT_WINDOW_NS);
+		atomic_store_explicit(f->cv, wv, memory_order_relaxed);
+	} else {
+		atomic_exchange_explicit(f->cv, wv, memory_order_seq_cst);
+		mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
+	}
+	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
+	if (hw_cv_above_mv(a, cv, mv))
+		hw_raise(a, e, f, v, HW_IRQ_NATIVE_FENCE_SIGNALED);
+	hw_notify_waiters(a, e);
+}
+
+/* ---- queues ---- */
+
+struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots)
+{
+	if (engine >= a->caps.engines)
+		return NULL;
+	struct hw_engine *e = &a->engines[engine];
+	struct hw_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
+	q->ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots);
+	if (!q->ring) {
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return NULL;
+	}
+	q->a = a;
+	q->engine = engine;
+	pthread_mutex_lock(&a->queue_lock);
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
+	if (n == HW_MAX_QUEUES) {
+		pthread_mutex_unlock(&a->queue_lock);
+		lf_ring_destroy(q->ring);
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return NULL;
+	}
+	e->queues[n] = q;
+	/* release: the engine sees an initialized queue once it sees the new count */
+	atomic_store_explicit(&e->nqueues, n + 1, memory_order_release);
+	pthread_mutex_unlock(&a->queue_lock);
+	return q;
+}
+
+void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	for (size_t i = 0; i < n; i++) {
+		while (!lf_ring_push_spsc(q->ring, &cmds[i])) {
+			lf_wake_notify(&e->wake);   /* full: make sure the engine drains */
+			sched_yield();
+		}
+	}
+	q->submitted += n;
+	/* the doorbell: wakes the engine only if it parked (no syscall otherwise) */
+	lf_wake_notify(&e->wake);
+}
+
+size_t hw_queue_pending(const struct hw_queue *q)
+{
+	return lf_ring_size(q->ring) + (q->waiting ? 1 : 0);
+}
+
+/* ---- the engine thread ---- */
+
+static void hw_work(const struct hw_adapter *a, uint64_t ns)
+{
+	if (ns <= a->caps.work_spin_max_ns) {
+		lf_spin_ns(ns);
+		return;
+	}
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue *q)
+{
+	uint64_t cv = atomic_load_explicit(q->wait_fence->cv, memory_order_acquire);
+	if (a->caps.no_64bit_atomics)
+		return (int32_t)((uint32_t)cv - (uint32_t)q->wait_value) >= 0;
+	return cv >= q->wait_value;
+}
+
+/* Execute up to HW_BUDGET commands of q; returns the number executed. */
+static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_cmd c;
+	unsigned done = 0;
+
+	if (q->waiting) {
+		if (!hw_wait_satisfied(a, q))
+			return 0;
+		q->waiting = false;
+		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
+	}
+	while (done < HW_BUDGET && lf_ring_pop_spsc(q->ring, &c)) {
+		done++;
+		switch (c.op) {
+		case HW_CMD_WORK:
+			hw_work(a, c.arg);
+			break;
+		case HW_CMD_SIGNAL:
+			hw_engine_signal(a, e, c.fence, c.value);
+			break;
+		case HW_CMD_STAMP:
+			atomic_store_explicit(c.stamp, lf_now_ns(), memory_order_release);
+			break;
+		case HW_CMD_WAIT:
+			q->wait_fence = c.fence;
+			q->wait_value = c.value;
+			if (!hw_wait_satisfied(a, q)) {
+				q->waiting = true;
+				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
+				atomic_fetch_add_explicit(&e->waiting_queues, 1, memory_order_seq_cst);
+				hw_count(&e->waits_blocked, 1);
+				hw_count(&q->executed, 1);
+				hw_count(&e->cmds, done);
+				return done;
+			}
+			break;
+		default:
+			fprintf(stderr, "%s:%d: bad command op %u\n", __FILE__, __LINE__, c.op);
+			abort();
+		}
+		hw_count(&q->executed, 1);
+	}
+	hw_count(&e->cmds, done);
+	return done;
+}
+
+/* Anything runnable?  Called after lf_wake_prepare, so a doorbell or signal
+ * that raced the decision to park is seen here or wakes the park. */
+static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
+{
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_queue *q = e->queues[i];
+		if (q->waiting ? hw_wait_satisfied(a, q) : lf_ring_size(q->ring) > 0)
+			return true;
+	}
+	return false;
+}
+
+static void hw_pin(const struct hw_adapter *a, unsigned idx)
+{
+	if (!a->caps.ncpus)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(a->cpus[idx % a->caps.ncpus], &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *hw_engine_main(void *arg)
+{
+	struct hw_engine *e = arg;
+	struct hw_adapter *a = e->a;
+	char name[16];
+	uint64_t idle_since = 0;
+
+	snprintf(name, sizeof(name), "fb-engine%u", e->index);
+	pthread_setname_np(pthread_self(), name);
+	atomic_store(&e->tid, gettid());
+	hw_pin(a, e->index);
+
+	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+		uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+		unsigned done = 0;
+		uint64_t t0 = lf_now_ns();
+		for (uint32_t i = 0; i < n; i++)
+			done += hw_queue_run(a, e, e->queues[i]);
+		if (done) {
+			hw_count(&e->busy_ns, lf_now_ns() - t0);
+			idle_since = 0;
+			continue;
+		}
+		if (!idle_since)
+			idle_since = t0;
+		if (t0 - idle_since < a->caps.idle_spin_ns) {
+			lf_cpu_relax();
+			continue;
+		}
+		/* F1: announce, re-check, park.  Submitters and signalers notify after
+		 * publishing, so nothing published after this prepare is missed. */
+		lf_wake_prepare(&e->wake);
+		if (hw_engine_has_work(a, e) || atomic_load(&a->stop)) {
+			lf_wake_cancel(&e->wake);
+			continue;
+		}
+		hw_count(&e->parks, 1);
+		lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
+		idle_since = 0;
+	}
+	return NULL;
+}
+
+int hw_engines_start(struct hw_adapter *a)
+{
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		int rc = pthread_create(&e->thread, NULL, hw_engine_main, e);
+		if (rc)
+			return -rc;
+		e->started = true;
+	}
+	return 0;
+}
+
+void hw_engines_stop(struct hw_adapter *a)
+{
+	atomic_store_explicit(&a->stop, true, memory_order_seq_cst);
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		if (!e->started)
+			continue;
+		lf_wake_notify(&e->wake);
+		pthread_join(e->thread, NULL);
+		e->started = false;
+	}
+}

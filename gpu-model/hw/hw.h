@@ -1,0 +1,192 @@
+/* gpu-model/hw/hw.h — the simulated GPU: adapter caps, fence storage, engines, the CMP.
+ *
+ * What the hardware knows: fence storage pages (CurrentValue and MonitoredValue
+ * of every fence, in separate locations packed by stride), engines that run HW
+ * queues of commands, and the context management processor (CMP) that decides
+ * after each fence signal whether to raise an interrupt.  It knows nothing of
+ * CPU waiters: it only reads MonitoredValue, which the OS maintains.
+ *
+ * Threads: one thread per engine (hw_engine_*), started by hw_adapter_start.
+ * Interrupts are records on a liburcu MPSC queue (lockfree/mpsc.h) that the OS
+ * interrupt thread drains (hw_irq_pop); the engine wakes it only if it parked.
+ *
+ *   operation                       who may call                   blocks?
+ *   hw_adapter_create/destroy       one setup thread               no / joins engines
+ *   hw_fence_alloc/free             any thread (storage mutex)     no (short lock)
+ *   hw_queue_submit                 the queue's one producer       spins while the ring is full
+ *   hw_cmp_cpu_signal_notify        any thread                     no
+ *   hw_irq_pop / hw_irq_park        the OS interrupt thread only   park: yes
+ */
+#ifndef HW_HW_H
+#define HW_HW_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lockfree/cacheline.h"
+#include "lockfree/event.h"
+#include "lockfree/mpsc.h"
+#include "lockfree/ring.h"
+
+#define HW_PAGE_SIZE       4096u
+#define HW_MAX_ENGINES     8
+#define HW_MAX_QUEUES      64     /* per engine run list */
+#define HW_IRQ_MAX_FENCES  8      /* signaled-fence array of one interrupt record */
+
+enum hw_storage_loc {
+	HW_STORAGE_SYSTEM,   /* CPU reads at memory speed */
+	HW_STORAGE_LOCAL,    /* "GPU local memory": node-placed, CPU reads pay local_read_ns */
+};
+
+/* What the hardware puts in a native fence signaled interrupt (an adapter cap). */
+enum hw_irq_payload {
+	HW_PAYLOAD_FENCE_ARRAY,       /* the exact signaled fences that have CPU waiters */
+	HW_PAYLOAD_NULL,              /* no array: the OS scans all native fence waiters */
+	HW_PAYLOAD_NULL_EVAL_LEGACY,  /* no array + EvaluateLegacyMonitoredFences: scan all waiters */
+};
+
+/* Deliberate protocol faults, to prove the stress detector can fail. */
+enum hw_fault {
+	HW_FAULT_NONE,
+	HW_FAULT_NO_CMP_BARRIER,   /* CMP reads MonitoredValue before its CurrentValue write is visible */
+};
+
+/* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
+struct hw_caps {
+	bool native_fence;            /* KMD advertises native fence support */
+	bool no_64bit_atomics;        /* the GPU writes only 32 bits of a fence value */
+	uint32_t cv_stride;           /* bytes between packed CurrentValues: power of two, 8..4096 */
+	uint32_t mv_stride;           /* bytes between packed MonitoredValues: power of two, 8..4096 */
+	enum hw_irq_payload payload;
+	enum hw_storage_loc storage;
+	int numa_node;                /* node for local storage; -1: wherever the allocator puts it */
+	uint32_t local_read_ns;       /* modeled PCIe cost of one CPU read of local memory */
+	unsigned engines;             /* 1..HW_MAX_ENGINES */
+	uint64_t idle_spin_ns;        /* an idle engine polls this long, then parks (F1) */
+	uint64_t work_spin_max_ns;    /* WORK up to this long busy-waits; longer WORK sleeps */
+	const int *cpus;              /* engine i is pinned to cpus[i % ncpus]; NULL: not pinned */
+	size_t ncpus;
+	enum hw_fault fault;
+};
+
+/* Defaults: native, 64-bit atomics, stride 64, fence array payload, system memory. */
+void hw_caps_default(struct hw_caps *caps);
+
+/* ---- fence storage ---- */
+
+/* The GPU-visible state of one fence: two locations in fence storage pages. */
+struct hw_fence {
+	_Atomic uint64_t *cv;         /* CurrentValue: GPU writes, CPU reads (kernel may write) */
+	_Atomic uint64_t *mv;         /* MonitoredValue: OS writes, GPU (CMP) reads */
+	uint64_t handle;              /* global handle the CMP reports in interrupt payloads */
+	bool native;                  /* native: conditional interrupt; else monitored (always) */
+	bool shareable;               /* has pages of its own */
+	bool local;                   /* lives in local memory (CPU reads pay the modeled cost) */
+	uint32_t slot;                /* packed slot index (non-shareable) */
+	void *cv_page, *mv_page;      /* own pages (shareable) */
+	void *owner;                  /* the OS's object for this fence; never read by hw */
+};
+
+struct hw_adapter;
+
+/* Allocate storage for a fence; *f is filled (cv = mv-less fences still get an MV slot).
+ * 0 or -ENOMEM. */
+int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t handle,
+		   uint64_t initial, struct hw_fence *f);
+void hw_fence_free(struct hw_adapter *a, struct hw_fence *f);
+/* A CPU read of CurrentValue: pays the modeled PCIe cost for local memory; acquire.
+ * With no_64bit_atomics this is the raw 32-bit value; the OS reconstructs. */
+uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f);
+/* Bytes between two fences' CurrentValues in storage, for the stride tests. */
+ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y);
+
+/* ---- commands, queues, engines ---- */
+
+enum hw_cmd_op {
+	HW_CMD_WORK,       /* arg = duration in ns */
+	HW_CMD_SIGNAL,     /* write value to fence, then the CMP decides the interrupt */
+	HW_CMD_WAIT,       /* native: the queue is not runnable until CV >= value */
+	HW_CMD_STAMP,      /* write the engine's clock (ns) to *(uint64_t *)ptr: submission latency */
+};
+
+struct hw_cmd {
+	uint32_t op;
+	uint32_t pad;
+	uint64_t value;
+	uint64_t arg;
+	struct hw_fence *fence;
+	_Atomic uint64_t *stamp;
+};
+
+struct hw_queue;
+
+/* Create a HW queue with a ring of `ring_slots` commands (power of two) on engine e. */
+struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots);
+/* Push n commands and ring the engine (wakes it only if parked).  The caller is the
+ * queue's single producer.  Spins (with yields) while the ring is full. */
+void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n);
+/* Commands pushed and not yet executed (approximate). */
+size_t hw_queue_pending(const struct hw_queue *q);
+
+/* ---- interrupts ---- */
+
+enum hw_irq_kind {
+	HW_IRQ_NATIVE_FENCE_SIGNALED,     /* DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED */
+	HW_IRQ_MONITORED_FENCE_SIGNALED,  /* DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED (legacy) */
+	HW_IRQ_SOFTWARE,                  /* deferred work the OS queues itself (a CPU signal): not a GPU interrupt */
+};
+
+struct hw_irq_rec {
+	struct lf_mpsc_node node;
+	uint32_t kind;
+	uint32_t engine;
+	bool eval_legacy;                 /* EvaluateLegacyMonitoredFences */
+	uint32_t nfences;                 /* 0 = NULL pSignaledNativeFenceArray */
+	uint64_t fences[HW_IRQ_MAX_FENCES]; /* global handles */
+	uint64_t value;                   /* the value written (legacy: the fence's) */
+	uint64_t t_raise_ns;
+};
+
+/* Raise an interrupt record (the engines do; the OS tests inject). Any thread. */
+void hw_irq_raise(struct hw_adapter *a, struct hw_irq_rec *rec);
+/* OS interrupt thread: next record or NULL.  The caller frees it with hw_irq_free. */
+struct hw_irq_rec *hw_irq_pop(struct hw_adapter *a);
+struct hw_irq_rec *hw_irq_alloc(void);
+void hw_irq_free(struct hw_irq_rec *rec);
+/* OS interrupt thread: sleep until an interrupt is raised or timeout; 0 / -ETIMEDOUT.
+ * Returns at once when records are pending. */
+int hw_irq_park(struct hw_adapter *a, int64_t timeout_ns);
+/* Wake the interrupt thread regardless of records (shutdown). */
+void hw_irq_kick(struct hw_adapter *a);
+
+/* A fence value changed without the GPU (CPU signal, cross-adapter propagation):
+ * engines with queues waiting re-evaluate their run lists (no CPU round trip for
+ * GPU waits otherwise).  Any thread. */
+void hw_cmp_cpu_signal_notify(struct hw_adapter *a);
+
+/* ---- adapter ---- */
+
+struct hw_engine_stats {
+	uint64_t signals;        /* SIGNAL commands executed */
+	uint64_t interrupts;     /* interrupts raised */
+	uint64_t cmds;           /* commands executed */
+	uint64_t parks;          /* times the engine parked (entered F1) */
+	uint64_t waits_blocked;  /* WAITs that found the value not yet reached */
+	uint64_t busy_ns;        /* time running commands */
+};
+
+/* 0 or -EINVAL with a one-line reason in err (bad caps). */
+int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char *err, size_t errlen);
+int hw_adapter_start(struct hw_adapter *a);          /* starts the engine threads */
+void hw_adapter_stop(struct hw_adapter *a);           /* stops and joins the engines (idempotent) */
+void hw_adapter_destroy(struct hw_adapter *a);        /* stops the engines, frees everything */
+const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a);
+void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_stats *out);
+pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine);  /* for perf counters */
+uint64_t hw_adapter_interrupts(const struct hw_adapter *a);      /* sum over engines */
+uint64_t hw_adapter_signals(const struct hw_adapter *a);
+
+#endif

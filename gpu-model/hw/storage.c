@@ -1,0 +1,146 @@
+/* gpu-model/hw/storage.c — fence storage pages.
+ *
+ * Seed (native-gpu-fence, "Physical memory storage for current and monitored
+ * fence values"): CurrentValue and MonitoredValue of a fence live in separate
+ * locations; non-shareable fences of a process are packed into the same pages
+ * by the adapter's CurrentValue and MonitoredValue strides; shareable fences
+ * get pages no other fence uses.  Pages are 4 KiB, from jemalloc (system
+ * memory) or, for "GPU local memory", libnuma on the configured node.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+
+static bool hw_local_on_node(const struct hw_adapter *a)
+{
+	return a->caps.storage == HW_STORAGE_LOCAL && a->caps.numa_node >= 0 &&
+	       numa_available() >= 0 && a->caps.numa_node <= numa_max_node();
+}
+
+void *hw_page_alloc(const struct hw_adapter *a)
+{
+	if (hw_local_on_node(a)) {
+		void *p = numa_alloc_onnode(HW_PAGE_SIZE, a->caps.numa_node);
+		if (p) {
+			memset(p, 0, HW_PAGE_SIZE);
+			return p;
+		}
+	}
+	return lf_alloc(HW_PAGE_SIZE, HW_PAGE_SIZE);
+}
+
+void hw_page_free(const struct hw_adapter *a, void *page)
+{
+	if (!page)
+		return;
+	if (hw_local_on_node(a))
+		numa_free(page, HW_PAGE_SIZE);
+	else
+		lf_free(page, HW_PAGE_SIZE, HW_PAGE_SIZE);
+}
+
+static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_adapter *a)
+{
+	if (need <= *npages)
+		return 0;
+	void **p = realloc(*pages, need * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = *npages; i < need; i++)
+		p[i] = hw_page_alloc(a);
+	*pages = p;
+	*npages = need;
+	return 0;
+}
+
+/* Take a packed slot: a freed one first, else the next one (adding pages). storage_lock held. */
+static int hw_slot_take_locked(struct hw_adapter *a, uint32_t *slot)
+{
+	if (a->nfree) {
+		*slot = a->free_slots[--a->nfree];
+		return 0;
+	}
+	uint32_t s = a->nslots;
+	size_t per_cv = HW_PAGE_SIZE / a->caps.cv_stride, per_mv = HW_PAGE_SIZE / a->caps.mv_stride;
+	if (hw_grow(&a->cv_pages, &a->npages_cv, s / per_cv + 1, a) ||
+	    hw_grow(&a->mv_pages, &a->npages_mv, s / per_mv + 1, a))
+		return -ENOMEM;
+	a->nslots++;
+	*slot = s;
+	return 0;
+}
+
+int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t handle,
+		   uint64_t initial, struct hw_fence *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->handle = handle;
+	f->native = native;
+	f->shareable = shareable;
+	f->local = a->caps.storage == HW_STORAGE_LOCAL;
+	if (shareable) {
+		f->cv_page = hw_page_alloc(a);
+		f->mv_page = hw_page_alloc(a);
+		f->cv = f->cv_page;
+		f->mv = f->mv_page;
+	} else {
+		pthread_mutex_lock(&a->storage_lock);
+		int rc = hw_slot_take_locked(a, &f->slot);
+		if (rc) {
+			pthread_mutex_unlock(&a->storage_lock);
+			return rc;
+		}
+		size_t per_cv = HW_PAGE_SIZE / a->caps.cv_stride, per_mv = HW_PAGE_SIZE / a->caps.mv_stride;
+		f->cv = (_Atomic uint64_t *)((char *)a->cv_pages[f->slot / per_cv] +
+					     (f->slot % per_cv) * a->caps.cv_stride);
+		f->mv = (_Atomic uint64_t *)((char *)a->mv_pages[f->slot / per_mv] +
+					     (f->slot % per_mv) * a->caps.mv_stride);
+		pthread_mutex_unlock(&a->storage_lock);
+	}
+	uint64_t cv0 = a->caps.no_64bit_atomics ? (uint32_t)initial : initial;
+	atomic_store_explicit(f->cv, cv0, memory_order_release);
+	/* No CPU waiter yet: MonitoredValue = UINT64_MAX (seed, "Monitored value"). */
+	atomic_store_explicit(f->mv, UINT64_MAX, memory_order_release);
+	return 0;
+}
+
+void hw_fence_free(struct hw_adapter *a, struct hw_fence *f)
+{
+	if (f->shareable) {
+		hw_page_free(a, f->cv_page);
+		hw_page_free(a, f->mv_page);
+	} else if (f->cv) {
+		pthread_mutex_lock(&a->storage_lock);
+		if (a->nfree == a->free_cap) {
+			size_t cap = a->free_cap ? 2 * a->free_cap : 64;
+			uint32_t *p = realloc(a->free_slots, cap * sizeof(*p));
+			if (p) {
+				a->free_slots = p;
+				a->free_cap = cap;
+			}
+		}
+		if (a->nfree < a->free_cap)
+			a->free_slots[a->nfree++] = f->slot;
+		pthread_mutex_unlock(&a->storage_lock);
+	}
+	f->cv = f->mv = NULL;
+}
+
+uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)
+{
+	/* Local memory: a CPU read crosses PCIe (the legacy scan pays this per fence). */
+	if (f->local)
+		lf_spin_ns(a->caps.local_read_ns);
+	/* acquire: what the signaler wrote before CurrentValue is visible after it */
+	return atomic_load_explicit(f->cv, memory_order_acquire);
+}
+
+ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y)
+{
+	return (const char *)y->cv - (const char *)x->cv;
+}
