@@ -1,0 +1,337 @@
+/* gpu-model/os/adapter.c — adapter creation and the interrupt thread (ISR + DPC).
+ *
+ * The interrupt thread drains interrupt records, releases satisfied CPU
+ * waiters, advances MonitoredValues and resamples, submits CPU-held legacy
+ * command buffers, and parks when there is nothing to do.  Its busy time,
+ * idle time and wake-ups are the power proxy.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+
+#define OS_BATCH 32
+
+static _Atomic uint64_t os_adapter_ids = 1;
+
+/* RCU registration that nests: fence create/destroy run on any thread, the
+ * interrupt thread stays registered for its lifetime. */
+static __thread unsigned os_rcu_depth;
+
+void os_rcu_enter(void)
+{
+	if (os_rcu_depth++ == 0)
+		lf_htab_thread_online();
+}
+
+void os_rcu_leave(void)
+{
+	if (--os_rcu_depth == 0)
+		lf_htab_thread_offline();
+}
+
+void os_config_default(struct os_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	hw_caps_default(&cfg->caps);
+	cfg->native_fence_enabled = true;
+	cfg->wait_spin_ns = 2000;
+	cfg->max_fences = 65536;
+	cfg->irq_cpu = -1;
+}
+
+int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char *err, size_t errlen)
+{
+	/* Seed (native-gpu-fence, "Querying native fence feature enablement"): the OS
+	 * fails adapter initialization if the KMD advertises native fence support
+	 * while the feature is not enabled. */
+	if (cfg->caps.native_fence && !cfg->native_fence_enabled) {
+		snprintf(err, errlen, "native_fence advertised while the OS has not enabled DXGK_FEATURE_NATIVE_FENCE: adapter initialization fails");
+		return -EINVAL;
+	}
+	if (cfg->max_fences == 0 || cfg->max_fences > (1u << 24)) {
+		snprintf(err, errlen, "max_fences=%u: must be 1..%u", cfg->max_fences, 1u << 24);
+		return -EINVAL;
+	}
+	struct os_adapter *a = lf_alloc(sizeof(*a), LF_CACHELINE);
+	int rc = hw_adapter_create(&cfg->caps, &a->hw, err, errlen);
+	if (rc) {
+		lf_free(a, sizeof(*a), LF_CACHELINE);
+		return rc;
+	}
+	a->cfg = *cfg;
+	a->cfg.caps = *hw_adapter_caps(a->hw);
+	a->native = cfg->caps.native_fence && cfg->native_fence_enabled;
+	a->id = atomic_fetch_add(&os_adapter_ids, 1);
+	a->handles = lf_htab_create(1024);
+	atomic_init(&a->next_handle, (a->id << 32) | 1);
+	a->table = calloc(cfg->max_fences, sizeof(*a->table));
+	a->free_idx = calloc(cfg->max_fences, sizeof(*a->free_idx));
+	if (!a->handles || !a->table || !a->free_idx) {
+		snprintf(err, errlen, "out of memory creating an adapter for %u fences", cfg->max_fences);
+		os_adapter_destroy(a);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&a->fence_lock, NULL);
+	pthread_mutex_init(&a->app_lock, NULL);
+	*out = a;
+	return 0;
+}
+
+/* ---- the interrupt thread ---- */
+
+static struct os_fence *os_lookup(struct os_adapter *a, uint64_t handle)
+{
+	return lf_htab_lookup(a->handles, handle);
+}
+
+/* Walk the scan table: every fence of the kind asked for that has CPU waiters. */
+static size_t os_scan(struct os_adapter *a, bool native, bool legacy)
+{
+	size_t released = 0, scanned = 0;
+	uint32_t n = atomic_load_explicit(&a->table_hw, memory_order_acquire);
+	struct os_fence *batch[OS_BATCH];
+	size_t nb = 0;
+
+	for (uint32_t i = 0; i <= n; i++) {
+		struct os_fence *f = i < n ? atomic_load_explicit(&a->table[i], memory_order_acquire) : NULL;
+		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
+			scanned++;
+			if (!lf_waitset_empty(&f->ws))
+				batch[nb++] = f;
+		}
+		/* Batch form (seed: DxgkDdiUpdateMonitoredValues updates many values at
+		 * once): release and publish for a batch, then resample them all. */
+		if (nb == OS_BATCH || (i == n && nb)) {
+			for (size_t k = 0; k < nb; k++)
+				released += os_fence_process(batch[k]);
+			nb = 0;
+		}
+	}
+	os_count(&a->fences_scanned, scanned);
+	return released;
+}
+
+static void os_bugcheck(struct os_adapter *a, uint64_t handle)
+{
+	/* Seed: "Passing a handle to a destroyed native fence object causes a bug
+	 * check."  Reported and counted; the fence's memory is never touched. */
+	if (atomic_load_explicit(&a->bugchecks, memory_order_relaxed) == 0)
+		fprintf(stderr, "fencebench: bug check: interrupt payload names fence handle %#llx, which was destroyed\n",
+			(unsigned long long)handle);
+	os_count(&a->bugchecks, 1);
+}
+
+static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
+{
+	size_t released = 0;
+	bool scan_native = false, scan_legacy = false;
+
+	switch (rec->kind) {
+	case HW_IRQ_NATIVE_FENCE_SIGNALED:
+		if (rec->nfences == 0) {
+			scan_native = true;             /* NULL pSignaledNativeFenceArray */
+			scan_legacy = rec->eval_legacy;
+		}
+		break;
+	case HW_IRQ_MONITORED_FENCE_SIGNALED:
+		scan_legacy = true;                     /* legacy: walk every fence with pending waits */
+		break;
+	default:
+		break;
+	}
+	if (rec->kind == HW_IRQ_SOFTWARE || rec->kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
+		for (uint32_t i = 0; i < rec->nfences; i++) {
+			struct os_fence *f = os_lookup(a, rec->fences[i]);
+			if (!f) {
+				if (rec->kind != HW_IRQ_SOFTWARE)
+					os_bugcheck(a, rec->fences[i]);
+				continue;
+			}
+			os_count(&a->fences_scanned, 1);
+			released += os_fence_process(f);
+		}
+	}
+	if (scan_native || scan_legacy)
+		released += os_scan(a, scan_native, scan_legacy);
+	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
+		os_count(&a->held_released, os_queues_feed_held(a));
+	os_count(&a->released, released);
+	if (rec->kind == HW_IRQ_SOFTWARE) {
+		os_count(&a->soft, 1);
+	} else {
+		os_count(&a->interrupts, 1);
+		if (!released)
+			os_count(&a->spurious, 1);
+	}
+}
+
+static void *os_irq_main(void *arg)
+{
+	struct os_adapter *a = arg;
+	pthread_setname_np(pthread_self(), "fb-os-irq");
+	atomic_store(&a->irq_tid, gettid());
+	if (a->cfg.irq_cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(a->cfg.irq_cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	os_rcu_enter();
+	uint64_t t = lf_now_ns();
+	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+		struct hw_irq_rec *rec = hw_irq_pop(a->hw);
+		if (rec) {
+			lf_htab_read_lock();
+			os_handle(a, rec);
+			lf_htab_read_unlock();
+			hw_irq_free(rec);
+			continue;
+		}
+		uint64_t t1 = lf_now_ns();
+		os_count(&a->isr_busy_ns, t1 - t);
+		/* Parked with no timeout: every wake-up is a real one (the power
+		 * proxy).  Outside any read-side section: grace periods go on. */
+		hw_irq_park(a->hw, -1);
+		t = lf_now_ns();
+		os_count(&a->irq_idle_ns, t - t1);
+		os_count(&a->irq_wakeups, 1);
+	}
+	os_count(&a->isr_busy_ns, lf_now_ns() - t);
+	os_rcu_leave();
+	return NULL;
+}
+
+int os_adapter_start(struct os_adapter *a)
+{
+	int rc = hw_adapter_start(a->hw);
+	if (rc)
+		return rc;
+	rc = pthread_create(&a->irq, NULL, os_irq_main, a);
+	if (rc)
+		return -rc;
+	a->irq_started = true;
+	while (!atomic_load(&a->irq_tid))
+		sched_yield();
+	return 0;
+}
+
+void os_adapter_destroy(struct os_adapter *a)
+{
+	if (!a)
+		return;
+	if (a->irq_started) {
+		atomic_store_explicit(&a->stop, true, memory_order_seq_cst);
+		hw_irq_kick(a->hw);
+		pthread_join(a->irq, NULL);
+	}
+	/* engines stop before the fences they may signal go away; every live
+	 * fence is in the handle table, and destroying it waits for the deferred
+	 * frees of destroyed fences, which still use the storage */
+	if (a->hw)
+		hw_adapter_stop(a->hw);
+	if (a->handles) {
+		os_rcu_enter();
+		lf_htab_destroy(a->handles, os_fence_free);
+		os_rcu_leave();
+	}
+	hw_adapter_destroy(a->hw);
+	a->hw = NULL;
+	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++) {
+		struct os_queue *q = a->queues[i];
+		for (struct os_held *h = q->head, *next; h; h = next) {
+			next = h->next;
+			free(h);
+		}
+		pthread_mutex_destroy(&q->lock);
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+	}
+	for (struct os_app_counters *c = a->app, *next; c; c = next) {
+		next = c->next;
+		lf_free(c, sizeof(*c), LF_CACHELINE);
+	}
+	free(a->table);
+	free(a->free_idx);
+	lf_free(a, sizeof(*a), LF_CACHELINE);
+}
+
+void os_adapter_quiesce(struct os_adapter *a)
+{
+	os_rcu_enter();
+	lf_htab_barrier();
+	os_rcu_leave();
+}
+
+struct hw_adapter *os_adapter_hw(struct os_adapter *a)
+{
+	return a->hw;
+}
+
+pid_t os_adapter_irq_tid(const struct os_adapter *a)
+{
+	return atomic_load(&a->irq_tid);
+}
+
+bool os_adapter_native(const struct os_adapter *a)
+{
+	return a->native;
+}
+
+/* ---- counters ---- */
+
+/* This thread's counter block for adapter a (one per thread and adapter). */
+struct os_app_counters *os_app_counters(struct os_adapter *a)
+{
+	/* the id, not the block, identifies the adapter: a destroyed adapter's
+	 * block is freed, and a new adapter may reuse its address */
+	static __thread struct os_app_counters *cached;
+	static __thread uint64_t cached_id;
+	if (cached_id == a->id)
+		return cached;
+	pthread_mutex_lock(&a->app_lock);
+	struct os_app_counters *c = lf_alloc(sizeof(*c), LF_CACHELINE);
+	c->adapter_id = a->id;
+	c->next = a->app;
+	a->app = c;
+	pthread_mutex_unlock(&a->app_lock);
+	cached = c;
+	cached_id = a->id;
+	return c;
+}
+
+#define OS_LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->interrupts = OS_LOAD(a->interrupts);
+	o->spurious = OS_LOAD(a->spurious);
+	o->soft = OS_LOAD(a->soft);
+	o->released = OS_LOAD(a->released);
+	o->fences_scanned = OS_LOAD(a->fences_scanned);
+	o->bugchecks = OS_LOAD(a->bugchecks);
+	o->held_released = OS_LOAD(a->held_released);
+	o->isr_busy_ns = OS_LOAD(a->isr_busy_ns);
+	o->irq_idle_ns = OS_LOAD(a->irq_idle_ns);
+	o->irq_wakeups = OS_LOAD(a->irq_wakeups);
+	pthread_mutex_lock(&a->app_lock);
+	for (struct os_app_counters *c = a->app; c; c = c->next) {
+		o->waits += OS_LOAD(c->waits);
+		o->waits_fast += OS_LOAD(c->waits_fast);
+		o->waits_blocked += OS_LOAD(c->waits_blocked);
+		o->self_released += OS_LOAD(c->self_released);
+		o->timeouts += OS_LOAD(c->timeouts);
+		o->lost_wakeups += OS_LOAD(c->lost_wakeups);
+	}
+	pthread_mutex_unlock(&a->app_lock);
+	if (a->hw) {
+		o->gpu_signals = hw_adapter_signals(a->hw);
+		o->gpu_interrupts = hw_adapter_interrupts(a->hw);
+	}
+}

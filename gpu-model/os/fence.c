@@ -1,0 +1,363 @@
+/* gpu-model/os/fence.c — fences, CPU waits and CPU signals.
+ *
+ * CPU waiters are nodes in the fence's lock-free waiter set (lockfree/waitset.h),
+ * which publishes the least waited value − 1 straight into the fence's
+ * MonitoredValue location (native) or into a word of its own (monitored).
+ * The interrupt thread is the only consumer of every set.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "lockfree/alloc.h"
+
+#define OS_HALF32 ((uint64_t)UINT32_MAX / 2)
+
+/* ---- values ---- */
+
+/* Seed (legacy monitored fence, No64BitAtomics): the GPU updates 32 bits and the
+ * OS handles wraparound, reconstructing the 64-bit value from the last one seen. */
+static uint64_t os_reconstruct(struct os_fence *f, uint64_t raw)
+{
+	uint64_t last = atomic_load_explicit(&f->last64, memory_order_acquire);
+	uint64_t cand = (last & ~(uint64_t)UINT32_MAX) | (uint32_t)raw;
+	if (cand + OS_HALF32 < last)
+		cand += (uint64_t)UINT32_MAX + 1;       /* the low half wrapped forward */
+	else if (cand > last + OS_HALF32 && cand > UINT32_MAX)
+		cand -= (uint64_t)UINT32_MAX + 1;       /* an older value than last */
+	/* raise last64 monotonically (any thread may reconstruct) */
+	while (cand > last &&
+	       !atomic_compare_exchange_weak_explicit(&f->last64, &last, cand,
+						      memory_order_acq_rel, memory_order_acquire))
+		;
+	return cand;
+}
+
+uint64_t os_fence_read(struct os_fence *f)
+{
+	uint64_t raw = hw_fence_cpu_read(f->a->hw, &f->hw);
+	return f->a->cfg.caps.no_64bit_atomics ? os_reconstruct(f, raw) : raw;
+}
+
+uint64_t os_fence_value(struct os_fence *f)
+{
+	return os_fence_read(f);
+}
+
+/* 32-bit GPUs: values more than UINT32_MAX/2 from the last signaled one are refused. */
+static bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
+{
+	if (!f->a->cfg.caps.no_64bit_atomics)
+		return false;
+	uint64_t last = os_fence_read(f);
+	if (v > last)
+		return v - last > OS_HALF32;
+	return both_ways && last - v > OS_HALF32;
+}
+
+/* ---- waiter nodes ---- */
+
+static struct os_waiter *os_waiter_new(uint64_t v, enum os_waiter_kind kind)
+{
+	struct os_waiter *w = lf_alloc(sizeof(*w), LF_CACHELINE);
+	w->w.value = v;
+	w->w.ctx = w;
+	w->kind = kind;
+	lf_event_init(&w->ev);
+	return w;
+}
+
+static void os_waiter_free(struct os_waiter *w)
+{
+	lf_free(w, sizeof(*w), LF_CACHELINE);
+}
+
+static void os_multi_put(struct os_multi *m)
+{
+	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
+		lf_free(m, sizeof(*m), LF_CACHELINE);
+}
+
+/* One (fence, value) of a multi-wait was reached. */
+static void os_multi_hit(struct os_multi *m)
+{
+	uint32_t left = atomic_fetch_sub_explicit(&m->remaining, 1, memory_order_acq_rel) - 1;
+	if (m->all ? left == 0 : true)
+		lf_event_set(m->ev);   /* setting a set event again is harmless */
+}
+
+/* Release callback (interrupt thread): the last touch of the node by the set. */
+static void os_waiter_wake(struct lf_waiter *lw, void *arg)
+{
+	struct os_waiter *w = lw->ctx;
+	switch (w->kind) {
+	case OS_WAIT_BLOCKING:
+		lf_event_set(&w->ev);   /* the owner frees the node once it sees this */
+		break;
+	case OS_WAIT_EVENT:
+		lf_event_set(w->user_ev);
+		os_waiter_free(w);
+		break;
+	case OS_WAIT_MULTI:
+		os_multi_hit(w->multi);
+		os_multi_put(w->multi);
+		os_waiter_free(w);
+		break;
+	}
+}
+
+/* Cancelled nodes, handed back by the set. */
+static void os_waiter_reclaim(struct lf_waiter *lw, void *arg)
+{
+	os_waiter_free(lw->ctx);
+}
+
+/* Register w on f and resample (seed: "the OS resamples CurrentValue and
+ * satisfies any waiters that are unblocked by the new CurrentValue").
+ * Returns true when the waiter is complete already (it was reached
+ * meanwhile and this thread took it back); the node is then the set's. */
+static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
+{
+	/* seq_cst RMW inside: the lowered MonitoredValue is visible before the
+	 * resample below reads CurrentValue; pairs with the CMP's CV exchange +
+	 * MV load in hw_engine_signal. */
+	lf_waitset_add(&f->ws, &w->w);
+	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
+		return false;
+	if (os_fence_read(f) < w->w.value)
+		return false;
+	/* reached meanwhile: take the node back, unless the interrupt thread released it */
+	return lf_waitset_cancel(&f->ws, &w->w);
+}
+
+/* ---- CPU waits ---- */
+
+int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
+{
+	struct os_app_counters *c = os_app_counters(f->a);
+	os_count(&c->waits, 1);
+	if (os_fence_read(f) >= v) {
+		os_count(&c->waits_fast, 1);
+		return 0;
+	}
+	if (os_out_of_range(f, v, false))
+		return -ERANGE;
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_BLOCKING);
+	if (os_waiter_register(f, w)) {
+		os_count(&c->self_released, 1);
+		return 0;
+	}
+	os_count(&c->waits_blocked, 1);
+	int rc = lf_event_wait(&w->ev, f->a->cfg.wait_spin_ns, timeout_ns);
+	if (rc == -ETIMEDOUT && lf_waitset_cancel(&f->ws, &w->w)) {
+		/* A waiter whose value was reached but who was not released within
+		 * its deadline: the lost wake-up every run must report as 0. */
+		if (os_fence_read(f) >= v) {
+			os_count(&c->lost_wakeups, 1);
+			return 0;
+		}
+		os_count(&c->timeouts, 1);
+		return -ETIMEDOUT;
+	}
+	/* released (possibly racing the timeout): wait for the callback's set */
+	if (rc == -ETIMEDOUT)
+		lf_event_wait(&w->ev, 0, -1);
+	os_waiter_free(w);
+	return 0;
+}
+
+int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev)
+{
+	if (os_fence_read(f) >= v) {
+		lf_event_set(ev);
+		return 0;
+	}
+	if (os_out_of_range(f, v, false))
+		return -ERANGE;
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_EVENT);
+	w->user_ev = ev;
+	if (os_waiter_register(f, w))
+		lf_event_set(ev);
+	return 0;
+}
+
+int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool all, struct lf_event *ev)
+{
+	if (n == 0 || n > OS_MAX_WAITERS_PER_MULTI)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (os_out_of_range(f[i], v[i], false))
+			return -ERANGE;
+	struct os_multi *m = lf_alloc(sizeof(*m), LF_CACHELINE);
+	m->ev = ev;
+	m->all = all;
+	atomic_init(&m->remaining, (uint32_t)n);
+	atomic_init(&m->refs, (uint32_t)n + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (os_fence_read(f[i]) >= v[i]) {
+			os_multi_hit(m);
+			os_multi_put(m);
+			continue;
+		}
+		struct os_waiter *w = os_waiter_new(v[i], OS_WAIT_MULTI);
+		w->multi = m;
+		if (os_waiter_register(f[i], w)) {
+			os_multi_hit(m);
+			os_multi_put(m);
+		}
+	}
+	os_multi_put(m);
+	return 0;
+}
+
+/* ---- CPU signal ---- */
+
+int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
+{
+	struct os_adapter *a = f->a;
+	if (os_out_of_range(f, v, true))
+		return -ERANGE;
+	uint64_t wv = a->cfg.caps.no_64bit_atomics ? (uint32_t)v : v;
+	/* seq_cst RMW: the new value is visible before the waiter-set and held-
+	 * buffer checks below; pairs with os_waiter_register's add + resample. */
+	atomic_exchange_explicit(f->hw.cv, wv, memory_order_seq_cst);
+	if (a->cfg.caps.no_64bit_atomics)
+		os_reconstruct(f, wv);
+	/* Release CPU waiters through the interrupt thread (the sets' one
+	 * consumer), as deferred work, only when someone may be satisfied. */
+	if (lf_waitset_threshold(&f->ws) < v ||
+	    atomic_load_explicit(&a->held_total, memory_order_seq_cst)) {
+		struct hw_irq_rec *rec = hw_irq_alloc();
+		rec->kind = HW_IRQ_SOFTWARE;
+		rec->fences[0] = f->hw.handle;
+		rec->nfences = 1;
+		rec->value = v;
+		hw_irq_raise(a->hw, rec);
+	}
+	/* native: GPU queues waiting on this fence re-evaluate their run lists */
+	hw_cmp_cpu_signal_notify(a->hw);
+	return 0;
+}
+
+/* ---- the interrupt thread's part ---- */
+
+/* Release what the current value satisfies and publish the new MonitoredValue;
+ * then resample (seed: "Upon return from DxgkDdiUpdateMonitoredValue, the OS
+ * resamples CurrentValue") until the value no longer exceeds it. */
+size_t os_fence_process(struct os_fence *f)
+{
+	size_t n = lf_waitset_release(&f->ws, os_fence_read(f), os_waiter_wake, NULL);
+	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
+		return n;
+	for (;;) {
+		uint64_t th = lf_waitset_threshold(&f->ws);
+		uint64_t cv = os_fence_read(f);
+		if (th == UINT64_MAX || cv <= th)
+			return n;
+		n += lf_waitset_release(&f->ws, cv, os_waiter_wake, NULL);
+	}
+}
+
+/* ---- lifetime ---- */
+
+static int os_table_take(struct os_adapter *a, struct os_fence *f)
+{
+	pthread_mutex_lock(&a->fence_lock);
+	uint32_t idx;
+	if (a->nfree) {
+		idx = a->free_idx[--a->nfree];
+	} else {
+		idx = atomic_load_explicit(&a->table_hw, memory_order_relaxed);
+		if (idx == a->cfg.max_fences) {
+			pthread_mutex_unlock(&a->fence_lock);
+			return -ENOSPC;
+		}
+		atomic_store_explicit(&a->table_hw, idx + 1, memory_order_release);
+	}
+	f->index = idx;
+	/* release: a scanner that sees the pointer sees an initialized fence */
+	atomic_store_explicit(&a->table[idx], f, memory_order_release);
+	pthread_mutex_unlock(&a->fence_lock);
+	return 0;
+}
+
+static void os_table_drop(struct os_adapter *a, struct os_fence *f)
+{
+	pthread_mutex_lock(&a->fence_lock);
+	atomic_store_explicit(&a->table[f->index], NULL, memory_order_release);
+	a->free_idx[a->nfree++] = f->index;
+	pthread_mutex_unlock(&a->fence_lock);
+}
+
+int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
+		    unsigned flags, struct os_fence **out)
+{
+	struct os_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
+	f->a = a;
+	/* Without native support (caps or the OS feature), a native fence is a monitored fence. */
+	f->type = (type == OS_FENCE_NATIVE && a->native) ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
+	uint64_t handle = atomic_fetch_add(&a->next_handle, 1);
+	int rc = hw_fence_alloc(a->hw, flags & OS_FENCE_SHARED, f->type == OS_FENCE_NATIVE, handle, initial, &f->hw);
+	if (rc)
+		goto free_fence;
+	f->hw.owner = f;
+	atomic_init(&f->last64, initial);
+	/* native: the set publishes MonitoredValue where the CMP reads it */
+	lf_waitset_init(&f->ws, f->type == OS_FENCE_NATIVE ? f->hw.mv : NULL, os_waiter_reclaim, NULL);
+	os_rcu_enter();
+	rc = lf_htab_insert(a->handles, handle, f);
+	os_rcu_leave();
+	if (rc)
+		goto free_storage;
+	rc = os_table_take(a, f);
+	if (rc)
+		goto remove_handle;
+	*out = f;
+	return 0;
+
+remove_handle:
+	os_rcu_enter();
+	lf_htab_remove(a->handles, handle, NULL);
+	os_rcu_leave();
+free_storage:
+	lf_waitset_destroy(&f->ws);
+	hw_fence_free(a->hw, &f->hw);
+free_fence:
+	lf_free(f, sizeof(*f), LF_CACHELINE);
+	return rc;
+}
+
+/* After a grace period (call_rcu) the interrupt thread, which reads fences
+ * only inside read-side sections, holds no reference any more. */
+void os_fence_free(void *obj)
+{
+	struct os_fence *f = obj;
+	lf_waitset_destroy(&f->ws);
+	hw_fence_free(f->a->hw, &f->hw);
+	lf_free(f, sizeof(*f), LF_CACHELINE);
+}
+
+void os_fence_destroy(struct os_fence *f)
+{
+	struct os_adapter *a = f->a;
+	os_table_drop(a, f);
+	os_rcu_enter();
+	lf_htab_remove(a->handles, f->hw.handle, os_fence_free);
+	os_rcu_leave();
+}
+
+bool os_fence_is_native(const struct os_fence *f)
+{
+	return f->type == OS_FENCE_NATIVE;
+}
+
+uint64_t os_fence_handle(const struct os_fence *f)
+{
+	return f->hw.handle;
+}
+
+struct hw_fence *os_fence_hw(struct os_fence *f)
+{
+	return &f->hw;
+}

@@ -1,0 +1,106 @@
+/* gpu-model/os/os_internal.h — layouts shared by the os/ files only. */
+#ifndef OS_INTERNAL_H
+#define OS_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gpu-model/os/os.h"
+#include "lockfree/cacheline.h"
+#include "lockfree/htab.h"
+#include "lockfree/waitset.h"
+
+#define OS_MAX_QUEUES 64
+#define OS_MAX_WAITERS_PER_MULTI 64
+
+typedef _Atomic uint64_t os_counter;
+static inline void os_count(os_counter *c, uint64_t n)
+{
+	/* single writer per counter block: relaxed load + store */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+struct os_fence {
+	struct os_adapter *a;
+	struct hw_fence hw;
+	enum os_fence_type type;
+	uint32_t index;                 /* slot in the adapter's scan table */
+	LF_ALIGNED struct lf_waitset ws;  /* native: publishes into hw.mv; monitored: internal word */
+	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: highest value seen, for reconstruction */
+};
+
+enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI };
+
+struct os_multi {
+	struct lf_event *ev;
+	bool all;
+	_Atomic uint32_t remaining;     /* values not yet reached */
+	_Atomic uint32_t refs;          /* nodes still registered + the registering thread */
+};
+
+struct os_waiter {
+	struct lf_waiter w;             /* w.ctx = this */
+	uint32_t kind;
+	struct lf_event ev;             /* blocking waits sleep here */
+	struct lf_event *user_ev;       /* event-style waits */
+	struct os_multi *multi;
+};
+
+/* Counters of one application thread (cache-line private, merged on read). */
+struct os_app_counters {
+	LF_ALIGNED os_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups;
+	struct os_app_counters *next;
+	uint64_t adapter_id;
+};
+
+struct os_held {                    /* a command buffer (rest) held on the CPU */
+	struct os_held *next;
+	size_t n, pos;
+	struct hw_cmd cmds[];
+};
+
+struct os_queue {
+	struct os_adapter *a;
+	struct hw_queue *hwq;
+	pthread_mutex_t lock;           /* ring producer side + held list */
+	struct os_held *head, *tail;
+	_Atomic uint32_t nheld;
+};
+
+struct os_adapter {
+	struct os_config cfg;
+	struct hw_adapter *hw;
+	bool native;
+	uint64_t id;
+	struct lf_htab *handles;        /* global handle -> fence (RCU lookups) */
+	_Atomic uint64_t next_handle;
+	_Atomic(struct os_fence *) *table;  /* scan table for NULL payloads and the legacy walk */
+	_Atomic uint32_t table_hw;      /* high-water mark */
+	uint32_t *free_idx;
+	size_t nfree;
+	pthread_mutex_t fence_lock;
+	struct os_queue *queues[OS_MAX_QUEUES];
+	_Atomic uint32_t nqueues;
+	_Atomic uint64_t held_total;    /* command buffers held on the CPU, all queues */
+	pthread_t irq;
+	bool irq_started;
+	_Atomic pid_t irq_tid;
+	LF_ALIGNED _Atomic bool stop;
+	/* interrupt-thread counters (single writer) */
+	LF_ALIGNED os_counter interrupts, spurious, soft, released, fences_scanned, bugchecks,
+		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups;
+	pthread_mutex_t app_lock;
+	struct os_app_counters *app;
+};
+
+/* adapter.c: nesting RCU reader registration for the handle table */
+void os_rcu_enter(void);
+void os_rcu_leave(void);
+/* fence.c */
+void os_fence_free(void *obj);                                /* deferred (call_rcu) */
+uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
+size_t os_fence_process(struct os_fence *f);                  /* interrupt thread: release + publish + resample */
+struct os_app_counters *os_app_counters(struct os_adapter *a);
+/* queue.c */
+size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */
+
+#endif

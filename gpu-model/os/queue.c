@@ -1,0 +1,143 @@
+/* gpu-model/os/queue.c — the kernel-mode view of a HW queue, and GPU waits held on the CPU.
+ *
+ * Seed (legacy monitored fence, "GPU wait"): there is no wait on the GPU; the
+ * OS queues the dependency and "command buffers submitted after the wait
+ * operation aren't scheduled for execution until the wait operation is
+ * satisfied".  Each queue keeps a FIFO of held command buffers; a WAIT on a
+ * monitored fence stops feeding the ring until the fence reaches the value.
+ * A WAIT on a native fence goes to the hardware.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "lockfree/alloc.h"
+
+struct os_queue *os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots)
+{
+	uint32_t n = atomic_load(&a->nqueues);
+	if (n == OS_MAX_QUEUES)
+		return NULL;
+	struct os_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
+	q->a = a;
+	q->hwq = hw_queue_create(a->hw, engine, ring_slots);
+	if (!q->hwq) {
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return NULL;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	a->queues[n] = q;
+	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
+	return q;
+}
+
+/* The fence a WAIT command names, if the OS (not the GPU) must hold it. */
+static struct os_fence *os_cpu_held_fence(struct os_adapter *a, const struct hw_cmd *c)
+{
+	if (c->op != HW_CMD_WAIT || c->fence->native)
+		return NULL;
+	return c->fence->owner;
+}
+
+/* Feed the ring from the held FIFO until a WAIT on a monitored fence is not
+ * yet satisfied.  Returns the number of held buffers finished.  q->lock held. */
+static size_t os_queue_feed_locked(struct os_queue *q)
+{
+	size_t finished = 0;
+	struct os_held *h;
+	while ((h = q->head)) {
+		size_t start = h->pos;
+		while (h->pos < h->n) {
+			const struct hw_cmd *c = &h->cmds[h->pos];
+			struct os_fence *f = os_cpu_held_fence(q->a, c);
+			if (f && os_fence_read(f) < c->value)
+				break;
+			h->pos++;
+		}
+		/* everything before the unsatisfied WAIT (and satisfied WAITs, dropped) goes to the GPU */
+		size_t k = 0;
+		struct hw_cmd out[64];
+		for (size_t i = start; i < h->pos; i++) {
+			if (os_cpu_held_fence(q->a, &h->cmds[i]))
+				continue;
+			out[k++] = h->cmds[i];
+			if (k == 64) {
+				hw_queue_submit(q->hwq, out, k);
+				k = 0;
+			}
+		}
+		if (k)
+			hw_queue_submit(q->hwq, out, k);
+		if (h->pos < h->n)
+			return finished;
+		q->head = h->next;
+		if (!q->head)
+			q->tail = NULL;
+		free(h);
+		finished++;
+		atomic_fetch_sub_explicit(&q->nheld, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&q->a->held_total, 1, memory_order_seq_cst);
+	}
+	return finished;
+}
+
+int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
+			return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	bool direct = !q->head;
+	for (size_t i = 0; direct && i < n; i++)
+		if (cmds[i].op == HW_CMD_WAIT && !cmds[i].fence->native)
+			direct = false;
+	if (direct) {
+		/* nothing held, no CPU-held wait: straight to the ring */
+		hw_queue_submit(q->hwq, cmds, n);
+		pthread_mutex_unlock(&q->lock);
+		return 0;
+	}
+	struct os_held *h = malloc(sizeof(*h) + n * sizeof(*cmds));
+	if (!h) {
+		pthread_mutex_unlock(&q->lock);
+		return -ENOMEM;
+	}
+	h->next = NULL;
+	h->n = n;
+	h->pos = 0;
+	memcpy(h->cmds, cmds, n * sizeof(*cmds));
+	if (q->tail)
+		q->tail->next = h;
+	else
+		q->head = h;
+	q->tail = h;
+	atomic_fetch_add_explicit(&q->nheld, 1, memory_order_relaxed);
+	/* seq_cst RMW, then the feed below resamples the fences: an interrupt that
+	 * the interrupt thread handled before it could see this buffer is seen
+	 * here (pairs with its held_total load after reading CurrentValue). */
+	atomic_fetch_add_explicit(&q->a->held_total, 1, memory_order_seq_cst);
+	os_queue_feed_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+size_t os_queue_held(struct os_queue *q)
+{
+	return atomic_load_explicit(&q->nheld, memory_order_relaxed);
+}
+
+size_t os_queues_feed_held(struct os_adapter *a)
+{
+	size_t n = 0;
+	uint32_t nq = atomic_load_explicit(&a->nqueues, memory_order_acquire);
+	for (uint32_t i = 0; i < nq; i++) {
+		struct os_queue *q = a->queues[i];
+		if (!atomic_load_explicit(&q->nheld, memory_order_relaxed))
+			continue;
+		pthread_mutex_lock(&q->lock);
+		n += os_queue_feed_locked(q);
+		pthread_mutex_unlock(&q->lock);
+	}
+	return n;
+}
