@@ -8,10 +8,18 @@
 #include "benchmarks/scenario.h"
 
 extern const struct fb_scenario fb_scenario_limits;
+extern const struct fb_scenario fb_scenario_headline;
+extern const struct fb_scenario fb_scenario_irq_suppression;
+extern const struct fb_scenario fb_scenario_cpu_wait;
+extern const struct fb_scenario fb_scenario_gpu_wait;
 extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
 
 const struct fb_scenario *const fb_scenarios[] = {
+	&fb_scenario_headline,
 	&fb_scenario_limits,
+	&fb_scenario_irq_suppression,
+	&fb_scenario_cpu_wait,
+	&fb_scenario_gpu_wait,
 	&fb_scenario_selftest,
 	NULL
 };

@@ -1,0 +1,281 @@
+/* benchmarks/fence_rig.c — the fence-stack workloads (see fence_rig.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchmarks/fence_rig.h"
+#include "lockfree/arch.h"
+
+void fb_rig_config(struct os_config *cfg, enum fb_fence_path path)
+{
+	os_config_default(cfg);
+	/* legacy: a WDDM 2.x adapter, monitored fences only */
+	cfg->caps.native_fence = path == FB_FENCE_NATIVE;
+	cfg->native_fence_enabled = path == FB_FENCE_NATIVE;
+}
+
+/* splitmix64: the workloads' reproducible randomness */
+static uint64_t fb_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struct os_adapter **a,
+		     struct os_fence **f, unsigned nf, char *err, size_t errlen)
+{
+	struct os_config def;
+	if (!cfg) {
+		fb_rig_config(&def, path);
+		cfg = &def;
+	}
+	int rc = os_adapter_create(cfg, a, err, errlen);
+	if (rc)
+		return rc;
+	enum os_fence_type type = path == FB_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
+	for (unsigned i = 0; i < nf; i++) {
+		rc = os_fence_create(*a, type, 0, 0, &f[i]);
+		if (rc) {
+			snprintf(err, errlen, "creating fence %u: %s", i, strerror(-rc));
+			os_adapter_destroy(*a);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Let the interrupt thread handle what the last signals raised (bounded: 1 s), then read the counters. */
+static void fb_rig_drain(struct os_adapter *a, struct os_stats *s)
+{
+	for (int k = 0; k < 1000; k++) {
+		os_adapter_stats(a, s);
+		if (s->interrupts >= s->gpu_interrupts)
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---- irq suppression: lockstep signals, a fraction CPU-waited ---- */
+
+int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen)
+{
+	struct os_adapter *a;
+	struct os_fence *f;
+	memset(r, 0, sizeof(*r));
+	int rc = fb_rig_up(p->cfg, p->path, &a, &f, 1, err, errlen);
+	if (rc)
+		return rc;
+	struct os_queue *q = os_queue_create(a, 0, 256);
+	rc = q ? os_adapter_start(a) : -ENOMEM;
+	if (rc) {
+		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		os_adapter_destroy(a);
+		return rc;
+	}
+	if (p->started)
+		p->started(p->started_arg, a);
+	r->wait_lat = fb_hist_new();
+	uint64_t deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull;
+	/* exact fraction: signal i is waited when the running share is behind */
+	uint64_t t0 = lf_now_ns();
+	_Atomic uint64_t stamp = 0;
+	for (uint64_t i = 1; i <= p->signals; i++) {
+		bool waited = (double)r->waited < p->waited_fraction * (double)i;
+		struct lf_event ev;
+		if (waited) {
+			lf_event_init(&ev);
+			os_fence_wait_event(f, i, &ev);   /* registered before the GPU signals */
+		}
+		struct hw_cmd cmds[3] = {
+			{ .op = HW_CMD_WORK, .arg = p->work_ns },
+			{ .op = HW_CMD_STAMP, .stamp = &stamp },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = i },
+		};
+		os_queue_submit(q, cmds, 3);
+		if (waited) {
+			r->waited++;
+			if (lf_event_wait(&ev, 2000, (int64_t)deadline)) {
+				r->lost_wakeups += os_fence_value(f) >= i;
+				lf_event_wait(&ev, 0, -1);
+			}
+			fb_hist_record(r->wait_lat, lf_now_ns() - atomic_load_explicit(&stamp, memory_order_acquire));
+		} else {
+			/* user mode polls the CPU-readable CurrentValue: no OS involvement */
+			for (unsigned spin = 0; os_fence_value(f) < i; spin++)
+				if (spin > 64)
+					sched_yield();
+		}
+	}
+	r->elapsed_ns = lf_now_ns() - t0;
+	fb_rig_drain(a, &r->os);
+	r->signals = r->os.gpu_signals;
+	os_adapter_destroy(a);
+	return 0;
+}
+
+/* ---- GPU wait ---- */
+
+int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen)
+{
+	struct os_config cfg;
+	struct os_adapter *a;
+	struct os_fence *f;
+	memset(r, 0, sizeof(*r));
+	if (p->cfg) {
+		cfg = *p->cfg;
+	} else {
+		fb_rig_config(&cfg, p->path);
+		cfg.caps.engines = 2;
+	}
+	if (cfg.caps.engines < 2) {
+		snprintf(err, errlen, "gpu wait needs 2 engines");
+		return -EINVAL;
+	}
+	int rc = fb_rig_up(&cfg, p->path, &a, &f, 1, err, errlen);
+	if (rc)
+		return rc;
+	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 1, 64);
+	rc = qa && qb ? os_adapter_start(a) : -ENOMEM;
+	if (rc) {
+		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		os_adapter_destroy(a);
+		return rc;
+	}
+	if (p->started)
+		p->started(p->started_arg, a);
+	r->lat = fb_hist_new();
+	_Atomic uint64_t ta = 0, tb = 0;
+	uint64_t t0 = lf_now_ns();
+	for (uint64_t i = 1; i <= p->rounds; i++) {
+		struct hw_cmd b[2] = {
+			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = i },
+			{ .op = HW_CMD_STAMP, .stamp = &tb },
+		};
+		struct hw_cmd s[3] = {
+			{ .op = HW_CMD_WORK, .arg = p->work_ns },
+			{ .op = HW_CMD_STAMP, .stamp = &ta },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = i },
+		};
+		atomic_store(&tb, 0);
+		os_queue_submit(qb, b, 2);
+		os_queue_submit(qa, s, 3);
+		for (unsigned spin = 0; !atomic_load_explicit(&tb, memory_order_acquire); spin++)
+			if (spin > 64)
+				sched_yield();
+		fb_hist_record(r->lat, atomic_load(&tb) - atomic_load(&ta));
+	}
+	r->elapsed_ns = lf_now_ns() - t0;
+	fb_rig_drain(a, &r->os);
+	os_adapter_destroy(a);
+	return 0;
+}
+
+/* ---- stress ---- */
+
+struct fb_stress_thread {
+	pthread_t thread;
+	const struct fb_stress_params *p;
+	struct os_fence *f;
+	struct os_queue *q;
+	_Atomic uint64_t *lost_total;
+	uint64_t pairs, blocked, seed;
+};
+
+static void *fb_stress_main(void *arg)
+{
+	struct fb_stress_thread *t = arg;
+	const struct fb_stress_params *p = t->p;
+	uint64_t deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull;
+
+	for (uint64_t i = 1; i <= p->pairs; i++) {
+		if (p->stop_after_lost && atomic_load(t->lost_total) >= p->stop_after_lost)
+			break;
+		struct hw_cmd cmds[2] = {
+			{ .op = HW_CMD_WORK, .arg = p->max_work_ns ? fb_rand(&t->seed) % (p->max_work_ns + 1) : 0 },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(t->f), .value = i },
+		};
+		os_queue_submit(t->q, cmds, 2);
+		if (os_fence_value(t->f) < i)
+			t->blocked++;
+		int rc = os_fence_wait_cpu(t->f, i, (int64_t)deadline);
+		if (rc == -ETIMEDOUT) {
+			/* not reached within the deadline: a hung GPU, not a lost wake-up;
+			 * wait it out so the pair still completes */
+			rc = os_fence_wait_cpu(t->f, i, -1);
+		}
+		t->pairs++;
+	}
+	return NULL;
+}
+
+int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, char *err, size_t errlen)
+{
+	enum { MAXT = 64 };
+	struct os_config cfg;
+	struct os_adapter *a;
+	struct os_fence *f[MAXT];
+	struct fb_stress_thread t[MAXT];
+	_Atomic uint64_t lost_total = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (p->threads < 1 || p->threads > MAXT || p->engines < 1 || p->engines > HW_MAX_ENGINES) {
+		snprintf(err, errlen, "threads must be 1..%d and engines 1..%d", MAXT, HW_MAX_ENGINES);
+		return -EINVAL;
+	}
+	fb_rig_config(&cfg, p->path);
+	cfg.caps.engines = p->engines;
+	cfg.caps.fault = p->hw_fault;
+	cfg.fault = p->os_fault;
+	int rc = fb_rig_up(&cfg, p->path, &a, f, p->threads, err, errlen);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < p->threads; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].p = p;
+		t[i].f = f[i];
+		t[i].q = os_queue_create(a, i % p->engines, 64);
+		t[i].seed = p->seed + i;
+		t[i].lost_total = &lost_total;
+	}
+	rc = os_adapter_start(a);
+	if (rc) {
+		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		os_adapter_destroy(a);
+		return rc;
+	}
+	uint64_t t0 = lf_now_ns();
+	for (unsigned i = 0; i < p->threads; i++)
+		pthread_create(&t[i].thread, NULL, fb_stress_main, &t[i]);
+	/* the lost-wake-up count lives in the OS's per-thread counters: watch it
+	 * so that a broken protocol ends the run early instead of timing out
+	 * once per pair */
+	bool joined[MAXT] = { false };
+	for (unsigned left = p->threads; left;) {
+		for (unsigned i = 0; i < p->threads; i++)
+			if (!joined[i] && pthread_tryjoin_np(t[i].thread, NULL) == 0) {
+				joined[i] = true;
+				left--;
+			}
+		struct os_stats s;
+		os_adapter_stats(a, &s);
+		atomic_store(&lost_total, s.lost_wakeups);
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+	r->elapsed_ns = lf_now_ns() - t0;
+	for (unsigned i = 0; i < p->threads; i++) {
+		r->pairs += t[i].pairs;
+		r->blocked += t[i].blocked;
+	}
+	fb_rig_drain(a, &r->os);
+	r->lost_wakeups = r->os.lost_wakeups;
+	os_adapter_destroy(a);
+	return 0;
+}

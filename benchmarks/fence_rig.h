@@ -1,0 +1,99 @@
+/* benchmarks/fence_rig.h — the fence-stack workloads the scenarios and tests share.
+ *
+ * fb_irq_run: N GPU signals on one fence, a chosen fraction of them with a CPU
+ * waiter registered before the signal, on one path (native or legacy), and
+ * the counters that come out: interrupts per signal, spurious interrupts,
+ * OS-thread wake-ups and idle time, wait latency (GPU signal -> CPU waiter
+ * running), lost wake-ups.  Lockstep: each signal completes before the next
+ * is submitted, so "had a CPU waiter" is exact.
+ *
+ * fb_stress_run: many application threads, each with a fence and a HW queue
+ * of its own, each submitting WORK(random) + SIGNAL(i) and CPU-waiting for i:
+ * a signal whose interrupt is lost is the last one on its fence until the
+ * waiter's deadline, so every lost interrupt is a counted lost wake-up (the
+ * detector the fault-injection tests prove can fail).
+ *
+ * Both: called from one thread; they create, start and destroy their own adapter.
+ */
+#ifndef FB_FENCE_RIG_H
+#define FB_FENCE_RIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "benchmarks/hist.h"
+#include "gpu-model/os/os.h"
+
+enum fb_fence_path { FB_FENCE_NATIVE, FB_FENCE_LEGACY };
+
+/* Fill cfg for a path: native = native fences enabled; legacy = monitored fences only. */
+void fb_rig_config(struct os_config *cfg, enum fb_fence_path path);
+
+struct fb_irq_params {
+	enum fb_fence_path path;
+	uint64_t signals;             /* GPU signals */
+	double waited_fraction;       /* 0..1: fraction with a CPU waiter */
+	uint64_t work_ns;             /* GPU WORK before each signal */
+	uint64_t seed;
+	uint64_t deadline_ns;         /* a waiter not released this long after its value is lost */
+	const struct os_config *cfg;  /* NULL: fb_rig_config(path) */
+	void (*started)(void *arg, struct os_adapter *a);  /* optional: threads are up (perf hooks) */
+	void *started_arg;
+};
+
+struct fb_irq_result {
+	struct os_stats os;
+	uint64_t signals;             /* GPU signals executed */
+	uint64_t waited;              /* signals that had a CPU waiter */
+	uint64_t lost_wakeups;        /* waited signals whose waiter missed its deadline */
+	uint64_t elapsed_ns;
+	struct fb_hist *wait_lat;     /* GPU signal -> waiter running, ns (caller frees) */
+};
+
+/* 0, or -errno with a one-line reason in err. */
+int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen);
+
+/* GPU wait: engine A signals, engine B runs past its WAIT on that value.
+ * Native: the wait is in hardware; legacy: the OS holds B's command buffer on
+ * the CPU and submits it on A's interrupt.  Lockstep rounds. */
+struct fb_gpuwait_params {
+	enum fb_fence_path path;
+	uint64_t rounds;
+	uint64_t work_ns;             /* engine A's WORK before each signal */
+	const struct os_config *cfg;  /* NULL: fb_rig_config(path) with 2 engines */
+	void (*started)(void *arg, struct os_adapter *a);
+	void *started_arg;
+};
+
+struct fb_gpuwait_result {
+	struct os_stats os;
+	uint64_t elapsed_ns;
+	struct fb_hist *lat;          /* A's signal -> B past its wait, ns (caller frees) */
+};
+
+int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen);
+
+struct fb_stress_params {
+	enum fb_fence_path path;
+	unsigned threads;             /* application threads, one fence + queue each */
+	unsigned engines;             /* queues are spread over this many engines */
+	uint64_t pairs;               /* signal/wait pairs per thread */
+	uint64_t max_work_ns;         /* random GPU work before each signal: 0..max */
+	uint64_t stop_after_lost;     /* end early once this many were lost (0: never) */
+	uint64_t seed;
+	uint64_t deadline_ns;
+	enum hw_fault hw_fault;
+	enum os_fault os_fault;
+};
+
+struct fb_stress_result {
+	struct os_stats os;
+	uint64_t pairs;               /* signal/wait pairs completed */
+	uint64_t blocked;             /* ... whose wait found the value not yet reached */
+	uint64_t lost_wakeups;
+	uint64_t elapsed_ns;
+};
+
+int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,258 @@
+/* benchmarks/scenarios/fence.c — the fence-stack scenarios: irq-suppression,
+ * cpu-wait, gpu-wait, isr-scaling.  Each runs once per path (native, legacy). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "benchmarks/fence_rig.h"
+#include "benchmarks/hist.h"
+#include "benchmarks/scenario.h"
+
+static enum fb_fence_path fb_fence_path_of(const struct fb_run *run)
+{
+	return fb_run_path(run) == FB_PATH_LEGACY ? FB_FENCE_LEGACY : FB_FENCE_NATIVE;
+}
+
+/* Register the adapter's role threads with the harness (perf groups). */
+static void fb_fence_started(void *arg, struct os_adapter *a)
+{
+	struct fb_run *run = arg;
+	char role[32];
+	fb_run_thread(run, "os-irq", os_adapter_irq_tid(a));
+	const struct hw_caps *caps = hw_adapter_caps(os_adapter_hw(a));
+	for (unsigned e = 0; e < caps->engines; e++) {
+		snprintf(role, sizeof(role), "engine%u", e);
+		fb_run_thread(run, role, hw_engine_tid(os_adapter_hw(a), e));
+	}
+	fb_run_measure_begin(run);
+}
+
+/* Engines from the run's last CPU downwards (wrapping), the application on
+ * the first: on 2 CPUs, engine 0 has CPU 1 to itself and engine 1 shares CPU 0
+ * with the application. */
+static void fb_fence_pin(struct fb_run *run, struct os_config *cfg, int *cpus)
+{
+	size_t n = fb_run_ncpus(run);
+	cfg->caps.ncpus = 0;
+	if (n < 2)
+		return;
+	for (unsigned e = 0; e < cfg->caps.engines; e++)
+		cpus[e] = fb_run_cpu(run, n - 1 - (e % n));
+	cfg->caps.cpus = cpus;
+	cfg->caps.ncpus = cfg->caps.engines;
+	fb_run_pin_self(run, 0);
+}
+
+/* The power proxy and interrupt counters every fence scenario reports. */
+static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
+{
+	double secs = elapsed_ns / 1e9;
+	double sig = s->gpu_signals ? (double)s->gpu_signals : 1.0;
+	fb_run_metric(run, "signals", (double)s->gpu_signals, "signals");
+	fb_run_metric(run, "interrupts", (double)s->gpu_interrupts, "irq");
+	fb_run_metric(run, "interrupts_per_signal", s->gpu_interrupts / sig, "irq/signal");
+	fb_run_metric(run, "spurious_interrupts", (double)s->spurious, "irq");
+	fb_run_metric(run, "lost_wakeups", (double)s->lost_wakeups, "waiters");
+	fb_run_metric(run, "fences_scanned_per_irq",
+		      s->interrupts ? (double)s->fences_scanned / (double)s->interrupts : 0.0, "fences/irq");
+	fb_run_section(run, "power");
+	double total = (double)(s->isr_busy_ns + s->irq_idle_ns);
+	fb_run_metric(run, "os_irq_idle_fraction", total > 0 ? s->irq_idle_ns / total : 1.0, "ratio");
+	fb_run_metric(run, "os_irq_busy_ms", s->isr_busy_ns / 1e6, "ms");
+	fb_run_metric(run, "os_irq_wakeups", (double)s->irq_wakeups, "wakeups");
+	fb_run_metric(run, "os_irq_wakeups_per_s", secs > 0 ? s->irq_wakeups / secs : 0.0, "wakeups/s");
+	fb_run_metric(run, "isr_ns_per_irq", s->interrupts ? (double)s->isr_busy_ns / (double)s->interrupts : 0.0, "ns");
+	fb_run_section(run, "");
+}
+
+/* ---- irq-suppression ---- */
+
+static const struct fb_param irq_params[] = {
+	FB_PARAM_DOUBLE("waited", "fraction", 0.1, 0.0, 1.0, "fraction of GPU signals with a CPU waiter"),
+	FB_PARAM_DOUBLE("work_us", "us", 2.0, 0.0, 10000.0, "GPU work before each signal"),
+	FB_PARAM_ENUM("payload", "array", "native interrupt payload (adapter cap)", "array", "null", "null-legacy"),
+	FB_PARAM_END
+};
+
+static int irq_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	const char *payload = fb_run_enum(run, "payload");
+	cfg.caps.payload = !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
+			   !strcmp(payload, "null-legacy") ? HW_PAYLOAD_NULL_EVAL_LEGACY : HW_PAYLOAD_FENCE_ARRAY;
+	fb_fence_pin(run, &cfg, cpus);
+	uint64_t n = fb_run_iterations(run) ? fb_run_iterations(run) : 20000;
+	struct fb_irq_params p = {
+		.path = path, .signals = n, .waited_fraction = fb_run_double(run, "waited"),
+		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .seed = fb_run_seed(run),
+		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_irq_result r;
+	char err[256];
+	int rc = fb_irq_run(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, r.signals);
+	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	fb_run_metric(run, "waited_signals", (double)r.waited, "signals");
+	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_hist_free(r.wait_lat);
+	if (r.lost_wakeups)
+		fb_run_note(run, "%llu lost wake-ups: the protocol is broken", (unsigned long long)r.lost_wakeups);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_irq_suppression = {
+	.name = "irq-suppression",
+	.summary = "interrupts per GPU signal vs the fraction of signals with a CPU waiter",
+	.params = irq_params, .compares_paths = true, .polling_threads = 1,
+	.default_iterations = 20000, .run = irq_run,
+};
+
+/* ---- cpu-wait ---- */
+
+static const struct fb_param cpu_wait_params[] = {
+	FB_PARAM_DOUBLE("work_us", "us", 20.0, 0.0, 10000.0, "GPU work before each signal (the waiter sleeps meanwhile)"),
+	FB_PARAM_END
+};
+
+static int cpu_wait_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	fb_fence_pin(run, &cfg, cpus);
+	struct fb_irq_params p = {
+		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
+		.waited_fraction = 1.0, .work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0),
+		.seed = fb_run_seed(run), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_irq_result r;
+	char err[256];
+	int rc = fb_irq_run(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, r.signals);
+	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	fb_hist_free(r.wait_lat);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_cpu_wait = {
+	.name = "cpu-wait",
+	.summary = "GPU signal -> blocked CPU waiter running, through the OS interrupt path",
+	.params = cpu_wait_params, .compares_paths = true, .polling_threads = 1,
+	.default_iterations = 5000, .run = cpu_wait_run,
+};
+
+/* ---- gpu-wait ---- */
+
+static const struct fb_param gpu_wait_params[] = {
+	FB_PARAM_DOUBLE("work_us", "us", 5.0, 0.0, 10000.0, "engine A's work before each signal"),
+	FB_PARAM_END
+};
+
+static int gpu_wait_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	cfg.caps.engines = 2;
+	fb_fence_pin(run, &cfg, cpus);
+	struct fb_gpuwait_params p = {
+		.path = path, .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
+		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0),
+		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_gpuwait_result r;
+	char err[256];
+	int rc = fb_gpuwait_run(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, p.rounds);
+	fb_run_hist(run, "gpu_wait", r.lat, FB_LIMIT_CACHELINE_RTT);
+	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	fb_hist_free(r.lat);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_gpu_wait = {
+	.name = "gpu-wait",
+	.summary = "signal on engine A -> engine B past its wait: hardware wait vs CPU-held wait",
+	.params = gpu_wait_params, .compares_paths = true, .polling_threads = 2,
+	.default_iterations = 5000, .run = gpu_wait_run,
+};
+
+/* ---- headline ---- */
+
+static const struct fb_param headline_params[] = {
+	FB_PARAM_INT("signals", "signals", 20000, 100, 100000000, "GPU signals for the interrupt count (10% CPU-waited)"),
+	FB_PARAM_INT("waits", "waits", 5000, 100, 100000000, "rounds for each wait latency"),
+	FB_PARAM_DOUBLE("waited", "fraction", 0.1, 0.0, 1.0, "fraction of signals with a CPU waiter"),
+	FB_PARAM_END
+};
+
+static int headline_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	char err[256];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	fb_fence_pin(run, &cfg, cpus);
+
+	/* interrupts and the power proxy: signals, a fraction CPU-waited */
+	struct fb_irq_params ip = {
+		.path = path, .signals = (uint64_t)fb_run_int(run, "signals"),
+		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000,
+		.seed = fb_run_seed(run), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_irq_result ir;
+	int rc = fb_irq_run(&ip, &ir, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, ir.signals);
+	fb_fence_report_os(run, &ir.os, ir.elapsed_ns);
+	fb_hist_free(ir.wait_lat);
+
+	/* CPU wait: every signal waited, the waiter asleep when it lands */
+	ip.signals = (uint64_t)fb_run_int(run, "waits");
+	ip.waited_fraction = 1.0;
+	ip.work_ns = 20000;
+	ip.started = NULL;
+	rc = fb_irq_run(&ip, &ir, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_section(run, "latency");
+	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_run_metric(run, "lost_wakeups", (double)ir.lost_wakeups, "waiters");
+	fb_hist_free(ir.wait_lat);
+
+	/* GPU wait: engine A signals, engine B runs past its wait */
+	cfg.caps.engines = 2;
+	fb_fence_pin(run, &cfg, cpus);
+	struct fb_gpuwait_params gp = {
+		.path = path, .rounds = (uint64_t)fb_run_int(run, "waits"), .work_ns = 5000, .cfg = &cfg,
+	};
+	struct fb_gpuwait_result gr;
+	rc = fb_gpuwait_run(&gp, &gr, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
+	fb_hist_free(gr.lat);
+	fb_run_section(run, "");
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_headline = {
+	.name = "headline",
+	.summary = "native vs legacy: interrupts per signal, OS-thread power proxy, CPU- and GPU-wait latency",
+	.params = headline_params, .compares_paths = true, .polling_threads = 2,
+	.default_iterations = 1, .run = headline_run,
+};
