@@ -105,8 +105,10 @@ run: $(FENCEBENCH)
 # Sanitizer suites: separate build trees, same tests.
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZER=address,undefined OPT=-O1 unit
+# liburcu is not instrumented: tests/tsan.supp says what is suppressed and why.
 tsan:
-	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZER=thread OPT=-O1 unit
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \
+	  $(MAKE) --no-print-directory BUILD=build-tsan SANITIZER=thread OPT=-O1 unit
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -1,0 +1,151 @@
+/* tests/test_fence_legacy.c — conformance of the legacy monitored fence path
+ * (seed context-monitoring-legacy-monitored-fence), one test per rule. */
+#include "tests/fb_test.h"
+#include "tests/fence_test_util.h"
+
+static struct os_adapter *legacy_adapter(bool no64)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.native_fence = false;
+	cfg.native_fence_enabled = false;
+	cfg.caps.no_64bit_atomics = no64;
+	return fbt_adapter(&cfg);
+}
+
+/* "GPU signal ... raising a monitored fence signaled interrupt": always, waiters or not. */
+static void gpu_signal_always_interrupts(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_false(os_fence_is_native(f));    /* no native support: a monitored fence */
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	for (uint64_t v = 1; v <= 50; v++)
+		fbt_signal_gpu(q, f, v);
+	assert_true(fbt_eventually(fbt_stats(a).interrupts == 50));
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.gpu_interrupts, 50);
+	assert_int_equal(s.spurious, 50);        /* nobody waited */
+	os_adapter_destroy(a);
+}
+
+/* "Goes through the list of fence objects with pending waits ... reads their
+ * current fence value ... determines whether there are any waits to unwait." */
+static void interrupt_walks_fences_with_pending_waits(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f[16];
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f[i]), 0);
+	struct lf_event ev[16];
+	for (int i = 0; i < 16; i++) {
+		lf_event_init(&ev[i]);
+		os_fence_wait_event(f[i], 1, &ev[i]);
+	}
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	fbt_signal_gpu(q, f[5], 1);
+	assert_int_equal(lf_event_wait(&ev[5], 0, 5000000000ll), 0);
+	assert_true(fbt_eventually(fbt_stats(a).interrupts == 1));
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.fences_scanned, 16);  /* every fence, for one signal */
+	assert_int_equal(s.released, 1);
+	for (int i = 0; i < 16; i++)
+		if (i != 5)
+			assert_false(lf_event_is_set(&ev[i]));
+	for (int i = 0; i < 16; i++)
+		os_fence_signal_cpu(f[i], 1);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
+	os_adapter_destroy(a);
+}
+
+/* "GPU wait": no wait on the GPU; "command buffers submitted after the wait
+ * operation aren't scheduled for execution until the wait is satisfied". */
+static void gpu_wait_held_on_cpu_until_signaled(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f, *g, *h;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &h), 0);
+	struct os_queue *q = os_queue_create(a, 0, 64), *other = os_queue_create(a, 0, 64);
+	struct hw_cmd cmds[3] = {
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(h), .value = 1 },  /* before the wait: runs */
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 5 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
+	};
+	assert_int_equal(os_queue_submit(q, cmds, 3), 0);
+	struct hw_cmd later = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 2 };
+	assert_int_equal(os_queue_submit(q, &later, 1), 0);   /* queued behind the held one */
+	assert_true(fbt_eventually(os_fence_value(h) == 1));
+	fbt_settle();
+	assert_int_equal(os_queue_held(q), 2);
+	assert_int_equal(os_fence_value(g), 0);
+	fbt_signal_gpu(other, f, 4);                          /* not enough */
+	assert_true(fbt_eventually(os_fence_value(f) == 4));
+	fbt_settle();
+	assert_int_equal(os_fence_value(g), 0);
+	fbt_signal_gpu(other, f, 5);                          /* GPU signal: interrupt -> OS submits */
+	assert_true(fbt_eventually(os_fence_value(g) == 2));
+	assert_int_equal(os_queue_held(q), 0);
+	assert_int_equal(fbt_stats(a).held_released, 2);
+	/* and a CPU signal releases a held buffer too */
+	struct hw_cmd again[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 9 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 3 },
+	};
+	os_queue_submit(q, again, 2);
+	fbt_settle();
+	assert_int_equal(os_fence_value(g), 2);
+	os_fence_signal_cpu(f, 9);
+	assert_true(fbt_eventually(os_fence_value(g) == 3));
+	os_adapter_destroy(a);
+}
+
+/* "CPU signal ... immediately unwaits any satisfied waits"; "CPU wait" blocks. */
+static void cpu_signal_unwaits_blocking_waiter(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f), 0);
+	assert_int_equal(os_fence_wait_cpu(f, 1, 2000000), -ETIMEDOUT);
+	os_fence_signal_cpu(f, 1);
+	assert_int_equal(os_fence_wait_cpu(f, 1, 0), 0);
+	assert_int_equal(fbt_stats(a).lost_wakeups, 0);
+	os_adapter_destroy(a);
+}
+
+/* No64BitAtomics: "the OS handles the fence wraparound case automatically.
+ * However ... outstanding wait and signal fence values can't be more than
+ * UINT_MAX/2 away from the last signaled fence value." */
+static void no64bit_atomics_wraparound_and_range(void **state)
+{
+	struct os_adapter *a = legacy_adapter(true);
+	struct os_fence *f;
+	const uint64_t base = 0xfffffff0ull;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, base, 0, &f), 0);
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(f, base + 0x20, &ev), 0);   /* across the wrap */
+	fbt_signal_gpu(q, f, base + 0x10);                               /* low half wraps to 0 */
+	assert_true(fbt_eventually(os_fence_value(f) == base + 0x10));
+	assert_true(atomic_load(os_fence_hw(f)->cv) == 0);               /* the GPU wrote 32 bits */
+	assert_false(lf_event_is_set(&ev));
+	fbt_signal_gpu(q, f, base + 0x20);
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	assert_true(os_fence_value(f) == base + 0x20);
+	uint64_t last = base + 0x20;
+	assert_int_equal(os_fence_signal_cpu(f, last + UINT32_MAX / 2 + 1), -ERANGE);
+	assert_int_equal(os_fence_wait_cpu(f, last + UINT32_MAX / 2 + 1, 0), -ERANGE);
+	assert_int_equal(os_fence_signal_cpu(f, last + UINT32_MAX / 2), 0);
+	assert_true(os_fence_value(f) == last + UINT32_MAX / 2);
+	os_adapter_destroy(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(gpu_signal_always_interrupts),
+	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),
+	     cmocka_unit_test(gpu_wait_held_on_cpu_until_signaled),
+	     cmocka_unit_test(cpu_signal_unwaits_blocking_waiter),
+	     cmocka_unit_test(no64bit_atomics_wraparound_and_range))

@@ -1,0 +1,268 @@
+/* tests/test_fence_native.c — conformance of the native fence path, one test per
+ * rule of the seed (native-gpu-fence), each named after its section. */
+#include "tests/fb_test.h"
+#include "tests/fence_test_util.h"
+
+static struct os_adapter *native_adapter(enum hw_irq_payload payload, unsigned engines)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.payload = payload;
+	cfg.caps.engines = engines;
+	return fbt_adapter(&cfg);
+}
+
+/* "Conditional interrupt notification only for GPU fence signals that have CPU waiters" */
+static void conditional_interrupt_no_waiter_no_interrupt(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_true(os_fence_is_native(f));
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	for (uint64_t v = 1; v <= 100; v++)
+		fbt_signal_gpu(q, f, v);
+	assert_true(fbt_eventually(os_fence_value(f) == 100));
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.gpu_signals, 100);
+	assert_int_equal(s.gpu_interrupts, 0);
+	os_adapter_destroy(a);
+}
+
+/* "Monitored value": least currently waited value − 1, UINT64_MAX when none;
+ * the OS "advances the monitored value" as waiters are released. */
+static void monitored_value_tracks_least_waiter(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	_Atomic uint64_t *mv = os_fence_hw(f)->mv;
+	assert_true(*mv == UINT64_MAX);
+	struct lf_event e50, e42;
+	lf_event_init(&e50);
+	lf_event_init(&e42);
+	os_fence_wait_event(f, 50, &e50);
+	assert_true(*mv == 49);
+	os_fence_wait_event(f, 42, &e42);
+	assert_true(*mv == 41);
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	/* "CurrentValue and MonitoredValue are both 41": no interrupt at 41 */
+	fbt_signal_gpu(q, f, 41);
+	assert_true(fbt_eventually(os_fence_value(f) == 41));
+	fbt_settle();
+	assert_int_equal(fbt_stats(a).gpu_interrupts, 0);
+	assert_false(lf_event_is_set(&e42));
+	/* 42 > 41: the CMP interrupts, the OS releases 42 and advances MV to 49 */
+	fbt_signal_gpu(q, f, 42);
+	assert_int_equal(lf_event_wait(&e42, 0, 5000000000ll), 0);
+	assert_true(fbt_eventually(*mv == 49));
+	assert_false(lf_event_is_set(&e50));
+	fbt_signal_gpu(q, f, 50);
+	assert_int_equal(lf_event_wait(&e50, 0, 5000000000ll), 0);
+	assert_true(fbt_eventually(*mv == UINT64_MAX));
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.gpu_interrupts, 2);
+	assert_int_equal(s.spurious, 0);
+	os_adapter_destroy(a);
+}
+
+/* "Synchronization between the GPU and CPU": a value reached before the waiter
+ * registered is never missed — the OS resamples CurrentValue after the MV change. */
+static void resample_value_reached_before_registration(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 7, 0, &f), 0);
+	assert_int_equal(os_fence_wait_cpu(f, 7, 0), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	os_fence_wait_event(f, 5, &ev);
+	assert_true(lf_event_is_set(&ev));
+	assert_int_equal(os_fence_wait_cpu(f, 8, 1000000), -ETIMEDOUT);
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.timeouts, 1);
+	assert_int_equal(s.lost_wakeups, 0);
+	os_adapter_destroy(a);
+}
+
+/* "Native fence signaled interrupt": the three payload forms. */
+static void payload_array_null_and_eval_legacy(void **state)
+{
+	const enum hw_irq_payload kinds[] = { HW_PAYLOAD_FENCE_ARRAY, HW_PAYLOAD_NULL, HW_PAYLOAD_NULL_EVAL_LEGACY };
+	for (size_t k = 0; k < 3; k++) {
+		struct os_adapter *a = native_adapter(kinds[k], 1);
+		struct os_fence *f[8], *legacy;
+		for (int i = 0; i < 8; i++)
+			assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f[i]), 0);
+		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &legacy), 0);
+		struct os_queue *q = os_queue_create(a, 0, 64);
+		struct lf_event ev;
+		lf_event_init(&ev);
+		os_fence_wait_event(f[3], 1, &ev);
+		fbt_signal_gpu(q, f[3], 1);
+		assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+		assert_true(fbt_eventually(fbt_stats(a).interrupts == 1));
+		struct os_stats s = fbt_stats(a);
+		/* array: exactly the signaled fence; NULL: the OS scanned all native fences */
+		if (kinds[k] == HW_PAYLOAD_FENCE_ARRAY)
+			assert_int_equal(s.fences_scanned, 1);
+		else
+			assert_true(s.fences_scanned >= 8);
+
+		/* EvaluateLegacyMonitoredFences: a NULL-payload native interrupt also
+		 * scans legacy waiters.  The legacy fence's value is written with no
+		 * interrupt of its own (as when interrupts are collapsed), then a
+		 * native interrupt is injected. */
+		struct lf_event lev;
+		lf_event_init(&lev);
+		os_fence_wait_event(legacy, 1, &lev);
+		atomic_store(os_fence_hw(legacy)->cv, 1);
+		struct hw_irq_rec *rec = hw_irq_alloc();
+		rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
+		rec->eval_legacy = kinds[k] == HW_PAYLOAD_NULL_EVAL_LEGACY;
+		hw_irq_raise(os_adapter_hw(a), rec);
+		assert_true(fbt_eventually(fbt_stats(a).interrupts == 2));
+		assert_int_equal(lf_event_is_set(&lev), kinds[k] == HW_PAYLOAD_NULL_EVAL_LEGACY);
+		os_fence_signal_cpu(legacy, 2);   /* releases it in the other cases */
+		assert_int_equal(lf_event_wait(&lev, 0, 5000000000ll), 0);
+		os_adapter_destroy(a);
+	}
+}
+
+/* "Passing a handle to a destroyed native fence object causes a bug check":
+ * detected and counted, never a use-after-free. */
+static void payload_destroyed_fence_bugcheck(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	uint64_t h = os_fence_handle(f);
+	os_fence_destroy(f);
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
+	rec->fences[0] = h;
+	rec->nfences = 1;
+	hw_irq_raise(os_adapter_hw(a), rec);
+	assert_true(fbt_eventually(fbt_stats(a).bugchecks == 1));
+	os_adapter_destroy(a);
+}
+
+/* "GPU wait on a monitored fence value ... without requiring a CPU roundtrip":
+ * engine-to-engine synchronization with no interrupt, and the waiting engine
+ * keeps running its other queues. */
+static void gpu_wait_engine_to_engine_no_interrupt(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 2);
+	struct os_fence *f, *g, *h;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &g), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &h), 0);
+	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 0, 64);
+	struct os_queue *qc = os_queue_create(a, 1, 64);
+	struct hw_cmd waitcmds[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 5 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
+	};
+	os_queue_submit(qa, waitcmds, 2);
+	fbt_signal_gpu(qb, h, 1);           /* same engine, other queue: runs meanwhile */
+	assert_true(fbt_eventually(os_fence_value(h) == 1));
+	fbt_settle();
+	assert_int_equal(os_fence_value(g), 0);
+	fbt_signal_gpu(qc, f, 5);           /* the other engine releases the wait */
+	assert_true(fbt_eventually(os_fence_value(g) == 1));
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.gpu_interrupts, 0);
+	assert_int_equal(s.interrupts, 0);
+	os_adapter_destroy(a);
+}
+
+/* CPU signal: "the OS writes the value and releases waiters (and, native,
+ * whatever GPU queues wait on it)". */
+static void cpu_signal_releases_cpu_and_gpu_waiters(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f, *g;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &g), 0);
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct hw_cmd cmds[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 3 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
+	};
+	os_queue_submit(q, cmds, 2);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	os_fence_wait_event(f, 3, &ev);
+	fbt_settle();
+	assert_int_equal(os_fence_value(g), 0);
+	assert_int_equal(os_fence_signal_cpu(f, 3), 0);
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	assert_true(fbt_eventually(os_fence_value(g) == 1));
+	os_adapter_destroy(a);
+}
+
+/* CPU waits: many events per fence, one event for many values (all / any). */
+static void cpu_wait_events_many_and_multi(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f, *g;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &g), 0);
+	struct lf_event ev[10], all, any;
+	for (int i = 0; i < 10; i++) {
+		lf_event_init(&ev[i]);
+		os_fence_wait_event(f, (uint64_t)i + 1, &ev[i]);
+	}
+	lf_event_init(&all);
+	lf_event_init(&any);
+	struct os_fence *fs[2] = { f, g };
+	uint64_t vs[2] = { 4, 2 };
+	assert_int_equal(os_wait_multi(fs, vs, 2, true, &all), 0);
+	assert_int_equal(os_wait_multi(fs, vs, 2, false, &any), 0);
+	assert_int_equal(os_wait_multi(fs, vs, 0, true, &any), -EINVAL);
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	fbt_signal_gpu(q, f, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
+	assert_int_equal(lf_event_wait(&any, 0, 5000000000ll), 0);
+	fbt_settle();
+	for (int i = 5; i < 10; i++)
+		assert_false(lf_event_is_set(&ev[i]));
+	assert_false(lf_event_is_set(&all));
+	fbt_signal_gpu(q, g, 2);
+	assert_int_equal(lf_event_wait(&all, 0, 5000000000ll), 0);
+	fbt_signal_gpu(q, f, 10);
+	for (int i = 5; i < 10; i++)
+		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
+	os_adapter_destroy(a);
+}
+
+/* A blocking CPU wait is released by a GPU signal through the interrupt. */
+static void cpu_wait_blocking_released_by_gpu(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct hw_cmd cmds[2] = {
+		{ .op = HW_CMD_WORK, .arg = 20000000 },   /* 20 ms: the waiter sleeps first */
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 1 },
+	};
+	os_queue_submit(q, cmds, 2);
+	assert_int_equal(os_fence_wait_cpu(f, 1, 5000000000ll), 0);
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.waits_blocked, 1);
+	assert_int_equal(s.gpu_interrupts, 1);
+	assert_int_equal(s.lost_wakeups, 0);
+	os_adapter_destroy(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),
+	     cmocka_unit_test(monitored_value_tracks_least_waiter),
+	     cmocka_unit_test(resample_value_reached_before_registration),
+	     cmocka_unit_test(payload_array_null_and_eval_legacy),
+	     cmocka_unit_test(payload_destroyed_fence_bugcheck),
+	     cmocka_unit_test(gpu_wait_engine_to_engine_no_interrupt),
+	     cmocka_unit_test(cpu_signal_releases_cpu_and_gpu_waiters),
+	     cmocka_unit_test(cpu_wait_events_many_and_multi),
+	     cmocka_unit_test(cpu_wait_blocking_released_by_gpu))
