@@ -38,6 +38,8 @@ struct lf_htab_entry {
  * (a section still open when the free runs would be a real bug, and is
  * still reported). */
 static char lf_htab_grace;
+/* TSan only: the deferred frees that rcu_barrier waits for (see lf_htab_barrier). */
+static char lf_htab_freed;
 
 void lf_htab_thread_online(void)
 {
@@ -64,6 +66,7 @@ void lf_htab_read_unlock(void)
 void lf_htab_barrier(void)
 {
 	rcu_barrier();
+	lf_tsan_acquire(&lf_htab_freed);        /* pairs with lf_htab_free_entry */
 }
 
 /* Fibonacci hashing, folded so the low bits (split-order buckets) depend on
@@ -163,6 +166,8 @@ static void lf_htab_free_entry(struct rcu_head *head)
 	if (e->free_fn)
 		e->free_fn(e->obj);
 	lf_free(e, sizeof *e, alignof(struct lf_htab_entry));
+	/* what free_fn did happens-before rcu_barrier's return (lf_htab_barrier, destroy) */
+	lf_tsan_release(&lf_htab_freed);
 }
 
 /* Defer freeing e (already deleted from the table) past a grace period. */
@@ -214,6 +219,7 @@ void lf_htab_destroy(struct lf_htab *h, void (*free_fn)(void *obj))
 	lf_htab_read_unlock();
 	/* Every deferred free, including the ones just queued, has run after this. */
 	rcu_barrier();
+	lf_tsan_acquire(&lf_htab_freed);
 	ret = cds_lfht_destroy(h->ht, NULL);
 	if (ret) {
 		fprintf(stderr, "%s:%d: cds_lfht_destroy: %d\n", __FILE__, __LINE__, ret);
