@@ -126,7 +126,7 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 {
 	struct os_config cfg;
 	struct os_adapter *a;
-	struct os_fence *f;
+	struct os_fence *f[2];   /* f: A signals, B waits; done: B signals, the app waits */
 	memset(r, 0, sizeof(*r));
 	if (p->cfg) {
 		cfg = *p->cfg;
@@ -138,7 +138,7 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 		snprintf(err, errlen, "gpu wait needs 2 engines");
 		return -EINVAL;
 	}
-	int rc = fb_rig_up(&cfg, p->path, &a, &f, 1, err, errlen);
+	int rc = fb_rig_up(&cfg, p->path, &a, f, 2, err, errlen);
 	if (rc)
 		return rc;
 	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 1, 64);
@@ -154,21 +154,26 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 	_Atomic uint64_t ta = 0, tb = 0;
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->rounds; i++) {
-		struct hw_cmd b[2] = {
-			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = i },
+		struct hw_cmd b[3] = {
+			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f[0]), .value = i },
 			{ .op = HW_CMD_STAMP, .stamp = &tb },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f[1]), .value = i },
 		};
 		struct hw_cmd s[3] = {
 			{ .op = HW_CMD_WORK, .arg = p->work_ns },
 			{ .op = HW_CMD_STAMP, .stamp = &ta },
-			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = i },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f[0]), .value = i },
 		};
-		atomic_store(&tb, 0);
-		os_queue_submit(qb, b, 2);
+		os_queue_submit(qb, b, 3);
 		os_queue_submit(qa, s, 3);
-		for (unsigned spin = 0; !atomic_load_explicit(&tb, memory_order_acquire); spin++)
-			if (spin > 64)
-				sched_yield();
+		/* sleep in the OS, not on a CPU an engine may need */
+		if (os_fence_wait_cpu(f[1], i, 10000000000ll)) {
+			snprintf(err, errlen, "round %llu: engine B never got past its wait", (unsigned long long)i);
+			fb_hist_free(r->lat);
+			r->lat = NULL;
+			os_adapter_destroy(a);
+			return -ETIMEDOUT;
+		}
 		fb_hist_record(r->lat, atomic_load(&tb) - atomic_load(&ta));
 	}
 	r->elapsed_ns = lf_now_ns() - t0;

@@ -55,7 +55,9 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 
 /* GPU wait: engine A signals, engine B runs past its WAIT on that value.
  * Native: the wait is in hardware; legacy: the OS holds B's command buffer on
- * the CPU and submits it on A's interrupt.  Lockstep rounds. */
+ * the CPU and submits it on A's interrupt.  Lockstep rounds: the application
+ * sleeps in a CPU wait on a second fence B signals after its wait (so it
+ * takes no CPU from the engines; that wait adds one interrupt per round). */
 struct fb_gpuwait_params {
 	enum fb_fence_path path;
 	uint64_t rounds;
