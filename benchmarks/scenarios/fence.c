@@ -61,6 +61,7 @@ static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uin
 	fb_run_metric(run, "os_irq_busy_ms", s->isr_busy_ns / 1e6, "ms");
 	fb_run_metric(run, "os_irq_wakeups", (double)s->irq_wakeups, "wakeups");
 	fb_run_metric(run, "os_irq_wakeups_per_s", secs > 0 ? s->irq_wakeups / secs : 0.0, "wakeups/s");
+	fb_run_metric(run, "os_irq_wakeups_per_signal", s->irq_wakeups / sig, "wakeups/signal");
 	fb_run_metric(run, "isr_ns_per_irq", s->interrupts ? (double)s->isr_busy_ns / (double)s->interrupts : 0.0, "ns");
 	fb_run_section(run, "");
 }

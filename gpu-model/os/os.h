@@ -127,8 +127,8 @@ struct os_stats {
 	uint64_t fences_scanned;    /* fences looked at by the handler */
 	uint64_t bugchecks;         /* payload named a fence that no longer exists */
 	uint64_t held_released;     /* CPU-held command buffers submitted */
-	uint64_t isr_busy_ns;       /* time handling records */
-	uint64_t irq_idle_ns;       /* time parked */
+	uint64_t isr_busy_ns;       /* the interrupt thread's CPU time (user + kernel) */
+	uint64_t irq_idle_ns;       /* the rest of its lifetime (wall clock) */
 	uint64_t irq_wakeups;       /* times the thread woke from a park */
 	/* CPU waiters (merged over threads) */
 	uint64_t waits;             /* os_fence_wait_cpu calls */

@@ -3,6 +3,7 @@
 #define OS_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "gpu-model/os/os.h"
 #include "lockfree/cacheline.h"
@@ -83,6 +84,8 @@ struct os_adapter {
 	_Atomic uint64_t held_total;    /* command buffers held on the CPU, all queues */
 	pthread_t irq;
 	bool irq_started;
+	clockid_t irq_clock;            /* the interrupt thread's CPU-time clock */
+	uint64_t irq_t0;                /* when it started (CLOCK_MONOTONIC ns) */
 	_Atomic pid_t irq_tid;
 	LF_ALIGNED _Atomic bool stop;
 	/* interrupt-thread counters (single writer) */
