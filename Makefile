@@ -35,6 +35,11 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shel
 BUILD_INFO = -DFB_BUILD_CFLAGS='"$(strip $(ALL_CFLAGS))"' -DFB_GIT_REV='"$(GIT_REV)"' \
              -DFB_BUILD_TYPE='"$(if $(SANITIZER),sanitize-$(SANITIZER),release)"'
 
+# Objects that compile BUILD_INFO in depend on this stamp, whose mtime moves
+# only when the revision or the flags change: results never report a stale build.
+BUILD_STAMP = $(BUILD)/.build-info
+BUILD_INFO_USERS = $(BUILD)/src/fb_app.o $(BUILD)/src/fb_context.o
+
 MAIN_SRC  = src/main.c
 LIB_SRCS  = $(filter-out $(MAIN_SRC),$(wildcard lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c))
 LIB_OBJS  = $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -63,6 +68,13 @@ deps:
 $(DEPS_STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
 	@mkdir -p $(@D) && touch $@
+
+$(BUILD_STAMP): build-info-check
+	@mkdir -p $(@D)
+	@info='$(GIT_REV) $(strip $(ALL_CFLAGS))'; \
+	 [ "$$(cat $@ 2>/dev/null)" = "$$info" ] || printf '%s\n' "$$info" > $@
+.PHONY: build-info-check
+$(BUILD_INFO_USERS): $(BUILD_STAMP)
 
 # ---- compile ----
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)

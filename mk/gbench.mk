@@ -9,13 +9,6 @@
 $(BUILD)/tests/test_gbench: $(BUILD)/tests/test_gbench.o $(BUILD)/src/gbench/gbench.o $(LIB) | $(FB_BENCH)
 	$(CXX) $(ALL_LDFLAGS) $^ -lcmocka -lbenchmark $(LDLIBS_FB) -o $@
 
-# bench_main.c compiles FB_GIT_REV and FB_BUILD_CFLAGS into fb_bench's report
-# context (and test_gbench.c compares them): recompile both when either changes,
-# not only when their sources do.  The stamp's mtime moves only on a change.
-GB_BUILD_STAMP = $(BUILD)/.gbench-build-info
-$(GB_BUILD_STAMP): gb-build-info-check
-	@mkdir -p $(@D)
-	@info='$(GIT_REV) $(strip $(ALL_CFLAGS))'; \
-	 [ "$$(cat $@ 2>/dev/null)" = "$$info" ] || printf '%s\n' "$$info" > $@
-.PHONY: gb-build-info-check
-$(BUILD)/benchmarks/micro/bench_main.o $(BUILD)/tests/test_gbench.o: $(GB_BUILD_STAMP)
+# bench_main.c compiles the build info into fb_bench's report context (and
+# test_gbench.c compares it): recompile both when it changes (Makefile: BUILD_STAMP).
+$(BUILD)/benchmarks/micro/bench_main.o $(BUILD)/tests/test_gbench.o: $(BUILD_STAMP)
