@@ -79,6 +79,18 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 		os_adapter_destroy(a);
 		return rc;
 	}
+	/* fences with a waiter that nothing satisfies: what a scan has to walk */
+	static struct lf_event never;
+	for (unsigned i = 0; i < p->idle_fences; i++) {
+		struct os_fence *idle;
+		rc = os_fence_create(a, p->path == FB_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED, 0, 0, &idle);
+		if (rc) {
+			snprintf(err, errlen, "creating idle fence %u: %s", i, strerror(-rc));
+			os_adapter_destroy(a);
+			return rc;
+		}
+		os_fence_wait_event(idle, UINT64_MAX / 2, &never);
+	}
 	if (p->started)
 		p->started(p->started_arg, a);
 	r->wait_lat = fb_hist_new();

@@ -190,6 +190,53 @@ const struct fb_scenario fb_scenario_gpu_wait = {
 	.default_iterations = 5000, .run = gpu_wait_run,
 };
 
+/* ---- isr-scaling ---- */
+
+static const struct fb_param isr_params[] = {
+	FB_PARAM_INT("fences", "fences", 64, 0, 60000, "other fences with a pending CPU waiter (what a scan walks)"),
+	FB_PARAM_ENUM("payload", "array", "native interrupt payload (adapter cap)", "array", "null", "null-legacy"),
+	FB_PARAM_ENUM("storage", "local", "where fence values live", "system", "local"),
+	FB_PARAM_INT("read_ns", "ns", 500, 0, 100000, "modeled PCIe cost of one CPU read of local memory"),
+	FB_PARAM_END
+};
+
+static int isr_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	const char *payload = fb_run_enum(run, "payload");
+	cfg.caps.payload = !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
+			   !strcmp(payload, "null-legacy") ? HW_PAYLOAD_NULL_EVAL_LEGACY : HW_PAYLOAD_FENCE_ARRAY;
+	cfg.caps.storage = !strcmp(fb_run_enum(run, "storage"), "local") ? HW_STORAGE_LOCAL : HW_STORAGE_SYSTEM;
+	cfg.caps.local_read_ns = (uint32_t)fb_run_int(run, "read_ns");
+	fb_fence_pin(run, &cfg, cpus);
+	struct fb_irq_params p = {
+		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 2000,
+		.waited_fraction = 1.0, .work_ns = 2000, .seed = fb_run_seed(run), .cfg = &cfg,
+		.idle_fences = (unsigned)fb_run_int(run, "fences"),
+		.started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_irq_result r;
+	char err[256];
+	int rc = fb_irq_run(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, r.signals);
+	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_hist_free(r.wait_lat);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_isr_scaling = {
+	.name = "isr-scaling",
+	.summary = "interrupt handler cost as fences with waiters grow: legacy scan vs signaled-fence array",
+	.params = isr_params, .compares_paths = true, .polling_threads = 1,
+	.default_iterations = 2000, .run = isr_run,
+};
+
 /* ---- headline ---- */
 
 static const struct fb_param headline_params[] = {
