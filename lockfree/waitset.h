@@ -45,8 +45,9 @@
  * after it owns them.
  *
  * The OS resample rule (seed: "after changing MV ... resample CV").  Both
- * lf_waitset_add and a raising lf_waitset_release end with a seq_cst RMW on
- * shared state, so the caller may then load the fence's CurrentValue
+ * lf_waitset_add and a raising lf_waitset_release publish through seq_cst
+ * RMWs (add's push and CAS-min or final RMW; release's CAS), so the caller
+ * may then load the fence's CurrentValue
  * (seq_cst): either the GPU's CMP sees the new threshold or the caller sees
  * the new CurrentValue.  The caller of add that then finds CurrentValue >=
  * w->value satisfies the wait itself (cancel the node; if the cancel fails
@@ -74,7 +75,9 @@
  * publishes with a plain store after a sched_yield() and never re-checks the
  * stack, so an add running meanwhile is overwritten or stranded.
  * tests/test_lf_waitset.c compiles that variant into itself under the
- * lf_waitset_broken_ prefix and asserts its validation catches it.
+ * lf_waitset_broken_ prefix and asserts its validation catches it.  (The
+ * same validation, tried by hand, also catches dropping only step 5, with no
+ * yield to help, and adders lowering with load/compare/store in ~1 run of 3.)
  */
 #ifndef LF_WAITSET_H
 #define LF_WAITSET_H
@@ -145,7 +148,8 @@ bool lf_waitset_cancel(struct lf_waitset *ws, struct lf_waiter *w);
  * w again; cb must not call into the set).  Cancelled nodes met are passed to
  * reclaim.  Then publish the new threshold (see the rounds above).  Returns
  * the number released.  Lock-free; its cost is O(new nodes + released nodes
- * * log held).  If it raised the threshold it ends with a seq_cst RMW. */
+ * * log held).  A raise is published by a seq_cst CAS: the caller then
+ * resamples CurrentValue (seq_cst) and releases again if it moved on. */
 size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 			  void (*cb)(struct lf_waiter *w, void *arg), void *arg);
 
