@@ -1,0 +1,223 @@
+"""fbresults — read fencebench result files (Google Benchmark JSON schema).
+
+A result file is what `fencebench run|sweep ... --format json --out FILE`
+writes: {"context": {...}, "benchmarks": [...]}.  Each benchmark entry carries
+flat counters (interrupts_per_signal, cpu_wait_p50, cpu_wait_p50_limit, ...)
+and a "fencebench" block naming its scenario, section ("", "power",
+"latency"), path (native | legacy), sweep point and parameters.
+
+load() validates a file completely before anything is drawn, and raises
+InputError with one line naming the file and the bad part.  With several
+repetitions the median aggregate stands for each run (Google Benchmark's
+"<run_name>_median" entry); otherwise the single iteration entry does.
+
+Standard library only: importing this module does not import matplotlib.
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+
+class InputError(Exception):
+    """A missing or malformed input file; str() is one line naming it."""
+
+
+@dataclass
+class Run:
+    """One scenario x section x path x sweep point, with its counters."""
+
+    scenario: str
+    section: str          # "" for the main table, "power", "latency", ...
+    path: str             # "native" | "legacy" | "" (scenarios that compare none)
+    point: str            # "" outside sweeps, "waited=0.5" in a sweep
+    params: dict          # every parameter of this point, as strings
+    counters: dict        # counter name -> float
+    units: dict           # counter name -> unit string
+    limits: dict          # latency counter -> machine-limit name
+    repetitions: int
+    source: str           # the file it came from
+    stddev: dict = field(default_factory=dict)   # counter -> stddev over the repetitions (reps > 1)
+
+    def get(self, name, default=None):
+        return self.counters.get(name, default)
+
+
+@dataclass
+class ResultFile:
+    path: str
+    context: dict
+    runs: list = field(default_factory=list)
+
+    @property
+    def scenario(self):
+        return self.context.get("scenario", "")
+
+
+def _fail(path, what):
+    raise InputError(f"{path}: {what}")
+
+
+def _read_json(path):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        _fail(path, "no such file")
+    except IsADirectoryError:
+        _fail(path, "is a directory, not a result file")
+    except (OSError, UnicodeDecodeError) as e:
+        _fail(path, f"cannot read: {getattr(e, 'strerror', None) or e}")
+    if not text.strip():
+        _fail(path, "empty file (an interrupted run? fencebench writes --out atomically)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        _fail(path, f"not valid JSON (line {e.lineno} column {e.colno}: {e.msg})")
+    except RecursionError:
+        _fail(path, "not valid JSON (nested too deeply)")
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _str_dict(path, where, v):
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        _fail(path, f"{where} is not an object")
+    return {str(k): str(x) for k, x in v.items()}
+
+
+def _entry_run(path, i, b, reps):
+    """(Run, "median" | "stddev" | "iteration") of benchmarks[i], or None when it is not
+    an entry that stands for its run (single repetitions, other aggregates)."""
+    if not isinstance(b, dict):
+        _fail(path, f"benchmarks[{i}] is not an object")
+    name = b.get("name")
+    if not isinstance(name, str) or not name:
+        _fail(path, f'benchmarks[{i}] has no "name"')
+    fb = b.get("fencebench")
+    if not isinstance(fb, dict):
+        _fail(path, f'benchmarks[{i}] ("{name}") has no "fencebench" block: not written by fencebench')
+    for key in ("scenario", "section", "path"):
+        if not isinstance(fb.get(key, ""), str):
+            _fail(path, f'benchmarks[{i}] ("{name}"): fencebench.{key} is not a string')
+    if not fb.get("scenario"):
+        _fail(path, f'benchmarks[{i}] ("{name}"): fencebench.scenario is missing')
+    run_type = b.get("run_type", "iteration")
+    kind = b.get("aggregate_name") if run_type == "aggregate" else "iteration"
+    if kind not in (("median", "stddev") if reps > 1 else ("iteration",)):
+        return None
+    counters = {}
+    for k, v in b.items():
+        if _is_number(v) and k not in ("repetitions", "repetition_index", "family_index",
+                                       "per_family_instance_index"):
+            if math.isfinite(float(v)):     # NaN: not measured (a limit on one CPU)
+                counters[k] = float(v)
+    return Run(scenario=fb["scenario"], section=fb.get("section", ""), path=fb.get("path", ""),
+               point=str(fb.get("point", "")),
+               params=_str_dict(path, f'benchmarks[{i}].fencebench.params', fb.get("params")),
+               counters=counters,
+               units=_str_dict(path, f'benchmarks[{i}].fencebench.units', fb.get("units")),
+               limits=_str_dict(path, f'benchmarks[{i}].fencebench.limits', fb.get("limits")),
+               repetitions=reps, source=path), kind
+
+
+def load(path):
+    """The validated ResultFile at path; InputError (one line) when it is not one."""
+    doc = _read_json(path)
+    if not isinstance(doc, dict):
+        _fail(path, "not a fencebench result file (the top level is not a JSON object)")
+    ctx, benches = doc.get("context"), doc.get("benchmarks")
+    if not isinstance(ctx, dict):
+        _fail(path, 'not a fencebench result file (no "context" object)')
+    if not isinstance(benches, list):
+        _fail(path, 'not a fencebench result file (no "benchmarks" array)')
+    if not benches:
+        _fail(path, 'no results: the "benchmarks" array is empty')
+    reps = ctx.get("repetitions", 1)
+    reps = int(reps) if _is_number(reps) and reps >= 1 else 1
+    rf = ResultFile(path=path, context=ctx)
+    seen, spread = {}, {}
+    for i, b in enumerate(benches):
+        got = _entry_run(path, i, b, reps)
+        if got is None:
+            continue
+        run, kind = got
+        key = (run.scenario, run.section, run.path, run.point)
+        if kind == "stddev":
+            spread[key] = run.counters
+            continue
+        if key in seen:
+            _fail(path, f'benchmarks[{i}] repeats benchmarks[{seen[key]}] ("{b["name"]}")')
+        seen[key] = i
+        rf.runs.append(run)
+    for run in rf.runs:
+        run.stddev = spread.get((run.scenario, run.section, run.path, run.point), {})
+    if not rf.runs:
+        want = "median aggregates" if reps > 1 else "iteration entries"
+        _fail(path, f"no {want} among {len(benches)} benchmarks")
+    return rf
+
+
+def load_all(paths):
+    """Every file loaded; InputError on the first bad one, or when two files hold the same run."""
+    files, owner, seen = [], {}, {}
+    for p in paths:
+        real = os.path.realpath(p)
+        if real in seen:
+            _fail(p, f"given twice (also as {seen[real]})" if seen[real] != p else "given twice")
+        seen[real] = p
+        rf = load(p)
+        for r in rf.runs:
+            key = (r.scenario, r.section, r.path, r.point)
+            if key in owner:
+                label = "/".join(x for x in (r.scenario, r.section, r.path, r.point) if x)
+                _fail(p, f"{label} is also in {owner[key]}: give each run once")
+            owner[key] = p
+        files.append(rf)
+    return files
+
+
+def runs_of(files, scenario, section="", path=None):
+    """Runs of scenario/section (and path, when given), in file and entry order."""
+    return [r for f in files for r in f.runs
+            if r.scenario == scenario and r.section == section and (path is None or r.path == path)]
+
+
+def pair(files, scenario, section="", point=""):
+    """(native, legacy) runs of one point; either may be None."""
+    got = {r.path: r for r in runs_of(files, scenario, section) if r.point == point}
+    return got.get("native"), got.get("legacy")
+
+
+def as_float(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def sweep_points(files, scenario, axis, section=""):
+    """The sweep of scenario along parameter axis, grouped by the other parameters.
+
+    Returns {other-params label: [(x, native run, legacy run), ...] sorted by x}.
+    The label is "" when no other parameter varies.
+    """
+    runs = [r for r in runs_of(files, scenario, section) if as_float(r.params.get(axis)) is not None]
+    varying = set()
+    for r in runs:
+        for k, v in r.params.items():
+            if k != axis and any(o.params.get(k) != v for o in runs):
+                varying.add(k)
+    groups = {}
+    for r in runs:
+        label = ", ".join(f"{k}={r.params.get(k, '?')}" for k in sorted(varying))
+        x = as_float(r.params[axis])
+        slot = groups.setdefault(label, {}).setdefault(x, [None, None])
+        slot[0 if r.path == "native" else 1] = r
+    return {label: sorted(((x, n, l) for x, (n, l) in pts.items()), key=lambda t: t[0])
+            for label, pts in groups.items()}

@@ -1,0 +1,106 @@
+"""fbtext — number formatting and derived quantities shared by figures and report.
+
+Standard library only (no matplotlib), so the report and the tests of the
+formatting do not need a plotting stack.
+"""
+
+import os
+
+import fbresults as fr
+
+LIMIT_NAMES = {
+    "cacheline-rtt": "cache-line round trip",
+    "cacheline-oneway": "cache-line one way",
+    "syscall": "bare syscall",
+    "futex-wake": "futex wake-to-run",
+}
+
+LATENCY_WHAT = {
+    "cpu_wait": "GPU signal → blocked CPU waiter running",
+    "gpu_wait": "signal on engine A → engine B past its wait",
+}
+
+# The scenario dedicated to each latency; the headline's "latency" section otherwise.
+LATENCY_SCENARIO = {"cpu_wait": "cpu-wait", "gpu_wait": "gpu-wait"}
+
+
+def ns(v):
+    """A duration in ns, three significant digits, in the unit that fits: '75 ns', '34.4 µs'."""
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    if a < 1e3:
+        return f"{v:.3g} ns"
+    if a < 1e6:
+        return f"{v / 1e3:.3g} µs"
+    if a < 1e9:
+        return f"{v / 1e6:.3g} ms"
+    return f"{v / 1e9:.3g} s"
+
+
+def count(v):
+    """An integer count as digits ('20000'); a non-integral one with 4 significant digits."""
+    if v is None:
+        return "n/a"
+    if float(v).is_integer():
+        return str(int(v))
+    return f"{v:.4g}"
+
+
+def times(v):
+    """A multiple of a limit: '×0.795', '×5.55', '×1570'."""
+    if v is None:
+        return "n/a"
+    return f"×{v:.3g}" if abs(v) < 1000 else f"×{v:.0f}"
+
+
+def ratio(v):
+    return "n/a" if v is None else f"{v:.3g}"
+
+
+def percent(v):
+    return "n/a" if v is None else f"{v * 100:.1f}%"
+
+
+def div(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def suppression(native, legacy):
+    """1 − interrupts(native) / interrupts(legacy); None when not defined (no legacy interrupts)."""
+    if native is None or legacy is None:
+        return None
+    r = div(native.counters.get("interrupts"), legacy.counters.get("interrupts"))
+    return None if r is None else 1.0 - r
+
+
+def limit_of(run, metric, pct):
+    """(limit name, value in ns) a latency counter is compared against, or None."""
+    if run is None:
+        return None
+    name = run.limits.get(f"{metric}_{pct}")
+    value = run.counters.get(f"{metric}_{pct}_limit")
+    if not name or value is None or value <= 0:
+        return None
+    return name, value
+
+
+def latency_source(files, metric):
+    """(native, legacy) runs that measured metric: its own scenario, else the headline; or None."""
+    key = f"{metric}_p50"
+    for scen, section in ((LATENCY_SCENARIO.get(metric), ""), ("headline", "latency")):
+        n, lg = fr.pair(files, scen, section)
+        if (n and key in n.counters) or (lg and key in lg.counters):
+            return n, lg
+    return None
+
+
+def provenance(files):
+    """One line: host, date, version of the runs, and the files they came from."""
+    c = files[0].context
+    rev = c.get("git_rev", "?")
+    names = ", ".join(os.path.basename(f.path) for f in files)
+    return (f"{c.get('host_name', '?')} · {str(c.get('date', '?'))[:16]} · fencebench "
+            f"{c.get('fencebench_version', '?')} git {rev} {c.get('build_type', '?')} · {names}")
