@@ -16,6 +16,18 @@ import shlex
 import fbresults as fr
 import fbtext as ft
 
+READING = """\
+- **Interrupts**: the legacy fence interrupts on every GPU signal; the native fence only when a
+  CPU waiter's value is reached (CV > MonitoredValue). Suppression near 1 − waited fraction is
+  the design working; spurious interrupts woke no one; lost wake-ups must be 0.
+- **Power proxy**: the simulated OS interrupt thread's wake-ups per second and the share of
+  the measured time it slept. Fewer wake-ups and more idle time mean fewer CPU exits from idle.
+- **Latency**: percentiles of per-sample latencies (ns, shown in the unit that fits), each next
+  to the machine limit measured in the same run: a futex wake-to-run for CPU waits, a
+  cache-line round trip between two CPUs for GPU waits. × is latency ÷ limit.
+- Compare native and legacy within a row (same run, same machine state); across runs and
+  machines, compare the ratios, not the absolute numbers."""
+
 PCTS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 
 
@@ -239,6 +251,7 @@ def render(files, figures, formats, reproduce, plot_cmd):
              "With repetitions, the median of the repetitions stands for each run.")
     parts = [
         title,
+        "## Reading this report\n\n" + READING,
         "## Machine\n\n" + _machine(files),
         "## Runs and the machine limits each measured\n\n" + _runs(files),
         "## Interrupts: native vs legacy\n\n"
