@@ -221,6 +221,40 @@ static void write_latency(const char *path)
 	json_decref(doc);
 }
 
+/* cpu-wait with 3 repetitions: the iteration entries (p50 10 us), then Google Benchmark's
+ * aggregates: mean 99 us, median 25 us (native) / 30 us (legacy), stddev 1 us. */
+static json_t *as_aggregate(json_t *b, const char *agg)
+{
+	char name[160];
+	snprintf(name, sizeof(name), "%s_%s", json_string_value(json_object_get(b, "name")), agg);
+	json_object_set_new(b, "name", json_string(name));
+	json_object_set_new(b, "run_type", json_string("aggregate"));
+	json_object_set_new(b, "aggregate_name", json_string(agg));
+	return b;
+}
+
+static void write_repeated(const char *path)
+{
+	json_t *ctx = context("cpu-wait", "cpu-wait");
+	json_object_set_new(ctx, "repetitions", json_integer(3));
+	json_t *doc = json_pack("{s:o, s:[]}", "context", ctx, "benchmarks");
+	json_t *b = json_object_get(doc, "benchmarks");
+	static const char *const paths[] = { "native", "legacy" };
+	for (int i = 0; i < 2; i++) {
+		for (int rep = 0; rep < 3; rep++)
+			json_array_append_new(b, bench("cpu-wait", "", paths[i], NULL, "futex-wake",
+				"cpu_wait_count", 100.0, "cpu_wait_p50", 10000.0, NULL));
+		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
+			"cpu_wait_count", 100.0, "cpu_wait_p50", 99000.0, NULL), "mean"));
+		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
+			"cpu_wait_count", 100.0, "cpu_wait_p50", i ? 30000.0 : 25000.0, NULL), "median"));
+		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
+			"cpu_wait_count", 100.0, "cpu_wait_p50", 1000.0, NULL), "stddev"));
+	}
+	assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
+	json_decref(doc);
+}
+
 /* ---- checks on the outputs ---- */
 
 static unsigned be32(const unsigned char *p)
@@ -346,6 +380,31 @@ static void plot_figures_and_report(void **state)
 	free(md);
 }
 
+/* With repetitions, the median aggregate stands for each run (not the mean, not one repetition). */
+static void plot_median_of_repetitions(void **state)
+{
+	need_python();
+	if (!have_matplotlib())
+		fb_skip(FB_PLOT_PYTHON " cannot import matplotlib (install python3-matplotlib)");
+	const char *in = tmp_path("repeated.json"), *out = tmp_path("out-reps");
+	write_repeated(in);
+	struct result r = PLOT("-o", out, "--formats", "png", in);
+	if (r.status != 0)
+		fail_msg("fbplot exit %d\nstderr: %s", r.status, r.err);
+	result_free(&r);
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/latency.png", out);
+	assert_png(p);
+	snprintf(p, sizeof(p), "%s/latency.svg", out);
+	assert_int_equal(access(p, F_OK), -1);             /* --formats png: no SVG */
+	snprintf(p, sizeof(p), "%s/report.md", out);
+	char *md = slurp(p);
+	assert_non_null(md);
+	assert_contains(md, "| cpu-wait | cpu_wait p50 | 25 µs | 30 µs | futex wake-to-run 20 µs | ×1.25 | ×1.5 |");
+	assert_contains(md, "_Interrupts per GPU signal vs waited fraction: not drawn");
+	free(md);
+}
+
 static void plot_missing_input(void **state)
 {
 	need_python();
@@ -447,6 +506,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(plot_figures_and_report),
+		cmocka_unit_test(plot_median_of_repetitions),
 		cmocka_unit_test(plot_missing_input),
 		cmocka_unit_test(plot_malformed_input),
 		cmocka_unit_test(plot_usage),
