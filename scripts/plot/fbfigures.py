@@ -99,8 +99,9 @@ def irq_per_signal(files):
             # edge, below and left; on the x axis, just above it.
             y = n.counters["interrupts_per_signal"]
             right, low = x < 0.9, y < 0.05
-            ax.annotate(f"{s:.0%} suppressed", (x, y), textcoords="offset points",
-                        xytext=(8 if right else -8, (3 if low else -6) - 10 * gi),
+            ax.annotate(f"{s:.0%} suppressed" + _suffix(label if len(groups) > 1 else ""), (x, y),
+                        textcoords="offset points",
+                        xytext=(8 if right else -8, 3 + 10 * gi if low else -6 - 10 * gi),
                         fontsize=7.5, color=NATIVE, ha="left" if right else "right",
                         va="bottom" if low else "top")
     ax.plot([0, 1], [0, 1], ":", color=LIMIT, linewidth=1,
