@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #ifdef LF_WAITSET_BROKEN
 #include <sched.h>
+
+#include "lockfree/arch.h"
 #endif
 
 void lf_waitset_init(struct lf_waitset *ws, _Atomic uint64_t *threshold,
@@ -217,7 +219,8 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 		/* BROKEN (tests only): overwrite whatever adders wrote meanwhile,
 		 * and never look at the stack again. */
 		(void)seen;
-		sched_yield();
+		lf_spin_ns(10000);      /* widen the window for adders on the other CPU, */
+		sched_yield();          /* and for adders waiting for this one */
 		atomic_store_explicit(ws->threshold, least, memory_order_seq_cst);
 		return released;
 #else

@@ -72,12 +72,13 @@
  *   |   _destroy             |                       |                                  |           |
  *
  * Broken variant (tests only): compiled with -DLF_WAITSET_BROKEN, release
- * publishes with a plain store after a sched_yield() and never re-checks the
- * stack, so an add running meanwhile is overwritten or stranded.
+ * publishes with a plain store after a 10 us spin and a sched_yield() (to
+ * widen the window) and never re-checks the stack, so an add running meanwhile is overwritten or stranded.
  * tests/test_lf_waitset.c compiles that variant into itself under the
  * lf_waitset_broken_ prefix and asserts its validation catches it.  (The
  * same validation, tried by hand, also catches dropping only step 5, with no
- * yield to help, and adders lowering with load/compare/store in ~1 run of 3.)
+ * yield to help, and adders lowering with load/compare/store in about half
+ * the runs.)
  */
 #ifndef LF_WAITSET_H
 #define LF_WAITSET_H

@@ -10,7 +10,8 @@
  *                 "release epoch" it makes odd on entry, even on exit.
  *   adder threads: add a waiter at CV + [0, 15], then check the invariant:
  *                 within a window where the epoch stayed even, either the
- *                 waiter is RELEASED or MV <= value - 1.  Then resample CV
+ *                 waiter is RELEASED or MV <= value - 1 (right after add,
+ *                 and again at every turn of the wait).  Then resample CV
  *                 and cancel the waiter if it is already satisfied, else
  *                 wait for the release (yielding) with a short timeout
  *                 (1 in 8 time out at once), cancelling on timeout.
@@ -200,6 +201,9 @@ static void waitset_heap_order(void **state)
 #define PER_ADDER 60000u
 #define RUN_NS    (1000ull * 1000 * 1000)
 #endif
+/* The broken run stops at its first violation; until then it may use up its
+ * time budget, so give it records enough for that even on an idle machine. */
+#define BROKEN_PER_ADDER 200000u
 #define WAIT_YIELDS 200u      /* a waiter's timeout, in sched_yield()s */
 #define BROKEN_RUN_NS (4000ull * 1000 * 1000)
 
@@ -214,6 +218,7 @@ struct race {
 	uint64_t deadline;
 	bool stop_at_first;                 /* broken run: stop once caught */
 	struct wrec *recs[ADDERS];
+	uint32_t per_adder;             /* records in each recs[i] */
 	uint32_t used[ADDERS];
 	_Atomic uint64_t violations, inconclusive, self_satisfied, timeouts, adds;
 	uint64_t interrupts, spurious, resamples, released;   /* ISR's */
@@ -232,26 +237,42 @@ static uint64_t rnd(uint64_t *x)
 	return *x;
 }
 
-/* After add returned: check the invariant in a window the ISR stayed out of
- * release.  false: no such window found (counted as inconclusive). */
-static bool check_invariant(struct race *rc, struct wrec *r, bool *ok)
+enum check { CHECK_OK, CHECK_VIOLATED, CHECK_INCONCLUSIVE };
+
+/* One look at the invariant for r, valid only if the ISR stayed out of
+ * release (the epoch was even and unchanged) around it. */
+static enum check check_once(struct race *rc, struct wrec *r)
+{
+	uint64_t e0 = atomic_load(&rc->epoch), e1, th;
+	uint32_t st;
+
+	if (e0 & 1)
+		return CHECK_INCONCLUSIVE;
+	st = atomic_load_explicit(&r->w.state, memory_order_acquire);
+	th = rc->ops->threshold(&rc->ws);
+	e1 = atomic_load(&rc->epoch);
+	if (e0 != e1)
+		return CHECK_INCONCLUSIVE;
+	return st == LF_WAITER_RELEASED || th <= r->w.value - 1 ? CHECK_OK : CHECK_VIOLATED;
+}
+
+/* Right after add returned: look until one look is conclusive. */
+static enum check check_after_add(struct race *rc, struct wrec *r)
 {
 	for (int tries = 0; tries < 2000; tries++) {
-		uint64_t e0 = atomic_load(&rc->epoch), e1, th;
-		uint32_t st;
-		if (e0 & 1) {
-			sched_yield();  /* the ISR is releasing: let it finish (2 cores) */
-			continue;
-		}
-		st = atomic_load_explicit(&r->w.state, memory_order_acquire);
-		th = rc->ops->threshold(&rc->ws);
-		e1 = atomic_load(&rc->epoch);
-		if (e0 != e1)
-			continue;
-		*ok = st == LF_WAITER_RELEASED || th <= r->w.value - 1;
-		return true;
+		enum check c = check_once(rc, r);
+		if (c != CHECK_INCONCLUSIVE)
+			return c;
+		sched_yield();  /* the ISR is releasing: let it finish (2 cores) */
 	}
-	return false;
+	return CHECK_INCONCLUSIVE;
+}
+
+static void violated(struct race *rc)
+{
+	atomic_fetch_add(&rc->violations, 1);
+	if (rc->stop_at_first)
+		atomic_store(&rc->stop_adders, 1);
 }
 
 static void *adder(void *p)
@@ -261,11 +282,11 @@ static void *adder(void *p)
 	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(a->id + 1);
 	uint32_t i;
 
-	for (i = 0; i < PER_ADDER; i++) {
+	for (i = 0; i < rc->per_adder; i++) {
 		struct wrec *r = &rc->recs[a->id][i];
 		uint64_t cv = atomic_load(&rc->cv), v, c2;
 		uint32_t wait;
-		bool ok;
+		bool bad;
 
 		if ((i & 63) == 0 && (atomic_load(&rc->stop_adders) || lf_now_ns() > rc->deadline))
 			break;
@@ -273,12 +294,17 @@ static void *adder(void *p)
 		wrec_init(r, v ? v : 1);
 		rc->ops->add(&rc->ws, &r->w);
 		atomic_fetch_add_explicit(&rc->adds, 1, memory_order_relaxed);
-		if (!check_invariant(rc, r, &ok)) {
+		bad = false;
+		switch (check_after_add(rc, r)) {
+		case CHECK_INCONCLUSIVE:
 			atomic_fetch_add(&rc->inconclusive, 1);
-		} else if (!ok) {
-			atomic_fetch_add(&rc->violations, 1);
-			if (rc->stop_at_first)
-				atomic_store(&rc->stop_adders, 1);
+			break;
+		case CHECK_VIOLATED:
+			violated(rc);   /* counted once per waiter */
+			bad = true;
+			break;
+		case CHECK_OK:
+			break;
 		}
 		/* The OS resample rule: add ended with a seq_cst RMW, so this
 		 * seq_cst load of CV cannot miss a signal the CMP judged by the
@@ -294,7 +320,13 @@ static void *adder(void *p)
 		/* Wait like a CPU waiter with a short timeout; one in eight
 		 * times out at once. */
 		wait = rnd(&x) % 8 ? WAIT_YIELDS : 0;
+		/* The invariant holds for as long as w waits, not only right
+		 * after add: look again at every turn of the wait. */
 		for (uint32_t y = 0; y < wait; y++) {
+			if (!bad && check_once(rc, r) == CHECK_VIOLATED) {
+				violated(rc);
+				bad = true;
+			}
 			if (atomic_load_explicit(&r->w.state, memory_order_acquire) != LF_WAITER_WAITING)
 				break;
 			sched_yield();
@@ -361,7 +393,8 @@ struct race_result {
 	uint64_t violations, lost, not_once, reclaim_mismatch, adds;
 };
 
-static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, bool stop_at_first)
+static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, uint32_t per_adder,
+				   bool stop_at_first)
 {
 	struct race *rc = calloc(1, sizeof *rc);
 	struct adder_arg args[ADDERS];
@@ -373,9 +406,10 @@ static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, bo
 		abort();
 	rc->ops = ops;
 	rc->stop_at_first = stop_at_first;
+	rc->per_adder = per_adder;
 	ops->init(&rc->ws, &rc->mv, count_reclaimed, NULL);
 	for (int i = 0; i < ADDERS; i++) {
-		rc->recs[i] = calloc(PER_ADDER, sizeof(struct wrec));
+		rc->recs[i] = calloc(per_adder, sizeof(struct wrec));
 		if (!rc->recs[i])
 			abort();
 	}
@@ -438,7 +472,7 @@ static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, bo
 
 static void waitset_race_validate(void **state)
 {
-	struct race_result res = race_run(&ws_real, RUN_NS, false);
+	struct race_result res = race_run(&ws_real, RUN_NS, PER_ADDER, false);
 
 	assert_true(res.adds > 1000);
 	assert_int_equal(res.violations, 0);
@@ -449,7 +483,7 @@ static void waitset_race_validate(void **state)
 
 static void waitset_broken_is_caught(void **state)
 {
-	struct race_result res = race_run(&ws_broken, BROKEN_RUN_NS, true);
+	struct race_result res = race_run(&ws_broken, BROKEN_RUN_NS, BROKEN_PER_ADDER, true);
 
 	/* Only the threshold protocol is broken: bookkeeping stays exact. */
 	assert_int_equal(res.not_once, 0);
