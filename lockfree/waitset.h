@@ -73,7 +73,8 @@
  *
  * Broken variant (tests only): compiled with -DLF_WAITSET_BROKEN, release
  * publishes with a plain store after a 10 us spin and a sched_yield() (to
- * widen the window) and never re-checks the stack, so an add running meanwhile is overwritten or stranded.
+ * widen the window) and never re-checks the stack, so an add running
+ * meanwhile is overwritten or stranded.
  * tests/test_lf_waitset.c compiles that variant into itself under the
  * lf_waitset_broken_ prefix and asserts its validation catches it.  (The
  * same validation, tried by hand, also catches dropping only step 5, with no
