@@ -93,6 +93,9 @@ struct obj {
 };
 
 static _Atomic uint64_t freed;
+/* Plain on purpose: written by free_fn on liburcu's call_rcu thread, read
+ * after lf_htab_barrier, so TSan checks that the barrier orders the two. */
+static uint64_t freed_plain;
 static _Atomic uint64_t payload_sink;
 
 static struct obj *obj_new(uint64_t key)
@@ -114,6 +117,7 @@ static void obj_kill(void *p)
 	o->payload = 0;         /* a plain store: TSan checks it against the readers */
 	free(o);
 	atomic_fetch_add(&freed, 1);
+	freed_plain++;
 }
 
 /* free_fn of the broken variant: poison only (atomically), the test frees later. */
@@ -158,6 +162,7 @@ static void htab_basic(void **state)
 	assert_true(lf_htab_count(h) == 0);
 	lf_htab_barrier();
 	assert_true(atomic_load(&freed) == 1);          /* a, after a grace period */
+	assert_true(freed_plain == 1);
 
 	/* Enough keys to make the table grow; all found; destroy frees the rest. */
 	assert_int_equal(lf_htab_insert(h, k2, b), 0);
