@@ -103,6 +103,8 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy)
 		struct os_fence *f = i < n ? atomic_load_explicit(&a->table[i], memory_order_acquire) : NULL;
 		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
 			scanned++;
+			if (f->x)
+				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
 			if (!lf_waitset_empty(&f->ws))
 				batch[nb++] = f;
 		}
@@ -132,6 +134,7 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 {
 	size_t released = 0;
 	bool scan_native = false, scan_legacy = false;
+	uint64_t propagated = atomic_load_explicit(&a->x_propagated, memory_order_relaxed);
 
 	switch (rec->kind) {
 	case HW_IRQ_NATIVE_FENCE_SIGNALED:
@@ -156,6 +159,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 			}
 			os_count(&a->fences_scanned, 1);
 			released += os_fence_process(f);
+			if (f->x)
+				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
 		}
 	}
 	if (scan_native || scan_legacy)
@@ -167,7 +172,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 		os_count(&a->soft, 1);
 	} else {
 		os_count(&a->interrupts, 1);
-		if (!released)
+		/* spurious: released no waiter here and passed nothing to another adapter */
+		if (!released && atomic_load_explicit(&a->x_propagated, memory_order_relaxed) == propagated)
 			os_count(&a->spurious, 1);
 	}
 }
@@ -240,6 +246,8 @@ void os_adapter_destroy(struct os_adapter *a)
 	 * frees of destroyed fences, which still use the storage */
 	if (a->hw)
 		hw_adapter_stop(a->hw);
+	if (a->table)
+		os_cross_adapter_gone(a);   /* other adapters stop propagating here */
 	if (a->handles) {
 		os_rcu_enter();
 		lf_htab_destroy(a->handles, os_fence_free);

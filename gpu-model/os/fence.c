@@ -224,9 +224,12 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	atomic_exchange_explicit(f->hw.cv, wv, memory_order_seq_cst);
 	if (a->cfg.caps.no_64bit_atomics)
 		os_reconstruct(f, wv);
+	if (f->type == OS_FENCE_NATIVE)
+		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
 	/* Release CPU waiters through the interrupt thread (the sets' one
-	 * consumer), as deferred work, only when someone may be satisfied. */
-	if (lf_waitset_threshold(&f->ws) < v ||
+	 * consumer), as deferred work, only when someone may be satisfied; a
+	 * cross-adapter fence always (its interrupt thread propagates the value). */
+	if (f->x || lf_waitset_threshold(&f->ws) < v ||
 	    atomic_load_explicit(&a->held_total, memory_order_seq_cst)) {
 		struct hw_irq_rec *rec = hw_irq_alloc();
 		rec->kind = HW_IRQ_SOFTWARE;
@@ -293,6 +296,14 @@ static void os_table_drop(struct os_adapter *a, struct os_fence *f)
 int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		    unsigned flags, struct os_fence **out)
 {
+	if (flags & OS_FENCE_CROSS_ADAPTER)
+		return os_cross_create(a, type, initial, flags, out);   /* cross.c */
+	return os_fence_create_in(a, type, initial, flags, NULL, out);
+}
+
+int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
+		       unsigned flags, struct os_cross *x, struct os_fence **out)
+{
 	struct os_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->a = a;
 	/* Without native support (caps or the OS feature), a native fence is a monitored fence. */
@@ -303,8 +314,12 @@ int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 		goto free_fence;
 	f->hw.owner = f;
 	atomic_init(&f->last64, initial);
-	/* native: the set publishes MonitoredValue where the CMP reads it */
-	lf_waitset_init(&f->ws, f->type == OS_FENCE_NATIVE ? f->hw.mv : NULL, os_waiter_reclaim, NULL);
+	/* native: the set publishes MonitoredValue where the CMP reads it;
+	 * cross-adapter: MV stays 0 and the set keeps a word of its own */
+	_Atomic uint64_t *threshold = f->type == OS_FENCE_NATIVE ? f->hw.mv : NULL;
+	if (x)
+		threshold = os_cross_bind(f, x);
+	lf_waitset_init(&f->ws, threshold, os_waiter_reclaim, NULL);
 	os_rcu_enter();
 	rc = lf_htab_insert(a->handles, handle, f);
 	os_rcu_leave();
@@ -313,6 +328,8 @@ int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 	rc = os_table_take(a, f);
 	if (rc)
 		goto remove_handle;
+	if (f->type == OS_FENCE_NATIVE)
+		os_ddi_log(a, OS_DDI_CREATE_NATIVE_FENCE, handle, initial);
 	*out = f;
 	return 0;
 
@@ -333,14 +350,21 @@ free_fence:
 void os_fence_free(void *obj)
 {
 	struct os_fence *f = obj;
+	struct os_cross *x = f->x;
 	lf_waitset_destroy(&f->ws);
 	hw_fence_free(f->a->hw, &f->hw);
 	lf_free(f, sizeof(*f), LF_CACHELINE);
+	if (x)
+		os_cross_put(x);        /* the last instance frees the shared CurrentValue */
 }
 
 void os_fence_destroy(struct os_fence *f)
 {
 	struct os_adapter *a = f->a;
+	if (f->x)
+		os_cross_detach(f);     /* other adapters stop propagating to it */
+	if (f->type == OS_FENCE_NATIVE)
+		os_ddi_log(a, OS_DDI_DESTROY_NATIVE_FENCE, f->hw.handle, 0);
 	os_table_drop(a, f);
 	os_rcu_enter();
 	lf_htab_remove(a->handles, f->hw.handle, os_fence_free);

@@ -143,4 +143,120 @@ struct os_stats {
 };
 void os_adapter_stats(struct os_adapter *a, struct os_stats *out);
 
+/* ==== shared fences and cross-adapter fences (gpu-model/os/shared.c, cross.c) ====
+ *
+ * Shared fences (seed native-gpu-fence, "Global and local handles for shared
+ * fences").  A shared fence has one global handle (the one the KMD reports in
+ * interrupt payloads) and one local handle per process that opened it.  A
+ * process is an os_process with its own local handle table (lockfree/htab.h).
+ * The DDI calls are those of the seed's walk-through:
+ *   A creates   -> DxgkDdiCreateNativeFence(global), DxgkDdiOpenNativeFence(local A)
+ *   B opens     -> DxgkDdiOpenNativeFence(local B)
+ *   A closes    -> DxgkDdiCloseNativeFence(local A)            (the global stays)
+ *   B closes    -> DxgkDdiCloseNativeFence(local B), DxgkDdiDestroyNativeFence(global)
+ * The native fence DDIs are called for native fences only (a monitored fence
+ * is the OS's own business); every native fence, shared or not, gets Create
+ * and Destroy.  After the last close the global handle stops resolving: an
+ * interrupt payload that names it is a bug check (counted, never a use of
+ * freed memory).
+ *
+ * Cross-adapter fences (seed, "Cross-adapter native fences").  Created with
+ * OS_FENCE_CROSS_ADAPTER on one adapter and opened on others with
+ * os_fence_open_cross: every adapter gets an os_fence of its own (its own
+ * global handle, MonitoredValue, waiter set) and all share one CurrentValue
+ * in system memory.  A native instance's MonitoredValue is 0 for its whole
+ * lifetime, so every GPU signal interrupts; the interrupt thread that sees a
+ * new value propagates it to the other adapters: DxgkDdiUpdateCurrentValuesFromCpu
+ * (NotificationOnly=TRUE) on a native instance (its engines re-evaluate their
+ * run lists: GPU waits go on), and the CPU waiters and CPU-held command
+ * buffers of that adapter are released by its own interrupt thread.  A CPU
+ * signal of a cross-adapter fence is propagated the same way.  An adapter
+ * without native support opens the fence as a monitored fence; a monitored
+ * cross-adapter fence opens as a native fence on a native adapter.  The
+ * waiter set of a cross-adapter instance publishes into a word of its own,
+ * never into the MonitoredValue.
+ *
+ * Threads and calls:
+ *   os_process_create/destroy                 any thread; destroy not concurrently with the process's other calls
+ *   os_shared_fence_create/open/close         any thread (open and close of one fence may race: refcounted)
+ *   os_process_fence                          any thread; the fence stays valid until its local handle is closed
+ *   os_fence_open_cross                       any thread (not concurrently with destroying the fence it opens)
+ *   os_adapter_ddi_log / _ddi_count / _cross_stats   any thread; never block
+ * Close every local handle and every cross-adapter instance before destroying
+ * an adapter (os_adapter_destroy detaches stray cross-adapter instances).
+ */
+
+#define OS_FENCE_CROSS_ADAPTER 0x2u    /* os_fence_create: a cross-adapter fence (shareable too) */
+#define OS_FENCE_LOCAL_MEMORY  0x4u    /* a D3DDDI_NATIVEFENCE_TYPE other than DEFAULT (values in GPU
+				          local memory): a cross-adapter fence with it fails (-EINVAL) */
+/* Deliberately broken cross-adapter fences, for the tests that prove they can fail. */
+#define OS_FENCE_FAULT_NO_PROPAGATE      0x100u  /* interrupt threads never pass a signal on */
+#define OS_FENCE_FAULT_MV_FOLLOWS_WAITERS 0x200u /* the waiter set publishes into MV (not held at 0) */
+
+/* Open cross-adapter fence f on adapter b as `type` (native on an adapter
+ * without native support becomes monitored).  0; -EINVAL (f is not a
+ * cross-adapter fence); -EEXIST (b has an instance already); -ENOSPC (more
+ * than OS_CROSS_MAX_ADAPTERS); -EOPNOTSUPP (b writes only 32-bit values: a
+ * shared 64-bit CurrentValue cannot be kept); -ENOMEM.  Destroy the instance
+ * with os_fence_destroy; the shared CurrentValue lives until the last goes. */
+#define OS_CROSS_MAX_ADAPTERS 8
+int os_fence_open_cross(struct os_fence *f, struct os_adapter *b, enum os_fence_type type,
+			struct os_fence **out);
+bool os_fence_is_cross_adapter(const struct os_fence *f);
+
+/* The DDI calls the OS makes on an adapter, as the tests see them. */
+enum os_ddi {
+	OS_DDI_CREATE_NATIVE_FENCE,     /* DxgkDdiCreateNativeFence: handle = global */
+	OS_DDI_OPEN_NATIVE_FENCE,       /* DxgkDdiOpenNativeFence: handle = local, value = global */
+	OS_DDI_CLOSE_NATIVE_FENCE,      /* DxgkDdiCloseNativeFence: handle = local, value = global */
+	OS_DDI_DESTROY_NATIVE_FENCE,    /* DxgkDdiDestroyNativeFence: handle = global */
+	OS_DDI_UPDATE_CV_FROM_CPU,      /* DxgkDdiUpdateCurrentValuesFromCpu(hFence, value): a CPU signal */
+	OS_DDI_UPDATE_CV_NOTIFY_ONLY,   /* ... (NotificationOnly=TRUE): a propagated cross-adapter signal */
+	OS_DDI_KINDS
+};
+struct os_ddi_call {
+	enum os_ddi ddi;
+	uint64_t handle;
+	uint64_t value;
+};
+#define OS_DDI_LOG_MAX 256
+/* Copy up to max of the first OS_DDI_LOG_MAX DDI calls made on a, in order;
+ * returns how many were copied.  Any thread; wait-free. */
+size_t os_adapter_ddi_log(struct os_adapter *a, struct os_ddi_call *out, size_t max);
+/* Calls of one DDI on a so far (all of them, not only the logged ones). */
+uint64_t os_adapter_ddi_count(struct os_adapter *a, enum os_ddi d);
+const char *os_ddi_name(enum os_ddi d);   /* "DxgkDdiCreateNativeFence", ... */
+
+struct os_cross_stats {
+	uint64_t propagated;    /* new values this adapter's interrupt thread passed to another adapter's instance */
+	uint64_t received;      /* new values passed to this adapter's instances */
+	uint64_t soft_raised;   /* ... of which needed this adapter's interrupt thread (CPU waiters, held buffers) */
+};
+void os_adapter_cross_stats(struct os_adapter *a, struct os_cross_stats *out);
+
+/* ---- processes and local handles ---- */
+
+struct os_process;
+/* 0 / -ENOMEM. */
+int os_process_create(struct os_process **out);
+/* Process exit: closes every local handle still open (in opening order), then frees p. */
+void os_process_destroy(struct os_process *p);
+uint64_t os_process_id(const struct os_process *p);
+size_t os_process_handles(const struct os_process *p);    /* local handles open */
+
+/* Create a shared fence on a for process p (flags as os_fence_create; the
+ * fence is always shareable) and open p's local handle.  0 / the errors of
+ * os_fence_create.  *local: p's handle; os_fence_handle() of the fence is the
+ * global handle other processes open. */
+int os_shared_fence_create(struct os_process *p, struct os_adapter *a, enum os_fence_type type,
+			   uint64_t initial, unsigned flags, uint64_t *local);
+/* Open the shared fence with global handle `global` on a for process p.
+ * 0; -ENOENT (no such fence, or its last handle is being closed); -EPERM
+ * (a fence created without os_shared_fence_create). */
+int os_shared_fence_open(struct os_process *p, struct os_adapter *a, uint64_t global, uint64_t *local);
+/* Close p's local handle; the last close destroys the fence.  0 / -ENOENT. */
+int os_shared_fence_close(struct os_process *p, uint64_t local);
+/* The fence p's local handle names, or NULL (not p's, or closed). */
+struct os_fence *os_process_fence(struct os_process *p, uint64_t local);
+
 #endif

@@ -27,6 +27,11 @@ struct os_fence {
 	uint32_t index;                 /* slot in the adapter's scan table */
 	LF_ALIGNED struct lf_waitset ws;  /* native: publishes into hw.mv; monitored: internal word */
 	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: highest value seen, for reconstruction */
+	/* shared.c / cross.c */
+	_Atomic uint32_t opens;         /* shared: local handles open (0: not opened through a process) */
+	uint32_t x_slot;                /* cross-adapter: this instance's slot in x */
+	struct os_cross *x;             /* cross-adapter: the group sharing CurrentValue; NULL otherwise */
+	_Atomic uint64_t x_seen;        /* cross-adapter: highest value announced to this instance */
 };
 
 enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI };
@@ -57,6 +62,20 @@ struct os_held {                    /* a command buffer (rest) held on the CPU *
 	struct os_held *next;
 	size_t n, pos;
 	struct hw_cmd cmds[];
+};
+
+/* shared.c: the DDI calls made on an adapter.  Slots are reserved by a
+ * fetch-add and published by their own ready flag (release), so appends from
+ * any thread never block; only the first OS_DDI_LOG_MAX are kept. */
+struct os_ddi_rec {
+	_Atomic uint32_t ready;
+	uint32_t ddi;
+	uint64_t handle, value;
+};
+struct os_ddi_log {
+	LF_ALIGNED _Atomic uint64_t n;               /* slots reserved */
+	_Atomic uint64_t count[OS_DDI_KINDS];
+	struct os_ddi_rec rec[OS_DDI_LOG_MAX];
 };
 
 struct os_queue {
@@ -93,6 +112,10 @@ struct os_adapter {
 		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups;
 	pthread_mutex_t app_lock;
 	struct os_app_counters *app;
+	/* shared.c / cross.c */
+	struct os_ddi_log ddi;
+	LF_ALIGNED os_counter x_propagated;  /* interrupt thread (single writer) */
+	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 };
 
 /* adapter.c: nesting RCU reader registration for the handle table */
@@ -105,5 +128,24 @@ size_t os_fence_process(struct os_fence *f);                  /* interrupt threa
 struct os_app_counters *os_app_counters(struct os_adapter *a);
 /* queue.c */
 size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */
+
+/* ---- shared.c / cross.c ---- */
+struct os_cross;
+/* Record one DDI call on a.  Any thread; wait-free. */
+void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value);
+/* fence.c's create, with the cross-adapter group to join (NULL: none). */
+int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
+		       unsigned flags, struct os_cross *x, struct os_fence **out);
+int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
+		    unsigned flags, struct os_fence **out);
+/* Before f is published: point CurrentValue at the group's, hold a native MV
+ * at 0.  Returns the word the waiter set publishes into (NULL: its own). */
+_Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x);
+void os_cross_detach(struct os_fence *f);           /* os_fence_destroy: leave the group */
+void os_cross_put(struct os_cross *x);              /* os_fence_free: drop the instance's reference */
+/* Interrupt thread of f's adapter, inside a read-side section: pass a new
+ * CurrentValue of f to every other adapter's instance. */
+void os_cross_propagate(struct os_fence *f);
+void os_cross_adapter_gone(struct os_adapter *a);   /* os_adapter_destroy: detach stray instances */
 
 #endif

@@ -1,0 +1,246 @@
+/* gpu-model/os/cross.c — cross-adapter fences: one CurrentValue, an instance per adapter.
+ *
+ * Seed (native-gpu-fence, "Cross-adapter native fences"):
+ *   - "All GPUs share the same copy of CurrentValue storage, which is always
+ *     allocated in system memory": the group (struct os_cross) owns one page;
+ *     every adapter's instance (an ordinary os_fence, with its own global
+ *     handle, MonitoredValue and waiter set) points its CurrentValue there.
+ *   - "Each GPU gets its own copy of MonitoredValue"; "setting MonitoredValue
+ *     for the cross-adapter fence to 0 for its lifetime": a native instance's
+ *     MV is written 0 once, and its waiter set publishes into a word of its
+ *     own (lf_waitset_init with NULL), so no waiter ever raises MV.
+ *   - "when GPU2 signals the native fence, it also raises a CPU interrupt,
+ *     allowing Dxgkrnl to update CurrentValue on GPU1 (DxgkDdiUpdateCurrentValuesFromCpu
+ *     with the NotificationOnly flag set TRUE) and unblock any pending CPU/GPU
+ *     waiters of that GPU": os_cross_propagate, run by the interrupt thread
+ *     that handled the signal (GPU interrupt, or the deferred work of a CPU
+ *     signal), for every other instance.
+ *
+ * Propagation never repeats a value: each instance keeps the highest value
+ * announced to it (x_seen, raised by CAS); only the caller whose CAS raised it
+ * notifies, so a value is announced once per instance however many interrupt
+ * threads see it, and a propagated signal is not echoed back.  A raise by
+ * another thread is followed by that thread's notification, so no value is
+ * left unannounced.
+ *
+ * Lifetime: the instance array is read by interrupt threads inside RCU
+ * read-side sections.  An instance leaves the array (os_cross_detach, under
+ * the group lock) before its fence leaves its handle table, and its memory is
+ * freed only after a grace period (os_fence_free), so a propagator never
+ * touches a freed instance.  The group is reference counted by instances not
+ * yet freed; the last free releases the shared CurrentValue.
+ *
+ *   operation                    who                          blocks?
+ *   os_cross_create, _open       any thread                   group lock (not on a hot path)
+ *   os_cross_detach              os_fence_destroy's caller    group lock
+ *   os_cross_propagate           an interrupt thread, in RCU  never; lock-free
+ *   os_cross_put                 the call_rcu thread          no
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "lockfree/alloc.h"
+
+#define OS_FENCE_FAULTS (OS_FENCE_FAULT_NO_PROPAGATE | OS_FENCE_FAULT_MV_FOLLOWS_WAITERS)
+
+struct os_cross {
+	_Atomic uint64_t *cv;           /* the one CurrentValue: system memory, never local */
+	void *cv_page;
+	unsigned faults;                /* OS_FENCE_FAULT_*: deliberately broken, for tests */
+	_Atomic uint32_t refs;          /* instances not yet freed */
+	pthread_mutex_t lock;           /* joining and leaving */
+	uint32_t binding;               /* the slot os_cross_bind fills (lock held across the create) */
+	/* published with release under the lock; read (acquire) by propagators */
+	_Atomic(struct os_fence *) inst[OS_CROSS_MAX_ADAPTERS];
+};
+
+static void os_cross_free(struct os_cross *x)
+{
+	lf_free(x->cv_page, HW_PAGE_SIZE, HW_PAGE_SIZE);
+	pthread_mutex_destroy(&x->lock);
+	lf_free(x, sizeof(*x), LF_CACHELINE);
+}
+
+void os_cross_put(struct os_cross *x)
+{
+	/* acq_rel: the last put sees every instance's use of the group */
+	if (atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) == 1)
+		os_cross_free(x);
+}
+
+_Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x)
+{
+	f->x = x;
+	f->x_slot = x->binding;
+	/* the fence is not published yet: the handle table insert releases these */
+	atomic_init(&f->x_seen, atomic_load_explicit(x->cv, memory_order_acquire));
+	f->hw.cv = x->cv;           /* its own CV page (hw's) stays unused until freed */
+	f->hw.local = false;        /* "Current value for cross adapter fences is always in system memory" */
+	if (f->type != OS_FENCE_NATIVE)
+		return NULL;            /* monitored: every GPU signal interrupts anyway */
+	atomic_store_explicit(f->hw.mv, 0, memory_order_release);   /* MV = 0 for the fence's lifetime */
+	/* BROKEN (tests only): the set owns MV, as for any native fence */
+	return (x->faults & OS_FENCE_FAULT_MV_FOLLOWS_WAITERS) ? f->hw.mv : NULL;
+}
+
+/* Add an instance on adapter b.  x->lock held. */
+static int os_cross_join_locked(struct os_cross *x, struct os_adapter *b, enum os_fence_type type,
+				struct os_fence **out)
+{
+	int slot = -1;
+	for (int i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
+		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_relaxed);
+		if (g && g->a == b)
+			return -EEXIST;
+		if (!g && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return -ENOSPC;
+	x->binding = (uint32_t)slot;
+	atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);   /* dropped by os_fence_free */
+	struct os_fence *g;
+	uint64_t now = atomic_load_explicit(x->cv, memory_order_acquire);
+	int rc = os_fence_create_in(b, type, now, OS_FENCE_SHARED, x, &g);
+	if (rc) {
+		atomic_fetch_sub_explicit(&x->refs, 1, memory_order_relaxed);
+		return rc;
+	}
+	/* release: a propagator that finds g sees it initialized */
+	atomic_store_explicit(&x->inst[slot], g, memory_order_release);
+	*out = g;
+	return 0;
+}
+
+int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
+		    unsigned flags, struct os_fence **out)
+{
+	/* "A cross-adapter fence must be created with type D3DDDI_NATIVEFENCE_TYPE_DEFAULT.
+	 * Otherwise, D3DKMTCreateNativeFence fails." */
+	if (flags & OS_FENCE_LOCAL_MEMORY)
+		return -EINVAL;
+	if (a->cfg.caps.no_64bit_atomics)
+		return -EOPNOTSUPP;
+	struct os_cross *x = lf_alloc(sizeof(*x), LF_CACHELINE);
+	x->cv_page = lf_alloc(HW_PAGE_SIZE, HW_PAGE_SIZE);
+	x->cv = x->cv_page;
+	atomic_store_explicit(x->cv, initial, memory_order_relaxed);
+	x->faults = flags & OS_FENCE_FAULTS;
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_mutex_lock(&x->lock);
+	int rc = os_cross_join_locked(x, a, type, out);
+	pthread_mutex_unlock(&x->lock);
+	if (rc)
+		os_cross_free(x);
+	return rc;
+}
+
+int os_fence_open_cross(struct os_fence *f, struct os_adapter *b, enum os_fence_type type,
+			struct os_fence **out)
+{
+	struct os_cross *x = f->x;
+	if (!x)
+		return -EINVAL;
+	if (b->cfg.caps.no_64bit_atomics)
+		return -EOPNOTSUPP;   /* a GPU writing 32 bits would tear the shared 64-bit value */
+	pthread_mutex_lock(&x->lock);
+	int rc = os_cross_join_locked(x, b, type, out);
+	pthread_mutex_unlock(&x->lock);
+	return rc;
+}
+
+bool os_fence_is_cross_adapter(const struct os_fence *f)
+{
+	return f->x != NULL;
+}
+
+void os_cross_detach(struct os_fence *f)
+{
+	struct os_cross *x = f->x;
+	pthread_mutex_lock(&x->lock);
+	/* propagators that loaded f before this are inside read-side sections
+	 * that end before f is freed (a grace period after os_fence_destroy) */
+	if (atomic_load_explicit(&x->inst[f->x_slot], memory_order_relaxed) == f)
+		atomic_store_explicit(&x->inst[f->x_slot], NULL, memory_order_release);
+	pthread_mutex_unlock(&x->lock);
+}
+
+void os_cross_adapter_gone(struct os_adapter *a)
+{
+	uint32_t n = atomic_load_explicit(&a->table_hw, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_fence *f = atomic_load_explicit(&a->table[i], memory_order_acquire);
+		if (f && f->x)
+			os_cross_detach(f);
+	}
+}
+
+/* ---- propagation ---- */
+
+/* Raise *seen to v; true when this call raised it (the caller owes the notification). */
+static bool os_cross_raise(_Atomic uint64_t *seen, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(seen, memory_order_relaxed);
+	while (cur < v)
+		if (atomic_compare_exchange_weak_explicit(seen, &cur, v, memory_order_relaxed,
+							  memory_order_relaxed))
+			return true;
+	return false;
+}
+
+/* Announce value v to instance g on its adapter b. */
+static void os_cross_notify(struct os_fence *g, uint64_t v)
+{
+	struct os_adapter *b = g->a;
+	atomic_fetch_add_explicit(&b->x_received, 1, memory_order_relaxed);
+	if (g->type == OS_FENCE_NATIVE) {
+		/* DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly=TRUE): the value is
+		 * in the shared CurrentValue already; "KMD rescans the run list to
+		 * unblock HW channel that was waiting on hFence". */
+		os_ddi_log(b, OS_DDI_UPDATE_CV_NOTIFY_ONLY, g->hw.handle, v);
+		hw_cmp_cpu_signal_notify(b->hw);
+	}
+	/* CPU waiters and CPU-held command buffers: b's own interrupt thread (the
+	 * one consumer of g's waiter set) releases them, as deferred work, only
+	 * when someone may be satisfied.  seq_cst loads, after the seq_cst load of
+	 * the value in os_cross_propagate: pair with a waiter's threshold RMW +
+	 * CurrentValue resample (os_waiter_register) and with os_queue_submit's
+	 * held_total RMW + feed.  Either they see the value or we see them. */
+	if (atomic_load_explicit(g->ws.threshold, memory_order_seq_cst) < v ||
+	    atomic_load_explicit(&b->held_total, memory_order_seq_cst)) {
+		struct hw_irq_rec *rec = hw_irq_alloc();
+		rec->kind = HW_IRQ_SOFTWARE;
+		rec->fences[0] = g->hw.handle;
+		rec->nfences = 1;
+		rec->value = v;
+		hw_irq_raise(b->hw, rec);
+		atomic_fetch_add_explicit(&b->x_soft, 1, memory_order_relaxed);
+	}
+}
+
+void os_cross_propagate(struct os_fence *f)
+{
+	struct os_cross *x = f->x;
+	if (x->faults & OS_FENCE_FAULT_NO_PROPAGATE)
+		return;
+	/* seq_cst: the value read here was written (engine exchange, or CPU
+	 * signal exchange) before the interrupt that brought us here */
+	uint64_t v = atomic_load_explicit(x->cv, memory_order_seq_cst);
+	os_cross_raise(&f->x_seen, v);   /* this adapter's own instance: handled by the caller */
+	for (unsigned i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
+		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_acquire);
+		if (!g || g == f || !os_cross_raise(&g->x_seen, v))
+			continue;
+		os_cross_notify(g, v);
+		os_count(&f->a->x_propagated, 1);
+	}
+}
+
+void os_adapter_cross_stats(struct os_adapter *a, struct os_cross_stats *out)
+{
+	out->propagated = atomic_load_explicit(&a->x_propagated, memory_order_relaxed);
+	out->received = atomic_load_explicit(&a->x_received, memory_order_relaxed);
+	out->soft_raised = atomic_load_explicit(&a->x_soft, memory_order_relaxed);
+}
