@@ -110,9 +110,10 @@ static void lf_waitset_take(struct lf_waitset *ws)
 	}
 }
 
-/* Release every heap waiter with value <= value; return how many. */
-static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value,
-				      void (*cb)(struct lf_waiter *w, void *arg), void *arg)
+/* Mark every heap waiter with value <= value released and chain it on *done
+ * (through w->next: the node stays the set's until its callback runs, after
+ * the new threshold is published); return how many. */
+static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value, struct lf_waiter **done)
 {
 	size_t n = 0;
 
@@ -126,7 +127,8 @@ static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value,
 		 * is acquired (failure order) before reclaim. */
 		if (atomic_compare_exchange_strong_explicit(&w->state, &expect, LF_WAITER_RELEASED,
 							    memory_order_acq_rel, memory_order_acquire)) {
-			cb(w, arg);     /* w is the owner's again from here */
+			w->next = *done;
+			*done = w;
 			n++;
 		} else {
 			lf_waitset_drop(ws, w);
@@ -200,10 +202,27 @@ bool lf_waitset_cancel(struct lf_waitset *ws, struct lf_waiter *w)
 						       memory_order_acq_rel, memory_order_acquire);
 }
 
+/* Run the release callbacks: each node is its owner's again once cb returns. */
+static size_t lf_waitset_wake(struct lf_waiter *done, size_t n,
+			      void (*cb)(struct lf_waiter *w, void *arg), void *arg)
+{
+	while (done) {
+		struct lf_waiter *next = done->next;
+		cb(done, arg);
+		done = next;
+	}
+	return n;
+}
+
+/* The callbacks run after the new threshold is published: a released waiter
+ * that runs on and queues its next wait (and the GPU's next signal) already
+ * meets the raised MonitoredValue, not the stale one of the waiter just
+ * retired (which would cost a spurious interrupt). */
 size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 			  void (*cb)(struct lf_waiter *w, void *arg), void *arg)
 {
 	size_t released = 0;
+	struct lf_waiter *done = NULL;
 
 	for (;;) {
 		/* Step 1 before step 2: an adder whose lowering we may overwrite
@@ -213,7 +232,7 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 
 		ws->rounds++;
 		lf_waitset_take(ws);
-		released += lf_waitset_release_heap(ws, value, cb, arg);
+		released += lf_waitset_release_heap(ws, value, &done);
 		least = lf_waitset_least(ws);
 #ifdef LF_WAITSET_BROKEN
 		/* BROKEN (tests only): overwrite whatever adders wrote meanwhile,
@@ -222,22 +241,22 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 		lf_spin_ns(10000);      /* widen the window for adders on the other CPU, */
 		sched_yield();          /* and for adders waiting for this one */
 		atomic_store_explicit(ws->threshold, least, memory_order_seq_cst);
-		return released;
+		return lf_waitset_wake(done, released, cb, arg);
 #else
 		if (least == seen)
-			return released;
+			return lf_waitset_wake(done, released, cb, arg);
 		/* seq_cst CAS: fails iff an adder lowered since step 1 (adders only
 		 * write strictly smaller values); its node is then on the stack. */
 		if (!atomic_compare_exchange_strong_explicit(ws->threshold, &seen, least,
 							     memory_order_seq_cst, memory_order_seq_cst))
 			continue;
 		if (least < seen)
-			return released;        /* lowered: no add can be hurt */
+			return lf_waitset_wake(done, released, cb, arg);   /* lowered: no add can be hurt */
 		/* Raised: an add that pushed after our exchange and found the old
 		 * threshold low enough wrote nothing; its push precedes our CAS in
 		 * the seq_cst order, so this load sees it. */
 		if (!atomic_load_explicit(&ws->stack, memory_order_seq_cst))
-			return released;
+			return lf_waitset_wake(done, released, cb, arg);
 #endif
 	}
 }

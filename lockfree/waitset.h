@@ -146,9 +146,12 @@ bool lf_waitset_add(struct lf_waitset *ws, struct lf_waiter *w);
 bool lf_waitset_cancel(struct lf_waitset *ws, struct lf_waiter *w);
 
 /* The consumer only.  Release every held waiter with w->value <= value: CAS
- * WAITING -> RELEASED, then cb(w, arg) (after cb returns the set never touches
- * w again; cb must not call into the set).  Cancelled nodes met are passed to
- * reclaim.  Then publish the new threshold (see the rounds above).  Returns
+ * WAITING -> RELEASED; cancelled nodes met are passed to reclaim; publish the
+ * new threshold (see the rounds above); THEN cb(w, arg) for each released
+ * waiter (after cb returns the set never touches w again; cb must not call
+ * into the set).  Waking after publishing means a woken waiter's next wait,
+ * and the GPU signal it triggers, never meet the retired waiter's stale
+ * threshold (that would be a spurious interrupt).  Returns
  * the number released.  Lock-free; its cost is O(new nodes + released nodes
  * * log held).  A raise is published by a seq_cst CAS: the caller then
  * resamples CurrentValue (seq_cst) and releases again if it moved on. */
