@@ -12,6 +12,7 @@ extern const struct fb_scenario fb_scenario_headline;
 extern const struct fb_scenario fb_scenario_irq_suppression;
 extern const struct fb_scenario fb_scenario_cpu_wait;
 extern const struct fb_scenario fb_scenario_gpu_wait;
+extern const struct fb_scenario fb_scenario_cross_adapter;
 extern const struct fb_scenario fb_scenario_isr_scaling;
 extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
 
@@ -21,6 +22,7 @@ const struct fb_scenario *const fb_scenarios[] = {
 	&fb_scenario_irq_suppression,
 	&fb_scenario_cpu_wait,
 	&fb_scenario_gpu_wait,
+	&fb_scenario_cross_adapter,
 	&fb_scenario_isr_scaling,
 	&fb_scenario_selftest,
 	NULL
