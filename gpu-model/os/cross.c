@@ -182,6 +182,9 @@ void os_cross_adapter_gone(struct os_adapter *a)
 /* Raise *seen to v; true when this call raised it (the caller owes the notification). */
 static bool os_cross_raise(_Atomic uint64_t *seen, uint64_t v)
 {
+	/* Relaxed: seen only decides who notifies (one winner per value, by the
+	 * CAS's atomicity); it publishes nothing.  The notification's ordering
+	 * comes from the seq_cst loads of the value and of the waiter threshold. */
 	uint64_t cur = atomic_load_explicit(seen, memory_order_relaxed);
 	while (cur < v)
 		if (atomic_compare_exchange_weak_explicit(seen, &cur, v, memory_order_relaxed,
