@@ -215,6 +215,65 @@ static json_t *aggregate_entry(json_t *const *it, size_t n, const char *agg)
 	return e;
 }
 
+/*
+ * Metrics defined across the two paths of one point (DESIGN.md, "Metrics"):
+ *   suppression = 1 - interrupts_per_signal(native) / interrupts_per_signal(legacy)
+ * added to each native entry (an iteration, or the mean or median aggregate;
+ * a ratio of two spreads means nothing) whose legacy twin (same section,
+ * repetition or aggregate) has the metric too.
+ */
+static const struct {
+	const char *name, *of, *unit;
+} fb_cross_path[] = {
+	{ "suppression", "interrupts_per_signal", "ratio" },
+};
+
+/* json_equal, with two absent values equal too. */
+static bool same_json(json_t *a, json_t *b)
+{
+	return a == b || (a && b && json_equal(a, b));
+}
+
+static json_t *legacy_twin(json_t *out, json_t *e)
+{
+	json_t *me = json_object_get(e, "fencebench"), *o;
+	size_t i;
+	json_array_foreach(out, i, o) {
+		json_t *mo = json_object_get(o, "fencebench");
+		if (strcmp(json_string_value(json_object_get(mo, "path")), "legacy") ||
+		    strcmp(json_string_value(json_object_get(mo, "section")),
+			   json_string_value(json_object_get(me, "section"))) ||
+		    !same_json(json_object_get(o, "run_type"), json_object_get(e, "run_type")) ||
+		    !same_json(json_object_get(o, "repetition_index"), json_object_get(e, "repetition_index")) ||
+		    !same_json(json_object_get(o, "aggregate_name"), json_object_get(e, "aggregate_name")))
+			continue;
+		return o;
+	}
+	return NULL;
+}
+
+static void add_cross_path(json_t *out)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(out, i, e) {
+		json_t *m = json_object_get(e, "fencebench");
+		const char *agg = json_string_value(json_object_get(e, "aggregate_name"));
+		if (strcmp(json_string_value(json_object_get(m, "path")), "native") ||
+		    (agg && strcmp(agg, "mean") && strcmp(agg, "median")))
+			continue;
+		json_t *twin = legacy_twin(out, e);
+		for (size_t k = 0; twin && k < sizeof(fb_cross_path) / sizeof(fb_cross_path[0]); k++) {
+			json_t *n = json_object_get(e, fb_cross_path[k].of), *l = json_object_get(twin, fb_cross_path[k].of);
+			if (!json_is_number(n) || !json_is_number(l) || json_number_value(l) == 0)
+				continue;
+			put_num(e, fb_cross_path[k].name, 1.0 - json_number_value(n) / json_number_value(l));
+			json_object_set_new(json_object_get(m, "units"), fb_cross_path[k].name,
+					    json_string(fb_cross_path[k].unit));
+		}
+	}
+}
+
 json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
 			   struct fb_run *const *runs, size_t npaths, unsigned reps)
 {
@@ -239,5 +298,6 @@ json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
 	}
 	free(it);
 	json_decref(sections);
+	add_cross_path(out);
 	return out;
 }

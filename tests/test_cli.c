@@ -380,6 +380,28 @@ static void json_is_google_benchmark_schema(void **state)
 	result_free(&r);
 }
 
+/* suppression = 1 - interrupts(native)/interrupts(legacy), same point: on the
+ * native entry only, computed from the two entries of the same run. */
+static void suppression_is_one_minus_the_interrupt_ratio(void **state)
+{
+	need_binary();
+	struct result r = RUN("run", "irq-suppression", "--iterations", "400", "--set", "waited=0.25",
+			      "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	json_t *doc = json_of(r.out);
+	json_t *n = bench_named(doc, "irq-suppression/path:native/waited:0.25");
+	json_t *l = bench_named(doc, "irq-suppression/path:legacy/waited:0.25");
+	double ni = json_number_value(json_object_get(n, "interrupts_per_signal"));
+	double li = json_number_value(json_object_get(l, "interrupts_per_signal"));
+	assert_true(li == 1.0);                       /* legacy: every signal */
+	assert_true(ni >= 0.25);                      /* native: every waited one, plus spurious */
+	assert_true(fabs(json_number_value(json_object_get(n, "suppression")) - (1.0 - ni / li)) < 1e-12);
+	assert_null(json_object_get(l, "suppression"));
+	assert_true(json_number_value(json_object_get(n, "lost_wakeups")) == 0);
+	json_decref(doc);
+	result_free(&r);
+}
+
 static void csv_has_one_row_per_section_path_point(void **state)
 {
 	need_binary();
@@ -667,6 +689,7 @@ int main(void)
 		cmocka_unit_test(console_shows_paths_side_by_side),
 		cmocka_unit_test(one_cpu_says_round_trip_unmeasurable),
 		cmocka_unit_test(json_is_google_benchmark_schema),
+		cmocka_unit_test(suppression_is_one_minus_the_interrupt_ratio),
 		cmocka_unit_test(csv_has_one_row_per_section_path_point),
 		cmocka_unit_test(path_selects_one_side),
 		cmocka_unit_test(list_help_version_answer),
