@@ -111,8 +111,11 @@ bench: $(FB_BENCH)
 	@mkdir -p results
 	$(FB_BENCH) --benchmark_out=results/bench.json --benchmark_out_format=json $(BENCH_ARGS)
 
+# The headline: the console table on stdout, the JSON (Google Benchmark schema) in RUN_OUT.
+RUN_OUT ?= $(BUILD)/headline.json
 run: $(FENCEBENCH)
-	$(FENCEBENCH) run headline $(RUN_ARGS)
+	$(FENCEBENCH) run headline --format json --out $(RUN_OUT) $(RUN_ARGS)
+	@echo "fencebench: JSON written to $(RUN_OUT)"
 
 # Sanitizer suites: separate build trees, same tests.
 asan:
