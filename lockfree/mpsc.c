@@ -15,6 +15,11 @@
 /* PAUSE this many times before yielding the CPU to a preempted producer. */
 #define LF_MPSC_SPINS 64
 
+#ifdef LF_MPSC_BROKEN
+/* Broken variant: time between the "was empty" sample and the enqueue. */
+#define LF_MPSC_BROKEN_WINDOW_NS 2000
+#endif
+
 void lf_mpsc_init(struct lf_mpsc *q)
 {
 	__cds_wfcq_init(&q->head, &q->tail);
@@ -33,8 +38,22 @@ bool lf_mpsc_push(struct lf_mpsc *q, struct lf_mpsc_node *n)
 	/* The record's contents happen-before the consumer's lf_tsan_acquire in
 	 * pop: liburcu's xchg (a full barrier) provides it, invisibly to TSan. */
 	lf_tsan_release(n);
+#ifdef LF_MPSC_BROKEN
+	{
+		/* BROKEN (tests only): "was empty" sampled before the enqueue, not
+		 * read from the tail exchange.  A consumer that drains and sleeps
+		 * in between is never woken for this node. */
+		bool was_empty = cds_wfcq_empty(&q->head, &q->tail);
+
+		lf_spin_ns(LF_MPSC_BROKEN_WINDOW_NS);   /* widen the window, */
+		sched_yield();                          /* and let the consumer run */
+		cds_wfcq_enqueue(&q->head, &q->tail, &n->node);
+		return was_empty;
+	}
+#else
 	/* cds_wfcq_enqueue returns false when the queue WAS empty. */
 	return !cds_wfcq_enqueue(&q->head, &q->tail, &n->node);
+#endif
 }
 
 /* A producer sits between its tail exchange and its link store: let it run.
