@@ -99,6 +99,12 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 	uint64_t t0 = lf_now_ns();
 	_Atomic uint64_t stamp = 0;
 	for (uint64_t i = 1; i <= p->signals; i++) {
+		if (p->period_ns) {
+			uint64_t at = t0 + (i - 1) * p->period_ns;
+			struct timespec ts = { .tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u) };
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
 		bool waited = (double)r->waited < p->waited_fraction * (double)i;
 		struct lf_event ev;
 		if (waited) {

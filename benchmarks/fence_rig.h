@@ -38,6 +38,7 @@ struct fb_irq_params {
 	uint64_t deadline_ns;         /* a waiter not released this long after its value is lost */
 	const struct os_config *cfg;  /* NULL: fb_rig_config(path) */
 	unsigned idle_fences;         /* more fences, each with a CPU waiter never satisfied (ISR scaling) */
+	uint64_t period_ns;           /* pace: submit signal i at start + i * period (0: back to back) */
 	void (*started)(void *arg, struct os_adapter *a);  /* optional: threads are up (perf hooks) */
 	void *started_arg;
 };

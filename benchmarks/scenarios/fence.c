@@ -190,6 +190,58 @@ const struct fb_scenario fb_scenario_gpu_wait = {
 	.default_iterations = 5000, .run = gpu_wait_run,
 };
 
+/* ---- idle: the power proxy vs the signal rate ---- */
+
+static const struct fb_param idle_params[] = {
+	FB_PARAM_DOUBLE("rate", "signals/s", 1000.0, 1.0, 200000.0, "GPU signals per second (the application paces them)"),
+	FB_PARAM_DOUBLE("waited", "fraction", 0.1, 0.0, 1.0, "fraction of signals with a CPU waiter"),
+	FB_PARAM_DOUBLE("active_mw", "mW", 1000.0, 0.0, 100000.0, "modeled power of a CPU core running the OS thread"),
+	FB_PARAM_DOUBLE("idle_mw", "mW", 50.0, 0.0, 100000.0, "modeled power of that core while the OS thread sleeps"),
+	FB_PARAM_DOUBLE("wake_uj", "uJ", 10.0, 0.0, 100000.0, "modeled energy of one wake-up (leaving a C-state)"),
+	FB_PARAM_END
+};
+
+static int idle_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	enum fb_fence_path path = fb_fence_path_of(run);
+	fb_rig_config(&cfg, path);
+	fb_fence_pin(run, &cfg, cpus);
+	double rate = fb_run_double(run, "rate");
+	struct fb_irq_params p = {
+		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 2000,
+		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000, .seed = fb_run_seed(run),
+		.period_ns = (uint64_t)(1e9 / rate), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+	};
+	struct fb_irq_result r;
+	char err[256];
+	int rc = fb_irq_run(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, r.signals);
+	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	/* The energy estimate of the OS interrupt thread's core, from the
+	 * documented per-state parameters above (not a measurement: RAPL, where
+	 * the machine has it, is reported by the harness beside it). */
+	double busy_s = r.os.isr_busy_ns / 1e9, idle_s = r.os.irq_idle_ns / 1e9;
+	double mj = fb_run_double(run, "active_mw") * busy_s + fb_run_double(run, "idle_mw") * idle_s +
+		    fb_run_double(run, "wake_uj") * (double)r.os.irq_wakeups / 1000.0;
+	fb_run_section(run, "power");
+	fb_run_metric(run, "os_energy_estimate_mj", mj, "mJ");
+	fb_run_metric(run, "os_energy_per_signal_uj", r.signals ? mj * 1000.0 / (double)r.signals : 0.0, "uJ/signal");
+	fb_run_section(run, "");
+	fb_hist_free(r.wait_lat);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_idle = {
+	.name = "idle",
+	.summary = "power proxy vs signal rate: OS-thread wake-ups, idle fraction, modeled energy",
+	.params = idle_params, .compares_paths = true, .polling_threads = 1,
+	.default_iterations = 2000, .run = idle_run,
+};
+
 /* ---- isr-scaling ---- */
 
 static const struct fb_param isr_params[] = {

@@ -14,6 +14,7 @@ extern const struct fb_scenario fb_scenario_cpu_wait;
 extern const struct fb_scenario fb_scenario_gpu_wait;
 extern const struct fb_scenario fb_scenario_cross_adapter;
 extern const struct fb_scenario fb_scenario_isr_scaling;
+extern const struct fb_scenario fb_scenario_idle;
 extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
 
 const struct fb_scenario *const fb_scenarios[] = {
@@ -24,6 +25,7 @@ const struct fb_scenario *const fb_scenarios[] = {
 	&fb_scenario_gpu_wait,
 	&fb_scenario_cross_adapter,
 	&fb_scenario_isr_scaling,
+	&fb_scenario_idle,
 	&fb_scenario_selftest,
 	NULL
 };
