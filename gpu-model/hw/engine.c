@@ -7,6 +7,14 @@
  * to HW_BUDGET commands.  An engine with nothing runnable polls for
  * caps.idle_spin_ns, then parks on its wake word (F1); a doorbell (submit) or a
  * fence signal that may unblock one of its queues wakes it.
+ *
+ * User-mode queues (doorbell.h) run only up to the write pointer the engine
+ * read when a doorbell ring or a kick told it to look; while any of its
+ * doorbells is connected the engine cannot park (a ring is a memory write),
+ * so idle past f1_timeout_ns it raises an engine-state-change interrupt and
+ * polls on until the OS has disconnected them.  Queues off the run list
+ * (context suspended) are skipped; the running-queue hand-shake lets the KMD
+ * take a queue off at a command boundary.
  */
 #include <errno.h>
 #include <sched.h>
@@ -122,32 +130,52 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 
 /* ---- queues ---- */
 
-struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots)
+/* Create a queue (kernel-mode, or user-mode when um) and append it to the run list. */
+static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots, bool um, struct hw_queue **out)
 {
 	if (engine >= a->caps.engines)
-		return NULL;
+		return -EINVAL;
 	struct hw_engine *e = &a->engines[engine];
 	struct hw_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
 	q->ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots);
 	if (!q->ring) {
 		lf_free(q, sizeof(*q), LF_CACHELINE);
-		return NULL;
+		return -EINVAL;
 	}
 	q->a = a;
 	q->engine = engine;
+	q->um = um;
+	atomic_init(&q->scheduled, true);
 	pthread_mutex_lock(&a->queue_lock);
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
 	if (n == HW_MAX_QUEUES) {
 		pthread_mutex_unlock(&a->queue_lock);
 		lf_ring_destroy(q->ring);
 		lf_free(q, sizeof(*q), LF_CACHELINE);
-		return NULL;
+		return -ENOSPC;
 	}
+	q->id = engine * HW_MAX_QUEUES + n;
 	e->queues[n] = q;
 	/* release: the engine sees an initialized queue once it sees the new count */
 	atomic_store_explicit(&e->nqueues, n + 1, memory_order_release);
+	if (um)
+		atomic_fetch_add_explicit(&e->um_queues, 1, memory_order_release);
 	pthread_mutex_unlock(&a->queue_lock);
-	return q;
+	*out = q;
+	return 0;
+}
+
+struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots)
+{
+	struct hw_queue *q;
+	return hw_queue_new(a, engine, ring_slots, false, &q) ? NULL : q;
+}
+
+int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
+{
+	if (engine < a->caps.engines && !hw_engine_um_supported(a, engine))
+		return -ENOTSUP;
+	return hw_queue_new(a, engine, ring_slots, true, out);
 }
 
 void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
@@ -167,6 +195,54 @@ void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
 size_t hw_queue_pending(const struct hw_queue *q)
 {
 	return lf_ring_size(q->ring) + (q->waiting ? 1 : 0);
+}
+
+void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr)
+{
+	/* raise to wptr (a lower kick racing this one must not undo it); release:
+	 * pairs with the engine's acquire exchange in hw_queue_refresh, so the
+	 * slots below wptr, which the kicker saw published, are seen */
+	uint64_t cur = atomic_load_explicit(&q->kick, memory_order_relaxed);
+	while (cur < wptr && !atomic_compare_exchange_weak_explicit(&q->kick, &cur, wptr, memory_order_release,
+								     memory_order_relaxed))
+		;
+}
+
+void hw_queue_kick(struct hw_queue *q)
+{
+	/* the write pointer as of now: what was published before this call */
+	hw_queue_kick_at(q, lf_ring_write_index(q->ring));
+	lf_wake_notify(&q->a->engines[q->engine].wake);
+}
+
+/* Wait until the engine is not inside q.  seq_cst load: pairs with the
+ * engine's seq_cst store of `running` before its load of `scheduled`
+ * (Dekker): either the engine sees the cleared flag, or this sees q. */
+static void hw_queue_preempt_wait(struct hw_queue *q)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_seq_cst) == q; spin++) {
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void hw_queue_set_scheduled(struct hw_queue *q, bool on)
+{
+	atomic_store_explicit(&q->scheduled, on, memory_order_seq_cst);
+	if (on)
+		hw_queue_kick(q);
+	else
+		hw_queue_preempt_wait(q);
+}
+
+void hw_queue_retire(struct hw_queue *q)
+{
+	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
+	hw_queue_set_scheduled(q, false);
+	lf_wake_notify(&q->a->engines[q->engine].wake);   /* it discards what is left */
 }
 
 /* ---- the engine thread ---- */
@@ -190,19 +266,92 @@ static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue 
 	return cv >= q->wait_value;
 }
 
+/* User-mode queue: a kick (doorbell consumed, disconnect, resume) carries
+ * the ring control's write pointer as the kicker read it. */
+static void hw_queue_refresh(struct hw_queue *q)
+{
+	if (!atomic_load_explicit(&q->kick, memory_order_relaxed))
+		return;
+	/* acquire: pairs with hw_queue_kick_at's release */
+	uint64_t w = atomic_exchange_explicit(&q->kick, 0, memory_order_acquire);
+	if (w > q->known_wptr)
+		q->known_wptr = w;
+}
+
+/* Anything to fetch: the rest of a command buffer, or a ring entry the engine may see. */
+static bool hw_queue_has_cmds(const struct hw_queue *q)
+{
+	if (q->ib_pos < q->ib_n)
+		return true;
+	if (q->um)
+		return lf_ring_read_index(q->ring) < q->known_wptr;
+	return lf_ring_size(q->ring) > 0;
+}
+
+/* Fetch the next command: from the command buffer being run, else the ring
+ * (a user-mode ring only below the known write pointer); an INDIRECT entry
+ * starts its command buffer. */
+static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
+{
+	for (;;) {
+		if (q->ib_pos < q->ib_n) {
+			*c = q->ib[q->ib_pos++];
+			return true;
+		}
+		if (q->um && lf_ring_read_index(q->ring) >= q->known_wptr)
+			return false;
+		if (!lf_ring_pop_spsc(q->ring, c))
+			return false;
+		if (c->op != HW_CMD_INDIRECT)
+			return true;
+		q->ib = c->ib;
+		q->ib_n = c->arg;
+		q->ib_pos = 0;
+		hw_count(&q->executed, 1);
+	}
+}
+
+/* A destroyed queue: drop what is left unexecuted (hw_queue_retire). */
+static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_cmd c;
+	uint64_t n = q->ib_n - q->ib_pos;
+	q->ib_n = q->ib_pos = 0;
+	if (q->waiting) {
+		q->waiting = false;
+		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
+	}
+	while (lf_ring_pop_spsc(q->ring, &c))
+		n++;
+	if (n)
+		hw_count(&e->discarded, n);
+}
+
 /* Execute up to HW_BUDGET commands of q; returns the number executed. */
 static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
 	struct hw_cmd c;
 	unsigned done = 0;
 
+	if (q->um)
+		hw_queue_refresh(q);
+	if (atomic_load_explicit(&q->retired, memory_order_acquire)) {
+		hw_queue_discard(e, q);
+		return 0;
+	}
+	if (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q))
+		return 0;
+	/* the preemption hand-shake: announce, then check the run-list bit
+	 * (seq_cst both: pairs with hw_queue_set_scheduled + preempt_wait) */
+	atomic_store_explicit(&e->running, q, memory_order_seq_cst);
+	if (!atomic_load_explicit(&q->scheduled, memory_order_seq_cst))
+		goto out;
 	if (q->waiting) {
-		if (!hw_wait_satisfied(a, q))
-			return 0;
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	while (done < HW_BUDGET && lf_ring_pop_spsc(q->ring, &c)) {
+	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_seq_cst) &&
+	       hw_queue_fetch(q, &c)) {
 		done++;
 		switch (c.op) {
 		case HW_CMD_WORK:
@@ -214,6 +363,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_STAMP:
 			atomic_store_explicit(c.stamp, lf_now_ns(), memory_order_release);
 			break;
+		case HW_CMD_COUNT:
+			atomic_fetch_add_explicit(c.stamp, 1, memory_order_acq_rel);
+			break;
 		case HW_CMD_WAIT:
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
@@ -223,16 +375,18 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				atomic_fetch_add_explicit(&e->waiting_queues, 1, memory_order_seq_cst);
 				hw_count(&e->waits_blocked, 1);
 				hw_count(&q->executed, 1);
-				hw_count(&e->cmds, done);
-				return done;
+				goto out;
 			}
 			break;
 		default:
-			fprintf(stderr, "%s:%d: bad command op %u\n", __FILE__, __LINE__, c.op);
+			fprintf(stderr, "%s:%d: bad command op %u (a command buffer inside a command buffer?)\n",
+				__FILE__, __LINE__, c.op);
 			abort();
 		}
 		hw_count(&q->executed, 1);
 	}
+out:
+	atomic_store_explicit(&e->running, NULL, memory_order_seq_cst);
 	hw_count(&e->cmds, done);
 	return done;
 }
@@ -244,7 +398,16 @@ static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
 		struct hw_queue *q = e->queues[i];
-		if (q->waiting ? hw_wait_satisfied(a, q) : lf_ring_size(q->ring) > 0)
+		if (q->um && atomic_load_explicit(&q->kick, memory_order_relaxed))
+			return true;
+		if (atomic_load_explicit(&q->retired, memory_order_relaxed)) {
+			if (lf_ring_size(q->ring) > 0)
+				return true;   /* left to discard */
+			continue;
+		}
+		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed))
+			continue;      /* suspended: resume kicks */
+		if (q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q))
 			return true;
 	}
 	return false;
@@ -276,6 +439,8 @@ static void *hw_engine_main(void *arg)
 		uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 		unsigned done = 0;
 		uint64_t t0 = lf_now_ns();
+		if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
+			hw_engine_poll_doorbells(a, e, t0);
 		for (uint32_t i = 0; i < n; i++)
 			done += hw_queue_run(a, e, e->queues[i]);
 		if (done) {
@@ -289,15 +454,32 @@ static void *hw_engine_main(void *arg)
 			lf_cpu_relax();
 			continue;
 		}
-		/* F1: announce, re-check, park.  Submitters and signalers notify after
-		 * publishing, so nothing published after this prepare is missed. */
+		/* Doorbells connected: rings are memory writes, keep polling; idle
+		 * long enough, ask the OS for F1 (it disconnects them). */
+		if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
+			uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
+			if (t0 - idle_since >= timeout && t0 - e->f1_asked_ns >= timeout) {
+				e->f1_asked_ns = t0;
+				hw_engine_raise_f1(a, e);
+			}
+			lf_cpu_relax();
+			continue;
+		}
+		/* F1: announce, re-check, park.  Submitters, signalers, kickers and
+		 * doorbell connects notify after publishing, so nothing published
+		 * after this prepare is missed. */
 		lf_wake_prepare(&e->wake);
-		if (hw_engine_has_work(a, e) || atomic_load(&a->stop)) {
+		if (hw_engine_has_work(a, e) || atomic_load_explicit(&e->um_connected, memory_order_seq_cst) ||
+		    atomic_load(&a->stop)) {
 			lf_wake_cancel(&e->wake);
 			continue;
 		}
 		hw_count(&e->parks, 1);
+		atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
+		uint64_t tp = lf_now_ns();
 		lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
+		atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);
+		hw_count(&e->f1_ns, lf_now_ns() - tp);
 		idle_since = 0;
 	}
 	return NULL;

@@ -48,6 +48,12 @@ enum hw_irq_payload {
 	HW_PAYLOAD_NULL_EVAL_LEGACY,  /* no array + EvaluateLegacyMonitoredFences: scan all waiters */
 };
 
+/* How doorbells reach the engines (seed user-mode-work-submission, "Doorbells"). */
+enum hw_doorbell_model {
+	HW_DOORBELL_DEDICATED,   /* a pool of physical doorbells, one per connected queue, virtualized by the KMD */
+	HW_DOORBELL_GLOBAL,      /* one doorbell for every queue: the value names the queue */
+};
+
 /* Deliberate protocol faults, to prove the stress detector can fail. */
 enum hw_fault {
 	HW_FAULT_NONE,
@@ -70,6 +76,11 @@ struct hw_caps {
 	const int *cpus;              /* engine i is pinned to cpus[i % ncpus]; NULL: not pinned */
 	size_t ncpus;
 	enum hw_fault fault;
+	/* user-mode work submission (gpu-model/hw/doorbell.h); all zero = the defaults */
+	enum hw_doorbell_model doorbell_model;  /* dedicated (0) or one global doorbell */
+	unsigned doorbells;           /* physical dedicated doorbells, 1..HW_MAX_DOORBELLS; 0: HW_DOORBELLS_DEFAULT */
+	uint32_t no_um_engines;       /* bit e: node e lacks UserModeSubmissionSupported */
+	uint64_t f1_timeout_ns;       /* idle this long with doorbells connected: ask for F1; 0: HW_F1_TIMEOUT_DEFAULT_NS */
 };
 
 /* Defaults: native, 64-bit atomics, stride 64, fence array payload, system memory. */
@@ -105,11 +116,15 @@ ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *
 
 /* ---- commands, queues, engines ---- */
 
+/* Ops a kernel-mode submission may carry are those up to HW_CMD_STAMP
+ * (os_queue_submit validates op <= HW_CMD_STAMP): keep STAMP the last of them. */
 enum hw_cmd_op {
 	HW_CMD_WORK,       /* arg = duration in ns */
 	HW_CMD_SIGNAL,     /* write value to fence, then the CMP decides the interrupt */
 	HW_CMD_WAIT,       /* native: the queue is not runnable until CV >= value */
+	HW_CMD_COUNT,      /* GPU atomic add: *stamp += 1 (tests count executions with it) */
 	HW_CMD_STAMP,      /* write the engine's clock (ns) to *(uint64_t *)ptr: submission latency */
+	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 };
 
 struct hw_cmd {
@@ -119,6 +134,7 @@ struct hw_cmd {
 	uint64_t arg;
 	struct hw_fence *fence;
 	_Atomic uint64_t *stamp;
+	const struct hw_cmd *ib;      /* HW_CMD_INDIRECT: the command buffer (valid until it completed) */
 };
 
 struct hw_queue;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "gpu-model/hw/hw.h"
+#include "gpu-model/hw/doorbell.h"
 
 /* A counter written by one thread and read by others at any time. */
 typedef _Atomic uint64_t hw_counter;
@@ -14,6 +15,15 @@ static inline void hw_count(hw_counter *c, uint64_t n)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
+/* A physical doorbell register (doorbell.c): one cache line, written by the
+ * ringing application (word), the engine that consumes it (word, last_use_ns)
+ * and the KMD that connects it (queue). */
+struct hw_doorbell_phys {
+	_Atomic uint64_t word;              /* a ring exchanges a non-zero value in; the engine exchanges 0 back */
+	_Atomic(struct hw_queue *) queue;   /* connected queue (dedicated); NULL: free */
+	_Atomic uint64_t last_use_ns;       /* last ring consumed or connect: the KMD's LRU clock */
+} LF_ALIGNED;
+
 struct hw_queue {
 	struct lf_ring *ring;
 	struct hw_adapter *a;
@@ -22,6 +32,19 @@ struct hw_queue {
 	bool waiting;
 	struct hw_fence *wait_fence;
 	uint64_t wait_value;
+	/* engine-private: the command buffer (HW_CMD_INDIRECT) being run */
+	const struct hw_cmd *ib;
+	uint64_t ib_n, ib_pos;
+	/* user-mode submission: the engine runs only up to the write pointer it
+	 * read when a doorbell (or a kick) told it to look (seed: "Make the
+	 * command buffer visible ... Ring the doorbell") */
+	bool um;
+	uint32_t id;                      /* engine * HW_MAX_QUEUES + slot: what a global doorbell value names */
+	uint64_t known_wptr;              /* engine-private */
+	LF_ALIGNED _Atomic uint64_t kick;           /* a write pointer the engine may run up to (0: none): the max of the kicks not taken */
+	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
+	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
+	_Atomic bool retired;             /* destroyed: the engine discards what is left */
 	LF_ALIGNED hw_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -38,6 +61,13 @@ struct hw_engine {
 	struct hw_adapter *a;
 	/* counters: written by the engine only */
 	LF_ALIGNED hw_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns;
+	/* user-mode submission and F-states (doorbell.c) */
+	LF_ALIGNED _Atomic uint32_t um_connected;   /* connected doorbells of this engine's queues (KMD) */
+	_Atomic uint32_t um_queues;                 /* user-mode queues on the run list */
+	_Atomic(struct hw_queue *) running;         /* the queue being executed: preemption hand-shake */
+	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
+	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
+	LF_ALIGNED hw_counter rings, global_polls, state_irqs, f1_ns, discarded;
 };
 
 struct hw_adapter {
@@ -56,6 +86,11 @@ struct hw_adapter {
 	uint32_t *free_slots;
 	size_t nfree, free_cap;
 	pthread_mutex_t queue_lock;
+	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
+	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];
+	struct hw_doorbell_phys global_db;
+	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: bit e = engine e asks for F1 */
+	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
 
 void *hw_page_alloc(const struct hw_adapter *a);
@@ -66,4 +101,10 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 
 int hw_engines_start(struct hw_adapter *a);
 void hw_engines_stop(struct hw_adapter *a);
+
+/* engine.c: kick q up to write pointer wptr (no wake-up) */
+void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr);
+/* doorbell.c, called by the engine thread */
+unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uint64_t now);
+void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e);
 #endif

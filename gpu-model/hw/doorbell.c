@@ -1,0 +1,276 @@
+/* gpu-model/hw/doorbell.c — doorbell registers, their polling by the engines,
+ * engine-state-change interrupts.  Contract and protocol in doorbell.h. */
+#include <errno.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/arch.h"
+#include "lockfree/ring.h"
+
+_Static_assert(sizeof(struct hw_doorbell_phys) == LF_CACHELINE, "a doorbell register is one cache line");
+
+/* ---- caps ---- */
+
+bool hw_engine_um_supported(const struct hw_adapter *a, unsigned engine)
+{
+	return engine < a->caps.engines && !(a->caps.no_um_engines & (1u << engine));
+}
+
+enum hw_doorbell_model hw_doorbell_model(const struct hw_adapter *a)
+{
+	return a->caps.doorbell_model;
+}
+
+unsigned hw_doorbell_count(const struct hw_adapter *a)
+{
+	if (a->caps.doorbell_model == HW_DOORBELL_GLOBAL)
+		return 1;
+	unsigned n = a->caps.doorbells ? a->caps.doorbells : HW_DOORBELLS_DEFAULT;
+	return n > HW_MAX_DOORBELLS ? HW_MAX_DOORBELLS : n;
+}
+
+/* ---- queues ---- */
+
+struct lf_ring *hw_queue_ring(struct hw_queue *q)
+{
+	return q->ring;
+}
+
+unsigned hw_queue_engine(const struct hw_queue *q)
+{
+	return q->engine;
+}
+
+bool hw_queue_is_um(const struct hw_queue *q)
+{
+	return q->um;
+}
+
+uint64_t hw_queue_executed(const struct hw_queue *q)
+{
+	return atomic_load_explicit(&q->executed, memory_order_relaxed);
+}
+
+/* ---- the KMD's side ---- */
+
+static struct hw_doorbell_phys *hw_phys(struct hw_adapter *a, unsigned phys)
+{
+	if (a->caps.doorbell_model == HW_DOORBELL_GLOBAL)
+		return &a->global_db;
+	return &a->doorbells[phys];
+}
+
+_Atomic uint64_t *hw_doorbell_connect(struct hw_adapter *a, unsigned phys, struct hw_queue *q)
+{
+	struct hw_engine *e = &a->engines[q->engine];
+	struct hw_doorbell_phys *p = hw_phys(a, phys);
+	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED) {
+		/* a ring the previous owner made after its disconnect latch is
+		 * void (that owner saw RETRY): drop it rather than kick q with it */
+		atomic_exchange_explicit(&p->word, 0, memory_order_acq_rel);
+		atomic_store_explicit(&p->queue, q, memory_order_release);
+	}
+	atomic_store_explicit(&p->last_use_ns, lf_now_ns(), memory_order_relaxed);
+	/* release: the engine that reads q->phys sees the register set up */
+	atomic_store_explicit(&q->phys, p, memory_order_release);
+	/* seq_cst RMW, then notify: the engine re-checks um_connected after
+	 * announcing a park (hw_engine_main), so it polls again (F1 -> F0) */
+	atomic_fetch_add_explicit(&e->um_connected, 1, memory_order_seq_cst);
+	lf_wake_notify(&e->wake);
+	return &p->word;
+}
+
+void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q)
+{
+	struct hw_doorbell_phys *p = atomic_load_explicit(&q->phys, memory_order_relaxed);
+	if (!p)
+		return;
+	atomic_store_explicit(&q->phys, NULL, memory_order_release);
+	/* The latch: a seq_cst RMW on the register.  Every ring is an RMW, so a
+	 * ring earlier in the register's order is in the release sequence this
+	 * reads from: its write pointer is visible to the kick below.  A ring
+	 * later in that order comes after the OS set RETRY (seq_cst, before this
+	 * call), so the ringer's status load sees RETRY. */
+	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED) {
+		atomic_exchange_explicit(&p->word, 0, memory_order_seq_cst);
+		atomic_store_explicit(&p->queue, NULL, memory_order_release);
+	} else {
+		atomic_fetch_add_explicit(&p->word, 0, memory_order_seq_cst);   /* other queues' rings stay */
+	}
+	atomic_fetch_sub_explicit(&a->engines[q->engine].um_connected, 1, memory_order_seq_cst);
+	hw_queue_kick(q);
+}
+
+struct hw_queue *hw_doorbell_owner(const struct hw_adapter *a, unsigned phys)
+{
+	return atomic_load_explicit(&a->doorbells[phys].queue, memory_order_acquire);
+}
+
+uint64_t hw_doorbell_last_use(const struct hw_adapter *a, unsigned phys)
+{
+	return atomic_load_explicit(&a->doorbells[phys].last_use_ns, memory_order_relaxed);
+}
+
+uint64_t hw_doorbell_value(const struct hw_queue *q)
+{
+	return q->a->caps.doorbell_model == HW_DOORBELL_GLOBAL ? HW_DB_GLOBAL | q->id : 0;
+}
+
+/* ---- the application's ring ---- */
+
+#define HW_DB_COUNT_SHIFT 32
+#define HW_DB_COUNT_MASK  0x7fffffffull
+
+void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value)
+{
+	if (!(value & HW_DB_GLOBAL)) {
+		/* dedicated: the write pointer (never 0 after a push) */
+		atomic_exchange_explicit(reg, value ? value : 1, memory_order_seq_cst);
+		return;
+	}
+	/* global: the queue id, and how many rings the engine has not consumed
+	 * yet (more than one: it polls every connected queue) */
+	uint64_t old = atomic_load_explicit(reg, memory_order_relaxed), next;
+	do {
+		uint64_t n = ((old >> HW_DB_COUNT_SHIFT) & HW_DB_COUNT_MASK) + 1;
+		next = HW_DB_GLOBAL | (n & HW_DB_COUNT_MASK) << HW_DB_COUNT_SHIFT | (uint32_t)value;
+	} while (!atomic_compare_exchange_weak_explicit(reg, &old, next, memory_order_seq_cst,
+							memory_order_relaxed));
+}
+
+/* ---- the engine's side ---- */
+
+/* Kick q from engine e: its own queues see the flag on this pass; another
+ * engine's is woken if it parked. */
+static void hw_engine_kick(struct hw_engine *e, struct hw_queue *q)
+{
+	/* the CMP reads the ring control's write pointer now */
+	if (q->engine == e->index)
+		hw_queue_kick_at(q, lf_ring_write_index(q->ring));   /* this pass sees it */
+	else
+		hw_queue_kick(q);
+}
+
+/* A ring on the global register covered several queues: poll them all. */
+static void hw_engine_poll_all_global(struct hw_adapter *a, struct hw_engine *e)
+{
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *o = &a->engines[i];
+		uint32_t n = atomic_load_explicit(&o->nqueues, memory_order_acquire);
+		for (uint32_t k = 0; k < n; k++) {
+			struct hw_queue *q = o->queues[k];
+			if (q->um && atomic_load_explicit(&q->phys, memory_order_relaxed) == &a->global_db)
+				hw_engine_kick(e, q);
+		}
+	}
+	hw_count(&e->global_polls, 1);
+}
+
+static unsigned hw_engine_consume_global(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
+{
+	struct hw_doorbell_phys *p = &a->global_db;
+	if (!atomic_load_explicit(&p->word, memory_order_relaxed))
+		return 0;
+	/* acquire RMW: synchronizes with every ring in the release sequence */
+	uint64_t v = atomic_exchange_explicit(&p->word, 0, memory_order_acquire);
+	if (!v)
+		return 0;                  /* another engine consumed it */
+	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
+	hw_count(&e->rings, 1);
+	uint32_t id = (uint32_t)v;
+	uint64_t n = (v >> HW_DB_COUNT_SHIFT) & HW_DB_COUNT_MASK;
+	unsigned eng = id / HW_MAX_QUEUES, slot = id % HW_MAX_QUEUES;
+	if (n == 1 && eng < a->caps.engines &&
+	    slot < atomic_load_explicit(&a->engines[eng].nqueues, memory_order_acquire))
+		hw_engine_kick(e, a->engines[eng].queues[slot]);
+	else
+		hw_engine_poll_all_global(a, e);
+	return 1;
+}
+
+static unsigned hw_engine_consume(struct hw_engine *e, struct hw_doorbell_phys *p, uint64_t now)
+{
+	if (!atomic_load_explicit(&p->word, memory_order_relaxed))
+		return 0;
+	/* acquire RMW: the ringer's write pointer is visible (see doorbell.h) */
+	if (!atomic_exchange_explicit(&p->word, 0, memory_order_acquire))
+		return 0;
+	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
+	hw_count(&e->rings, 1);
+	/* the register's owner now (the queue e polled it for may have lost it:
+	 * the disconnect kicked that one itself) */
+	struct hw_queue *owner = atomic_load_explicit(&p->queue, memory_order_acquire);
+	if (owner)
+		hw_engine_kick(e, owner);
+	return 1;
+}
+
+unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
+{
+	if (a->caps.doorbell_model == HW_DOORBELL_GLOBAL)
+		return hw_engine_consume_global(a, e, now);
+	unsigned rings = 0;
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_queue *q = e->queues[i];
+		if (!q->um)
+			continue;
+		struct hw_doorbell_phys *p = atomic_load_explicit(&q->phys, memory_order_acquire);
+		if (p)
+			rings += hw_engine_consume(e, p, now);
+	}
+	return rings;
+}
+
+void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e)
+{
+	hw_count(&e->state_irqs, 1);
+	/* seq_cst RMW on the status word, then the line: pairs with the power
+	 * thread's exchange after its prepare (hw_state_irq_park) */
+	atomic_fetch_or_explicit(&a->state_irq, 1u << e->index, memory_order_seq_cst);
+	lf_wake_notify(&a->state_wake);
+}
+
+/* ---- engine-state-change interrupt line (the OS power thread) ---- */
+
+uint32_t hw_state_irq_take(struct hw_adapter *a)
+{
+	if (!atomic_load_explicit(&a->state_irq, memory_order_relaxed))
+		return 0;
+	return atomic_exchange_explicit(&a->state_irq, 0, memory_order_acq_rel);
+}
+
+int hw_state_irq_park(struct hw_adapter *a, int64_t timeout_ns)
+{
+	lf_wake_prepare(&a->state_wake);
+	if (atomic_load_explicit(&a->state_irq, memory_order_seq_cst)) {
+		lf_wake_cancel(&a->state_wake);
+		return 0;
+	}
+	return lf_wake_park(&a->state_wake, timeout_ns);
+}
+
+void hw_state_irq_kick(struct hw_adapter *a)
+{
+	lf_wake_notify(&a->state_wake);
+}
+
+void hw_engine_wake(struct hw_adapter *a, unsigned engine)
+{
+	lf_wake_notify(&a->engines[engine].wake);
+}
+
+enum hw_fstate hw_engine_fstate(const struct hw_adapter *a, unsigned engine)
+{
+	return (enum hw_fstate)atomic_load_explicit(&a->engines[engine].fstate, memory_order_acquire);
+}
+
+void hw_engine_um_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_um_stats *out)
+{
+	const struct hw_engine *e = &a->engines[engine];
+	out->rings = atomic_load_explicit(&e->rings, memory_order_relaxed);
+	out->global_polls = atomic_load_explicit(&e->global_polls, memory_order_relaxed);
+	out->state_irqs = atomic_load_explicit(&e->state_irqs, memory_order_relaxed);
+	out->f1_entries = atomic_load_explicit(&e->parks, memory_order_relaxed);
+	out->f1_ns = atomic_load_explicit(&e->f1_ns, memory_order_relaxed);
+	out->discarded = atomic_load_explicit(&e->discarded, memory_order_relaxed);
+}

@@ -1,0 +1,163 @@
+/* gpu-model/hw/doorbell.h — what the GPU offers user-mode work submission:
+ * user-mode HW queues (ring buffer + ring control), doorbell registers, the
+ * run-list bit that context suspension clears, and engine F-states with the
+ * engine-state-change interrupt.  Seed: user-mode-work-submission.
+ *
+ * ---- A user-mode queue ----
+ * Its ring buffer is an lf_ring of struct hw_cmd slots (lockfree/ring.h): the
+ * application (UMD) is the producer, the engine the consumer, and the ring's
+ * published write index is the ring-buffer-control write pointer.  Each slot
+ * is one HW_CMD_INDIRECT naming a command buffer.  Unlike a kernel-mode queue
+ * (hw_queue_submit: the KMD writes the ring and wakes the engine), the engine
+ * does NOT watch a user-mode ring: it re-reads the write pointer only when it
+ * is told to look — a doorbell ring it consumes, or a kick (doorbell
+ * disconnect, context resume).  A command buffer made visible without a ring
+ * that reaches the engine stays unseen.
+ *
+ * ---- Doorbell registers ----
+ * Dedicated (HW_DOORBELL_DEDICATED): `doorbells` physical registers; the KMD
+ * connects one to one queue at a time and must virtualize them when queues
+ * outnumber registers.  Global (HW_DOORBELL_GLOBAL): one register for all
+ * queues; the value written names the queue, and when several queues rang
+ * before the engine looked it polls every queue connected to it.
+ *
+ * A ring is hw_doorbell_write: a seq_cst read-modify-write of the register
+ * (dedicated: exchange of the write pointer; global: a CAS that stores the
+ * queue id and counts the rings not yet consumed).  The engine polls the
+ * registers of its connected queues with plain loads and consumes a ring with
+ * an exchange to 0.  Every access to a register is an RMW after the first
+ * ring, so the rings form one release sequence: whoever consumes or latches
+ * the register sees every write pointer published before any ring it covers.
+ *
+ * hw_doorbell_disconnect latches the register (an RMW) and kicks the queue
+ * with the write pointer of that moment: a ring that landed before the
+ * disconnect is never lost; a ring after it is, with whatever was published
+ * after the latch (the OS has already rotated the application's mapping to a
+ * dummy page and set the status word, which the application reads after
+ * ringing).
+ *
+ * ---- Engine F-states ----
+ * An engine whose doorbells are connected must keep polling them (a ring is a
+ * memory write, not a wake-up).  Idle for f1_timeout_ns with doorbells still
+ * connected, it raises an engine-state-change interrupt (DXGK_INTERRUPT_GPU_
+ * ENGINE_STATE_CHANGE, Active -> TransitionToF1) on its own line
+ * (hw_state_irq_*: a status word, bit e for engine e, like a second MSI-X
+ * vector) and keeps polling.  The OS disconnects every doorbell of that
+ * engine; with none connected the engine parks: that is F1.  A kernel-mode
+ * submission, a fence signal it waits for, a kick or a doorbell connect wakes
+ * it (F0).  An engine without user-mode queues parks after idle_spin_ns as
+ * before (also F1).
+ *
+ *   operation                          who may call                       blocks?
+ *   hw_queue_create_um                 one thread at a time (queue_lock)  no
+ *   hw_queue_kick                      any thread                         no (futex wake if parked)
+ *   hw_queue_set_scheduled(false),     the KMD, one call per queue at a   waits for the engine to
+ *     hw_queue_retire                  time                               leave the queue (a command)
+ *   hw_doorbell_connect/_disconnect    the KMD, serialized by its lock    no
+ *   hw_doorbell_write                  any thread (the UMD's ring)        no; lock-free
+ *   hw_state_irq_take/_park            the OS power thread only           park: yes
+ *   stats, fstate, owner, last_use     any thread                         no
+ */
+#ifndef HW_DOORBELL_H
+#define HW_DOORBELL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu-model/hw/hw.h"
+
+#define HW_MAX_DOORBELLS          64
+#define HW_DOORBELLS_DEFAULT      16
+#define HW_F1_TIMEOUT_DEFAULT_NS  1000000ull     /* 1 ms idle with doorbells connected -> ask for F1 */
+#define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes */
+#define HW_DB_GLOBAL              (1ull << 63)   /* a global-doorbell value: HW_DB_GLOBAL | queue id */
+
+enum hw_fstate {
+	HW_F0,   /* active: running or polling */
+	HW_F1,   /* parked: no doorbell connected, nothing runnable */
+};
+
+/* ---- caps ---- */
+
+/* The node metadata flag UserModeSubmissionSupported of engine e. */
+bool hw_engine_um_supported(const struct hw_adapter *a, unsigned engine);
+enum hw_doorbell_model hw_doorbell_model(const struct hw_adapter *a);
+/* Physical doorbells: the dedicated pool's size, 1 for the global model. */
+unsigned hw_doorbell_count(const struct hw_adapter *a);
+
+/* ---- user-mode queues ---- */
+
+/* A user-mode queue on engine e with a ring of ring_slots (power of two).
+ * 0; -ENOTSUP: the node lacks UserModeSubmissionSupported; -EINVAL: engine or
+ * ring size; -ENOSPC: the engine's run list is full.  Scheduled on creation. */
+int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out);
+/* The ring buffer (+ its write pointer): the UMD is its one producer. */
+struct lf_ring *hw_queue_ring(struct hw_queue *q);
+unsigned hw_queue_engine(const struct hw_queue *q);
+bool hw_queue_is_um(const struct hw_queue *q);
+/* Commands executed so far (command-buffer entries count one each). */
+uint64_t hw_queue_executed(const struct hw_queue *q);
+/* Tell the CMP to look at q's write pointer as it is now: the engine may run
+ * what was published before this call (release), not what comes after.  Any
+ * thread; wakes the engine if it parked. */
+void hw_queue_kick(struct hw_queue *q);
+/* Put q on / take it off the HW scheduler's run list (suspend/resume).
+ * Taking it off returns once the engine is not inside q (at most the command
+ * it was running finishes: preemption at a command boundary); nothing of q
+ * runs until it is put back.  Putting it back kicks it (the CMP observes the
+ * new write pointer).  The KMD, under its lock. */
+void hw_queue_set_scheduled(struct hw_queue *q, bool on);
+/* Destroy: off the run list for good, the engine discards anything left.
+ * The memory stays until hw_adapter_destroy (the slot is not reused). */
+void hw_queue_retire(struct hw_queue *q);
+
+/* ---- doorbells (KMD side, serialized by the caller) ---- */
+
+/* Connect physical doorbell `phys` (dedicated; ignored for global) to q.
+ * Returns the register's address, which the OS maps into the application.
+ * The doorbell must be free (dedicated).  Wakes q's engine (F1 -> F0). */
+_Atomic uint64_t *hw_doorbell_connect(struct hw_adapter *a, unsigned phys, struct hw_queue *q);
+/* Disconnect q's doorbell, if any: latch the register, free it, kick q. */
+void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q);
+/* The queue connected to physical doorbell phys (dedicated), or NULL. */
+struct hw_queue *hw_doorbell_owner(const struct hw_adapter *a, unsigned phys);
+/* The register's LRU clock: last ring the engine consumed, or its connect (ns). */
+uint64_t hw_doorbell_last_use(const struct hw_adapter *a, unsigned phys);
+/* The value the application writes to ring q: 0 = "write your write pointer"
+ * (dedicated), HW_DB_GLOBAL | id (global). */
+uint64_t hw_doorbell_value(const struct hw_queue *q);
+
+/* ---- the application's ring ---- */
+
+/* Ring: write value (a write pointer, or a global value) into the register
+ * at reg (a physical doorbell or a dummy page).  A seq_cst RMW: everything the
+ * caller published before (the write pointer) is seen by whoever consumes or
+ * latches this ring, and a status load after it is ordered after it. */
+void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value);
+
+/* ---- engine-state-change interrupts and F-states ---- */
+
+/* The OS power thread: pending engine-state-change interrupts (bit e: engine
+ * e is idle with doorbells connected and asks for F1), cleared. */
+uint32_t hw_state_irq_take(struct hw_adapter *a);
+/* The OS power thread: sleep until one is raised (0) or timeout (-ETIMEDOUT);
+ * at once when some are pending. */
+int hw_state_irq_park(struct hw_adapter *a, int64_t timeout_ns);
+/* Wake the power thread regardless (shutdown). */
+void hw_state_irq_kick(struct hw_adapter *a);
+/* Bring engine e to F0 (the KMD powers it up): it polls again. */
+void hw_engine_wake(struct hw_adapter *a, unsigned engine);
+enum hw_fstate hw_engine_fstate(const struct hw_adapter *a, unsigned engine);
+
+struct hw_engine_um_stats {
+	uint64_t rings;          /* doorbell rings consumed */
+	uint64_t global_polls;   /* global rings that covered several queues: every connected queue polled */
+	uint64_t state_irqs;     /* engine-state-change interrupts raised (Active -> TransitionToF1) */
+	uint64_t f1_entries;     /* times the engine parked (F0 -> F1) */
+	uint64_t f1_ns;          /* time parked */
+	uint64_t discarded;      /* commands of destroyed queues dropped unexecuted */
+};
+void hw_engine_um_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_um_stats *out);
+
+#endif
