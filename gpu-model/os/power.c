@@ -1,0 +1,290 @@
+/* gpu-model/os/power.c — engine F-states (the power thread), device D-states,
+ * queue destruction and process termination.  Contract in ums.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "gpu-model/os/ums_internal.h"
+#include "lockfree/arch.h"
+
+/* ---- engine F-states ---- */
+
+/* Is any queue of engine e, on a context that may run, still owed work?
+ * (last queued > completed: the seed's reason for the last-queued value) */
+static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
+{
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (q->ctx->engine == e && !q->ctx->suspended && !atomic_load(&q->gone) && os_hwqueue_pending(q))
+			return true;
+	}
+	return false;
+}
+
+/* DXGK_ENGINE_STATE_TRANSITION_TO_F1 from engine e: disconnect every doorbell
+ * of its queues, then the engine parks (F0 -> F1).  An engine that is owed
+ * work by a runnable queue is left in F0 (it asks again when idle). */
+static void os_power_f1_locked(struct os_ums *u, unsigned e)
+{
+	os_count(&u->f1_requests, 1);
+	if (os_engine_pending_locked(u, e))
+		return;
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (q->um && q->ctx->engine == e && q->db.connected) {
+			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
+			os_count(&u->f1_disconnects, 1);
+		}
+	}
+}
+
+void *os_power_main(void *arg)
+{
+	struct os_ums *u = arg;
+	pthread_setname_np(pthread_self(), "fb-os-power");
+	if (u->cfg.power_cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(u->cfg.power_cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	atomic_store(&u->power_tid, gettid());
+	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
+		uint32_t bits = hw_state_irq_take(u->hw);
+		if (!bits) {
+			hw_state_irq_park(u->hw, -1);
+			continue;
+		}
+		pthread_mutex_lock(&u->lock);
+		for (unsigned e = 0; bits; e++, bits >>= 1)
+			if (bits & 1)
+				os_power_f1_locked(u, e);
+		pthread_mutex_unlock(&u->lock);
+	}
+	return NULL;
+}
+
+/* ---- device D-states ---- */
+
+int os_power_d3(struct os_ums *u)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->d3)
+		goto unlock;
+	u->d3 = true;
+	u->d3_since = lf_now_ns();
+	os_count(&u->d3_entries, 1);
+	/* 1. DxgkddiSuspendContext for every context */
+	for (uint32_t i = 0; i < u->ncontexts; i++) {
+		struct os_context *c = u->contexts[i];
+		bool was_running = c->suspended == 0;
+		c->suspended |= OS_SUSPEND_D3;
+		if (!c->dead && was_running)
+			os_context_apply_locked(c);
+	}
+	/* 2. every doorbell disconnected (RETRY), 3. ring allocations evicted
+	 * once no context is on the hardware's list */
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (atomic_load(&q->gone))
+			continue;
+		if (q->um && q->db.connected)
+			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
+		if (q->resident) {
+			q->resident = false;
+			os_count(&u->ring_evictions, 1);
+		}
+	}
+unlock:
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+/* D0 and rings resident again; contexts stay suspended until
+ * os_power_resume_all_locked (the seed connects the doorbell in between). */
+void os_power_d0_locked(struct os_ums *u)
+{
+	if (!u->d3)
+		return;
+	u->d3 = false;
+	os_count(&u->d3_ns, lf_now_ns() - u->d3_since);
+	os_count(&u->d0_exits, 1);
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (!atomic_load(&q->gone) && !q->resident) {
+			q->resident = true;
+			os_count(&u->ring_restores, 1);
+		}
+	}
+}
+
+/* DxgkddiResumeContext for every context the power-down suspended. */
+void os_power_resume_all_locked(struct os_ums *u)
+{
+	for (uint32_t i = 0; i < u->ncontexts; i++) {
+		struct os_context *c = u->contexts[i];
+		if (!(c->suspended & OS_SUSPEND_D3))
+			continue;
+		c->suspended &= ~OS_SUSPEND_D3;
+		if (!c->dead && c->suspended == 0)
+			os_context_apply_locked(c);
+	}
+}
+
+int os_power_d0(struct os_ums *u)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->d3) {
+		os_power_d0_locked(u);
+		os_power_resume_all_locked(u);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+bool os_power_in_d3(struct os_ums *u)
+{
+	pthread_mutex_lock(&u->lock);
+	bool d3 = u->d3;
+	pthread_mutex_unlock(&u->lock);
+	return d3;
+}
+
+/* ---- destruction ---- */
+
+/* Disconnect the doorbell and have the CMP look at the final write pointer. */
+static void os_hwqueue_quiesce_locked(struct os_hwqueue *q)
+{
+	if (q->um && q->db.created)
+		os_doorbell_disconnect_locked(q, q->db.aborted ? OS_DOORBELL_DISCONNECTED_ABORT
+							       : OS_DOORBELL_DISCONNECTED_RETRY);
+	hw_queue_kick(q->hwq);
+}
+
+/* Wait for the last queued progress value (the rings stay resident). */
+static int os_hwqueue_drain(struct os_hwqueue *q)
+{
+	uint64_t lq = os_hwqueue_last_queued(q);
+	int rc = os_fence_wait_cpu(q->progress, lq, q->u->cfg.drain_timeout_ns);
+	if (rc)
+		os_count(&q->u->drain_timeouts, 1);
+	return rc;
+}
+
+/* Destroy: off the hardware for good (anything left is discarded), the
+ * scheduler drops its submissions; memory is reclaimed at detach. */
+static void os_hwqueue_gone_locked(struct os_hwqueue *q)
+{
+	if (q->db.connected)
+		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
+	q->db.created = false;
+	hw_queue_retire(q->hwq);
+	atomic_store_explicit(&q->gone, true, memory_order_release);
+}
+
+int os_hwqueue_destroy(struct os_hwqueue *q)
+{
+	struct os_ums *u = q->u;
+	pthread_mutex_lock(&u->lock);
+	if (atomic_load(&q->gone)) {
+		pthread_mutex_unlock(&u->lock);
+		return 0;
+	}
+	if (u->d3) {
+		os_power_d0_locked(u);
+		os_power_resume_all_locked(u);
+	}
+	os_hwqueue_quiesce_locked(q);
+	pthread_mutex_unlock(&u->lock);
+	int rc = os_hwqueue_drain(q);
+	pthread_mutex_lock(&u->lock);
+	os_hwqueue_gone_locked(q);
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+/* Normal termination: for each queue, disconnect, wait for the last queued
+ * value, destroy.  The process is exiting: contexts it suspended resume so
+ * that what it queued completes. */
+int os_device_destroy(struct os_device *d)
+{
+	struct os_ums *u = d->u;
+	pthread_mutex_lock(&u->lock);
+	if (d->dead) {
+		pthread_mutex_unlock(&u->lock);
+		return 0;
+	}
+	if (u->d3) {
+		os_power_d0_locked(u);
+		os_power_resume_all_locked(u);
+	}
+	for (struct os_context *c = d->contexts; c; c = c->next) {
+		if (c->suspended & OS_SUSPEND_USER) {
+			c->suspended &= ~OS_SUSPEND_USER;
+			if (!c->suspended)
+				os_context_apply_locked(c);
+		}
+		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (!atomic_load(&q->gone))
+				os_hwqueue_quiesce_locked(q);
+	}
+	pthread_mutex_unlock(&u->lock);
+
+	int rc = 0;
+	for (struct os_context *c = d->contexts; c; c = c->next)
+		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (!atomic_load(&q->gone) && os_hwqueue_drain(q))
+				rc = -ETIMEDOUT;
+
+	pthread_mutex_lock(&u->lock);
+	for (struct os_context *c = d->contexts; c; c = c->next) {
+		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (!atomic_load(&q->gone))
+				os_hwqueue_gone_locked(q);
+		c->dead = true;
+	}
+	d->dead = true;
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+/* Abnormal termination: error, suspend, disconnect (ABORT), destroy at
+ * once; then release every progress-fence waiter with UINT64_MAX. */
+void os_device_terminate(struct os_device *d)
+{
+	struct os_ums *u = d->u;
+	pthread_mutex_lock(&u->lock);
+	if (d->dead) {
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	atomic_store_explicit(&d->error, true, memory_order_seq_cst);
+	for (struct os_context *c = d->contexts; c; c = c->next) {
+		bool was_running = c->suspended == 0;
+		c->suspended |= OS_SUSPEND_ERROR;
+		if (was_running)
+			os_context_apply_locked(c);      /* preempted, off the run list */
+	}
+	for (struct os_context *c = d->contexts; c; c = c->next) {
+		for (struct os_hwqueue *q = c->queues; q; q = q->next) {
+			if (atomic_load(&q->gone))
+				continue;
+			if (os_hwqueue_pending(q))
+				os_count(&u->lost_at_abnormal, 1);
+			if (q->um && q->db.created)
+				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
+			os_hwqueue_gone_locked(q);
+		}
+		c->dead = true;
+	}
+	d->dead = true;
+	pthread_mutex_unlock(&u->lock);
+	/* D3D12 device removal: fences read UINT64_MAX, waiters return */
+	for (struct os_context *c = d->contexts; c; c = c->next)
+		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+			os_fence_signal_cpu(q->progress, UINT64_MAX);
+}

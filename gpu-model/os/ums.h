@@ -1,0 +1,210 @@
+/* gpu-model/os/ums.h — the OS side of user-mode work submission (Dxgkrnl + KMD
+ * analog): devices, HW contexts, HW queues created for user-mode or
+ * kernel-mode submission, doorbells, engine F-states, device D-states,
+ * process termination.  Seed: user-mode-work-submission.
+ *
+ * Objects: a device (one process's D3D device) owns HW contexts (one engine
+ * each), a context owns HW queues.  A queue created with
+ * OS_HWQUEUE_USER_MODE_SUBMISSION (only on nodes whose metadata says
+ * UserModeSubmissionSupported) has a ring buffer the application writes and a
+ * doorbell; any other queue is kernel-mode: the application submits through
+ * os_hwqueue_submit, a real kernel crossing (an eventfd write) that hands the
+ * command buffer to the OS scheduler thread, which validates it, holds legacy
+ * monitored-fence waits on the CPU (os_queue_submit) and writes the engine's
+ * ring itself.  Both kinds run side by side on one adapter and engine.
+ *
+ * Every queue has a progress fence (the caller's, so that it outlives the
+ * queue: waiters on it are released with UINT64_MAX if the device is lost)
+ * and a last-queued value; the OS can always tell whether a queue has
+ * pending work: last queued > completed (os_hwqueue_pending).  The seed's
+ * submission order — progress value N+1 written by the command buffer's last
+ * command, last-queued = N+1, then visible (write pointer), then the doorbell
+ * — is the application's (gpu-model/runtime/rt.h).
+ *
+ * Doorbells.  The doorbell mapping the application writes through is
+ * `*map.cpuva` (load it, acquire, then hw_doorbell_write through it): the
+ * OS rotates it between a physical doorbell and a dummy page, where rings are
+ * lost.  The status word says CONNECTED, CONNECTED_NOTIFY (call
+ * os_notify_work_submission after ringing), DISCONNECTED_RETRY (reconnect and
+ * ring again) or DISCONNECTED_ABORT (fall back to kernel-mode submission).
+ * Disconnecting sets the status (seq_cst) before rotating the mapping
+ * (release), then the KMD latches the register (hw_doorbell_disconnect): an
+ * application that rang and then read CONNECTED was not lost.
+ * Dedicated doorbells are virtualized: a connect with every physical doorbell
+ * taken victimizes the least recently used one (the KMD's VictimizeDoorbell:
+ * DxgkCbDisconnectDoorbell -> RETRY + dummy page, then the actual
+ * disconnection, then the register goes to the new queue).
+ *
+ * Power.  Engine F1: an engine idle with doorbells connected raises an
+ * engine-state-change interrupt; the OS power thread disconnects every
+ * doorbell of that engine (RETRY) and the engine parks; a reconnect brings it
+ * back to F0.  Device D3: every context suspended, every doorbell
+ * disconnected (RETRY), ring allocations evicted (modeled); a connect in D3
+ * wakes the device to D0, makes rings resident, connects and resumes every
+ * context (the seed's order).  Context suspend keeps doorbells connected and
+ * rings resident; nothing of the context runs until resume, which makes the
+ * CMP re-read every write pointer.
+ *
+ * Termination.  os_device_destroy (normal): disconnect every doorbell, wait
+ * for each queue's last queued value, then destroy; nothing queued is lost.
+ * os_device_terminate (abnormal): device marked in error, contexts suspended,
+ * doorbells disconnected (ABORT), everything destroyed at once, progress
+ * fences signaled to UINT64_MAX so no waiter hangs (os_device_in_error tells
+ * it an error, as D3D12's device removal does).
+ *
+ *   call                                  who                                   blocks?
+ *   os_ums_attach / os_ums_detach         the adapter's setup thread            detach: drains, joins
+ *   os_device_*, os_context_*,            any thread (one lock per adapter;     suspend: until the engine
+ *     os_hwqueue_create/destroy,            not the hot path)                     leaves the queue; destroy:
+ *     os_doorbell_*, os_power_*                                                   until queued work is done
+ *   os_hwqueue_submit                     the queue's one submitting thread     a syscall; never sleeps
+ *   os_notify_work_submission             the queue's submitting thread         no
+ *   os_hwqueue_pending/last_queued/...    any thread                            no
+ * No thread may use a device's queues once os_device_destroy/terminate began.
+ * Queue, context and device memory is reclaimed at os_ums_detach, which must
+ * come before os_adapter_destroy.
+ */
+#ifndef OS_UMS_H
+#define OS_UMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu-model/hw/doorbell.h"
+#include "gpu-model/os/os.h"
+
+struct lf_ring;
+struct os_ums;
+struct os_device;
+struct os_context;
+struct os_hwqueue;
+
+/* D3DDDI_DOORBELL_STATUS: the word at map.status (64-bit, as the seed reads it). */
+enum os_doorbell_status {
+	OS_DOORBELL_CONNECTED = 0,
+	OS_DOORBELL_CONNECTED_NOTIFY = 1,
+	OS_DOORBELL_DISCONNECTED_RETRY = 2,
+	OS_DOORBELL_DISCONNECTED_ABORT = 3,
+};
+
+struct os_ums_config {
+	int sched_cpu;              /* pin the scheduler thread (kernel-mode submission); -1: not pinned */
+	int power_cpu;              /* pin the power thread (engine-state-change interrupts); -1 */
+	uint32_t notify_engines;    /* bit e: the KMD asks for NotifyWorkSubmission on engine e (CONNECTED_NOTIFY) */
+	int64_t drain_timeout_ns;   /* normal termination waits this long per queue; < 0: forever */
+};
+/* Defaults: nothing pinned, no notify, 10 s drain timeout. */
+void os_ums_config_default(struct os_ums_config *cfg);
+
+/* Start user-mode submission support on adapter a: the scheduler and power
+ * threads.  0; -EINVAL with a one-line reason (bad doorbell caps); -errno. */
+int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct os_ums **out,
+		  char *err, size_t errlen);
+/* Destroy the devices left (normal termination), stop the threads, free
+ * everything.  Before os_adapter_destroy.  NULL is ignored. */
+void os_ums_detach(struct os_ums *u);
+struct os_adapter *os_ums_adapter(struct os_ums *u);
+pid_t os_ums_sched_tid(const struct os_ums *u);
+pid_t os_ums_power_tid(const struct os_ums *u);
+
+/* ---- devices, contexts ---- */
+
+int os_device_create(struct os_ums *u, struct os_device **out);               /* 0 / -ENOSPC */
+/* Normal termination.  0, or -ETIMEDOUT when a queue did not drain in time
+ * (destroyed anyway, counted in drain_timeouts). */
+int os_device_destroy(struct os_device *d);
+/* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
+void os_device_terminate(struct os_device *d);
+bool os_device_in_error(const struct os_device *d);
+
+/* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
+int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
+/* DxgkddiSuspendContext / DxgkddiResumeContext (nesting with D3 and errors). */
+void os_context_suspend(struct os_context *c);
+void os_context_resume(struct os_context *c);
+
+/* ---- HW queues ---- */
+
+#define OS_HWQUEUE_USER_MODE_SUBMISSION 0x1u   /* D3DDDI_CREATEHWQUEUEFLAGS::UserModeSubmission */
+
+/* Create a queue with a ring of ring_slots (power of two).  progress: the
+ * queue's progress fence (the caller keeps it alive longer than the queue).
+ * 0; -ENOTSUP: UserModeSubmission on a node without support; -EINVAL;
+ * -ENOSPC (run list or OS queue table full); -ENODEV (device in error). */
+int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, struct os_fence *progress,
+		      struct os_hwqueue **out);
+/* Normal destroy of one queue: disconnect, wait for the last queued value,
+ * destroy.  0 / -ETIMEDOUT. */
+int os_hwqueue_destroy(struct os_hwqueue *q);
+bool os_hwqueue_is_um(const struct os_hwqueue *q);
+unsigned os_hwqueue_engine(const struct os_hwqueue *q);
+struct os_fence *os_hwqueue_progress(struct os_hwqueue *q);
+uint64_t os_hwqueue_last_queued(const struct os_hwqueue *q);
+uint64_t os_hwqueue_completed(struct os_hwqueue *q);
+/* last queued > completed: the queue has work pending.  Any thread. */
+bool os_hwqueue_pending(struct os_hwqueue *q);
+struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
+
+/* Kernel-mode submission (D3DKMTSubmitCommandToHwQueue): record `progress`
+ * as the last queued value, hand cmds[0..n) to the scheduler thread and make
+ * a kernel crossing (eventfd write).  cmds must stay valid until `progress`
+ * completes.  0; -EINVAL (a user-mode queue, n == 0); -ENODEV (device in error). */
+int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n, uint64_t progress);
+
+/* ---- doorbells ---- */
+
+/* What D3DKMTCreateDoorbell returns: the application's mappings. */
+struct os_doorbell_map {
+	_Atomic(_Atomic uint64_t *) *cpuva;   /* DoorbellCPUVirtualAddress (a physical doorbell or the dummy page) */
+	const _Atomic uint64_t *status;      /* DoorbellStatusCPUVirtualAddress: enum os_doorbell_status */
+	_Atomic uint64_t *last_queued;       /* HwQueueProgressFenceLastQueuedValueCPUVirtualAddress */
+	struct lf_ring *ring;                /* ring buffer + ring buffer control: the application is its producer */
+	uint64_t value;                      /* what to ring with: 0 = the write pointer; else this (global) */
+};
+
+/* D3DKMTCreateDoorbell: status DISCONNECTED_RETRY, mapping on the dummy page.
+ * 0 / -EINVAL (kernel-mode queue) / -EEXIST / -ENODEV. */
+int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out);
+/* D3DKMTConnectDoorbell.  Connected already: nothing to do.  In D3: wakes the
+ * device first.  May victimize another queue's doorbell.  0 (the status word
+ * says which); -ENOENT (no doorbell); -ENODEV (aborted, device in error). */
+int os_doorbell_connect(struct os_hwqueue *q);
+/* D3DKMTDestroyDoorbell: disconnect and forget it (the ring stays). 0 / -ENOENT. */
+int os_doorbell_destroy(struct os_hwqueue *q);
+/* The status word as the application reads it (tests, diagnostics). */
+enum os_doorbell_status os_doorbell_status(const struct os_hwqueue *q);
+/* D3DKMTNotifyWorkSubmission: the KMD learns of the ring (and has the CMP look). */
+int os_notify_work_submission(struct os_hwqueue *q);
+/* Device lost for this queue's doorbell (a TDR, a GPU stop): disconnect with
+ * DISCONNECTED_ABORT; connects fail from now on.  Work already visible runs. */
+void os_doorbell_abort(struct os_hwqueue *q);
+
+/* ---- power ---- */
+
+int os_power_d3(struct os_ums *u);   /* D0 -> D3 (0; already in D3: 0) */
+int os_power_d0(struct os_ums *u);   /* D3 -> D0 without a connect */
+bool os_power_in_d3(struct os_ums *u);
+
+struct os_ums_stats {
+	uint64_t connects;            /* doorbells connected */
+	uint64_t victimizations;      /* ... that took another queue's physical doorbell */
+	uint64_t f1_requests;         /* engine-state-change interrupts handled */
+	uint64_t f1_disconnects;      /* doorbells disconnected for F1 */
+	uint64_t f0_by_connect;       /* connects that found their engine in F1 */
+	uint64_t d3_entries, d0_exits;
+	uint64_t d3_ns;               /* time in D3 (to the last exit) */
+	uint64_t ring_evictions, ring_restores;
+	uint64_t suspends, resumes;   /* context suspend/resume calls that changed the run list */
+	uint64_t notifies;            /* NotifyWorkSubmission calls */
+	uint64_t aborts;              /* doorbells disconnected with ABORT */
+	uint64_t km_submits;          /* kernel-mode submissions (each one syscall) */
+	uint64_t km_rejected;         /* ... refused by the scheduler's validation */
+	uint64_t km_discarded;        /* ... dropped because their device died */
+	uint64_t sched_wakeups;       /* scheduler thread returns from its eventfd read */
+	uint64_t drain_timeouts;      /* normal terminations whose wait timed out */
+	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
+};
+void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
+
+#endif

@@ -1,0 +1,106 @@
+/* gpu-model/os/ums_internal.h — layouts shared by ums.c and power.c only. */
+#ifndef OS_UMS_INTERNAL_H
+#define OS_UMS_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "gpu-model/os/ums.h"
+#include "lockfree/ring.h"
+
+#define OS_UMS_MAX_QUEUES   (HW_MAX_ENGINES * HW_MAX_QUEUES)
+#define OS_UMS_MAX_CONTEXTS 256
+#define OS_UMS_MAX_DEVICES  64
+
+/* Why a context is off the run list (any bit set: suspended). */
+#define OS_SUSPEND_USER  0x1u   /* os_context_suspend */
+#define OS_SUSPEND_D3    0x2u   /* device power-down */
+#define OS_SUSPEND_ERROR 0x4u   /* device in error (abnormal termination) */
+
+/* A logical doorbell: the application's two mappings live on one line the
+ * application reads on every submission and the OS writes on (dis)connects. */
+struct os_doorbell {
+	LF_ALIGNED _Atomic(_Atomic uint64_t *) cpuva;   /* physical register or the dummy page */
+	_Atomic uint64_t status;                       /* enum os_doorbell_status */
+	/* under u->lock */
+	int phys;                                      /* physical doorbell held, -1: none */
+	bool created, connected, aborted;
+};
+
+/* A kernel-mode submission, from the application to the scheduler thread. */
+struct os_km_desc {
+	const struct hw_cmd *cmds;
+	uint64_t n;
+	uint64_t progress;
+};
+
+struct os_hwqueue {
+	struct os_ums *u;
+	struct os_context *ctx;
+	bool um;
+	struct hw_queue *hwq;            /* user-mode: its own; kernel-mode: kq's */
+	struct os_queue *kq;             /* kernel-mode: the OS's queue (held legacy waits) */
+	struct lf_ring *subq;            /* kernel-mode: os_km_desc, application -> scheduler */
+	struct os_fence *progress;
+	LF_ALIGNED _Atomic uint64_t last_queued;   /* the application (user-mode) or os_hwqueue_submit writes */
+	struct os_doorbell db;
+	LF_ALIGNED _Atomic bool gone;    /* destroyed: the scheduler discards its submissions */
+	bool resident;                   /* ring allocations resident (u->lock) */
+	struct os_hwqueue *next;         /* in its context (u->lock) */
+};
+
+struct os_context {
+	struct os_device *d;
+	unsigned engine;
+	unsigned suspended;              /* OS_SUSPEND_* (u->lock) */
+	bool dead;
+	struct os_hwqueue *queues;       /* (u->lock) */
+	struct os_context *next;         /* in its device */
+};
+
+struct os_device {
+	struct os_ums *u;
+	LF_ALIGNED _Atomic bool error;
+	bool dead;
+	struct os_context *contexts;     /* (u->lock) */
+};
+
+struct os_ums {
+	struct os_adapter *a;
+	struct hw_adapter *hw;
+	struct os_ums_config cfg;
+	pthread_mutex_t lock;            /* every doorbell, context, power and lifetime change */
+	LF_ALIGNED _Atomic uint64_t dummy[LF_CACHELINE / 8];   /* the dummy page: rings here are lost */
+	struct os_hwqueue *phys_owner[HW_MAX_DOORBELLS];       /* dedicated: who holds each register */
+	/* every queue ever created, append-only until detach (the scheduler walks it) */
+	struct os_hwqueue *queues[OS_UMS_MAX_QUEUES];
+	LF_ALIGNED _Atomic uint32_t nqueues;
+	struct os_context *contexts[OS_UMS_MAX_CONTEXTS];
+	uint32_t ncontexts;
+	struct os_device *devices[OS_UMS_MAX_DEVICES];
+	uint32_t ndevices;
+	bool d3;
+	uint64_t d3_since;
+	/* threads */
+	int efd;                         /* the scheduler's eventfd: the kernel crossing of a submission */
+	pthread_t sched, power;
+	bool sched_started, power_started;
+	_Atomic pid_t sched_tid, power_tid;
+	LF_ALIGNED _Atomic bool stop;
+	/* counters: under u->lock or by their one thread; read relaxed */
+	LF_ALIGNED os_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
+		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
+		drain_timeouts, lost_at_abnormal;
+	LF_ALIGNED os_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
+	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
+};
+
+/* ums.c, u->lock held */
+void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status);
+void os_context_apply_locked(struct os_context *c);
+/* power.c */
+void *os_power_main(void *arg);
+void os_power_d0_locked(struct os_ums *u);
+void os_power_resume_all_locked(struct os_ums *u);
+
+#endif
