@@ -1,0 +1,444 @@
+/* gpu-model/runtime/rt.c — devices, queues (user-mode and kernel-mode
+ * submission), fences.  Contract and the submission sequence in rt.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu-model/runtime/rt.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+#include "lockfree/cacheline.h"
+#include "lockfree/ring.h"
+
+#define RT_IB_CMDS        (RT_MAX_CMDS + 1)
+#define RT_DEFAULT_SLOTS  64
+#define RT_FULL_TIMEOUT_NS 10000000000ll
+
+void (*rt_test_ring_hook)(struct rt_queue *q);
+
+typedef _Atomic uint64_t rt_counter;
+static inline void rt_count(rt_counter *c)
+{
+	/* the submitting thread is the only writer: no locked instruction */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+struct rt_fence {
+	struct rt_device *d;
+	struct os_fence *f;
+	struct rt_fence *next;           /* in the device (d->lock) */
+};
+
+struct rt_queue {
+	struct rt_device *d;
+	struct rt_queue_desc desc;
+	struct os_context *ctx;
+	struct os_hwqueue *osq;
+	struct rt_fence *progress;
+	struct os_doorbell_map map;      /* user-mode */
+	bool um;
+	bool visible;                    /* this submission's entry is in the ring */
+	_Atomic uint64_t next;           /* last progress value handed out (the submitter writes) */
+	uint64_t wptr;                   /* entries pushed (the producer's write pointer) */
+	size_t nslots;
+	struct hw_cmd *ibs;              /* nslots command buffers of RT_IB_CMDS */
+	struct rt_queue *next_q;         /* in the device */
+	LF_ALIGNED rt_counter submits, um_submits, km_submits, rings, retries, connects, notifies,
+		fallbacks, full_waits;
+};
+
+struct rt_device {
+	struct os_ums *u;
+	struct os_device *od;
+	pthread_mutex_t lock;
+	struct rt_queue *queues;
+	struct rt_fence *fences;
+	_Atomic bool removed;
+};
+
+/* ---- device ---- */
+
+int rt_device_create(struct os_ums *u, struct rt_device **out)
+{
+	struct rt_device *d = lf_alloc(sizeof(*d), LF_CACHELINE);
+	int rc = os_device_create(u, &d->od);
+	if (rc) {
+		lf_free(d, sizeof(*d), LF_CACHELINE);
+		return rc;
+	}
+	d->u = u;
+	pthread_mutex_init(&d->lock, NULL);
+	*out = d;
+	return 0;
+}
+
+bool rt_device_removed(const struct rt_device *d)
+{
+	return atomic_load_explicit(&d->removed, memory_order_acquire);
+}
+
+struct os_device *rt_device_os(struct rt_device *d)
+{
+	return d->od;
+}
+
+void rt_device_terminate(struct rt_device *d)
+{
+	/* removed before the OS releases the waiters, so a released waiter sees it */
+	atomic_store_explicit(&d->removed, true, memory_order_seq_cst);
+	os_device_terminate(d->od);
+	pthread_mutex_lock(&d->lock);
+	for (struct rt_fence *f = d->fences; f; f = f->next)
+		os_fence_signal_cpu(f->f, UINT64_MAX);
+	pthread_mutex_unlock(&d->lock);
+}
+
+int rt_device_destroy(struct rt_device *d)
+{
+	int rc = os_device_destroy(d->od);   /* nothing if terminated already */
+	for (struct rt_queue *q = d->queues, *next; q; q = next) {
+		next = q->next_q;
+		lf_free(q->ibs, q->nslots * RT_IB_CMDS * sizeof(struct hw_cmd), LF_CACHELINE);
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+	}
+	for (struct rt_fence *f = d->fences, *next; f; f = next) {
+		next = f->next;
+		os_fence_destroy(f->f);
+		lf_free(f, sizeof(*f), LF_CACHELINE);
+	}
+	pthread_mutex_destroy(&d->lock);
+	lf_free(d, sizeof(*d), LF_CACHELINE);
+	return rc;
+}
+
+/* ---- fences ---- */
+
+int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out)
+{
+	struct rt_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
+	int rc = os_fence_create(os_ums_adapter(d->u), OS_FENCE_NATIVE, initial, 0, &f->f);
+	if (rc) {
+		lf_free(f, sizeof(*f), LF_CACHELINE);
+		return rc;
+	}
+	f->d = d;
+	pthread_mutex_lock(&d->lock);
+	f->next = d->fences;
+	d->fences = f;
+	pthread_mutex_unlock(&d->lock);
+	*out = f;
+	return 0;
+}
+
+void rt_fence_destroy(struct rt_fence *f)
+{
+	struct rt_device *d = f->d;
+	pthread_mutex_lock(&d->lock);
+	for (struct rt_fence **p = &d->fences; *p; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+	os_fence_destroy(f->f);
+	lf_free(f, sizeof(*f), LF_CACHELINE);
+}
+
+uint64_t rt_fence_completed(struct rt_fence *f)
+{
+	return rt_device_removed(f->d) ? UINT64_MAX : os_fence_value(f->f);
+}
+
+int rt_fence_signal(struct rt_fence *f, uint64_t v)
+{
+	if (rt_device_removed(f->d))
+		return -EIO;
+	return os_fence_signal_cpu(f->f, v);
+}
+
+int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns)
+{
+	int rc = os_fence_wait_cpu(f->f, v, timeout_ns);
+	return rt_device_removed(f->d) ? -EIO : rc;
+}
+
+struct os_fence *rt_fence_os(struct rt_fence *f)
+{
+	return f->f;
+}
+
+/* ---- queues ---- */
+
+static int rt_queue_open_os(struct rt_queue *q, bool um)
+{
+	unsigned flags = um ? OS_HWQUEUE_USER_MODE_SUBMISSION : 0;
+	int rc = os_hwqueue_create(q->ctx, flags, q->nslots, q->progress->f, &q->osq);
+	if (rc)
+		return rc;
+	q->um = um;
+	q->visible = false;
+	q->wptr = 0;
+	return um ? os_doorbell_create(q->osq, &q->map) : 0;
+}
+
+int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struct rt_queue **out)
+{
+	size_t slots = desc->ring_slots ? desc->ring_slots : RT_DEFAULT_SLOTS;
+	if (slots < 2 || slots > 1024 || (slots & (slots - 1)))
+		return -EINVAL;
+	struct rt_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
+	q->d = d;
+	q->desc = *desc;
+	q->nslots = slots;
+	q->ibs = lf_alloc(slots * RT_IB_CMDS * sizeof(struct hw_cmd), LF_CACHELINE);
+	int rc = os_context_create(d->od, desc->engine, &q->ctx);
+	if (!rc)
+		rc = rt_fence_create(d, 0, &q->progress);
+	if (!rc)
+		rc = rt_queue_open_os(q, desc->user_mode);
+	if (rc) {
+		/* the context and the fence are the device's: freed with it */
+		lf_free(q->ibs, slots * RT_IB_CMDS * sizeof(struct hw_cmd), LF_CACHELINE);
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return rc;
+	}
+	pthread_mutex_lock(&d->lock);
+	q->next_q = d->queues;
+	d->queues = q;
+	pthread_mutex_unlock(&d->lock);
+	*out = q;
+	return 0;
+}
+
+/* Command buffer for progress value v: free once v - nslots completed. */
+static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
+{
+	*ib = &q->ibs[(v % q->nslots) * RT_IB_CMDS];
+	if (v <= q->nslots || os_fence_value(q->progress->f) >= v - q->nslots)
+		return 0;
+	rt_count(&q->full_waits);
+	int rc = os_fence_wait_cpu(q->progress->f, v - q->nslots, RT_FULL_TIMEOUT_NS);
+	if (rt_device_removed(q->d))
+		return -EIO;
+	return rc;
+}
+
+/* Destroy the user-mode queue the normal way (what it made visible runs) and
+ * continue on a kernel-mode queue: the seed's cleanup_fallback. */
+static int rt_queue_fallback(struct rt_queue *q)
+{
+	os_hwqueue_destroy(q->osq);
+	rt_count(&q->fallbacks);
+	return rt_queue_open_os(q, false);
+}
+
+static uint64_t rt_status(const struct rt_queue *q)
+{
+	/* seq_cst: after a ring, ordered after the ring's RMW (see ums.h) */
+	return atomic_load_explicit(q->map.status, memory_order_seq_cst);
+}
+
+static bool rt_connected(uint64_t s)
+{
+	return s == OS_DOORBELL_CONNECTED || s == OS_DOORBELL_CONNECTED_NOTIFY;
+}
+
+/* D3DKMTConnectDoorbell when the status asks for it; false: fall back. */
+static bool rt_connect(struct rt_queue *q, uint64_t *status)
+{
+	if (rt_connected(*status))
+		return true;
+	rt_count(&q->connects);
+	int rc = os_doorbell_connect(q->osq);
+	*status = rt_status(q);
+	return !rc && *status != OS_DOORBELL_DISCONNECTED_ABORT;
+}
+
+/* Inform the OS of the queued value, then make the buffer visible. */
+static void rt_publish_last_queued(struct rt_queue *q, uint64_t v)
+{
+	/* release: ordered before the push's release of the write pointer */
+	atomic_store_explicit(q->map.last_queued, v, memory_order_release);
+}
+
+static void rt_push(struct rt_queue *q, const struct hw_cmd *entry)
+{
+	/* never full: the entry nslots back was consumed before its buffer completed */
+	while (!lf_ring_push_spsc(q->map.ring, entry))
+		sched_yield();
+	q->wptr++;
+	q->visible = true;
+}
+
+static void rt_ring(struct rt_queue *q, uint64_t wptr)
+{
+	/* the mapping as it is now: a physical doorbell or the dummy page */
+	_Atomic uint64_t *reg = atomic_load_explicit(q->map.cpuva, memory_order_acquire);
+	hw_doorbell_write(reg, q->map.value ? q->map.value : wptr);
+	rt_count(&q->rings);
+}
+
+static void rt_window(void)
+{
+	struct timespec ts = { 0, (long)RT_BROKEN_WINDOW_NS };
+	nanosleep(&ts, NULL);
+}
+
+/* The seed's submit loop.  Returns the last status read (ABORT: fall back). */
+static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct hw_cmd *entry)
+{
+	uint64_t status = rt_status(q);
+	for (;;) {
+		if (!rt_connect(q, &status))
+			return OS_DOORBELL_DISCONNECTED_ABORT;
+		if (rt_test_ring_hook)
+			rt_test_ring_hook(q);
+		if (!q->visible) {
+			rt_publish_last_queued(q, v);
+			rt_push(q, entry);
+		}
+		rt_ring(q, q->wptr);
+		status = rt_status(q);
+		if (status == OS_DOORBELL_CONNECTED_NOTIFY) {
+			rt_count(&q->notifies);
+			os_notify_work_submission(q->osq);
+		}
+		if (status != OS_DOORBELL_DISCONNECTED_RETRY)
+			return status;
+		rt_count(&q->retries);
+	}
+}
+
+/* The deliberately broken orders (rt.h, enum rt_broken). */
+static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct hw_cmd *entry)
+{
+	uint64_t status = rt_status(q);
+	if (!rt_connect(q, &status))
+		return OS_DOORBELL_DISCONNECTED_ABORT;
+	switch (q->desc.broken) {
+	case RT_BROKEN_RING_BEFORE_VISIBLE:
+		rt_publish_last_queued(q, v);
+		rt_ring(q, q->wptr + 1);
+		rt_window();
+		rt_push(q, entry);
+		return rt_status(q);
+	case RT_BROKEN_NO_STATUS_CHECK:
+		if (rt_test_ring_hook)
+			rt_test_ring_hook(q);
+		rt_publish_last_queued(q, v);
+		rt_push(q, entry);
+		rt_ring(q, q->wptr);
+		return OS_DOORBELL_CONNECTED;
+	case RT_BROKEN_LAST_QUEUED_LATE:
+	default:
+		rt_push(q, entry);
+		rt_ring(q, q->wptr);
+		status = rt_status(q);
+		rt_window();
+		rt_publish_last_queued(q, v);
+		return status;
+	}
+}
+
+static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
+{
+	struct hw_cmd entry = { .op = HW_CMD_INDIRECT, .ib = ib, .arg = n };
+	q->visible = false;
+	uint64_t status = q->desc.broken ? rt_submit_um_broken(q, v, &entry) : rt_submit_um_loop(q, v, &entry);
+	if (status != OS_DOORBELL_DISCONNECTED_ABORT) {
+		rt_count(&q->um_submits);
+		return 0;
+	}
+	bool was_visible = q->visible;
+	int rc = rt_queue_fallback(q);
+	if (rc || was_visible)
+		return rc;                    /* visible: the fallback's destroy ran it */
+	rt_count(&q->km_submits);
+	return os_hwqueue_submit(q->osq, ib, n, v);
+}
+
+int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value)
+{
+	if (n > RT_MAX_CMDS)
+		return -EINVAL;
+	if (rt_device_removed(q->d))
+		return -EIO;
+	uint64_t v = atomic_load_explicit(&q->next, memory_order_relaxed) + 1;
+	struct hw_cmd *ib;
+	int rc = rt_queue_take_ib(q, v, &ib);
+	if (rc)
+		return rc;
+	/* Fill out the command buffer; its last instruction writes N+1. */
+	memcpy(ib, cmds, n * sizeof(*cmds));
+	ib[n] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
+	atomic_store_explicit(&q->next, v, memory_order_release);
+	rt_count(&q->submits);
+	if (value)
+		*value = v;
+	if (q->um)
+		return rt_submit_um(q, v, ib, n + 1);
+	rt_count(&q->km_submits);
+	return os_hwqueue_submit(q->osq, ib, n + 1, v);
+}
+
+int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v)
+{
+	struct hw_cmd c = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f->f), .value = v };
+	return rt_queue_submit(q, &c, 1, NULL);
+}
+
+int rt_queue_wait_gpu(struct rt_queue *q, struct rt_fence *f, uint64_t v)
+{
+	if (q->um && !os_fence_is_native(f->f))
+		return -EINVAL;           /* nobody would hold it on the CPU */
+	struct hw_cmd c = { .op = HW_CMD_WAIT, .fence = os_fence_hw(f->f), .value = v };
+	return rt_queue_submit(q, &c, 1, NULL);
+}
+
+int rt_queue_wait(struct rt_queue *q, uint64_t v, int64_t timeout_ns)
+{
+	return rt_fence_wait(q->progress, v ? v : rt_queue_submitted(q), timeout_ns);
+}
+
+uint64_t rt_queue_completed(struct rt_queue *q)
+{
+	return rt_fence_completed(q->progress);
+}
+
+uint64_t rt_queue_submitted(const struct rt_queue *q)
+{
+	return atomic_load_explicit(&q->next, memory_order_acquire);
+}
+
+bool rt_queue_user_mode(const struct rt_queue *q)
+{
+	return q->um;
+}
+
+struct os_hwqueue *rt_queue_os(struct rt_queue *q)
+{
+	return q->osq;
+}
+
+struct os_context *rt_queue_context(struct rt_queue *q)
+{
+	return q->ctx;
+}
+
+#define RT_LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+void rt_queue_stats(const struct rt_queue *q, struct rt_queue_stats *o)
+{
+	o->submits = RT_LOAD(q->submits);
+	o->um_submits = RT_LOAD(q->um_submits);
+	o->km_submits = RT_LOAD(q->km_submits);
+	o->rings = RT_LOAD(q->rings);
+	o->retries = RT_LOAD(q->retries);
+	o->connects = RT_LOAD(q->connects);
+	o->notifies = RT_LOAD(q->notifies);
+	o->fallbacks = RT_LOAD(q->fallbacks);
+	o->full_waits = RT_LOAD(q->full_waits);
+}

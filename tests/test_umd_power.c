@@ -1,0 +1,258 @@
+/* tests/test_umd_power.c — the seed's power and lifetime sequences
+ * (user-mode-work-submission): hardware context suspend/resume, engine
+ * F-state transitions, device D-state transitions, normal and abnormal
+ * process termination.  One test per sequence, named after it. */
+#include "tests/fb_test.h"
+#include "tests/umd_test_util.h"
+
+#define SEC 1000000000ll
+
+/* "Suspending a hardware context": doorbells stay connected, the ring stays
+ * resident, the application keeps queuing, nothing runs; "Resuming": the CMP
+ * observes the new write pointer. */
+static void context_suspend_keeps_queuing_resume_runs(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);                        /* connects the doorbell */
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	os_context_suspend(rt_queue_context(q));
+	for (int i = 0; i < 5; i++)
+		umt_submit_count(q, &n);
+	fbt_settle();
+	assert_int_equal(atomic_load(&n), 1);            /* nothing ran */
+	assert_true(os_hwqueue_pending(rt_queue_os(q)));
+	assert_int_equal(os_hwqueue_last_queued(rt_queue_os(q)), 6);
+	struct rt_queue_stats s;
+	rt_queue_stats(q, &s);
+	assert_int_equal(s.retries, 0);                 /* the doorbell stayed connected */
+	assert_int_equal(s.connects, 1);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q)), OS_DOORBELL_CONNECTED);
+	os_context_resume(rt_queue_context(q));
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 6);
+	struct os_ums_stats us = umt_stats(&t);
+	assert_int_equal(us.suspends, 1);
+	assert_int_equal(us.resumes, 1);
+	umt_down(&t);
+}
+
+/* Suspension preempts at a command boundary: a queue taken off the run list
+ * mid-buffer runs nothing more of it until resume. */
+static void context_suspend_preempts_mid_buffer(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[3] = {
+		{ .op = HW_CMD_WORK, .arg = 20000000 },     /* 20 ms: suspended inside it */
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+	};
+	assert_int_equal(rt_queue_submit(q, cmds, 3, NULL), 0);
+	struct timespec ts = { 0, 5000000 };
+	nanosleep(&ts, NULL);
+	os_context_suspend(rt_queue_context(q));        /* returns after the WORK */
+	fbt_settle();
+	assert_int_equal(atomic_load(&n), 0);
+	os_context_resume(rt_queue_context(q));
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 2);
+	umt_down(&t);
+}
+
+/* "Engine F-state transitions": idle past the timeout, the engine raises
+ * Active -> TransitionToF1; Dxgkrnl disconnects its doorbells; the engine
+ * parks (F1).  The next submission sees RETRY, reconnects, and the engine is
+ * back in F0. */
+static void engine_f1_round_trip(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 2000000);   /* F1 after 2 ms idle */
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_true(fbt_eventually(hw_engine_fstate(hw, 0) == HW_F1));
+	struct os_ums_stats s = umt_stats(&t);
+	assert_true(s.f1_requests >= 1);
+	assert_int_equal(s.f1_disconnects, 1);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q)), OS_DOORBELL_DISCONNECTED_RETRY);
+	struct hw_engine_um_stats e = umt_engine(&t, 0);
+	assert_true(e.state_irqs >= 1);
+	assert_true(e.f1_entries >= 1);
+	/* the doorbell reads RETRY: the submission reconnects, which is F1 -> F0 */
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 2);
+	struct rt_queue_stats rs;
+	rt_queue_stats(q, &rs);
+	assert_int_equal(rs.connects, 2);
+	s = umt_stats(&t);
+	assert_true(s.f0_by_connect >= 1);
+	assert_true(umt_engine(&t, 0).f1_ns > 0);
+	umt_down(&t);
+}
+
+/* "Engine D-state transitions", D0 -> D3: contexts suspended, doorbells
+ * disconnected (RETRY), ring allocations evicted.  Work written in D3 runs
+ * after the connect wakes the device: D0, resident, connect, resume. */
+static void device_d3_round_trip_by_connect(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
+	struct rt_queue *q = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	umt_submit_count(k, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	assert_int_equal(os_power_d3(t.u), 0);
+	assert_true(os_power_in_d3(t.u));
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.d3_entries, 1);
+	assert_int_equal(s.ring_evictions, 2);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q)), OS_DOORBELL_DISCONNECTED_RETRY);
+	assert_true(fbt_eventually(hw_engine_fstate(hw, 0) == HW_F1));   /* nothing connected, nothing runnable */
+	umt_submit_count(q, &n);                          /* sees RETRY -> connect -> D0 */
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_false(os_power_in_d3(t.u));
+	s = umt_stats(&t);
+	assert_int_equal(s.d0_exits, 1);
+	assert_int_equal(s.ring_restores, 2);
+	assert_true(s.d3_ns > 0);
+	assert_int_equal(atomic_load(&n), 3);
+	umt_down(&t);
+}
+
+/* A kernel-mode submission in D3: the OS (its scheduler) wakes the device. */
+static void device_d3_round_trip_by_km_submission(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
+	struct rt_queue *k = umt_queue(&t, 0, false), *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(os_power_d3(t.u), 0);
+	umt_submit_count(k, &n);
+	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	assert_false(os_power_in_d3(t.u));
+	/* the user-mode queue's doorbell stays disconnected until it submits */
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 3);
+	umt_down(&t);
+}
+
+/* "Normal process termination": disconnect, wait for the last queued value,
+ * destroy — nothing queued is lost, including on a suspended context. */
+static void normal_termination_loses_nothing(void **state)
+{
+	enum { N = 40 };
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *q = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false), *s = umt_queue(&t, 0, true);
+	static _Atomic uint64_t c[3][N];
+	memset(c, 0, sizeof(c));
+	struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 200000 }, { .op = HW_CMD_COUNT } };
+	umt_submit_count(s, &c[2][0]);
+	assert_int_equal(rt_queue_wait(s, 0, 5 * SEC), 0);
+	os_context_suspend(rt_queue_context(s));
+	for (int i = 0; i < N; i++) {
+		cmds[1].stamp = &c[0][i];
+		assert_int_equal(rt_queue_submit(q, cmds, 2, NULL), 0);
+		cmds[1].stamp = &c[1][i];
+		assert_int_equal(rt_queue_submit(k, cmds, 2, NULL), 0);
+		if (i)
+			umt_submit_count(s, &c[2][i]);
+	}
+	assert_true(os_hwqueue_pending(rt_queue_os(q)));
+	assert_int_equal(rt_device_destroy(t.d), 0);   /* immediately: ~16 ms of work queued */
+	t.d = NULL;
+	for (int j = 0; j < 3; j++)
+		for (int i = 0; i < N; i++)
+			assert_int_equal(atomic_load(&c[j][i]), 1);
+	struct os_ums_stats us = umt_stats(&t);
+	assert_int_equal(us.drain_timeouts, 0);
+	assert_int_equal(umt_engine(&t, 0).discarded, 0);
+	umt_down(&t);
+}
+
+/* "Abnormal process termination": device in error, contexts suspended,
+ * doorbells disconnected, everything destroyed at once; waiters get an
+ * error, never a hang. */
+struct waiter {
+	struct rt_queue *q;
+	struct rt_fence *f;
+	uint64_t v;
+	int rc;
+	uint64_t t_ret;
+};
+
+static void *wait_queue(void *arg)
+{
+	struct waiter *w = arg;
+	w->rc = rt_queue_wait(w->q, w->v, -1);
+	w->t_ret = lf_now_ns();
+	return NULL;
+}
+
+static void *wait_fence(void *arg)
+{
+	struct waiter *w = arg;
+	w->rc = rt_fence_wait(w->f, w->v, -1);
+	w->t_ret = lf_now_ns();
+	return NULL;
+}
+
+static void abnormal_termination_waiters_get_error(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *q = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
+	struct rt_fence *never, *app;
+	assert_int_equal(rt_fence_create(t.d, 0, &never), 0);
+	assert_int_equal(rt_fence_create(t.d, 0, &app), 0);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd stuck[3] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(rt_fence_os(never)), .value = 1 },
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(rt_fence_os(app)), .value = 5 },
+	};
+	uint64_t vq, vk;
+	assert_int_equal(rt_queue_submit(q, stuck, 3, &vq), 0);
+	assert_int_equal(rt_queue_submit(k, stuck, 2, &vk), 0);
+	struct waiter wq = { .q = q, .v = vq }, wk = { .q = k, .v = vk }, wf = { .f = app, .v = 5 };
+	pthread_t th[3];
+	pthread_create(&th[0], NULL, wait_queue, &wq);
+	pthread_create(&th[1], NULL, wait_queue, &wk);
+	pthread_create(&th[2], NULL, wait_fence, &wf);
+	fbt_settle();                                    /* all three asleep */
+	uint64_t t0 = lf_now_ns();
+	rt_device_terminate(t.d);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(wq.rc, -EIO);
+	assert_int_equal(wk.rc, -EIO);
+	assert_int_equal(wf.rc, -EIO);
+	printf("[ ABNORMAL ] waiters returned %.1f, %.1f, %.1f ms after the termination\n",
+	       (wq.t_ret - t0) / 1e6, (wk.t_ret - t0) / 1e6, (wf.t_ret - t0) / 1e6);
+	assert_true(rt_device_removed(t.d));
+	assert_true(rt_queue_completed(q) == UINT64_MAX);
+	assert_true(rt_fence_completed(app) == UINT64_MAX);
+	assert_int_equal(rt_queue_submit(q, stuck, 1, NULL), -EIO);
+	assert_true(os_device_in_error(rt_device_os(t.d)));
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.lost_at_abnormal, 2);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q)), OS_DOORBELL_DISCONNECTED_ABORT);
+	fbt_settle();
+	assert_int_equal(atomic_load(&n), 0);            /* destroyed, never run */
+	umt_down(&t);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
+	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
+	     cmocka_unit_test(engine_f1_round_trip),
+	     cmocka_unit_test(device_d3_round_trip_by_connect),
+	     cmocka_unit_test(device_d3_round_trip_by_km_submission),
+	     cmocka_unit_test(normal_termination_loses_nothing),
+	     cmocka_unit_test(abnormal_termination_waiters_get_error))

@@ -1,0 +1,106 @@
+/* tests/umd_test_util.h — the fixture the user-mode submission tests share:
+ * an adapter with user-mode submission attached and one runtime device. */
+#ifndef UMD_TEST_UTIL_H
+#define UMD_TEST_UTIL_H
+
+#include <pthread.h>
+#include <string.h>
+
+#include "gpu-model/runtime/rt.h"
+#include "tests/fence_test_util.h"
+
+struct umt {
+	struct os_adapter *a;
+	struct os_ums *u;
+	struct rt_device *d;
+};
+
+/* Adapter caps for these tests: `engines` engines, the doorbell model, and an
+ * F1 timeout (0: the default). */
+static inline void umt_config(struct os_config *cfg, unsigned engines, enum hw_doorbell_model model,
+			      unsigned doorbells, uint64_t f1_timeout_ns)
+{
+	os_config_default(cfg);
+	cfg->caps.engines = engines;
+	cfg->caps.doorbell_model = model;
+	cfg->caps.doorbells = doorbells;
+	cfg->caps.f1_timeout_ns = f1_timeout_ns;
+}
+
+static inline struct umt umt_up_with(struct os_config *cfg, const struct os_ums_config *ucfg)
+{
+	struct umt t;
+	struct os_ums_config def;
+	char err[256] = "";
+	if (!ucfg) {
+		os_ums_config_default(&def);
+		def.drain_timeout_ns = 5000000000ll;
+		ucfg = &def;
+	}
+	t.a = fbt_adapter(cfg);
+	if (os_ums_attach(t.a, ucfg, &t.u, err, sizeof(err))) {
+		fprintf(stderr, "os_ums_attach: %s\n", err);
+		abort();
+	}
+	if (rt_device_create(t.u, &t.d))
+		abort();
+	return t;
+}
+
+static inline struct umt umt_up(unsigned engines, enum hw_doorbell_model model, unsigned doorbells,
+				uint64_t f1_timeout_ns)
+{
+	struct os_config cfg;
+	umt_config(&cfg, engines, model, doorbells, f1_timeout_ns);
+	return umt_up_with(&cfg, NULL);
+}
+
+/* Tear down; t->d may have been destroyed already (NULL). */
+static inline void umt_down(struct umt *t)
+{
+	if (t->d)
+		rt_device_destroy(t->d);
+	os_ums_detach(t->u);
+	os_adapter_destroy(t->a);
+}
+
+static inline struct rt_queue *umt_queue(struct umt *t, unsigned engine, bool user_mode)
+{
+	struct rt_queue_desc desc = { .engine = engine, .user_mode = user_mode };
+	struct rt_queue *q;
+	int rc = rt_queue_create(t->d, &desc, &q);
+	if (rc) {
+		fprintf(stderr, "rt_queue_create: %d\n", rc);
+		abort();
+	}
+	return q;
+}
+
+/* Submit one buffer that counts its executions in *counter; its progress value. */
+static inline uint64_t umt_submit_count(struct rt_queue *q, _Atomic uint64_t *counter)
+{
+	struct hw_cmd c = { .op = HW_CMD_COUNT, .stamp = counter };
+	uint64_t v = 0;
+	int rc = rt_queue_submit(q, &c, 1, &v);
+	if (rc) {
+		fprintf(stderr, "rt_queue_submit: %d\n", rc);
+		abort();
+	}
+	return v;
+}
+
+static inline struct os_ums_stats umt_stats(struct umt *t)
+{
+	struct os_ums_stats s;
+	os_ums_stats(t->u, &s);
+	return s;
+}
+
+static inline struct hw_engine_um_stats umt_engine(struct umt *t, unsigned e)
+{
+	struct hw_engine_um_stats s;
+	hw_engine_um_stats(os_adapter_hw(t->a), e, &s);
+	return s;
+}
+
+#endif
