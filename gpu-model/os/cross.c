@@ -19,9 +19,14 @@
  * Propagation never repeats a value: each instance keeps the highest value
  * announced to it (x_seen, raised by CAS); only the caller whose CAS raised it
  * notifies, so a value is announced once per instance however many interrupt
- * threads see it, and a propagated signal is not echoed back.  A raise by
- * another thread is followed by that thread's notification, so no value is
- * left unannounced.
+ * threads see it.  A raise by another thread is followed by that thread's
+ * notification, so no value is left unannounced.  An instance's own interrupt
+ * thread never raises its x_seen: it processed the instance with the value it
+ * read then, and a newer value it reads afterwards may not have been handled
+ * (raising x_seen to it would stop the writer's adapter from announcing it,
+ * stranding a waiter that registered in between).  So a value may be
+ * announced back to the adapter it came from: an extra deferred record, never
+ * a missed one.
  *
  * Lifetime: the instance array is read by interrupt threads inside RCU
  * read-side sections.  An instance leaves the array (os_cross_detach, under
@@ -231,7 +236,6 @@ void os_cross_propagate(struct os_fence *f)
 	/* seq_cst: the value read here was written (engine exchange, or CPU
 	 * signal exchange) before the interrupt that brought us here */
 	uint64_t v = atomic_load_explicit(x->cv, memory_order_seq_cst);
-	os_cross_raise(&f->x_seen, v);   /* this adapter's own instance: handled by the caller */
 	for (unsigned i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
 		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_acquire);
 		if (!g || g == f || !os_cross_raise(&g->x_seen, v))
