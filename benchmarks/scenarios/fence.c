@@ -66,6 +66,49 @@ static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uin
 	fb_run_section(run, "");
 }
 
+/* The adapter configuration for the run's path, engines pinned from its CPUs. */
+static void fb_fence_config(struct fb_run *run, struct os_config *cfg, int *cpus, unsigned engines)
+{
+	fb_rig_config(cfg, fb_fence_path_of(run));
+	cfg->caps.engines = engines;
+	fb_fence_pin(run, cfg, cpus);
+}
+
+/* The interrupt payload the "payload" parameter names. */
+static enum hw_irq_payload fb_fence_payload(const struct fb_run *run)
+{
+	const char *payload = fb_run_enum(run, "payload");
+	return !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
+	       !strcmp(payload, "null-legacy") ? HW_PAYLOAD_NULL_EVAL_LEGACY : HW_PAYLOAD_FENCE_ARRAY;
+}
+
+/* Run the lockstep signal workload p (signals 0: the run's iterations, else
+ * `fallback`) on the run's path with the harness's perf hooks, close the
+ * measured region and report what every such scenario reports: interrupts,
+ * the power proxy, the CPU-wait latency.  0 or the run's error. */
+static int fb_fence_irq(struct fb_run *run, struct fb_irq_params *p, uint64_t fallback, struct fb_irq_result *r)
+{
+	char err[256];
+	p->path = fb_fence_path_of(run);
+	p->seed = fb_run_seed(run);
+	p->started = fb_fence_started;
+	p->started_arg = run;
+	if (!p->signals)
+		p->signals = fb_run_iterations(run) ? fb_run_iterations(run) : fallback;
+	int rc = fb_irq_run(p, r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_measure_end(run, r->signals);
+	fb_fence_report_os(run, &r->os, r->elapsed_ns);
+	fb_run_metric(run, "waited_signals", (double)r->waited, "signals");
+	fb_run_hist(run, "cpu_wait", r->wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_hist_free(r->wait_lat);
+	r->wait_lat = NULL;
+	if (r->lost_wakeups)
+		fb_run_note(run, "%llu lost wake-ups: the protocol is broken", (unsigned long long)r->lost_wakeups);
+	return 0;
+}
+
 /* ---- irq-suppression ---- */
 
 static const struct fb_param irq_params[] = {
@@ -79,31 +122,14 @@ static int irq_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	const char *payload = fb_run_enum(run, "payload");
-	cfg.caps.payload = !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
-			   !strcmp(payload, "null-legacy") ? HW_PAYLOAD_NULL_EVAL_LEGACY : HW_PAYLOAD_FENCE_ARRAY;
-	fb_fence_pin(run, &cfg, cpus);
-	uint64_t n = fb_run_iterations(run) ? fb_run_iterations(run) : 20000;
-	struct fb_irq_params p = {
-		.path = path, .signals = n, .waited_fraction = fb_run_double(run, "waited"),
-		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .seed = fb_run_seed(run),
-		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
-	};
 	struct fb_irq_result r;
-	char err[256];
-	int rc = fb_irq_run(&p, &r, err, sizeof(err));
-	if (rc)
-		return fb_run_error(run, rc, "%s", err);
-	fb_run_measure_end(run, r.signals);
-	fb_fence_report_os(run, &r.os, r.elapsed_ns);
-	fb_run_metric(run, "waited_signals", (double)r.waited, "signals");
-	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
-	fb_hist_free(r.wait_lat);
-	if (r.lost_wakeups)
-		fb_run_note(run, "%llu lost wake-ups: the protocol is broken", (unsigned long long)r.lost_wakeups);
-	return 0;
+	fb_fence_config(run, &cfg, cpus, 1);
+	cfg.caps.payload = fb_fence_payload(run);
+	struct fb_irq_params p = {
+		.waited_fraction = fb_run_double(run, "waited"),
+		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .cfg = &cfg,
+	};
+	return fb_fence_irq(run, &p, 20000, &r);
 }
 
 const struct fb_scenario fb_scenario_irq_suppression = {
@@ -124,24 +150,12 @@ static int cpu_wait_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	fb_fence_pin(run, &cfg, cpus);
-	struct fb_irq_params p = {
-		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
-		.waited_fraction = 1.0, .work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0),
-		.seed = fb_run_seed(run), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
-	};
 	struct fb_irq_result r;
-	char err[256];
-	int rc = fb_irq_run(&p, &r, err, sizeof(err));
-	if (rc)
-		return fb_run_error(run, rc, "%s", err);
-	fb_run_measure_end(run, r.signals);
-	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
-	fb_fence_report_os(run, &r.os, r.elapsed_ns);
-	fb_hist_free(r.wait_lat);
-	return 0;
+	fb_fence_config(run, &cfg, cpus, 1);
+	struct fb_irq_params p = {
+		.waited_fraction = 1.0, .work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .cfg = &cfg,
+	};
+	return fb_fence_irq(run, &p, 5000, &r);
 }
 
 const struct fb_scenario fb_scenario_cpu_wait = {
@@ -162,12 +176,9 @@ static int gpu_wait_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	cfg.caps.engines = 2;
-	fb_fence_pin(run, &cfg, cpus);
+	fb_fence_config(run, &cfg, cpus, 2);
 	struct fb_gpuwait_params p = {
-		.path = path, .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
+		.path = fb_fence_path_of(run), .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
 		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0),
 		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
 	};
@@ -205,22 +216,15 @@ static int idle_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	fb_fence_pin(run, &cfg, cpus);
-	double rate = fb_run_double(run, "rate");
-	struct fb_irq_params p = {
-		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 2000,
-		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000, .seed = fb_run_seed(run),
-		.period_ns = (uint64_t)(1e9 / rate), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
-	};
 	struct fb_irq_result r;
-	char err[256];
-	int rc = fb_irq_run(&p, &r, err, sizeof(err));
+	fb_fence_config(run, &cfg, cpus, 1);
+	struct fb_irq_params p = {
+		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000,
+		.period_ns = (uint64_t)(1e9 / fb_run_double(run, "rate")), .cfg = &cfg,
+	};
+	int rc = fb_fence_irq(run, &p, 2000, &r);
 	if (rc)
-		return fb_run_error(run, rc, "%s", err);
-	fb_run_measure_end(run, r.signals);
-	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+		return rc;
 	/* The energy estimate of the OS interrupt thread's core, from the
 	 * documented per-state parameters above (not a measurement: RAPL, where
 	 * the machine has it, is reported by the harness beside it). */
@@ -231,7 +235,6 @@ static int idle_run(struct fb_run *run)
 	fb_run_metric(run, "os_energy_estimate_mj", mj, "mJ");
 	fb_run_metric(run, "os_energy_per_signal_uj", r.signals ? mj * 1000.0 / (double)r.signals : 0.0, "uJ/signal");
 	fb_run_section(run, "");
-	fb_hist_free(r.wait_lat);
 	return 0;
 }
 
@@ -256,30 +259,16 @@ static int isr_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	const char *payload = fb_run_enum(run, "payload");
-	cfg.caps.payload = !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
-			   !strcmp(payload, "null-legacy") ? HW_PAYLOAD_NULL_EVAL_LEGACY : HW_PAYLOAD_FENCE_ARRAY;
+	struct fb_irq_result r;
+	fb_fence_config(run, &cfg, cpus, 1);
+	cfg.caps.payload = fb_fence_payload(run);
 	cfg.caps.storage = !strcmp(fb_run_enum(run, "storage"), "local") ? HW_STORAGE_LOCAL : HW_STORAGE_SYSTEM;
 	cfg.caps.local_read_ns = (uint32_t)fb_run_int(run, "read_ns");
-	fb_fence_pin(run, &cfg, cpus);
 	struct fb_irq_params p = {
-		.path = path, .signals = fb_run_iterations(run) ? fb_run_iterations(run) : 2000,
-		.waited_fraction = 1.0, .work_ns = 2000, .seed = fb_run_seed(run), .cfg = &cfg,
+		.waited_fraction = 1.0, .work_ns = 2000, .cfg = &cfg,
 		.idle_fences = (unsigned)fb_run_int(run, "fences"),
-		.started = fb_fence_started, .started_arg = run,
 	};
-	struct fb_irq_result r;
-	char err[256];
-	int rc = fb_irq_run(&p, &r, err, sizeof(err));
-	if (rc)
-		return fb_run_error(run, rc, "%s", err);
-	fb_run_measure_end(run, r.signals);
-	fb_fence_report_os(run, &r.os, r.elapsed_ns);
-	fb_run_hist(run, "cpu_wait", r.wait_lat, FB_LIMIT_FUTEX_WAKE);
-	fb_hist_free(r.wait_lat);
-	return 0;
+	return fb_fence_irq(run, &p, 2000, &r);
 }
 
 const struct fb_scenario fb_scenario_isr_scaling = {
@@ -304,8 +293,7 @@ static int headline_run(struct fb_run *run)
 	int cpus[HW_MAX_ENGINES];
 	char err[256];
 	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_rig_config(&cfg, path);
-	fb_fence_pin(run, &cfg, cpus);
+	fb_fence_config(run, &cfg, cpus, 1);
 
 	/* interrupts and the power proxy: signals, a fraction CPU-waited */
 	struct fb_irq_params ip = {
@@ -335,8 +323,7 @@ static int headline_run(struct fb_run *run)
 	fb_hist_free(ir.wait_lat);
 
 	/* GPU wait: engine A signals, engine B runs past its wait */
-	cfg.caps.engines = 2;
-	fb_fence_pin(run, &cfg, cpus);
+	fb_fence_config(run, &cfg, cpus, 2);
 	struct fb_gpuwait_params gp = {
 		.path = path, .rounds = (uint64_t)fb_run_int(run, "waits"), .work_ns = 5000, .cfg = &cfg,
 	};
