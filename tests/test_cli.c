@@ -9,88 +9,36 @@
  * whose numbers are deterministic (src/fb_selftest.c).
  */
 #include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchmarks/scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_grid.h"
 
-extern char **environ;
-
 static char fencebench[PATH_MAX + 16];
 static char tmpdir[] = "/tmp/fb_test_cli.XXXXXX";
 
-struct result {
-	int status;      /* exit status, or 128 + signal */
-	char *out, *err;
-};
-
-static char *slurp(const char *path)
+/* Run fencebench with the NULL-terminated args; stdout and stderr captured apart. */
+static struct fb_exec_result run_args(const char *const *args)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *s = calloc(1, (size_t)n + 1);
-	if (fread(s, 1, (size_t)n, f) != (size_t)n)
-		s[0] = '\0';
-	fclose(f);
-	return s;
-}
-
-/* Run fencebench with the NULL-terminated args; stdout and stderr captured. */
-static struct result run_args(const char *const *args)
-{
-	char out[PATH_MAX], err[PATH_MAX];
 	const char *argv[64] = { fencebench };
 	size_t n = 1;
 	for (; args[n - 1]; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	snprintf(out, sizeof(out), "%s/.stdout", tmpdir);
-	snprintf(err, sizeof(err), "%s/.stderr", tmpdir);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	pid_t pid;
-	int st = 0;
-	assert_int_equal(posix_spawn(&pid, fencebench, &fa, NULL, (char *const *)argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	struct result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out), slurp(err) };
-	unlink(out);
-	unlink(err);
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_int_not_equal(r.status, -1);   /* spawned and waited for */
 	return r;
 }
 #define RUN(...) run_args((const char *const[]){ __VA_ARGS__, NULL })
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static size_t count_lines(const char *s)
-{
-	size_t n = 0;
-	for (; s && *s; s++)
-		n += *s == '\n';
-	return n;
-}
 
 static size_t count_substr(const char *s, const char *sub)
 {
@@ -126,39 +74,27 @@ static void clean_tmpdir(void)
 	closedir(d);
 }
 
-static char *tmp_path(const char *name)
+static const char *tmp_path(const char *name)
 {
-	static char p[4][PATH_MAX];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", tmpdir, name);
-	return p[k];
+	return fb_tmp_path(tmpdir, name);
 }
 
 static int setup(void **state)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0);
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';   /* .../tests */
-	*strrchr(self, '/') = '\0';   /* the build tree */
-	snprintf(fencebench, sizeof(fencebench), "%s/fencebench", self);
+	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
 	assert_non_null(mkdtemp(tmpdir));
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	clean_tmpdir();
-	rmdir(tmpdir);
+	fb_remove_tree(tmpdir);
 	return 0;
 }
 
 static void need_binary(void)
 {
-	if (access(fencebench, X_OK))
-		fail_msg("%s not built (make builds it before the tests: mk/harness.mk)", fencebench);
+	fb_need_binary(fencebench);
 }
 
 /* ---- bad input: exit != 0, one line naming the bad part, no output file ---- */
@@ -222,25 +158,25 @@ static void bad_input_fails_cleanly(void **state)
 		/* help and unknown commands take no --out: drop it there */
 		if (!strcmp(args[0], "help") || !strcmp(args[0], "frobnicate"))
 			args[n - 2] = NULL;
-		struct result r = run_args(args);
-		if (r.status != c->status || count_lines(r.err) != 1 || !strstr(r.err, c->names) ||
+		struct fb_exec_result r = run_args(args);
+		if (r.status != c->status || fb_count_lines(r.err) != 1 || !strstr(r.err, c->names) ||
 		    strncmp(r.err, "fencebench: ", 12))
 			fail_msg("case %zu (%s %s ...): exit %d (want %d), stderr:\n%s", i, c->args[0],
 				 c->args[1] ? c->args[1] : "", r.status, c->status, r.err);
 		if (files_in_tmpdir())
 			fail_msg("case %zu (%s ...) left a file in %s", i, c->args[1] ? c->args[1] : c->args[0], tmpdir);
-		result_free(&r);
+		fb_exec_free(&r);
 	}
 }
 
 static void out_dir_missing_is_bad_input(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "selftest", "--iterations", "5", "--out", tmp_path("no/such/dir/out.json"));
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--out", tmp_path("no/such/dir/out.json"));
 	assert_int_equal(r.status, 2);
-	assert_int_equal(count_lines(r.err), 1);
+	assert_int_equal(fb_count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "no/such/dir"));
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 /* ---- --out is atomic ---- */
@@ -253,13 +189,13 @@ static void out_is_atomic(void **state)
 	fputs("previous content\n", f);
 	fclose(f);
 	/* A failing run leaves the previous file untouched and no temporary behind. */
-	struct result r = RUN("run", "selftest", "--set", "fail=true", "--out", out, "-q");
+	struct fb_exec_result r = RUN("run", "selftest", "--set", "fail=true", "--out", out, "-q");
 	assert_int_equal(r.status, 1);
-	char *s = slurp(out);
+	char *s = fb_slurp(out);
 	assert_string_equal(s, "previous content\n");
 	free(s);
 	assert_int_equal(files_in_tmpdir(), 1);
-	result_free(&r);
+	fb_exec_free(&r);
 	/* A good run replaces it whole. */
 	r = RUN("run", "selftest", "--iterations", "20", "--format", "json", "--out", out, "-q");
 	assert_int_equal(r.status, 0);
@@ -270,7 +206,7 @@ static void out_is_atomic(void **state)
 	assert_true(json_array_size(json_object_get(doc, "benchmarks")) > 0);
 	json_decref(doc);
 	assert_int_equal(files_in_tmpdir(), 1);
-	result_free(&r);
+	fb_exec_free(&r);
 	clean_tmpdir();
 }
 
@@ -279,7 +215,7 @@ static void out_is_atomic(void **state)
 static void console_shows_paths_side_by_side(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "selftest", "--iterations", "30", "--set", "pollers=3", "--cpus", "0-1");
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "30", "--set", "pollers=3", "--cpus", "0-1");
 	assert_int_equal(r.status, 0);
 	const char *want[] = {
 		"fencebench " FB_VERSION, "scenario selftest", "kernel: ", "build: ", "perf events:",
@@ -292,25 +228,25 @@ static void console_shows_paths_side_by_side(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(r.out, want[i]))
 			fail_msg("console output lacks '%s':\n%s", want[i], r.out);
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static void one_cpu_says_round_trip_unmeasurable(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "limits", "--iterations", "5", "--cpus", "0");
+	struct fb_exec_result r = RUN("run", "limits", "--iterations", "5", "--cpus", "0");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.err, "cache-line round trip cannot be measured"));
 	assert_non_null(strstr(r.out, "cache-line round trip cannot be measured"));
 	assert_non_null(strstr(r.out, "futex_wake_p50"));
 	assert_null(strstr(r.out, "cacheline_rtt_p50"));
 	assert_null(strstr(r.err, "***WARNING***"));   /* no ping-pong threads on one CPU: nothing polls */
-	result_free(&r);
+	fb_exec_free(&r);
 	/* Given a duration instead of iterations, it still takes its samples. */
 	r = RUN("run", "limits", "--duration", "10ms", "--format", "json", "-q");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "\"syscall_count\": 100.0"));
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static json_t *json_of(const char *text)
@@ -336,7 +272,7 @@ static json_t *bench_named(json_t *doc, const char *name)
 static void json_is_google_benchmark_schema(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "selftest", "--iterations", "40", "--repetitions", "3", "--format", "json",
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "40", "--repetitions", "3", "--format", "json",
 			      "--set", "wait_ns=500", "--seed", "77", "-q");
 	assert_int_equal(r.status, 0);
 	json_t *doc = json_of(r.out), *ctx = json_object_get(doc, "context");
@@ -377,7 +313,7 @@ static void json_is_google_benchmark_schema(void **state)
 	assert_true(json_number_value(json_object_get(b, "idle_fraction")) == 0.75);
 	assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 3);
 	json_decref(doc);
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 /* suppression = 1 - interrupts(native)/interrupts(legacy), same point: on the
@@ -385,7 +321,7 @@ static void json_is_google_benchmark_schema(void **state)
 static void suppression_is_one_minus_the_interrupt_ratio(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "irq-suppression", "--iterations", "400", "--set", "waited=0.25",
+	struct fb_exec_result r = RUN("run", "irq-suppression", "--iterations", "400", "--set", "waited=0.25",
 			      "--format", "json", "-q");
 	assert_int_equal(r.status, 0);
 	json_t *doc = json_of(r.out);
@@ -399,40 +335,40 @@ static void suppression_is_one_minus_the_interrupt_ratio(void **state)
 	assert_null(json_object_get(l, "suppression"));
 	assert_true(json_number_value(json_object_get(n, "lost_wakeups")) == 0);
 	json_decref(doc);
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static void csv_has_one_row_per_section_path_point(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "selftest", "--iterations", "25", "--repetitions", "2", "--format", "csv", "-q");
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "25", "--repetitions", "2", "--format", "csv", "-q");
 	assert_int_equal(r.status, 0);
-	assert_int_equal(count_lines(r.out), 1 + 2 * 2);   /* header + sections x paths */
+	assert_int_equal(fb_count_lines(r.out), 1 + 2 * 2);   /* header + sections x paths */
 	assert_int_equal(strncmp(r.out, "name,scenario,section,path,wait_ns,scale,fail,shape,pollers,repetitions,"
 				 "iterations,real_time,cpu_time,time_unit,interrupts,", 85), 0);
 	assert_non_null(strstr(r.out, "\nselftest/path:legacy,selftest,,legacy,1000,1,false,flat,1,2,2,"));
 	assert_non_null(strstr(r.out, "\nselftest/power/path:native,selftest,power,native,"));
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static void path_selects_one_side(void **state)
 {
 	need_binary();
-	struct result r = RUN("run", "selftest", "--iterations", "10", "--path", "legacy", "--format", "csv", "-q");
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "10", "--path", "legacy", "--format", "csv", "-q");
 	assert_int_equal(r.status, 0);
 	assert_int_equal(count_substr(r.out, ",legacy,"), 2);
 	assert_int_equal(count_substr(r.out, ",native,"), 0);
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static void list_help_version_answer(void **state)
 {
 	need_binary();
-	struct result r = RUN("list");
+	struct fb_exec_result r = RUN("list");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "limits "));
 	assert_non_null(strstr(r.out, "selftest "));
-	result_free(&r);
+	fb_exec_free(&r);
 	r = RUN("help", "selftest");
 	assert_int_equal(r.status, 0);
 	const char *want[] = { "wait_ns", "int", "ns", "1000", "[1, 1000000000]", "scale", "double", "fail",
@@ -440,20 +376,20 @@ static void list_help_version_answer(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(r.out, want[i]))
 			fail_msg("help selftest lacks '%s':\n%s", want[i], r.out);
-	result_free(&r);
+	fb_exec_free(&r);
 	r = RUN("--version");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "fencebench " FB_VERSION));
-	result_free(&r);
+	fb_exec_free(&r);
 	r = RUN("--help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "--perf-ctl-fd"));
 	assert_non_null(strstr(r.out, "--shard I/N"));
-	result_free(&r);
+	fb_exec_free(&r);
 	r = RUN("run", "selftest", "--help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "wait_ns"));
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 /* ---- sweeps ---- */
@@ -462,8 +398,8 @@ static size_t journal_points(const char *out)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s.journal", out);
-	char *s = slurp(path);
-	size_t n = count_lines(s) - 1;   /* first line: the fingerprint */
+	char *s = fb_slurp(path);
+	size_t n = fb_count_lines(s) - 1;   /* first line: the fingerprint */
 	free(s);
 	return n;
 }
@@ -483,13 +419,13 @@ static void sweep_resume_skips_finished_points(void **state)
 	need_binary();
 	const char *out = tmp_path("sweep.json");
 	/* An interrupted sweep: the third point fails, the first two are kept. */
-	struct result r = RUN("sweep", "selftest", "--grid", "fail=false,true", "--grid", "wait_ns=10,20",
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "fail=false,true", "--grid", "wait_ns=10,20",
 			      "--iterations", "10", "--format", "json", "--out", out, "-q");
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.err, "failed on purpose"));
 	assert_int_equal(journal_points(out), 2);
 	double t10 = real_time_of(out, "selftest/path:native/wait_ns:10/fail:false");
-	result_free(&r);
+	fb_exec_free(&r);
 	/* Resumed over a grid that also has new points: only those run. */
 	r = RUN("sweep", "selftest", "--grid", "fail=false", "--grid", "wait_ns=10,20,30", "--iterations", "10",
 		"--format", "json", "--out", out, "--resume", "-q");
@@ -497,7 +433,7 @@ static void sweep_resume_skips_finished_points(void **state)
 	assert_int_equal(journal_points(out), 3);
 	assert_true(real_time_of(out, "selftest/path:native/wait_ns:10/fail:false") == t10);   /* not rerun */
 	real_time_of(out, "selftest/path:legacy/wait_ns:30/fail:false");
-	result_free(&r);
+	fb_exec_free(&r);
 	/* Everything finished: a resume runs nothing and keeps the file whole. */
 	r = RUN("sweep", "selftest", "--grid", "fail=false", "--grid", "wait_ns=10,20,30", "--iterations", "10",
 		"--format", "json", "--out", out, "--resume", "-q");
@@ -507,26 +443,26 @@ static void sweep_resume_skips_finished_points(void **state)
 	json_t *doc = json_load_file(out, 0, &je);
 	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 3 * 2 * 2);
 	json_decref(doc);
-	result_free(&r);
+	fb_exec_free(&r);
 	/* A different sweep (another seed) cannot resume this journal. */
 	r = RUN("sweep", "selftest", "--grid", "wait_ns=10", "--iterations", "10", "--seed", "9",
 		"--out", out, "--resume", "-q");
 	assert_int_equal(r.status, 2);
-	assert_int_equal(count_lines(r.err), 1);
+	assert_int_equal(fb_count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "different sweep"));
-	result_free(&r);
+	fb_exec_free(&r);
 	/* Without --resume the journal starts afresh. */
 	r = RUN("sweep", "selftest", "--grid", "wait_ns=10", "--iterations", "10", "--format", "json", "--out", out, "-q");
 	assert_int_equal(r.status, 0);
 	assert_int_equal(journal_points(out), 1);
-	result_free(&r);
+	fb_exec_free(&r);
 	clean_tmpdir();
 }
 
 /* The set of "wait_ns=...,shape=..." point keys a sharded CSV sweep ran. */
 static void shard_points(const char *shard, char keys[][32], size_t *n)
 {
-	struct result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2,3,4,5", "--grid", "shape=flat,ramp",
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2,3,4,5", "--grid", "shape=flat,ramp",
 			      "--iterations", "5", "--path", "native", "--format", "csv", "--shard", shard, "-q");
 	assert_int_equal(r.status, 0);
 	for (char *line = strchr(r.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -535,7 +471,7 @@ static void shard_points(const char *shard, char keys[][32], size_t *n)
 		if (sscanf(line + 1, "selftest/path:native/wait_ns:%d/shape:%7[a-z],", &w, shape) == 2)
 			snprintf(keys[(*n)++], 32, "%d,%s", w, shape);
 	}
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 static void shard_partitions_the_grid(void **state)

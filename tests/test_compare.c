@@ -7,79 +7,38 @@
  * scipy (python3-scipy) is missing.
  */
 #include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define COMPARE_PY "/usr/share/benchmark/compare.py"
 #define PYTHON     "/usr/bin/python3"
 
-extern char **environ;
-
 static char fencebench[PATH_MAX + 16];
 static char tmpdir[] = "/tmp/fb_test_compare.XXXXXX";
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return calloc(1, 1);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *s = calloc(1, (size_t)n + 1);
-	if (fread(s, 1, (size_t)n, f) != (size_t)n)
-		s[0] = '\0';
-	fclose(f);
-	return s;
-}
-
-/* Run argv (argv[0] is the program path); stdout+stderr into *output. Exit status. */
+/* Run argv (argv[0] is the program path); stdout+stderr into *output (never NULL). Exit status. */
 static int run(const char *const *argv, char **output)
 {
-	char log[PATH_MAX];
-	snprintf(log, sizeof(log), "%s/.log", tmpdir);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	pid_t pid;
-	int st = 0;
-	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	*output = slurp(log);
-	unlink(log);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+	assert_int_not_equal(r.status, -1);   /* spawned and waited for */
+	*output = r.out ? r.out : calloc(1, 1);
+	return r.status;
 }
 
 static int setup(void **state)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0);
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	*strrchr(self, '/') = '\0';
-	snprintf(fencebench, sizeof(fencebench), "%s/fencebench", self);
+	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
 	assert_non_null(mkdtemp(tmpdir));
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char p[PATH_MAX];
-	const char *names[] = { "a.json", "b.json", "c.json", "d.json" };
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(p, sizeof(p), "%s/%s", tmpdir, names[i]);
-		unlink(p);
-	}
-	rmdir(tmpdir);
+	fb_remove_tree(tmpdir);
 	return 0;
 }
 
@@ -133,8 +92,7 @@ static char *compare(const char *a, const char *b, int *rc)
 
 static void compare_py_reads_limits_runs(void **state)
 {
-	if (access(fencebench, X_OK))
-		fail_msg("%s not built (mk/harness.mk builds it before the tests)", fencebench);
+	fb_need_binary(fencebench);
 	if (!compare_py_usable())
 		return;
 	const char *args[] = { "run", "limits", "--iterations", "10", "--set", "gap_us=50", NULL };
@@ -149,8 +107,7 @@ static void compare_py_reads_limits_runs(void **state)
 
 static void compare_py_reads_repetitions_paths_sections(void **state)
 {
-	if (access(fencebench, X_OK))
-		fail_msg("%s not built", fencebench);
+	fb_need_binary(fencebench);
 	if (!compare_py_usable())
 		return;
 	const char *args[] = { "run", "selftest", "--iterations", "50", "--repetitions", "3", NULL };

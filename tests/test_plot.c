@@ -15,16 +15,14 @@
  * (the script validates its inputs before it imports matplotlib).
  */
 #include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef FB_PLOT_SCRIPT
@@ -34,65 +32,21 @@
 #define FB_PLOT_PYTHON "/usr/bin/python3"
 #endif
 
-extern char **environ;
-
 static char tmpdir[] = "/tmp/fb_test_plot.XXXXXX";
-
-struct result {
-	int status;      /* exit status, or 128 + signal */
-	char *out, *err;
-};
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *s = calloc(1, (size_t)n + 1);
-	if (fread(s, 1, (size_t)n, f) != (size_t)n)
-		s[0] = '\0';
-	fclose(f);
-	return s;
-}
 
 static const char *tmp_path(const char *name)
 {
-	static char p[8][PATH_MAX];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", tmpdir, name);
-	return p[k];
+	return fb_tmp_path(tmpdir, name);
 }
 
-/* Run argv (NULL-terminated), stdout and stderr captured; -1 status when it cannot start. */
-static struct result spawn_capture(const char *const *argv)
+/* Run argv (NULL-terminated), stdout and stderr captured apart; -1 status when it cannot start. */
+static struct fb_exec_result spawn_capture(const char *const *argv)
 {
-	char out[PATH_MAX], err[PATH_MAX];
-	snprintf(out, sizeof(out), "%s/.stdout", tmpdir);
-	snprintf(err, sizeof(err), "%s/.stderr", tmpdir);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	pid_t pid;
-	int st = 0;
-	struct result r = { -1, NULL, NULL };
-	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0 &&
-	    waitpid(pid, &st, 0) == pid)
-		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	posix_spawn_file_actions_destroy(&fa);
-	r.out = slurp(out);
-	r.err = slurp(err);
-	unlink(out);
-	unlink(err);
-	return r;
+	return fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
 }
 
 /* Run the plot script with the NULL-terminated args. */
-static struct result plot_args(const char *const *args)
+static struct fb_exec_result plot_args(const char *const *args)
 {
 	const char *argv[32] = { FB_PLOT_PYTHON, FB_PLOT_SCRIPT };
 	size_t n = 2;
@@ -102,20 +56,6 @@ static struct result plot_args(const char *const *args)
 	return spawn_capture(argv);
 }
 #define PLOT(...) plot_args((const char *const[]){ __VA_ARGS__, NULL })
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-	for (; s && *s; s++)
-		n += *s == '\n';
-	return n;
-}
 
 static void write_text(const char *path, const char *text)
 {
@@ -282,7 +222,7 @@ static void assert_png(const char *path)
 
 static void assert_svg(const char *path)
 {
-	char *s = slurp(path);
+	char *s = fb_slurp(path);
 	if (!s)
 		fail_msg("%s: not written", path);
 	assert_non_null(strstr(s, "<svg"));
@@ -312,8 +252,8 @@ static int dir_entries(const char *dir)
 static bool have_matplotlib(void)
 {
 	const char *argv[] = { FB_PLOT_PYTHON, "-c", "import matplotlib", NULL };
-	struct result r = spawn_capture(argv);
-	result_free(&r);
+	struct fb_exec_result r = spawn_capture(argv);
+	fb_exec_free(&r);
 	return r.status == 0;
 }
 
@@ -336,10 +276,10 @@ static void plot_figures_and_report(void **state)
 	const char *out = tmp_path("out");
 	write_sweep(sweep);
 	write_latency(lat);
-	struct result r = PLOT("-o", out, "--reproduce", "make report", sweep, lat);
+	struct fb_exec_result r = PLOT("-o", out, "--reproduce", "make report", sweep, lat);
 	if (r.status != 0)
 		fail_msg("fbplot exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
-	result_free(&r);
+	fb_exec_free(&r);
 
 	static const char *const figs[] = { "irq_per_signal", "os_power", "latency" };
 	char p[PATH_MAX];
@@ -352,7 +292,7 @@ static void plot_figures_and_report(void **state)
 	assert_int_equal(dir_entries(out), 7);       /* 3 PNG + 3 SVG + report.md, no temporaries */
 
 	snprintf(p, sizeof(p), "%s/report.md", out);
-	char *md = slurp(p);
+	char *md = fb_slurp(p);
 	assert_non_null(md);
 	/* native vs legacy: workload, signals, irq native, irq legacy, irq/signal n, l, suppression,
 	 * spurious n, l, lost wake-ups */
@@ -388,17 +328,17 @@ static void plot_median_of_repetitions(void **state)
 		fb_skip(FB_PLOT_PYTHON " cannot import matplotlib (install python3-matplotlib)");
 	const char *in = tmp_path("repeated.json"), *out = tmp_path("out-reps");
 	write_repeated(in);
-	struct result r = PLOT("-o", out, "--formats", "png", in);
+	struct fb_exec_result r = PLOT("-o", out, "--formats", "png", in);
 	if (r.status != 0)
 		fail_msg("fbplot exit %d\nstderr: %s", r.status, r.err);
-	result_free(&r);
+	fb_exec_free(&r);
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/latency.png", out);
 	assert_png(p);
 	snprintf(p, sizeof(p), "%s/latency.svg", out);
 	assert_int_equal(access(p, F_OK), -1);             /* --formats png: no SVG */
 	snprintf(p, sizeof(p), "%s/report.md", out);
-	char *md = slurp(p);
+	char *md = fb_slurp(p);
 	assert_non_null(md);
 	assert_contains(md, "| cpu-wait | cpu_wait p50 | 25 µs | 30 µs | futex wake-to-run 20 µs | ×1.25 | ×1.5 |");
 	assert_contains(md, "_Interrupts per GPU signal vs waited fraction: not drawn");
@@ -409,12 +349,12 @@ static void plot_missing_input(void **state)
 {
 	need_python();
 	const char *out = tmp_path("out-missing"), *nofile = tmp_path("no-such.json");
-	struct result r = PLOT("-o", out, nofile);
+	struct fb_exec_result r = PLOT("-o", out, nofile);
 	assert_int_equal(r.status, 2);
-	assert_int_equal(lines(r.err), 1);
+	assert_int_equal(fb_count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "no-such.json: no such file"));
 	assert_int_equal(access(out, F_OK), -1);     /* nothing written, not even the directory */
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 struct bad_input {
@@ -440,13 +380,13 @@ static void plot_malformed_input(void **state)
 	write_text(old, "previous report\n");
 	for (size_t i = 0; i < sizeof(bad_inputs) / sizeof(bad_inputs[0]); i++) {
 		write_text(bad, bad_inputs[i].text);
-		struct result r = PLOT("-o", out, bad);
-		if (r.status != 2 || lines(r.err) != 1 || !strstr(r.err, "bad.json: ") ||
+		struct fb_exec_result r = PLOT("-o", out, bad);
+		if (r.status != 2 || fb_count_lines(r.err) != 1 || !strstr(r.err, "bad.json: ") ||
 		    !strstr(r.err, bad_inputs[i].says))
 			fail_msg("input %zu: exit %d, stderr: %s(wanted exit 2, one line naming bad.json: %s)",
 				 i, r.status, r.err, bad_inputs[i].says);
-		result_free(&r);
-		char *s = slurp(old);
+		fb_exec_free(&r);
+		char *s = fb_slurp(old);
 		assert_string_equal(s, "previous report\n");      /* the old output untouched */
 		free(s);
 		assert_int_equal(dir_entries(out), 1);             /* no partial output, no temporaries */
@@ -456,40 +396,20 @@ static void plot_malformed_input(void **state)
 static void plot_usage(void **state)
 {
 	need_python();
-	struct result r = PLOT("--help");
+	struct fb_exec_result r = PLOT("--help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "usage: fbplot.py"));
 	assert_non_null(strstr(r.out, "--out-dir"));
 	assert_non_null(strstr(r.out, "Exit status"));
-	result_free(&r);
+	fb_exec_free(&r);
 	r = PLOT("--formats", "pdf", tmp_path("x.json"));
 	assert_int_equal(r.status, 2);
-	assert_int_equal(lines(r.err), 1);
+	assert_int_equal(fb_count_lines(r.err), 1);
 	assert_non_null(strstr(r.err, "--formats"));
-	result_free(&r);
+	fb_exec_free(&r);
 }
 
 /* ---- fixture ---- */
-
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	char p[PATH_MAX];
-	for (struct dirent *e; (e = readdir(d));) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			remove_tree(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
 
 static int setup(void **state)
 {
@@ -498,7 +418,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	remove_tree(tmpdir);
+	fb_remove_tree(tmpdir);
 	return 0;
 }
 

@@ -1,0 +1,163 @@
+/* tests/fb_test_exec.h — for tests that run a program and check what it wrote.
+ *
+ * Included only by tests/test_*.c (test_cli, test_compare, test_plot), after
+ * tests/fb_test.h: the helpers use cmocka and are static inline, one copy per
+ * test binary.  What it offers:
+ *
+ *   fb_exec(dir, argv, capture)     posix_spawn argv[0] with argv and this environment,
+ *                                   wait for it, return its exit status (128 + signal
+ *                                   when killed, -1 when it could not be started or
+ *                                   waited for) and its output, captured through
+ *                                   dir/.stdout and dir/.stderr (removed again):
+ *                                     FB_EXEC_SEPARATE  stdout in .out, stderr in .err
+ *                                     FB_EXEC_MERGED    stderr onto stdout, both in .out
+ *                                                       in the order written; .err NULL
+ *   fb_exec_free(&r)                free what fb_exec returned
+ *   fb_slurp(path)                  a whole file as a NUL-terminated malloc'd string;
+ *                                   NULL when it cannot be opened
+ *   fb_count_lines(s)               the '\n' in s (0 for NULL)
+ *   fb_build_path(buf, size, name)  name in this test binary's build tree
+ *                                   (/proc/self/exe is BUILD/tests/test_x: BUILD/name)
+ *   fb_need_binary(path)            fail the test unless path is an executable
+ *   fb_tmp_path(dir, name)          "dir/name" in one of 8 rotating static buffers,
+ *                                   so a few can be live in one expression
+ *   fb_remove_tree(dir)             rm -r dir, for the teardown of a mkdtemp directory
+ *
+ * Nothing here is thread-safe (fb_tmp_path's buffers are shared); tests call it
+ * from the cmocka thread only.
+ */
+#ifndef FB_TEST_EXEC_H
+#define FB_TEST_EXEC_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/fb_test.h"
+
+extern char **environ;
+
+enum fb_exec_capture {
+	FB_EXEC_SEPARATE,   /* stdout -> out, stderr -> err */
+	FB_EXEC_MERGED,     /* stdout and stderr interleaved -> out; err is NULL */
+};
+
+struct fb_exec_result {
+	int status;         /* exit status, 128 + signal, or -1: not started */
+	char *out, *err;    /* malloc'd; NULL when the capture file could not be read */
+};
+
+static inline char *fb_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *s = calloc(1, (size_t)n + 1);
+	if (fread(s, 1, (size_t)n, f) != (size_t)n)
+		s[0] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Blocks until the child exits.  argv is NULL-terminated, argv[0] a path (no PATH search). */
+static inline struct fb_exec_result fb_exec(const char *dir, const char *const *argv,
+					    enum fb_exec_capture capture)
+{
+	char out[PATH_MAX], err[PATH_MAX];
+	snprintf(out, sizeof(out), "%s/.stdout", dir);
+	snprintf(err, sizeof(err), "%s/.stderr", dir);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (capture == FB_EXEC_MERGED)
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	int st = 0;
+	struct fb_exec_result r = { -1, NULL, NULL };
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0 &&
+	    waitpid(pid, &st, 0) == pid)
+		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	posix_spawn_file_actions_destroy(&fa);
+	r.out = fb_slurp(out);
+	unlink(out);
+	if (capture == FB_EXEC_SEPARATE) {
+		r.err = fb_slurp(err);
+		unlink(err);
+	}
+	return r;
+}
+
+static inline void fb_exec_free(struct fb_exec_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static inline size_t fb_count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static inline void fb_build_path(char *buf, size_t size, const char *name)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';   /* .../tests */
+	*strrchr(self, '/') = '\0';   /* the build tree */
+	snprintf(buf, size, "%s/%s", self, name);
+}
+
+static inline void fb_need_binary(const char *path)
+{
+	if (access(path, X_OK))
+		fail_msg("%s not built (make builds it before the tests: mk/harness.mk)", path);
+}
+
+static inline const char *fb_tmp_path(const char *dir, const char *name)
+{
+	static char p[8][PATH_MAX];
+	static int k;
+	k = (k + 1) % 8;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
+	return p[k];
+}
+
+static inline void fb_remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	char p[PATH_MAX];
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= sizeof(p))
+			continue;   /* cannot name it: leave it */
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			fb_remove_tree(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+#endif
