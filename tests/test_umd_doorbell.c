@@ -35,7 +35,7 @@ static void raw_submit(struct raw_queue *r, uint64_t v, _Atomic uint64_t *counte
 	atomic_store(r->m.last_queued, v);
 	assert_true(lf_ring_push_spsc(r->m.ring, &entry));
 	r->wptr++;
-	hw_doorbell_write(atomic_load(r->m.cpuva), r->wptr);
+	hw_doorbell_write(atomic_load(r->m.cpuva), hw_doorbell_ring_value(r->m.value, r->wptr));
 }
 
 static uint64_t raw_status(const struct raw_queue *r)
@@ -96,7 +96,7 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	/* the seed's loop: reconnect (victimizing hDoorbell2 back) and ring again */
 	assert_int_equal(os_doorbell_connect(r1.q), 0);
 	assert_int_equal(raw_status(&r2), OS_DOORBELL_DISCONNECTED_RETRY);
-	hw_doorbell_write(atomic_load(r1.m.cpuva), r1.wptr);
+	hw_doorbell_write(atomic_load(r1.m.cpuva), hw_doorbell_ring_value(r1.m.value, r1.wptr));
 	assert_int_equal(raw_status(&r1), OS_DOORBELL_CONNECTED);
 	assert_int_equal(os_fence_wait_cpu(r1.progress, 1, 5 * SEC), 0);
 	assert_int_equal(atomic_load(&n1), 1);

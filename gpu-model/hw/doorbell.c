@@ -1,12 +1,14 @@
 /* gpu-model/hw/doorbell.c — doorbell registers, their polling by the engines,
  * engine-state-change interrupts.  Contract and protocol in doorbell.h. */
 #include <errno.h>
+#include <stddef.h>
 
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/arch.h"
 #include "lockfree/ring.h"
 
-_Static_assert(sizeof(struct hw_doorbell_phys) == LF_CACHELINE, "a doorbell register is one cache line");
+_Static_assert(sizeof(struct hw_doorbell_phys) == 2 * LF_CACHELINE, "a doorbell: the register's line, the bookkeeping's line");
+LF_ASSERT_OWN_LINE(struct hw_doorbell_phys, queue);
 
 /* ---- caps ---- */
 
@@ -63,12 +65,8 @@ _Atomic uint64_t *hw_doorbell_connect(struct hw_adapter *a, unsigned phys, struc
 {
 	struct hw_engine *e = &a->engines[q->engine];
 	struct hw_doorbell_phys *p = hw_phys(a, phys);
-	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED) {
-		/* a ring the previous owner made after its disconnect latch is
-		 * void (that owner saw RETRY): drop it rather than kick q with it */
-		atomic_exchange_explicit(&p->word, 0, memory_order_acq_rel);
+	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED)
 		atomic_store_explicit(&p->queue, q, memory_order_release);
-	}
 	atomic_store_explicit(&p->last_use_ns, lf_now_ns(), memory_order_relaxed);
 	/* release: the engine that reads q->phys sees the register set up */
 	atomic_store_explicit(&q->phys, p, memory_order_release);
@@ -85,17 +83,14 @@ void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q)
 	if (!p)
 		return;
 	atomic_store_explicit(&q->phys, NULL, memory_order_release);
-	/* The latch: a seq_cst RMW on the register.  Every ring is an RMW, so a
-	 * ring earlier in the register's order is in the release sequence this
-	 * reads from: its write pointer is visible to the kick below.  A ring
-	 * later in that order comes after the OS set RETRY (seq_cst, before this
-	 * call), so the ringer's status load sees RETRY. */
-	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED) {
-		atomic_exchange_explicit(&p->word, 0, memory_order_seq_cst);
+	/* The latch: a seq_cst RMW on the register (it changes nothing).  Every
+	 * ring is an RMW, so a ring earlier in the register's order is in the
+	 * release sequence this reads from: its write pointer is visible to the
+	 * kick below.  A ring later in that order comes after the OS set RETRY
+	 * (seq_cst, before this call), so the ringer's status load sees RETRY. */
+	atomic_fetch_add_explicit(&p->word, 0, memory_order_seq_cst);
+	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED)
 		atomic_store_explicit(&p->queue, NULL, memory_order_release);
-	} else {
-		atomic_fetch_add_explicit(&p->word, 0, memory_order_seq_cst);   /* other queues' rings stay */
-	}
 	atomic_fetch_sub_explicit(&a->engines[q->engine].um_connected, 1, memory_order_seq_cst);
 	hw_queue_kick(q);
 }
@@ -112,7 +107,16 @@ uint64_t hw_doorbell_last_use(const struct hw_adapter *a, unsigned phys)
 
 uint64_t hw_doorbell_value(const struct hw_queue *q)
 {
-	return q->a->caps.doorbell_model == HW_DOORBELL_GLOBAL ? HW_DB_GLOBAL | q->id : 0;
+	if (q->a->caps.doorbell_model == HW_DOORBELL_GLOBAL)
+		return HW_DB_GLOBAL | q->id;
+	return (uint64_t)(q->id + 1) << HW_DB_WPTR_BITS;
+}
+
+uint64_t hw_doorbell_ring_value(uint64_t tag, uint64_t wptr)
+{
+	if (tag & HW_DB_GLOBAL)
+		return tag;
+	return tag | (wptr & ((1ull << HW_DB_WPTR_BITS) - 1));
 }
 
 /* ---- the application's ring ---- */
@@ -123,12 +127,13 @@ uint64_t hw_doorbell_value(const struct hw_queue *q)
 void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value)
 {
 	if (!(value & HW_DB_GLOBAL)) {
-		/* dedicated: the write pointer (never 0 after a push) */
-		atomic_exchange_explicit(reg, value ? value : 1, memory_order_seq_cst);
+		/* dedicated: queue tag | write pointer, a value this register never
+		 * held before (a retry may repeat it: its first ring was seen) */
+		atomic_exchange_explicit(reg, value, memory_order_seq_cst);
 		return;
 	}
-	/* global: the queue id, and how many rings the engine has not consumed
-	 * yet (more than one: it polls every connected queue) */
+	/* global: the queue id, and a count of rings: an engine that sees the
+	 * count move by more than one polls every queue it serves */
 	uint64_t old = atomic_load_explicit(reg, memory_order_relaxed), next;
 	do {
 		uint64_t n = ((old >> HW_DB_COUNT_SHIFT) & HW_DB_COUNT_MASK) + 1;
@@ -137,77 +142,77 @@ void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value)
 							memory_order_relaxed));
 }
 
-/* ---- the engine's side ---- */
+/* ---- the engine's side ----
+ *
+ * The engine never writes a register: it compares what it loads with the
+ * value it saw last (db_seen).  A ring always writes a value new to the
+ * register (a queue tag and its write pointer, or a count), so a change is a
+ * ring.  The acquire load that reads a ring's value synchronizes with it:
+ * the write index read next covers what the ringer published. */
 
-/* Kick q from engine e: its own queues see the flag on this pass; another
- * engine's is woken if it parked. */
-static void hw_engine_kick(struct hw_engine *e, struct hw_queue *q)
+/* The CMP reads q's write pointer now; q on engine e: directly, else a kick. */
+static void hw_engine_look(struct hw_engine *e, struct hw_queue *q)
 {
-	/* the CMP reads the ring control's write pointer now */
-	if (q->engine == e->index)
-		hw_queue_kick_at(q, lf_ring_write_index(q->ring));   /* this pass sees it */
-	else
+	if (q->engine == e->index) {
+		uint64_t w = lf_ring_write_index(q->ring);
+		if (w > q->known_wptr)
+			q->known_wptr = w;
+	} else {
 		hw_queue_kick(q);
-}
-
-/* A ring on the global register covered several queues: poll them all. */
-static void hw_engine_poll_all_global(struct hw_adapter *a, struct hw_engine *e)
-{
-	for (unsigned i = 0; i < a->caps.engines; i++) {
-		struct hw_engine *o = &a->engines[i];
-		uint32_t n = atomic_load_explicit(&o->nqueues, memory_order_acquire);
-		for (uint32_t k = 0; k < n; k++) {
-			struct hw_queue *q = o->queues[k];
-			if (q->um && atomic_load_explicit(&q->phys, memory_order_relaxed) == &a->global_db)
-				hw_engine_kick(e, q);
-		}
 	}
-	hw_count(&e->global_polls, 1);
 }
 
-static unsigned hw_engine_consume_global(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
+/* Global: the last ringer's id and a count; several rings since the engine
+ * last looked (the value names only the last): poll every queue it serves. */
+static unsigned hw_engine_poll_global(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
 {
 	struct hw_doorbell_phys *p = &a->global_db;
-	if (!atomic_load_explicit(&p->word, memory_order_relaxed))
+	uint64_t v = atomic_load_explicit(&p->word, memory_order_acquire);
+	uint64_t seen = e->db_seen[HW_MAX_DOORBELLS];
+	if (v == seen)
 		return 0;
-	/* acquire RMW: synchronizes with every ring in the release sequence */
-	uint64_t v = atomic_exchange_explicit(&p->word, 0, memory_order_acquire);
-	if (!v)
-		return 0;                  /* another engine consumed it */
+	e->db_seen[HW_MAX_DOORBELLS] = v;
 	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
 	hw_count(&e->rings, 1);
+	uint64_t rings = (((v >> HW_DB_COUNT_SHIFT) - (seen >> HW_DB_COUNT_SHIFT)) & HW_DB_COUNT_MASK);
 	uint32_t id = (uint32_t)v;
-	uint64_t n = (v >> HW_DB_COUNT_SHIFT) & HW_DB_COUNT_MASK;
-	unsigned eng = id / HW_MAX_QUEUES, slot = id % HW_MAX_QUEUES;
-	if (n == 1 && eng < a->caps.engines &&
-	    slot < atomic_load_explicit(&a->engines[eng].nqueues, memory_order_acquire))
-		hw_engine_kick(e, a->engines[eng].queues[slot]);
-	else
-		hw_engine_poll_all_global(a, e);
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	if (rings == 1) {
+		if (id / HW_MAX_QUEUES == e->index && id % HW_MAX_QUEUES < n)
+			hw_engine_look(e, e->queues[id % HW_MAX_QUEUES]);
+		return 1;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct hw_queue *q = e->queues[k];
+		if (q->um && atomic_load_explicit(&q->phys, memory_order_relaxed) == p)
+			hw_engine_look(e, q);
+	}
+	hw_count(&e->global_polls, 1);
 	return 1;
 }
 
-static unsigned hw_engine_consume(struct hw_engine *e, struct hw_doorbell_phys *p, uint64_t now)
+/* Dedicated: a ring on register p goes to its owner now (the queue e polled
+ * it for may have lost it: that one's disconnect kicked it already). */
+static unsigned hw_engine_poll_one(struct hw_adapter *a, struct hw_engine *e, struct hw_doorbell_phys *p,
+				   uint64_t now)
 {
-	if (!atomic_load_explicit(&p->word, memory_order_relaxed))
+	size_t idx = (size_t)(p - a->doorbells);
+	uint64_t v = atomic_load_explicit(&p->word, memory_order_acquire);
+	if (v == e->db_seen[idx])
 		return 0;
-	/* acquire RMW: the ringer's write pointer is visible (see doorbell.h) */
-	if (!atomic_exchange_explicit(&p->word, 0, memory_order_acquire))
-		return 0;
+	e->db_seen[idx] = v;
 	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
 	hw_count(&e->rings, 1);
-	/* the register's owner now (the queue e polled it for may have lost it:
-	 * the disconnect kicked that one itself) */
 	struct hw_queue *owner = atomic_load_explicit(&p->queue, memory_order_acquire);
 	if (owner)
-		hw_engine_kick(e, owner);
+		hw_engine_look(e, owner);
 	return 1;
 }
 
 unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
 {
 	if (a->caps.doorbell_model == HW_DOORBELL_GLOBAL)
-		return hw_engine_consume_global(a, e, now);
+		return hw_engine_poll_global(a, e, now);
 	unsigned rings = 0;
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
@@ -216,7 +221,7 @@ unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uin
 			continue;
 		struct hw_doorbell_phys *p = atomic_load_explicit(&q->phys, memory_order_acquire);
 		if (p)
-			rings += hw_engine_consume(e, p, now);
+			rings += hw_engine_poll_one(a, e, p, now);
 	}
 	return rings;
 }

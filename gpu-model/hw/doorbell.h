@@ -22,12 +22,14 @@
  * before the engine looked it polls every queue connected to it.
  *
  * A ring is hw_doorbell_write: a seq_cst read-modify-write of the register
- * (dedicated: exchange of the write pointer; global: a CAS that stores the
- * queue id and counts the rings not yet consumed).  The engine polls the
- * registers of its connected queues with plain loads and consumes a ring with
- * an exchange to 0.  Every access to a register is an RMW after the first
- * ring, so the rings form one release sequence: whoever consumes or latches
- * the register sees every write pointer published before any ring it covers.
+ * (dedicated: exchange of the queue's tag | write pointer; global: a CAS
+ * that stores the queue id and counts the rings).  Each ring writes a value
+ * the register never held, so the engines poll with plain acquire loads and
+ * take a changed value for a ring (they never write the register: a ring
+ * costs one cache-line transfer to the polling engine).  Every write to a
+ * register is an RMW, so the rings form one release sequence: whoever reads
+ * or latches the register sees every write pointer published before any ring
+ * it covers.
  *
  * hw_doorbell_disconnect latches the register (an RMW) and kicks the queue
  * with the write pointer of that moment: a ring that landed before the
@@ -72,6 +74,7 @@
 #define HW_F1_TIMEOUT_DEFAULT_NS  1000000ull     /* 1 ms idle with doorbells connected -> ask for F1 */
 #define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes */
 #define HW_DB_GLOBAL              (1ull << 63)   /* a global-doorbell value: HW_DB_GLOBAL | queue id */
+#define HW_DB_WPTR_BITS           40             /* a dedicated value: (queue id + 1) << 40 | write pointer */
 
 enum hw_fstate {
 	HW_F0,   /* active: running or polling */
@@ -124,9 +127,12 @@ void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q);
 struct hw_queue *hw_doorbell_owner(const struct hw_adapter *a, unsigned phys);
 /* The register's LRU clock: last ring the engine consumed, or its connect (ns). */
 uint64_t hw_doorbell_last_use(const struct hw_adapter *a, unsigned phys);
-/* The value the application writes to ring q: 0 = "write your write pointer"
- * (dedicated), HW_DB_GLOBAL | id (global). */
+/* The tag the application rings q with (D3DKMTCreateDoorbell hands it out):
+ * write hw_doorbell_ring_value(tag, write pointer). */
 uint64_t hw_doorbell_value(const struct hw_queue *q);
+/* What to write: dedicated, the queue's tag | the write pointer (a value the
+ * register never held); global, HW_DB_GLOBAL | queue id. */
+uint64_t hw_doorbell_ring_value(uint64_t tag, uint64_t wptr);
 
 /* ---- the application's ring ---- */
 
@@ -151,7 +157,7 @@ void hw_engine_wake(struct hw_adapter *a, unsigned engine);
 enum hw_fstate hw_engine_fstate(const struct hw_adapter *a, unsigned engine);
 
 struct hw_engine_um_stats {
-	uint64_t rings;          /* doorbell rings consumed */
+	uint64_t rings;          /* doorbell rings seen (changes of a register's value) */
 	uint64_t global_polls;   /* global rings that covered several queues: every connected queue polled */
 	uint64_t state_irqs;     /* engine-state-change interrupts raised (Active -> TransitionToF1) */
 	uint64_t f1_entries;     /* times the engine parked (F0 -> F1) */

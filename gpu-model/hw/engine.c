@@ -31,6 +31,7 @@
 #define HW_BUDGET 32                      /* commands per queue per pass */
 #define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
 #define HW_FAULT_WINDOW_NS 2000           /* the store-buffer delay the NO_CMP_BARRIER fault models */
+#define HW_IDLE_CLOCK_PASSES 8            /* an idle engine reads the clock every 8 passes, not every one */
 
 /* ---- the CMP ---- */
 
@@ -428,29 +429,41 @@ static void *hw_engine_main(void *arg)
 	struct hw_engine *e = arg;
 	struct hw_adapter *a = e->a;
 	char name[16];
-	uint64_t idle_since = 0;
+	uint64_t idle_since = 0, now;
+	unsigned idle_passes = 0;
 
 	snprintf(name, sizeof(name), "fb-engine%u", e->index);
 	pthread_setname_np(pthread_self(), name);
 	atomic_store(&e->tid, gettid());
 	hw_pin(a, e->index);
 
+	now = lf_now_ns();
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
 		uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 		unsigned done = 0;
-		uint64_t t0 = lf_now_ns();
 		if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
-			hw_engine_poll_doorbells(a, e, t0);
+			hw_engine_poll_doorbells(a, e, now);
 		for (uint32_t i = 0; i < n; i++)
 			done += hw_queue_run(a, e, e->queues[i]);
 		if (done) {
-			hw_count(&e->busy_ns, lf_now_ns() - t0);
+			/* busy since the last clock read: at most HW_IDLE_CLOCK_PASSES
+			 * idle passes too much, and no clock read per idle pass */
+			uint64_t t = lf_now_ns();
+			hw_count(&e->busy_ns, t - now);
+			now = t;
 			idle_since = 0;
+			idle_passes = 0;
 			continue;
 		}
+		if (++idle_passes < HW_IDLE_CLOCK_PASSES) {
+			lf_cpu_relax();
+			continue;
+		}
+		idle_passes = 0;
+		now = lf_now_ns();
 		if (!idle_since)
-			idle_since = t0;
-		if (t0 - idle_since < a->caps.idle_spin_ns) {
+			idle_since = now;
+		if (now - idle_since < a->caps.idle_spin_ns) {
 			lf_cpu_relax();
 			continue;
 		}
@@ -458,8 +471,8 @@ static void *hw_engine_main(void *arg)
 		 * long enough, ask the OS for F1 (it disconnects them). */
 		if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
 			uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
-			if (t0 - idle_since >= timeout && t0 - e->f1_asked_ns >= timeout) {
-				e->f1_asked_ns = t0;
+			if (now - idle_since >= timeout && now - e->f1_asked_ns >= timeout) {
+				e->f1_asked_ns = now;
 				hw_engine_raise_f1(a, e);
 			}
 			lf_cpu_relax();
@@ -476,10 +489,11 @@ static void *hw_engine_main(void *arg)
 		}
 		hw_count(&e->parks, 1);
 		atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
-		uint64_t tp = lf_now_ns();
 		lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
 		atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);
-		hw_count(&e->f1_ns, lf_now_ns() - tp);
+		uint64_t t = lf_now_ns();
+		hw_count(&e->f1_ns, t - now);
+		now = t;
 		idle_since = 0;
 	}
 	return NULL;

@@ -15,14 +15,15 @@ static inline void hw_count(hw_counter *c, uint64_t n)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
-/* A physical doorbell register (doorbell.c): one cache line, written by the
- * ringing application (word), the engine that consumes it (word, last_use_ns)
- * and the KMD that connects it (queue). */
+/* A physical doorbell register (doorbell.c).  The register has a line of its
+ * own, written only by rings (and the KMD's latch) and polled by the engines
+ * with plain loads; what the engine and the KMD write sits on a second line,
+ * so a ring never waits for the engine's bookkeeping. */
 struct hw_doorbell_phys {
-	_Atomic uint64_t word;              /* a ring exchanges a non-zero value in; the engine exchanges 0 back */
-	_Atomic(struct hw_queue *) queue;   /* connected queue (dedicated); NULL: free */
-	_Atomic uint64_t last_use_ns;       /* last ring consumed or connect: the KMD's LRU clock */
-} LF_ALIGNED;
+	LF_ALIGNED _Atomic uint64_t word;   /* the register: the last value rung (0: never) */
+	LF_ALIGNED _Atomic(struct hw_queue *) queue;   /* connected queue (dedicated); NULL: free */
+	_Atomic uint64_t last_use_ns;       /* last ring seen or connect: the KMD's LRU clock */
+};
 
 struct hw_queue {
 	struct lf_ring *ring;
@@ -67,6 +68,7 @@ struct hw_engine {
 	_Atomic(struct hw_queue *) running;         /* the queue being executed: preemption hand-shake */
 	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
+	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */
 	LF_ALIGNED hw_counter rings, global_polls, state_irqs, f1_ns, discarded;
 };
 

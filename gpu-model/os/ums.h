@@ -160,7 +160,7 @@ struct os_doorbell_map {
 	const _Atomic uint64_t *status;      /* DoorbellStatusCPUVirtualAddress: enum os_doorbell_status */
 	_Atomic uint64_t *last_queued;       /* HwQueueProgressFenceLastQueuedValueCPUVirtualAddress */
 	struct lf_ring *ring;                /* ring buffer + ring buffer control: the application is its producer */
-	uint64_t value;                      /* what to ring with: 0 = the write pointer; else this (global) */
+	uint64_t value;                      /* the tag: ring with hw_doorbell_ring_value(value, write pointer) */
 };
 
 /* D3DKMTCreateDoorbell: status DISCONNECTED_RETRY, mapping on the dummy page.

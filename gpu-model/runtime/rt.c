@@ -43,6 +43,7 @@ struct rt_queue {
 	bool visible;                    /* this submission's entry is in the ring */
 	_Atomic uint64_t next;           /* last progress value handed out (the submitter writes) */
 	uint64_t wptr;                   /* entries pushed (the producer's write pointer) */
+	uint64_t completed_seen;         /* progress last read (submitter-private: spares a read per submit) */
 	size_t nslots;
 	struct hw_cmd *ibs;              /* nslots command buffers of RT_IB_CMDS */
 	struct rt_queue *next_q;         /* in the device */
@@ -217,12 +218,19 @@ int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struc
 static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
 {
 	*ib = &q->ibs[(v % q->nslots) * RT_IB_CMDS];
-	if (v <= q->nslots || os_fence_value(q->progress->f) >= v - q->nslots)
+	if (v <= q->nslots || q->completed_seen >= v - q->nslots)
+		return 0;
+	/* read the progress fence only when the last value read is too old: it
+	 * is written by the engine, a cache miss on the submission path */
+	q->completed_seen = os_fence_value(q->progress->f);
+	if (q->completed_seen >= v - q->nslots)
 		return 0;
 	rt_count(&q->full_waits);
 	int rc = os_fence_wait_cpu(q->progress->f, v - q->nslots, RT_FULL_TIMEOUT_NS);
 	if (rt_device_removed(q->d))
 		return -EIO;
+	if (!rc)
+		q->completed_seen = v - q->nslots;
 	return rc;
 }
 
@@ -277,7 +285,7 @@ static void rt_ring(struct rt_queue *q, uint64_t wptr)
 {
 	/* the mapping as it is now: a physical doorbell or the dummy page */
 	_Atomic uint64_t *reg = atomic_load_explicit(q->map.cpuva, memory_order_acquire);
-	hw_doorbell_write(reg, q->map.value ? q->map.value : wptr);
+	hw_doorbell_write(reg, hw_doorbell_ring_value(q->map.value, wptr));
 	rt_count(&q->rings);
 }
 
