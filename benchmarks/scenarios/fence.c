@@ -7,6 +7,7 @@
 #include "benchmarks/fence_rig.h"
 #include "benchmarks/hist.h"
 #include "benchmarks/scenario.h"
+#include "benchmarks/scenarios/submit.h"
 
 static enum fb_fence_path fb_fence_path_of(const struct fb_run *run)
 {
@@ -333,6 +334,12 @@ static int headline_run(struct fb_run *run)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
 	fb_hist_free(gr.lat);
+
+	/* submission: user-mode doorbell (WDDM 3.2 only) vs kernel-mode (benchmarks/scenarios/submit.h) */
+	fb_run_section(run, "submit");
+	rc = fb_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == FB_FENCE_NATIVE);
+	if (rc)
+		return rc;
 	fb_run_section(run, "");
 	return 0;
 }

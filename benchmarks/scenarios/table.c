@@ -16,6 +16,8 @@ extern const struct fb_scenario fb_scenario_cross_adapter;
 extern const struct fb_scenario fb_scenario_isr_scaling;
 extern const struct fb_scenario fb_scenario_idle;
 extern const struct fb_scenario fb_scenario_fence_stride;
+extern const struct fb_scenario fb_scenario_submit_latency;
+extern const struct fb_scenario fb_scenario_doorbell_thrash;
 extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
 
 const struct fb_scenario *const fb_scenarios[] = {
@@ -28,6 +30,8 @@ const struct fb_scenario *const fb_scenarios[] = {
 	&fb_scenario_isr_scaling,
 	&fb_scenario_idle,
 	&fb_scenario_fence_stride,
+	&fb_scenario_submit_latency,
+	&fb_scenario_doorbell_thrash,
 	&fb_scenario_selftest,
 	NULL
 };

@@ -1,0 +1,383 @@
+/* benchmarks/scenarios/submit.c — submission scenarios: submit-latency
+ * (user-mode doorbell vs kernel-mode, engine polling vs parked in F1) and
+ * doorbell-thrash (latency and victimizations as queues outnumber doorbells).
+ * The rig is shared with the headline (submit.h). */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchmarks/hist.h"
+#include "benchmarks/scenario.h"
+#include "benchmarks/scenarios/submit.h"
+#include "gpu-model/runtime/rt.h"
+#include "lockfree/arch.h"
+
+#define FB_SUBMIT_DEADLINE_NS 2000000000ull   /* a submission not started by then was lost */
+#define FB_SUBMIT_WARMUP      200
+
+/* ---- the rig ---- */
+
+struct fb_submit_rig {
+	struct os_adapter *a;
+	struct os_ums *u;
+	struct rt_device *d;
+	int cpus[1];
+};
+
+static int fb_submit_up(const struct fb_submit_params *p, unsigned engines, unsigned doorbells,
+			struct fb_submit_rig *g, char *err, size_t errlen)
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	if (p->cfg)
+		cfg = *p->cfg;
+	else
+		os_config_default(&cfg);
+	os_ums_config_default(&ucfg);
+	cfg.caps.engines = engines;
+	cfg.caps.doorbell_model = p->model;
+	cfg.caps.doorbells = doorbells;
+	cfg.caps.f1_timeout_ns = p->f1_timeout_ns ? p->f1_timeout_ns : p->parked ? 50000 : 0;
+	cfg.caps.ncpus = 0;
+	if (p->run && fb_run_ncpus(p->run) >= 2) {
+		/* the engine has the last CPU to itself; the application, the OS
+		 * threads and the scheduler share the first */
+		size_t n = fb_run_ncpus(p->run);
+		g->cpus[0] = fb_run_cpu(p->run, n - 1);
+		cfg.caps.cpus = g->cpus;
+		cfg.caps.ncpus = 1;
+		ucfg.sched_cpu = p->sched_on_engine_cpu ? g->cpus[0] : fb_run_cpu(p->run, 0);
+		ucfg.power_cpu = fb_run_cpu(p->run, 0);
+		cfg.irq_cpu = fb_run_cpu(p->run, 0);
+		fb_run_pin_self(p->run, 0);
+	}
+	int rc = os_adapter_create(&cfg, &g->a, err, errlen);
+	if (rc)
+		return rc;
+	rc = os_adapter_start(g->a);
+	if (!rc)
+		rc = os_ums_attach(g->a, &ucfg, &g->u, err, errlen);
+	if (!rc)
+		rc = rt_device_create(g->u, &g->d);
+	if (rc) {
+		if (!err[0])
+			snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		if (g->u)
+			os_ums_detach(g->u);
+		os_adapter_destroy(g->a);
+		return rc;
+	}
+	if (p->run && p->register_threads) {
+		char role[24];
+		for (unsigned e = 0; e < engines; e++) {
+			snprintf(role, sizeof(role), "engine%u", e);
+			fb_run_thread(p->run, role, hw_engine_tid(os_adapter_hw(g->a), e));
+		}
+		fb_run_thread(p->run, "os-irq", os_adapter_irq_tid(g->a));
+		fb_run_thread(p->run, "os-sched", os_ums_sched_tid(g->u));
+		fb_run_thread(p->run, "os-power", os_ums_power_tid(g->u));
+	}
+	return 0;
+}
+
+static void fb_submit_down(struct fb_submit_rig *g)
+{
+	rt_device_destroy(g->d);
+	os_ums_detach(g->u);
+	os_adapter_destroy(g->a);
+}
+
+/* Wait (bounded) until *w != 0.  Kernel-mode waits yield at once: the
+ * scheduler thread may share this CPU. */
+static int fb_submit_wait_nonzero(_Atomic uint64_t *w, bool yield)
+{
+	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	for (unsigned i = 0; !atomic_load_explicit(w, memory_order_acquire); i++) {
+		if (yield || i > 4096)
+			sched_yield();
+		else
+			lf_cpu_relax();
+		if ((i & 255) == 255 && lf_now_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int fb_submit_wait_done(struct rt_queue *q, uint64_t v)
+{
+	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	for (unsigned i = 0; rt_queue_completed(q) < v; i++) {
+		if (i > 256)
+			sched_yield();
+		if ((i & 255) == 255 && lf_now_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* The engine parked in F1 (bounded wait). */
+static int fb_submit_wait_f1(struct fb_submit_rig *g)
+{
+	struct hw_adapter *hw = os_adapter_hw(g->a);
+	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	while (hw_engine_fstate(hw, 0) != HW_F1) {
+		if (lf_now_ns() > deadline)
+			return -ETIMEDOUT;
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* One submission of [STAMP]: its submit-to-start latency, in h when non-NULL. */
+static int fb_submit_one(struct rt_queue *q, bool yield, struct fb_hist *h)
+{
+	_Atomic uint64_t stamp = 0;
+	struct hw_cmd c = { .op = HW_CMD_STAMP, .stamp = &stamp };
+	uint64_t v, t0 = lf_now_ns();
+	int rc = rt_queue_submit(q, &c, 1, &v);
+	if (!rc)
+		rc = fb_submit_wait_nonzero(&stamp, yield);
+	if (!rc)
+		rc = fb_submit_wait_done(q, v);
+	if (!rc && h)
+		fb_hist_record(h, atomic_load(&stamp) - t0);
+	return rc;
+}
+
+static int fb_submit_loop(const struct fb_submit_params *p, struct fb_submit_rig *g, struct rt_queue *um,
+			  struct rt_queue *km, struct fb_submit_result *r, uint64_t n, bool record)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		for (int path = 0; path < 2; path++) {
+			struct rt_queue *q = path == 0 ? um : km;
+			if (!q)
+				continue;
+			if (p->parked && fb_submit_wait_f1(g))
+				return -EAGAIN;
+			int rc = fb_submit_one(q, q == km, record ? (q == um ? r->um : r->km) : NULL);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result *r, char *err, size_t errlen)
+{
+	struct fb_submit_rig g = { 0 };
+	memset(r, 0, sizeof(*r));
+	err[0] = 0;
+	int rc = fb_submit_up(p, 1, 0, &g, err, errlen);
+	if (rc)
+		return rc;
+	struct rt_queue_desc dk = { .engine = 0, .user_mode = false }, du = { .engine = 0, .user_mode = true };
+	struct rt_queue *km = NULL, *um = NULL;
+	rc = rt_queue_create(g.d, &dk, &km);
+	if (!rc && p->user_mode)
+		rc = rt_queue_create(g.d, &du, &um);
+	if (rc) {
+		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
+		fb_submit_down(&g);
+		return rc;
+	}
+	r->km = fb_hist_new();
+	r->um = p->user_mode ? fb_hist_new() : NULL;
+	uint64_t warm = p->submissions < FB_SUBMIT_WARMUP ? p->submissions : FB_SUBMIT_WARMUP;
+	rc = fb_submit_loop(p, &g, um, km, r, p->parked ? warm / 10 + 1 : warm, false);
+	if (p->run && p->mark_region)
+		fb_run_measure_begin(p->run);
+	uint64_t t0 = lf_now_ns();
+	if (!rc)
+		rc = fb_submit_loop(p, &g, um, km, r, p->submissions, true);
+	r->elapsed_ns = lf_now_ns() - t0;
+	if (p->run && p->mark_region)
+		fb_run_measure_end(p->run, (um ? 2 : 1) * p->submissions);
+	if (rc) {
+		snprintf(err, errlen, rc == -EAGAIN ? "the engine never parked (F1) within 2 s"
+						    : "a submission did not start within 2 s: lost (%s)", strerror(-rc));
+		fb_submit_down(&g);
+		return rc;
+	}
+	if (um) {
+		struct rt_queue_stats s;
+		rt_queue_stats(um, &s);
+		r->um_retries = s.retries;
+		r->um_connects = s.connects;
+	}
+	struct hw_engine_um_stats es;
+	hw_engine_um_stats(os_adapter_hw(g.a), 0, &es);
+	r->f1_entries = es.f1_entries;
+	r->state_irqs = es.state_irqs;
+	struct os_ums_stats us;
+	os_ums_stats(g.u, &us);
+	r->sched_wakeups = us.sched_wakeups;
+	fb_submit_down(&g);
+	return 0;
+}
+
+int fb_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode)
+{
+	struct fb_submit_params p = {
+		.submissions = submissions, .user_mode = user_mode, .model = HW_DOORBELL_DEDICATED,
+		.cfg = cfg, .run = run,
+	};
+	struct fb_submit_result r;
+	char err[256];
+	int rc = fb_submit_measure(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	if (r.um) {
+		fb_run_latency(run, "um_submit_p50", (double)fb_hist_percentile(r.um, 50), FB_LIMIT_CACHELINE_HALF);
+		fb_run_latency(run, "um_submit_p99", (double)fb_hist_percentile(r.um, 99), FB_LIMIT_CACHELINE_HALF);
+	}
+	fb_run_latency(run, "km_submit_p50", (double)fb_hist_percentile(r.km, 50), FB_LIMIT_SYSCALL);
+	fb_run_latency(run, "km_submit_p99", (double)fb_hist_percentile(r.km, 99), FB_LIMIT_SYSCALL);
+	fb_hist_free(r.um);
+	fb_hist_free(r.km);
+	return 0;
+}
+
+/* ---- submit-latency ---- */
+
+static const struct fb_param latency_params[] = {
+	FB_PARAM_ENUM("engine", "both", "engine state at submission: polling (F0), parked (F1), or both",
+		      "both", "polling", "parked"),
+	FB_PARAM_INT("parked_submissions", "submissions", 2000, 10, 10000000, "submissions per path while parked"),
+	FB_PARAM_ENUM("doorbell", "dedicated", "doorbell model (adapter cap)", "dedicated", "global"),
+	FB_PARAM_ENUM("sched_cpu", "app", "CPU of the OS scheduler thread (kernel-mode path)", "app", "engine"),
+	FB_PARAM_END
+};
+
+static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *r, bool parked)
+{
+	if (r->um)
+		fb_run_hist(run, "um_submit", r->um, FB_LIMIT_CACHELINE_HALF);
+	fb_run_hist(run, "km_submit", r->km, FB_LIMIT_SYSCALL);
+	if (r->um) {
+		double pu = (double)fb_hist_percentile(r->um, 50), pk = (double)fb_hist_percentile(r->km, 50);
+		fb_run_metric(run, "km_over_um_p50", pu > 0 ? pk / pu : 0.0, "ratio");
+		fb_run_metric(run, "um_retries", (double)r->um_retries, "rings");
+		fb_run_metric(run, "um_connects", (double)r->um_connects, "calls");
+	}
+	fb_run_metric(run, "engine_f1_entries", (double)r->f1_entries, "parks");
+	fb_run_metric(run, "engine_state_irqs", (double)r->state_irqs, "irq");
+	fb_run_metric(run, "sched_wakeups", (double)r->sched_wakeups, "wakeups");
+	if (!parked && r->f1_entries > r->um_connects + 2)
+		fb_run_note(run, "the engine parked %llu times while meant to be polling",
+			    (unsigned long long)r->f1_entries);
+}
+
+static int latency_section(struct fb_run *run, bool parked, uint64_t n)
+{
+	/* the first section run registers the role threads and is the measured region */
+	bool first = !parked || !strcmp(fb_run_enum(run, "engine"), "parked");
+	struct fb_submit_params p = {
+		.submissions = n, .parked = parked, .user_mode = true, .run = run,
+		.register_threads = first, .mark_region = first,
+		.model = strcmp(fb_run_enum(run, "doorbell"), "global") ? HW_DOORBELL_DEDICATED : HW_DOORBELL_GLOBAL,
+		.sched_on_engine_cpu = !strcmp(fb_run_enum(run, "sched_cpu"), "engine"),
+	};
+	struct fb_submit_result r;
+	char err[256];
+	int rc = fb_submit_measure(&p, &r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	fb_run_section(run, parked ? "parked" : "");
+	fb_submit_report(run, &r, parked);
+	fb_run_section(run, "");
+	fb_hist_free(r.um);
+	fb_hist_free(r.km);
+	return 0;
+}
+
+static int latency_run(struct fb_run *run)
+{
+	const char *engine = fb_run_enum(run, "engine");
+	int rc = 0;
+	if (strcmp(engine, "parked"))
+		rc = latency_section(run, false, fb_run_iterations(run) ? fb_run_iterations(run) : 20000);
+	if (!rc && strcmp(engine, "polling"))
+		rc = latency_section(run, true, (uint64_t)fb_run_int(run, "parked_submissions"));
+	if (fb_run_ncpus(run) < 2)
+		fb_run_note(run, "one CPU: the engine shares it with the application; latencies include scheduling");
+	return rc;
+}
+
+const struct fb_scenario fb_scenario_submit_latency = {
+	.name = "submit-latency",
+	.summary = "submit call -> engine start: user-mode doorbell vs kernel-mode, engine polling vs parked (F1)",
+	.params = latency_params, .compares_paths = false, .polling_threads = 1,
+	.default_iterations = 20000, .run = latency_run,
+};
+
+/* ---- doorbell-thrash ---- */
+
+static const struct fb_param thrash_params[] = {
+	FB_PARAM_INT("queues", "queues", 8, 1, 64, "user-mode queues, submitted to round-robin"),
+	FB_PARAM_INT("doorbells", "doorbells", 4, 1, 64, "physical dedicated doorbells"),
+	FB_PARAM_END
+};
+
+static int thrash_run(struct fb_run *run)
+{
+	unsigned nq = (unsigned)fb_run_int(run, "queues"), nd = (unsigned)fb_run_int(run, "doorbells");
+	uint64_t n = fb_run_iterations(run) ? fb_run_iterations(run) : 20000;
+	struct fb_submit_params p = { .model = HW_DOORBELL_DEDICATED, .run = run, .register_threads = true };
+	struct fb_submit_rig g = { 0 };
+	struct rt_queue *q[64];
+	char err[256] = "";
+	int rc = fb_submit_up(&p, 1, nd, &g, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	for (unsigned i = 0; i < nq && !rc; i++) {
+		struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
+		rc = rt_queue_create(g.d, &desc, &q[i]);
+	}
+	if (rc) {
+		fb_submit_down(&g);
+		return fb_run_error(run, rc, "creating %u queues: %s", nq, strerror(-rc));
+	}
+	for (uint64_t i = 0; i < 2ull * nq && !rc; i++)
+		rc = fb_submit_one(q[i % nq], false, NULL);
+	struct os_ums_stats s0, s1;
+	os_ums_stats(g.u, &s0);
+	struct fb_hist *h = fb_hist_new();
+	fb_run_measure_begin(run);
+	uint64_t t0 = lf_now_ns();
+	for (uint64_t i = 0; i < n && !rc; i++)
+		rc = fb_submit_one(q[i % nq], false, h);
+	uint64_t elapsed = lf_now_ns() - t0;
+	fb_run_measure_end(run, n);
+	os_ums_stats(g.u, &s1);
+	uint64_t retries = 0, connects = 0;
+	for (unsigned i = 0; i < nq; i++) {
+		struct rt_queue_stats qs;
+		rt_queue_stats(q[i], &qs);
+		retries += qs.retries;
+		connects += qs.connects;
+	}
+	fb_submit_down(&g);
+	if (rc) {
+		fb_hist_free(h);
+		return fb_run_error(run, rc, "a submission did not start within 2 s: lost");
+	}
+	double secs = elapsed / 1e9, vict = (double)(s1.victimizations - s0.victimizations);
+	fb_run_hist(run, "submit", h, FB_LIMIT_CACHELINE_HALF);
+	fb_run_metric(run, "victimizations", vict, "doorbells");
+	fb_run_metric(run, "victimizations_per_s", secs > 0 ? vict / secs : 0.0, "1/s");
+	fb_run_metric(run, "victimizations_per_submit", vict / (double)n, "ratio");
+	fb_run_metric(run, "connects_per_submit", (double)connects / (double)(n + 2ull * nq), "ratio");
+	fb_run_metric(run, "retries_per_submit", (double)retries / (double)(n + 2ull * nq), "ratio");
+	fb_hist_free(h);
+	return 0;
+}
+
+const struct fb_scenario fb_scenario_doorbell_thrash = {
+	.name = "doorbell-thrash",
+	.summary = "user-mode submission latency and doorbell victimizations as queues outnumber doorbells",
+	.params = thrash_params, .compares_paths = false, .polling_threads = 1,
+	.default_iterations = 20000, .run = thrash_run,
+};
