@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "benchmarks/backoff.h"
 #include "lockfree/arch.h"
 #include "lockfree/ring.h"
 
@@ -89,25 +90,9 @@ struct ring_run {
 	bool producer_stalled, consumer_stalled;
 };
 
-/* Back off after a refused push/pop: spin a little, then yield (2 cores, shared).
- * Returns false when the other side made no progress for STALL_LIMIT_NS. */
-static bool ring_backoff(uint64_t *tries, uint64_t *since)
-{
-	uint64_t t = ++*tries;
-	if (t < 64) {
-		lf_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (!(t & 255)) {
-		uint64_t now = lf_now_ns();
-		if (!*since)
-			*since = now;
-		else if (now - *since > STALL_LIMIT_NS)
-			return false;
-	}
-	return true;
-}
+/* Back off after a refused push/pop: spin a little, then yield (2 cores, shared);
+ * give up when the other side made no progress for STALL_LIMIT_NS. */
+static const struct fb_backoff_policy ring_backoff = { 64, 256, STALL_LIMIT_NS };
 
 static void *ring_producer(void *arg)
 {
@@ -118,7 +103,7 @@ static void *ring_producer(void *arg)
 		uint64_t tries = 0, since = 0;
 		while (!run->ops->push(run->r, &it)) {
 			run->full_retries++;
-			if (!ring_backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &ring_backoff)) {
 				run->producer_stalled = true;
 				return NULL;
 			}
@@ -136,7 +121,7 @@ static void *ring_consumer(void *arg)
 		uint64_t tries = 0, since = 0;
 		while (!run->ops->pop(run->r, &it)) {
 			run->empty_retries++;
-			if (!ring_backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &ring_backoff)) {
 				run->consumer_stalled = true;
 				return NULL;
 			}

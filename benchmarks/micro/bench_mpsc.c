@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "benchmarks/backoff.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
@@ -118,24 +119,8 @@ static struct {
 	uint64_t seq_errors;
 } bs;
 
-/* Spin, then yield; false after STALL_NS without progress. */
-static bool backoff(uint64_t *tries, uint64_t *since)
-{
-	uint64_t t = ++*tries;
-	if (t < 128) {
-		lf_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (!(t & 255)) {
-		uint64_t now = lf_now_ns();
-		if (!*since)
-			*since = now;
-		else if (now - *since > STALL_NS)
-			return false;
-	}
-	return true;
-}
+/* After a refused operation: spin, then yield; give up after STALL_NS without progress. */
+static const struct fb_backoff_policy backoff_policy = { 128, 256, STALL_NS };
 
 static void bench_setup(const struct bq_ops *ops, int producers)
 {
@@ -229,7 +214,7 @@ static void produce(gb_state *st, int id)
 			p->consumed_cache = atomic_load_explicit(&p->consumed, memory_order_acquire);
 			if (p->pushed - p->consumed_cache < POOL)
 				break;
-			if (!backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &backoff_policy)) {
 				gb_skip_with_error(st, "producer stalled: consumer made no progress");
 				return;
 			}
@@ -254,7 +239,7 @@ static void consume(gb_state *st, int producers)
 			struct brec *r;
 			uint64_t tries = 0, since = 0;
 			while (!(r = bs.ops->pop())) {
-				if (!backoff(&tries, &since)) {
+				if (!fb_backoff(&tries, &since, &backoff_policy)) {
 					gb_skip_with_error(st, "consumer stalled: producers made no progress");
 					return;
 				}

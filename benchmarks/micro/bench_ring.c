@@ -29,6 +29,7 @@
 #include <string.h>
 #include <urcu/wfcqueue.h>
 
+#include "benchmarks/backoff.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
@@ -194,23 +195,7 @@ static const struct bench_queue_ops wfcq_ops = {wfcq_create, wfcq_destroy, wfcq_
 /* ---- the two-thread loop ---- */
 
 /* After a refused operation: spin, then yield; false after BENCH_RING_STALL_NS without progress. */
-static bool bench_backoff(uint64_t *tries, uint64_t *since)
-{
-	uint64_t t = ++*tries;
-	if (t < 256) {
-		lf_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (!(t & 1023)) {
-		uint64_t now = lf_now_ns();
-		if (!*since)
-			*since = now;
-		else if (now - *since > BENCH_RING_STALL_NS)
-			return false;
-	}
-	return true;
-}
+static const struct fb_backoff_policy bench_backoff_policy = { 256, 1024, BENCH_RING_STALL_NS };
 
 static void bench_produce(gb_state *st)
 {
@@ -220,7 +205,7 @@ static void bench_produce(gb_state *st)
 		it.seq = bq.pushed;
 		uint64_t tries = 0, since = 0;
 		while (!bq.ops->push(&it)) {
-			if (!bench_backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &bench_backoff_policy)) {
 				gb_skip_with_error(st, "producer stalled: consumer made no progress");
 				return;
 			}
@@ -240,7 +225,7 @@ static void bench_consume(gb_state *st)
 	while (gb_keep_running(st)) {
 		uint64_t tries = 0, since = 0;
 		while (!bq.ops->pop(&it)) {
-			if (!bench_backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &bench_backoff_policy)) {
 				gb_skip_with_error(st, "consumer stalled: producer made no progress");
 				return;
 			}

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "benchmarks/backoff.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
@@ -161,23 +162,8 @@ static void released_cb(struct lf_waiter *w, void *arg)
 	atomic_store_explicit(&s->free, 1, memory_order_release);
 }
 
-static bool backoff(uint64_t *tries, uint64_t *since)
-{
-	uint64_t t = ++*tries;
-	if (t < 128) {
-		lf_cpu_relax();
-		return true;
-	}
-	sched_yield();
-	if (!(t & 255)) {
-		uint64_t now = lf_now_ns();
-		if (!*since)
-			*since = now;
-		else if (now - *since > STALL_NS)
-			return false;
-	}
-	return true;
-}
+/* After a refused operation: spin, then yield; give up after STALL_NS without progress. */
+static const struct fb_backoff_policy backoff_policy = { 128, 256, STALL_NS };
 
 static void bench_setup(const struct bw_ops *ops, int adders)
 {
@@ -272,7 +258,7 @@ static void adder(gb_state *st, int id)
 		struct bslot *s = &bw.pool[id][i++ & (depth - 1)];
 		uint64_t tries = 0, since = 0;
 		while (!atomic_load_explicit(&s->free, memory_order_acquire)) {
-			if (!backoff(&tries, &since)) {
+			if (!fb_backoff(&tries, &since, &backoff_policy)) {
 				gb_skip_with_error(st, "adder stalled: its waiters are never released");
 				return;
 			}
