@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "benchmarks/hist.h"
+#include "benchmarks/pin.h"
 #include "lockfree/arch.h"
 #include "lockfree/event.h"
 #include "src/gbench/gbench.h"
@@ -225,22 +226,6 @@ static int cond_wake_once(struct wake_run *x)
 	return 0;
 }
 
-/* Pin thread t to the index-th CPU this process may run on; false if none. */
-static bool pin_to_nth_cpu(pthread_t t, int index, cpu_set_t *saved)
-{
-	if (pthread_getaffinity_np(t, sizeof(*saved), saved))
-		return false;
-	for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, saved) || seen++ != index)
-			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		return pthread_setaffinity_np(t, sizeof(one), &one) == 0;
-	}
-	return false;
-}
-
 static void wake_to_run(gb_state *st, struct wake_run *x, void *(*partner)(void *), int (*wake_once)(struct wake_run *))
 {
 	lf_event_init(&x->a);
@@ -257,8 +242,8 @@ static void wake_to_run(gb_state *st, struct wake_run *x, void *(*partner)(void 
 	/* Waker and sleeper on different CPUs: otherwise a spinning waker and a
 	 * spinning sleeper take turns on one CPU and the result is the scheduler's. */
 	cpu_set_t saved, partner_saved;
-	bool pinned = pin_to_nth_cpu(pthread_self(), 0, &saved);
-	pinned = pin_to_nth_cpu(t, 1, &partner_saved) && pinned;
+	bool pinned = fb_pin_nth_cpu(pthread_self(), 0, &saved);
+	pinned = fb_pin_nth_cpu(t, 1, &partner_saved) && pinned;
 	uint64_t setter_syscalls = 0;
 	const char *error = NULL;
 	while (gb_keep_running(st)) {
@@ -282,7 +267,7 @@ static void wake_to_run(gb_state *st, struct wake_run *x, void *(*partner)(void 
 	pthread_cond_signal(&x->c);
 	pthread_mutex_unlock(&x->m);
 	pthread_join(t, NULL);
-	pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+	fb_pin_restore(pthread_self(), &saved);
 
 	struct fb_hist_summary s;
 	fb_hist_summarize(h, &s);

@@ -30,6 +30,7 @@
 #include <urcu/wfcqueue.h>
 
 #include "benchmarks/backoff.h"
+#include "benchmarks/pin.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
@@ -240,36 +241,19 @@ static void bench_consume(gb_state *st)
 	gb_counter(st, "popped", (double)bq.popped, GB_COUNTER_DEFAULT);
 }
 
-/* Pin the calling thread to the index-th CPU it may run on, saving its mask.
- * False (and unpinned) when there are fewer CPUs than that. */
-static bool bench_pin(int index, cpu_set_t *saved)
-{
-	if (pthread_getaffinity_np(pthread_self(), sizeof(*saved), saved))
-		return false;
-	for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, saved) || seen++ != index)
-			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
-	}
-	return false;
-}
-
 static void bench_spsc(gb_state *st)
 {
 	/* Producer and consumer on different CPUs: the cross-core transfer is
 	 * what is measured (Google Benchmark runs thread 0 on the main thread,
 	 * so the mask is restored afterwards). */
 	cpu_set_t saved;
-	bool pinned = bench_pin(gb_thread_index(st), &saved);
+	bool pinned = fb_pin_nth_cpu(pthread_self(), gb_thread_index(st), &saved);
 	if (gb_thread_index(st) == 0)
 		bench_produce(st);
 	else
 		bench_consume(st);
 	if (pinned)
-		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+		fb_pin_restore(pthread_self(), &saved);
 	gb_counter(st, "pinned_threads", pinned, GB_COUNTER_DEFAULT);
 }
 
