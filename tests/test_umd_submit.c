@@ -134,10 +134,13 @@ static void global_doorbell_collision_polls_all(void **state)
 {
 	struct umt t = umt_up(1, HW_DOORBELL_GLOBAL, 0, 0);
 	struct rt_queue *busy = umt_queue(&t, 0, true), *a = umt_queue(&t, 0, true), *b = umt_queue(&t, 0, true);
-	_Atomic uint64_t na = 0, nb = 0;
-	struct hw_cmd work = { .op = HW_CMD_WORK, .arg = 30000000 };   /* 30 ms */
-	assert_int_equal(rt_queue_submit(busy, &work, 1, NULL), 0);
-	fbt_settle();                                   /* the engine is inside the WORK */
+	_Atomic uint64_t na = 0, nb = 0, started = 0;
+	struct hw_cmd work[2] = {
+		{ .op = HW_CMD_STAMP, .stamp = &started },
+		{ .op = HW_CMD_WORK, .arg = 100000000 },      /* 100 ms */
+	};
+	assert_int_equal(rt_queue_submit(busy, work, 2, NULL), 0);
+	assert_true(fbt_eventually(atomic_load(&started) != 0));   /* the engine is inside the WORK */
 	umt_submit_count(a, &na);
 	umt_submit_count(b, &nb);                       /* overwrites a's value in the register */
 	assert_int_equal(rt_queue_wait(a, 0, 5 * SEC), 0);

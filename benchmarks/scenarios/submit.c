@@ -170,6 +170,7 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
 	struct fb_submit_rig g = { 0 };
 	memset(r, 0, sizeof(*r));
 	err[0] = 0;
+	uint64_t born = lf_now_ns();
 	int rc = fb_submit_up(p, 1, 0, &g, err, errlen);
 	if (rc)
 		return rc;
@@ -211,6 +212,8 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
 	hw_engine_um_stats(os_adapter_hw(g.a), 0, &es);
 	r->f1_entries = es.f1_entries;
 	r->state_irqs = es.state_irqs;
+	r->f1_ns = es.f1_ns;
+	r->life_ns = lf_now_ns() - born;
 	struct os_ums_stats us;
 	os_ums_stats(g.u, &us);
 	r->sched_wakeups = us.sched_wakeups;
@@ -263,6 +266,7 @@ static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *
 		fb_run_metric(run, "um_connects", (double)r->um_connects, "calls");
 	}
 	fb_run_metric(run, "engine_f1_entries", (double)r->f1_entries, "parks");
+	fb_run_metric(run, "engine_f1_fraction", r->life_ns ? (double)r->f1_ns / (double)r->life_ns : 0.0, "ratio");
 	fb_run_metric(run, "engine_state_irqs", (double)r->state_irqs, "irq");
 	fb_run_metric(run, "sched_wakeups", (double)r->sched_wakeups, "wakeups");
 	if (!parked && r->f1_entries > r->um_connects + 2)

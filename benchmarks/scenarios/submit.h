@@ -41,6 +41,8 @@ struct fb_submit_params {
 struct fb_submit_result {
 	struct fb_hist *um, *km;       /* ns; caller frees (um NULL when !user_mode) */
 	uint64_t um_retries, um_connects, f1_entries, state_irqs, sched_wakeups;
+	uint64_t f1_ns;                /* engine time parked (F1), over the rig's life */
+	uint64_t life_ns;              /* the rig's life: adapter start to the last submission */
 	uint64_t elapsed_ns;
 };
 

@@ -10,7 +10,7 @@
  * is one HW_CMD_INDIRECT naming a command buffer.  Unlike a kernel-mode queue
  * (hw_queue_submit: the KMD writes the ring and wakes the engine), the engine
  * does NOT watch a user-mode ring: it re-reads the write pointer only when it
- * is told to look — a doorbell ring it consumes, or a kick (doorbell
+ * is told to look — a doorbell ring it sees, or a kick (doorbell
  * disconnect, context resume).  A command buffer made visible without a ring
  * that reaches the engine stays unseen.
  *
@@ -125,7 +125,7 @@ _Atomic uint64_t *hw_doorbell_connect(struct hw_adapter *a, unsigned phys, struc
 void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q);
 /* The queue connected to physical doorbell phys (dedicated), or NULL. */
 struct hw_queue *hw_doorbell_owner(const struct hw_adapter *a, unsigned phys);
-/* The register's LRU clock: last ring the engine consumed, or its connect (ns). */
+/* The register's LRU clock: last ring an engine saw, or its connect (ns). */
 uint64_t hw_doorbell_last_use(const struct hw_adapter *a, unsigned phys);
 /* The tag the application rings q with (D3DKMTCreateDoorbell hands it out):
  * write hw_doorbell_ring_value(tag, write pointer). */
@@ -138,7 +138,7 @@ uint64_t hw_doorbell_ring_value(uint64_t tag, uint64_t wptr);
 
 /* Ring: write value (a write pointer, or a global value) into the register
  * at reg (a physical doorbell or a dummy page).  A seq_cst RMW: everything the
- * caller published before (the write pointer) is seen by whoever consumes or
+ * caller published before (the write pointer) is seen by whoever reads or
  * latches this ring, and a status load after it is ordered after it. */
 void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value);
 
