@@ -225,8 +225,14 @@ static void console_shows_paths_side_by_side(void **state)
 		"native", "legacy", "native/legacy", "wait_p99", "(x", "futex-wake)", "cacheline-oneway)",
 		"30 irq", "perf.app.", "perf.engine0.", "idle_fraction",
 	};
+	/* Two CPUs busy with other work (a loaded machine, a sanitizer build) may
+	 * leave no moment for the cache-line ping-pong: then the limit is "-" and
+	 * the run says why instead of printing a ratio. */
+	bool rtt_busy = strstr(r.out, "cache-line round trip timed out: CPUs busy") != NULL;
+	bool futex_busy = strstr(r.out, "futex wake-to-run timed out: CPUs busy") != NULL;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		if (!strstr(r.out, want[i]))
+		if (!strstr(r.out, want[i]) && !(rtt_busy && !strcmp(want[i], "cacheline-oneway)")) &&
+		    !(futex_busy && !strcmp(want[i], "futex-wake)")))
 			fail_msg("console output lacks '%s':\n%s", want[i], r.out);
 	fb_exec_free(&r);
 }
@@ -285,9 +291,11 @@ static void json_is_google_benchmark_schema(void **state)
 	assert_int_equal(json_integer_value(json_object_get(ctx, "seed")), 77);
 	json_t *lim = json_object_get(ctx, "limits");   /* measured in the same process, before the run */
 	assert_true(json_number_value(json_object_get(lim, "syscall_ns")) > 0);
-	assert_true(json_number_value(json_object_get(lim, "futex_wake_ns")) > 0);
+	assert_true(json_number_value(json_object_get(lim, "futex_wake_ns")) > 0 ||
+		    strstr(json_string_value(json_object_get(lim, "note")) ?: "", "futex wake-to-run timed out"));
 	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		assert_true(json_number_value(json_object_get(lim, "cacheline_rtt_ns")) > 0);
+		assert_true(json_number_value(json_object_get(lim, "cacheline_rtt_ns")) > 0 ||
+			    strstr(json_string_value(json_object_get(lim, "note")) ?: "", "timed out: CPUs busy"));
 	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "wait_ns")), "500");
 	/* 2 sections x 2 paths x (3 iterations + 4 aggregates) */
 	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 2 * 2 * 7);
