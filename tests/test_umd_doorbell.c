@@ -223,7 +223,7 @@ static unsigned stress_k(void)
 #ifdef FB_SANITIZER
 	return fb_soak() ? 10000 : 1000;
 #else
-	return fb_soak() ? 100000 : 10000;
+	return fb_soak() ? 100000 : 5000;
 #endif
 }
 
