@@ -45,9 +45,29 @@ static void fb_fence_pin(struct fb_run *run, struct os_config *cfg, int *cpus)
 }
 
 /* The power proxy and interrupt counters every fence scenario reports. */
-static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
+/* Idle fraction of the OS interrupt thread: 1 - CPU time / lifetime. */
+static double fb_fence_idle_fraction(const struct os_stats *s)
+{
+	double total = (double)(s->isr_busy_ns + s->irq_idle_ns);
+	return total > 0 ? s->irq_idle_ns / total : 1.0;
+}
+
+/* The power proxy, in the current section. */
+static void fb_fence_report_power(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
 {
 	double secs = elapsed_ns / 1e9;
+	double sig = s->gpu_signals ? (double)s->gpu_signals : 1.0;
+	fb_run_metric(run, "os_irq_idle_fraction", fb_fence_idle_fraction(s), "ratio");
+	fb_run_metric(run, "os_irq_busy_ms", s->isr_busy_ns / 1e6, "ms");
+	fb_run_metric(run, "os_irq_wakeups", (double)s->irq_wakeups, "wakeups");
+	fb_run_metric(run, "os_irq_wakeups_per_s", secs > 0 ? s->irq_wakeups / secs : 0.0, "wakeups/s");
+	fb_run_metric(run, "os_irq_wakeups_per_signal", s->irq_wakeups / sig, "wakeups/signal");
+	fb_run_metric(run, "isr_ns_per_irq", s->interrupts ? (double)s->isr_busy_ns / (double)s->interrupts : 0.0, "ns");
+}
+
+/* Interrupt counters in the current section, the power proxy in "power". */
+static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
+{
 	double sig = s->gpu_signals ? (double)s->gpu_signals : 1.0;
 	fb_run_metric(run, "signals", (double)s->gpu_signals, "signals");
 	fb_run_metric(run, "interrupts", (double)s->gpu_interrupts, "irq");
@@ -57,13 +77,7 @@ static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uin
 	fb_run_metric(run, "fences_scanned_per_irq",
 		      s->interrupts ? (double)s->fences_scanned / (double)s->interrupts : 0.0, "fences/irq");
 	fb_run_section(run, "power");
-	double total = (double)(s->isr_busy_ns + s->irq_idle_ns);
-	fb_run_metric(run, "os_irq_idle_fraction", total > 0 ? s->irq_idle_ns / total : 1.0, "ratio");
-	fb_run_metric(run, "os_irq_busy_ms", s->isr_busy_ns / 1e6, "ms");
-	fb_run_metric(run, "os_irq_wakeups", (double)s->irq_wakeups, "wakeups");
-	fb_run_metric(run, "os_irq_wakeups_per_s", secs > 0 ? s->irq_wakeups / secs : 0.0, "wakeups/s");
-	fb_run_metric(run, "os_irq_wakeups_per_signal", s->irq_wakeups / sig, "wakeups/signal");
-	fb_run_metric(run, "isr_ns_per_irq", s->interrupts ? (double)s->isr_busy_ns / (double)s->interrupts : 0.0, "ns");
+	fb_fence_report_power(run, s, elapsed_ns);
 	fb_run_section(run, "");
 }
 
@@ -288,6 +302,22 @@ static const struct fb_param headline_params[] = {
 	FB_PARAM_END
 };
 
+/* p50 and p99 of h as two latencies of the current section, beside limit. */
+static void fb_fence_p50_p99(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "%s_p50", name);
+	fb_run_latency(run, key, (double)fb_hist_percentile(h, 50.0), limit);
+	snprintf(key, sizeof(key), "%s_p99", name);
+	fb_run_latency(run, key, (double)fb_hist_percentile(h, 99.0), limit);
+}
+
+/*
+ * The headline: one summary table (the main section) of what the native
+ * fence buys, native and legacy side by side, each latency beside its
+ * machine limit; the details follow in sections "interrupts", "power",
+ * "latency" (every percentile).
+ */
 static int headline_run(struct fb_run *run)
 {
 	struct os_config cfg;
@@ -307,7 +337,8 @@ static int headline_run(struct fb_run *run)
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, ir.signals);
-	fb_fence_report_os(run, &ir.os, ir.elapsed_ns);
+	struct os_stats os = ir.os;
+	uint64_t elapsed = ir.elapsed_ns;
 	fb_hist_free(ir.wait_lat);
 
 	/* CPU wait: every signal waited, the waiter asleep when it lands */
@@ -318,10 +349,6 @@ static int headline_run(struct fb_run *run)
 	rc = fb_irq_run(&ip, &ir, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
-	fb_run_section(run, "latency");
-	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
-	fb_run_metric(run, "lost_wakeups", (double)ir.lost_wakeups, "waiters");
-	fb_hist_free(ir.wait_lat);
 
 	/* GPU wait: engine A signals, engine B runs past its wait */
 	fb_fence_config(run, &cfg, cpus, 2);
@@ -330,17 +357,36 @@ static int headline_run(struct fb_run *run)
 	};
 	struct fb_gpuwait_result gr;
 	rc = fb_gpuwait_run(&gp, &gr, err, sizeof(err));
-	if (rc)
+	if (rc) {
+		fb_hist_free(ir.wait_lat);
 		return fb_run_error(run, rc, "%s", err);
-	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
-	fb_hist_free(gr.lat);
+	}
 
+	/* the summary */
+	double sig = os.gpu_signals ? (double)os.gpu_signals : 1.0;
+	fb_run_metric(run, "interrupts_per_signal", os.gpu_interrupts / sig, "irq/signal");
+	fb_run_metric(run, "os_irq_idle_fraction", fb_fence_idle_fraction(&os), "ratio");
+	fb_run_metric(run, "os_irq_wakeups_per_s", elapsed ? os.irq_wakeups / (elapsed / 1e9) : 0.0, "wakeups/s");
 	/* submission: user-mode doorbell (WDDM 3.2 only) vs kernel-mode (benchmarks/scenarios/submit.h) */
-	fb_run_section(run, "submit");
 	rc = fb_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == FB_FENCE_NATIVE);
-	if (rc)
+	if (rc) {
+		fb_hist_free(ir.wait_lat);
+		fb_hist_free(gr.lat);
 		return rc;
+	}
+	fb_fence_p50_p99(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_fence_p50_p99(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
+	fb_run_metric(run, "lost_wakeups", (double)(os.lost_wakeups + ir.lost_wakeups), "waiters");
+
+	/* the details */
+	fb_run_section(run, "interrupts");
+	fb_fence_report_os(run, &os, elapsed);     /* also fills "power" */
+	fb_run_section(run, "latency");
+	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
 	fb_run_section(run, "");
+	fb_hist_free(ir.wait_lat);
+	fb_hist_free(gr.lat);
 	return 0;
 }
 
