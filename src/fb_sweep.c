@@ -168,12 +168,21 @@ static char *key_of(const struct fb_params *p)
 }
 
 /* Rewrite --out with every point so far (atomically). */
+/* What the points learned since the context was made: notes, warnings, and
+ * the most polling threads any point ran (0 before the first point). */
+static void sweep_refresh_context(struct sweep *w)
+{
+	json_object_set(w->context, "notes", w->s->notes);
+	json_object_set(w->context, "warnings", w->s->warnings);
+	json_object_set_new(w->context, "polling_threads", json_integer((json_int_t)w->s->polling_threads));
+	json_object_set_new(w->context, "oversubscribed", json_boolean(w->s->polling_threads > w->s->cpus.n));
+}
+
 static int write_out(struct sweep *w, char *err, size_t errlen)
 {
 	if (!w->o->out)
 		return 0;
-	json_object_set(w->context, "notes", w->s->notes);
-	json_object_set(w->context, "warnings", w->s->warnings);
+	sweep_refresh_context(w);
 	char *text = fb_output_render(w->o->format, w->context, w->points);
 	int rc = fb_output_write_atomic(w->o->out, text, strlen(text), err, errlen);
 	free(text);
@@ -237,8 +246,7 @@ static int finish(struct sweep *w, char *err, size_t errlen)
 		return write_out(w, err, errlen);   /* also when every point was resumed */
 	if (w->o->format == FB_FORMAT_CONSOLE)
 		return 0;                            /* already printed point by point */
-	json_object_set(w->context, "notes", w->s->notes);
-	json_object_set(w->context, "warnings", w->s->warnings);
+	sweep_refresh_context(w);
 	char *text = fb_output_render(w->o->format, w->context, w->points);
 	fputs(text, stdout);
 	free(text);
