@@ -2,6 +2,7 @@
  * (seed native-gpu-fence, "Physical memory storage for current and monitored
  * fence values", "Querying native fence feature enablement in OS"). */
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/fb_test.h"
 #include "tests/fence_test_util.h"
@@ -134,7 +135,22 @@ static void native_disabled_falls_back_to_monitored(void **state)
 	os_adapter_destroy(a);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(nonshareable_fences_packed_by_stride),
+/* An adapter destroyed right after it started: the interrupt thread may be
+ * between its stop check and its park when the stop comes; the kick must not
+ * be lost (a hang here is the bug; the alarm turns it into a failure). */
+static void start_destroy_never_hangs(void **state)
+{
+	alarm(60);
+	for (int i = 0; i < 1000; i++) {
+		struct os_config cfg;
+		os_config_default(&cfg);
+		os_adapter_destroy(fbt_adapter(&cfg));
+	}
+	alarm(0);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(start_destroy_never_hangs),
+	     cmocka_unit_test(nonshareable_fences_packed_by_stride),
 	     cmocka_unit_test(shareable_fences_get_own_pages),
 	     cmocka_unit_test(slots_reused_and_initialized),
 	     cmocka_unit_test(bad_caps_rejected),

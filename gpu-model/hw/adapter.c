@@ -174,7 +174,12 @@ int hw_irq_park(struct hw_adapter *a, int64_t timeout_ns)
 
 void hw_irq_kick(struct hw_adapter *a)
 {
-	lf_wake_notify(&a->irq_wake);
+	/* A record, not a bare notify: a thread between its stop check and its
+	 * park re-checks only the queue, so a notify alone could come before it
+	 * announced itself and be lost.  The record is an empty software one. */
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_SOFTWARE;
+	hw_irq_raise(a, rec);
 }
 
 /* ---- statistics ---- */

@@ -256,6 +256,10 @@ int hw_state_irq_park(struct hw_adapter *a, int64_t timeout_ns)
 
 void hw_state_irq_kick(struct hw_adapter *a)
 {
+	/* Set a bit, not only notify: the power thread re-checks state_irq after
+	 * announcing its park, so a kick that comes before the announcement is
+	 * seen there instead of lost.  HW_STATE_IRQ_KICK names no engine. */
+	atomic_fetch_or_explicit(&a->state_irq, HW_STATE_IRQ_KICK, memory_order_seq_cst);
 	lf_wake_notify(&a->state_wake);
 }
 

@@ -147,6 +147,8 @@ void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value);
 /* The OS power thread: pending engine-state-change interrupts (bit e: engine
  * e is idle with doorbells connected and asks for F1), cleared. */
 uint32_t hw_state_irq_take(struct hw_adapter *a);
+/* The bit hw_state_irq_kick sets in what hw_state_irq_take returns: no engine, just wake up. */
+#define HW_STATE_IRQ_KICK (1u << 31)
 /* The OS power thread: sleep until one is raised (0) or timeout (-ETIMEDOUT);
  * at once when some are pending. */
 int hw_state_irq_park(struct hw_adapter *a, int64_t timeout_ns);

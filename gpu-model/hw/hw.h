@@ -175,7 +175,8 @@ void hw_irq_free(struct hw_irq_rec *rec);
 /* OS interrupt thread: sleep until an interrupt is raised or timeout; 0 / -ETIMEDOUT.
  * Returns at once when records are pending. */
 int hw_irq_park(struct hw_adapter *a, int64_t timeout_ns);
-/* Wake the interrupt thread regardless of records (shutdown). */
+/* Wake the interrupt thread (shutdown): raises an empty HW_IRQ_SOFTWARE
+ * record, so a thread about to park sees it in its re-check. */
 void hw_irq_kick(struct hw_adapter *a);
 
 /* A fence value changed without the GPU (CPU signal, cross-adapter propagation):

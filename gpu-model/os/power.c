@@ -52,8 +52,9 @@ void *os_power_main(void *arg)
 	}
 	atomic_store(&u->power_tid, gettid());
 	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
-		uint32_t bits = hw_state_irq_take(u->hw);
-		if (!bits) {
+		uint32_t taken = hw_state_irq_take(u->hw);
+		uint32_t bits = taken & ~HW_STATE_IRQ_KICK;   /* a kick only wakes: the loop re-checks stop */
+		if (!taken) {
 			hw_state_irq_park(u->hw, -1);
 			continue;
 		}
