@@ -64,16 +64,67 @@ static void fb_rig_drain(struct os_adapter *a, struct os_stats *s)
 
 /* ---- irq suppression: lockstep signals, a fraction CPU-waited ---- */
 
+/* The lockstep rig of fb_irq_run. */
+struct fb_irq_rig {
+	const struct fb_irq_params *p;
+	struct os_fence *f;
+	struct os_queue *q;
+	_Atomic uint64_t stamp;
+	uint64_t deadline;
+};
+
+/* Signal value v (waited or not) and wait for it; true when it had a CPU waiter
+ * that missed its deadline although the value was reached (a lost wake-up). */
+static bool fb_irq_one(struct fb_irq_rig *g, uint64_t v, bool waited, struct fb_hist *lat)
+{
+	struct lf_event ev;
+	bool lost = false;
+	if (waited) {
+		lf_event_init(&ev);
+		os_fence_wait_event(g->f, v, &ev);   /* registered before the GPU signals */
+	}
+	struct hw_cmd cmds[3] = {
+		{ .op = HW_CMD_WORK, .arg = g->p->work_ns },
+		{ .op = HW_CMD_STAMP, .stamp = &g->stamp },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f), .value = v },
+	};
+	os_queue_submit(g->q, cmds, 3);
+	if (waited) {
+		if (lf_event_wait(&ev, 2000, (int64_t)g->deadline)) {
+			lost = os_fence_value(g->f) >= v;
+			lf_event_wait(&ev, 0, -1);
+		}
+		if (lat)
+			fb_hist_record(lat, lf_now_ns() - atomic_load_explicit(&g->stamp, memory_order_acquire));
+	} else {
+		/* user mode polls the CPU-readable CurrentValue: no OS involvement */
+		for (unsigned spin = 0; os_fence_value(g->f) < v; spin++)
+			if (spin > 64)
+				sched_yield();
+	}
+	return lost;
+}
+
+/* a -= b, counter by counter (struct os_stats holds only uint64_t counters). */
+static void fb_stats_sub(struct os_stats *a, const struct os_stats *b)
+{
+	_Static_assert(sizeof(struct os_stats) % sizeof(uint64_t) == 0, "os_stats: uint64_t counters only");
+	uint64_t *x = (uint64_t *)a;
+	const uint64_t *y = (const uint64_t *)b;
+	for (size_t k = 0; k < sizeof(*a) / sizeof(uint64_t); k++)
+		x[k] -= y[k];
+}
+
 int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen)
 {
 	struct os_adapter *a;
-	struct os_fence *f;
+	struct fb_irq_rig g = { .p = p, .deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull };
 	memset(r, 0, sizeof(*r));
-	int rc = fb_rig_up(p->cfg, p->path, &a, &f, 1, err, errlen);
+	int rc = fb_rig_up(p->cfg, p->path, &a, &g.f, 1, err, errlen);
 	if (rc)
 		return rc;
-	struct os_queue *q = os_queue_create(a, 0, 256);
-	rc = q ? os_adapter_start(a) : -ENOMEM;
+	g.q = os_queue_create(a, 0, 256);
+	rc = g.q ? os_adapter_start(a) : -ENOMEM;
 	if (rc) {
 		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
 		os_adapter_destroy(a);
@@ -91,13 +142,17 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 		}
 		os_fence_wait_event(idle, UINT64_MAX / 2, &never);
 	}
+	/* warm-up: the same workload, not measured (threads awake, pages touched) */
+	uint64_t v = 0, w0 = lf_now_ns();
+	for (uint64_t n = 0; lf_now_ns() - w0 < p->warmup_ns; n++)
+		fb_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
+	struct os_stats s0;
+	os_adapter_stats(a, &s0);
 	if (p->started)
 		p->started(p->started_arg, a);
 	r->wait_lat = fb_hist_new();
-	uint64_t deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull;
 	/* exact fraction: signal i is waited when the running share is behind */
 	uint64_t t0 = lf_now_ns();
-	_Atomic uint64_t stamp = 0;
 	for (uint64_t i = 1; i <= p->signals; i++) {
 		if (p->period_ns) {
 			uint64_t at = t0 + (i - 1) * p->period_ns;
@@ -106,39 +161,51 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 				;
 		}
 		bool waited = (double)r->waited < p->waited_fraction * (double)i;
-		struct lf_event ev;
-		if (waited) {
-			lf_event_init(&ev);
-			os_fence_wait_event(f, i, &ev);   /* registered before the GPU signals */
-		}
-		struct hw_cmd cmds[3] = {
-			{ .op = HW_CMD_WORK, .arg = p->work_ns },
-			{ .op = HW_CMD_STAMP, .stamp = &stamp },
-			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = i },
-		};
-		os_queue_submit(q, cmds, 3);
-		if (waited) {
-			r->waited++;
-			if (lf_event_wait(&ev, 2000, (int64_t)deadline)) {
-				r->lost_wakeups += os_fence_value(f) >= i;
-				lf_event_wait(&ev, 0, -1);
-			}
-			fb_hist_record(r->wait_lat, lf_now_ns() - atomic_load_explicit(&stamp, memory_order_acquire));
-		} else {
-			/* user mode polls the CPU-readable CurrentValue: no OS involvement */
-			for (unsigned spin = 0; os_fence_value(f) < i; spin++)
-				if (spin > 64)
-					sched_yield();
-		}
+		r->waited += waited;
+		r->lost_wakeups += fb_irq_one(&g, ++v, waited, r->wait_lat);
 	}
 	r->elapsed_ns = lf_now_ns() - t0;
 	fb_rig_drain(a, &r->os);
+	fb_stats_sub(&r->os, &s0);
 	r->signals = r->os.gpu_signals;
 	os_adapter_destroy(a);
 	return 0;
 }
 
 /* ---- GPU wait ---- */
+
+/* The two-engine rig of fb_gpuwait_run: f[0] A signals, B waits; f[1] B signals, the app waits. */
+struct fb_gpuwait_rig {
+	struct os_fence **f;
+	struct os_queue *qa, *qb;
+	uint64_t work_ns, v;
+	_Atomic uint64_t ta, tb;
+};
+
+/* One round; records A's signal -> B past its wait into lat (if any).
+ * true when B never got past its wait (10 s). */
+static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
+{
+	uint64_t i = ++g->v;
+	struct hw_cmd b[3] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(g->f[0]), .value = i },
+		{ .op = HW_CMD_STAMP, .stamp = &g->tb },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[1]), .value = i },
+	};
+	struct hw_cmd s[3] = {
+		{ .op = HW_CMD_WORK, .arg = g->work_ns },
+		{ .op = HW_CMD_STAMP, .stamp = &g->ta },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[0]), .value = i },
+	};
+	os_queue_submit(g->qb, b, 3);
+	os_queue_submit(g->qa, s, 3);
+	/* sleep in the OS, not on a CPU an engine may need */
+	if (os_fence_wait_cpu(g->f[1], i, 10000000000ll))
+		return true;
+	if (lat)
+		fb_hist_record(lat, atomic_load(&g->tb) - atomic_load(&g->ta));
+	return false;
+}
 
 int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen)
 {
@@ -166,38 +233,33 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 		os_adapter_destroy(a);
 		return rc;
 	}
+	/* warm-up rounds first, not recorded; the counters are the measured rounds' */
+	struct fb_gpuwait_rig g = { .f = f, .qa = qa, .qb = qb, .work_ns = p->work_ns };
+	uint64_t w0 = lf_now_ns();
+	while (lf_now_ns() - w0 < p->warmup_ns)
+		if (fb_gpuwait_one(&g, NULL))
+			goto hung;
+	struct os_stats s0;
+	os_adapter_stats(a, &s0);
 	if (p->started)
 		p->started(p->started_arg, a);
 	r->lat = fb_hist_new();
-	_Atomic uint64_t ta = 0, tb = 0;
 	uint64_t t0 = lf_now_ns();
-	for (uint64_t i = 1; i <= p->rounds; i++) {
-		struct hw_cmd b[3] = {
-			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f[0]), .value = i },
-			{ .op = HW_CMD_STAMP, .stamp = &tb },
-			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f[1]), .value = i },
-		};
-		struct hw_cmd s[3] = {
-			{ .op = HW_CMD_WORK, .arg = p->work_ns },
-			{ .op = HW_CMD_STAMP, .stamp = &ta },
-			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f[0]), .value = i },
-		};
-		os_queue_submit(qb, b, 3);
-		os_queue_submit(qa, s, 3);
-		/* sleep in the OS, not on a CPU an engine may need */
-		if (os_fence_wait_cpu(f[1], i, 10000000000ll)) {
-			snprintf(err, errlen, "round %llu: engine B never got past its wait", (unsigned long long)i);
-			fb_hist_free(r->lat);
-			r->lat = NULL;
-			os_adapter_destroy(a);
-			return -ETIMEDOUT;
-		}
-		fb_hist_record(r->lat, atomic_load(&tb) - atomic_load(&ta));
-	}
+	for (uint64_t i = 1; i <= p->rounds; i++)
+		if (fb_gpuwait_one(&g, r->lat))
+			goto hung;
 	r->elapsed_ns = lf_now_ns() - t0;
 	fb_rig_drain(a, &r->os);
+	fb_stats_sub(&r->os, &s0);
 	os_adapter_destroy(a);
 	return 0;
+
+hung:
+	snprintf(err, errlen, "round %llu: engine B never got past its wait", (unsigned long long)g.v);
+	fb_hist_free(r->lat);
+	r->lat = NULL;
+	os_adapter_destroy(a);
+	return -ETIMEDOUT;
 }
 
 /* ---- stress ---- */
@@ -225,6 +287,8 @@ static void *fb_stress_main(void *arg)
 			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(t->f), .value = i },
 		};
 		os_queue_submit(t->q, cmds, 2);
+		if (p->max_app_delay_ns)
+			lf_spin_ns(fb_rand(&t->seed) % (p->max_app_delay_ns + 1));
 		if (os_fence_value(t->f) < i)
 			t->blocked++;
 		int rc = os_fence_wait_cpu(t->f, i, (int64_t)deadline);

@@ -39,6 +39,7 @@ struct fb_irq_params {
 	const struct os_config *cfg;  /* NULL: fb_rig_config(path) */
 	unsigned idle_fences;         /* more fences, each with a CPU waiter never satisfied (ISR scaling) */
 	uint64_t period_ns;           /* pace: submit signal i at start + i * period (0: back to back) */
+	uint64_t warmup_ns;           /* the same workload this long first, not counted */
 	void (*started)(void *arg, struct os_adapter *a);  /* optional: threads are up (perf hooks) */
 	void *started_arg;
 };
@@ -64,6 +65,7 @@ struct fb_gpuwait_params {
 	enum fb_fence_path path;
 	uint64_t rounds;
 	uint64_t work_ns;             /* engine A's WORK before each signal */
+	uint64_t warmup_ns;           /* rounds this long first, not counted */
 	const struct os_config *cfg;  /* NULL: fb_rig_config(path) with 2 engines */
 	void (*started)(void *arg, struct os_adapter *a);
 	void *started_arg;
@@ -83,6 +85,7 @@ struct fb_stress_params {
 	unsigned engines;             /* queues are spread over this many engines */
 	uint64_t pairs;               /* signal/wait pairs per thread */
 	uint64_t max_work_ns;         /* random GPU work before each signal: 0..max */
+	uint64_t max_app_delay_ns;    /* random application delay between submit and wait: 0..max */
 	uint64_t stop_after_lost;     /* end early once this many were lost (0: never) */
 	uint64_t seed;
 	uint64_t deadline_ns;

@@ -30,7 +30,11 @@
 
 #define HW_BUDGET 32                      /* commands per queue per pass */
 #define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
-#define HW_FAULT_WINDOW_NS 2000           /* the store-buffer delay the NO_CMP_BARRIER fault models */
+/* The NO_CMP_BARRIER fault holds the CurrentValue write this long after the
+ * MonitoredValue read: a store buffer that drains late.  Far longer than real
+ * hardware's, so that a waiter registering meanwhile is caught every time and
+ * the stress detector's failure does not depend on luck or machine load. */
+#define HW_FAULT_WINDOW_NS 50000
 #define HW_IDLE_CLOCK_PASSES 8            /* an idle engine reads the clock every 8 passes, not every one */
 
 /* ---- the CMP ---- */

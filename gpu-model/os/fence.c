@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "gpu-model/os/os_internal.h"
+#include "lockfree/arch.h"
 #include "lockfree/alloc.h"
 
+#define OS_FAULT_WINDOW_NS 50000     /* OS_FAULT_NO_RESAMPLE: the widened check-to-register gap */
 #define OS_HALF32 ((uint64_t)UINT32_MAX / 2)
 
 /* ---- values ---- */
@@ -122,9 +124,16 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 	/* seq_cst RMW inside: the lowered MonitoredValue is visible before the
 	 * resample below reads CurrentValue; pairs with the CMP's CV exchange +
 	 * MV load in hw_engine_signal. */
-	lf_waitset_add(&f->ws, &w->w);
-	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
+	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE) {
+		/* Broken on purpose: no resample after lowering MV.  The delay (a
+		 * waiter preempted between its first look at CurrentValue and its
+		 * registration) makes the missed signal land in that gap every time
+		 * the GPU signals meanwhile, not only by luck. */
+		lf_spin_ns(OS_FAULT_WINDOW_NS);
+		lf_waitset_add(&f->ws, &w->w);
 		return false;
+	}
+	lf_waitset_add(&f->ws, &w->w);
 	if (os_fence_read(f) < w->w.value)
 		return false;
 	/* reached meanwhile: take the node back, unless the interrupt thread released it */
