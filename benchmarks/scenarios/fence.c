@@ -108,6 +108,7 @@ static int fb_fence_irq(struct fb_run *run, struct fb_irq_params *p, uint64_t fa
 	p->seed = fb_run_seed(run);
 	p->started = fb_fence_started;
 	p->started_arg = run;
+	p->warmup_ns = fb_run_warmup_ns(run);
 	if (!p->signals)
 		p->signals = fb_run_iterations(run) ? fb_run_iterations(run) : fallback;
 	int rc = fb_irq_run(p, r, err, sizeof(err));
@@ -194,7 +195,7 @@ static int gpu_wait_run(struct fb_run *run)
 	fb_fence_config(run, &cfg, cpus, 2);
 	struct fb_gpuwait_params p = {
 		.path = fb_fence_path_of(run), .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
-		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0),
+		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .warmup_ns = fb_run_warmup_ns(run),
 		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
 	};
 	struct fb_gpuwait_result r;
@@ -329,7 +330,7 @@ static int headline_run(struct fb_run *run)
 	/* interrupts and the power proxy: signals, a fraction CPU-waited */
 	struct fb_irq_params ip = {
 		.path = path, .signals = (uint64_t)fb_run_int(run, "signals"),
-		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000,
+		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000, .warmup_ns = fb_run_warmup_ns(run),
 		.seed = fb_run_seed(run), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
 	};
 	struct fb_irq_result ir;
