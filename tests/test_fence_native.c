@@ -60,9 +60,14 @@ static void monitored_value_tracks_least_waiter(void **state)
 	fbt_signal_gpu(q, f, 50);
 	assert_int_equal(lf_event_wait(&e50, 0, 5000000000ll), 0);
 	assert_true(fbt_eventually(*mv == UINT64_MAX));
+	assert_true(fbt_eventually(fbt_stats(a).interrupts == 2));
 	struct os_stats s = fbt_stats(a);
-	assert_int_equal(s.gpu_interrupts, 2);
-	assert_int_equal(s.spurious, 0);
+	assert_int_equal(s.gpu_interrupts, 2);   /* 42 and 50: the two signals a waiter watched */
+	assert_int_equal(s.released, 2);
+	/* The handler of 42 may already have released 50 in its resample (50
+	 * was signaled the moment 42's waiter woke): 50's own interrupt then
+	 * finds nobody, the extra interrupt the seed allows. */
+	assert_true(s.spurious <= 1);
 	os_adapter_destroy(a);
 }
 
