@@ -263,7 +263,10 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 
 uint64_t lf_waitset_threshold(const struct lf_waitset *ws)
 {
-	return atomic_load_explicit(ws->threshold, memory_order_acquire);
+	/* seq_cst, not only acquire: a signaler that wrote the value with a
+	 * seq_cst RMW and then asks "does anyone wait?" is the other half of the
+	 * store-buffering pair with an add's RMW + CurrentValue resample. */
+	return atomic_load_explicit(ws->threshold, memory_order_seq_cst);
 }
 
 bool lf_waitset_empty(struct lf_waitset *ws)

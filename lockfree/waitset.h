@@ -159,7 +159,8 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 			  void (*cb)(struct lf_waiter *w, void *arg), void *arg);
 
 /* The published threshold (least waited value - 1, or UINT64_MAX).
- * Any thread; load-acquire; wait-free. */
+ * Any thread; a seq_cst load (a signaler's "does anyone wait?" after its
+ * seq_cst value write pairs with an add + resample); wait-free. */
 uint64_t lf_waitset_threshold(const struct lf_waitset *ws);
 
 /* The consumer only: true when no node is pending on the stack or held in the

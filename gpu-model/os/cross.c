@@ -210,22 +210,11 @@ static void os_cross_notify(struct os_fence *g, uint64_t v)
 		os_ddi_log(b, OS_DDI_UPDATE_CV_NOTIFY_ONLY, g->hw.handle, v);
 		hw_cmp_cpu_signal_notify(b->hw);
 	}
-	/* CPU waiters and CPU-held command buffers: b's own interrupt thread (the
-	 * one consumer of g's waiter set) releases them, as deferred work, only
-	 * when someone may be satisfied.  seq_cst loads, after the seq_cst load of
-	 * the value in os_cross_propagate: pair with a waiter's threshold RMW +
-	 * CurrentValue resample (os_waiter_register) and with os_queue_submit's
-	 * held_total RMW + feed.  Either they see the value or we see them. */
-	if (atomic_load_explicit(g->ws.threshold, memory_order_seq_cst) < v ||
-	    atomic_load_explicit(&b->held_total, memory_order_seq_cst)) {
-		struct hw_irq_rec *rec = hw_irq_alloc();
-		rec->kind = HW_IRQ_SOFTWARE;
-		rec->fences[0] = g->hw.handle;
-		rec->nfences = 1;
-		rec->value = v;
-		hw_irq_raise(b->hw, rec);
+	/* CPU waiters and CPU-held command buffers: b's own interrupt thread
+	 * releases them (os_fence_defer_release), after the seq_cst load of the
+	 * value in os_cross_propagate. */
+	if (os_fence_defer_release(g, v, false))
 		atomic_fetch_add_explicit(&b->x_soft, 1, memory_order_relaxed);
-	}
 }
 
 void os_cross_propagate(struct os_fence *f)

@@ -220,6 +220,32 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 	return 0;
 }
 
+/* ---- deferred release ---- */
+
+/* Value v of f was written without a GPU interrupt for this adapter (a CPU
+ * signal, a value propagated from another adapter): queue a software record
+ * so that f's adapter's interrupt thread, the one consumer of f's waiter set,
+ * releases what v satisfies and feeds CPU-held command buffers — only when a
+ * waiter or a held buffer may be satisfied, unless `always`.  The seq_cst loads
+ * come after the caller's seq_cst write or load of v: they pair with a
+ * waiter's threshold RMW + CurrentValue resample (os_waiter_register) and with
+ * os_queue_submit's held_total RMW + feed, so either they see v or we see
+ * them.  Returns whether a record was queued. */
+bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always)
+{
+	struct os_adapter *a = f->a;
+	if (!always && lf_waitset_threshold(&f->ws) >= v &&
+	    !atomic_load_explicit(&a->held_total, memory_order_seq_cst))
+		return false;
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_SOFTWARE;
+	rec->fences[0] = f->hw.handle;
+	rec->nfences = 1;
+	rec->value = v;
+	hw_irq_raise(a->hw, rec);
+	return true;
+}
+
 /* ---- CPU signal ---- */
 
 int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
@@ -235,18 +261,8 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 		os_reconstruct(f, wv);
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
-	/* Release CPU waiters through the interrupt thread (the sets' one
-	 * consumer), as deferred work, only when someone may be satisfied; a
-	 * cross-adapter fence always (its interrupt thread propagates the value). */
-	if (f->x || lf_waitset_threshold(&f->ws) < v ||
-	    atomic_load_explicit(&a->held_total, memory_order_seq_cst)) {
-		struct hw_irq_rec *rec = hw_irq_alloc();
-		rec->kind = HW_IRQ_SOFTWARE;
-		rec->fences[0] = f->hw.handle;
-		rec->nfences = 1;
-		rec->value = v;
-		hw_irq_raise(a->hw, rec);
-	}
+	/* a cross-adapter fence always: its interrupt thread propagates the value */
+	os_fence_defer_release(f, v, f->x != NULL);
 	/* native: GPU queues waiting on this fence re-evaluate their run lists */
 	hw_cmp_cpu_signal_notify(a->hw);
 	return 0;

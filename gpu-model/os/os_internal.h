@@ -123,6 +123,7 @@ void os_rcu_enter(void);
 void os_rcu_leave(void);
 /* fence.c */
 void os_fence_free(void *obj);                                /* deferred (call_rcu) */
+bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always);  /* queue a software record */
 uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
 size_t os_fence_process(struct os_fence *f);                  /* interrupt thread: release + publish + resample */
 struct os_app_counters *os_app_counters(struct os_adapter *a);
