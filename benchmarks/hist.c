@@ -105,15 +105,20 @@ double fb_hist_mean(const struct fb_hist *h)
 	return h->count ? (double)h->sum / (double)h->count : 0.0;
 }
 
-/* Nearest rank of percentile p among count values: ceil(p/100 * count), >= 1. */
+/* Nearest rank of percentile p among count values: ceil(p/100 * count), >= 1.
+ * In integers (p in millionths of a percent): in doubles 99.9/100*1000 is
+ * 999.0000000000001, and ceil made p99.9 of 1000 samples the maximum. */
 static uint64_t rank_of(uint64_t count, double p)
 {
-	double r = ceil(p / 100.0 * (double)count);
-	if (r < 1.0)
+	if (p <= 0.0)
 		return 1;
-	if (r >= (double)count)
+	if (p >= 100.0)
 		return count;
-	return (uint64_t)r;
+	unsigned __int128 ppm = (unsigned __int128)llround(p * 1e6);   /* of 100e6 */
+	unsigned __int128 r = ((unsigned __int128)count * ppm + 100000000u - 1) / 100000000u;
+	if (r < 1)
+		return 1;
+	return r >= count ? count : (uint64_t)r;
 }
 
 /* The value reported for bucket idx: its midpoint, kept inside [min, max]. */

@@ -28,10 +28,14 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The exact nearest-rank percentile of sorted data. */
+/* Nearest rank ceil(p/100 * n), in integers: the test's percentiles have at
+ * most two decimals (p * 100 is whole). */
 static uint64_t exact_pct(const uint64_t *sorted, size_t n, double p)
 {
-	double r = ceil(p / 100.0 * (double)n);
-	size_t rank = r < 1.0 ? 1 : (size_t)r;
+	uint64_t p100 = (uint64_t)llround(p * 100.0);
+	size_t rank = (size_t)((n * p100 + 9999) / 10000);
+	if (rank < 1)
+		rank = 1;
 	if (rank > n)
 		rank = n;
 	return sorted[rank - 1];
@@ -188,7 +192,28 @@ static void per_thread_merge(void **state)
 	free(all);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(percentiles_uniform),
+/* p99.9 of 1000 samples is the 999th, not the maximum (in doubles,
+ * 99.9/100*1000 is 999.0000000000001, and its ceil was 1000). */
+static void percentile_rank_is_exact_at_round_counts(void **state)
+{
+	struct fb_hist *h = fb_hist_new();
+	fb_hist_record_n(h, 1000, 999);
+	fb_hist_record(h, 1000000);
+	assert_close(fb_hist_percentile(h, 99.9), 1000, "p99.9 of 999 x 1 us + 1 x 1 ms");
+	assert_close(fb_hist_percentile(h, 100.0), 1000000, "p100");
+	fb_hist_reset(h);
+	fb_hist_record_n(h, 1000, 9990);
+	fb_hist_record_n(h, 1000000, 10);
+	assert_close(fb_hist_percentile(h, 99.9), 1000, "p99.9 of 9990 x 1 us + 10 x 1 ms");
+	assert_close(fb_hist_percentile(h, 99.91), 1000000, "p99.91 of the same");
+	struct fb_hist_summary sm;
+	fb_hist_summarize(h, &sm);
+	assert_int_equal(sm.p999, fb_hist_percentile(h, 99.9));
+	fb_hist_free(h);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(percentile_rank_is_exact_at_round_counts),
+	     cmocka_unit_test(percentiles_uniform),
 	     cmocka_unit_test(percentiles_log_uniform),
 	     cmocka_unit_test(percentiles_exponential),
 	     cmocka_unit_test(percentiles_bimodal),
