@@ -51,9 +51,11 @@ static bool os_km_valid(const struct os_km_desc *d)
 
 /* Consume q's submissions: validate, resolve dependencies (os_queue_submit
  * holds monitored-fence waits on the CPU) and write the engine's ring. */
-static void os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
+/* Hand q's pending kernel-mode submissions to the engine; returns how many. */
+static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 {
 	struct os_km_desc d;
+	unsigned handed = 0;
 	while (lf_ring_pop_spsc(q->subq, &d)) {
 		if (atomic_load_explicit(&q->gone, memory_order_acquire)) {
 			os_count(&u->km_discarded, 1);
@@ -63,7 +65,9 @@ static void os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 			os_count(&u->km_rejected, 1);
 			continue;
 		}
+		handed++;
 	}
+	return handed;
 }
 
 static bool os_sched_d3(struct os_ums *u)
@@ -91,9 +95,15 @@ static void *os_sched_main(void *arg)
 		/* work for a powered-down device: Dxgkrnl brings it to D0 first */
 		if (any && os_sched_d3(u))
 			os_power_d0(u);
+		unsigned handed = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (!u->queues[i]->um)
-				os_sched_drain(u, u->queues[i]);
+				handed += os_sched_drain(u, u->queues[i]);
+		/* A D3 that came between the check above and the hand-over suspended
+		 * the queues this work now sits in: bring the device back, or the
+		 * work waits for some later submission to do it. */
+		if (handed && os_sched_d3(u))
+			os_power_d0(u);
 		/* Sleep in the kernel until the next submission's write.  The
 		 * eventfd counter makes it race-free: a write after the drain above
 		 * makes this read return at once. */
