@@ -44,15 +44,17 @@ static void context_suspend_preempts_mid_buffer(void **state)
 {
 	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
 	struct rt_queue *q = umt_queue(&t, 0, true);
-	_Atomic uint64_t n = 0;
-	struct hw_cmd cmds[3] = {
-		{ .op = HW_CMD_WORK, .arg = 20000000 },     /* 20 ms: suspended inside it */
+	_Atomic uint64_t n = 0, started = 0;
+	struct hw_cmd cmds[4] = {
+		{ .op = HW_CMD_STAMP, .stamp = &started },
+		{ .op = HW_CMD_WORK, .arg = 200000000 },    /* 200 ms: suspended inside it */
 		{ .op = HW_CMD_COUNT, .stamp = &n },
 		{ .op = HW_CMD_COUNT, .stamp = &n },
 	};
-	assert_int_equal(rt_queue_submit(q, cmds, 3, NULL), 0);
-	struct timespec ts = { 0, 5000000 };
-	nanosleep(&ts, NULL);
+	assert_int_equal(rt_queue_submit(q, cmds, 4, NULL), 0);
+	/* suspend once the engine is inside the WORK (not after a fixed sleep,
+	 * which a loaded machine may stretch past the WORK's end) */
+	assert_true(fbt_eventually(atomic_load(&started) != 0));
 	os_context_suspend(rt_queue_context(q));        /* returns after the WORK */
 	fbt_settle();
 	assert_int_equal(atomic_load(&n), 0);
@@ -77,8 +79,14 @@ static void engine_f1_round_trip(void **state)
 	assert_true(fbt_eventually(hw_engine_fstate(hw, 0) == HW_F1));
 	struct os_ums_stats s = umt_stats(&t);
 	assert_true(s.f1_requests >= 1);
-	assert_int_equal(s.f1_disconnects, 1);
+	/* >= 1: a test thread descheduled for 2 ms inside its first submission
+	 * lets one more F1 (and reconnect) happen there, correctly */
+	assert_true(s.f1_disconnects >= 1);
 	assert_int_equal(os_doorbell_status(rt_queue_os(q)), OS_DOORBELL_DISCONNECTED_RETRY);
+	struct rt_queue_stats rs;
+	rt_queue_stats(q, &rs);
+	uint64_t connects = rs.connects;
+	assert_true(connects >= 1);
 	struct hw_engine_um_stats e = umt_engine(&t, 0);
 	assert_true(e.state_irqs >= 1);
 	assert_true(e.f1_entries >= 1);
@@ -86,9 +94,8 @@ static void engine_f1_round_trip(void **state)
 	umt_submit_count(q, &n);
 	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
 	assert_int_equal(atomic_load(&n), 2);
-	struct rt_queue_stats rs;
 	rt_queue_stats(q, &rs);
-	assert_int_equal(rs.connects, 2);
+	assert_true(rs.connects >= connects + 1);       /* RETRY forced a reconnect */
 	s = umt_stats(&t);
 	assert_true(s.f0_by_connect >= 1);
 	assert_true(umt_engine(&t, 0).f1_ns > 0);
