@@ -80,7 +80,11 @@ static int load_journal(struct sweep *w, const char *fp, char *err, size_t errle
 	int rc = 0;
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	for (size_t n = 0; getline(&line, &cap, f) > 0; n++) {
+	off_t whole = 0;   /* end of the last complete line */
+	ssize_t len;
+	for (size_t n = 0; (len = getline(&line, &cap, f)) > 0; n++) {
+		if (line[len - 1] == '\n')
+			whole += len;
 		json_t *j = json_loads(line, 0, NULL);
 		if (!n && (!j || strcmp(json_string_value(json_object_get(j, "fingerprint")) ?: "", fp))) {
 			snprintf(err, errlen, "--resume: %s was written by a different sweep (scenario, --set, "
@@ -95,6 +99,12 @@ static int load_journal(struct sweep *w, const char *fp, char *err, size_t errle
 	}
 	free(line);
 	fclose(f);
+	/* A torn last line (a crash mid-write) goes, or the next appended line
+	 * would be glued to it and unreadable on the following resume. */
+	if (!rc && truncate(w->journal, whole) && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "journal %s: %s", w->journal, strerror(-rc));
+	}
 	return rc;
 }
 
