@@ -1,5 +1,7 @@
 /* tests/test_fence_native.c — conformance of the native fence path, one test per
  * rule of the seed (native-gpu-fence), each named after its section. */
+#include <pthread.h>
+
 #include "tests/fb_test.h"
 #include "tests/fence_test_util.h"
 
@@ -262,7 +264,50 @@ static void cpu_wait_blocking_released_by_gpu(void **state)
 	os_adapter_destroy(a);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),
+/* Event waits registered while another thread CPU-signals the very value:
+ * the interrupt thread may release (and drop its reference to) the node
+ * before registration returns; every event must still be set exactly when
+ * its value is reached, and the node never touched after it is freed (ASan). */
+struct race_signaler {
+	struct os_fence *f;
+	_Atomic uint64_t want;
+};
+
+static void *race_signal_main(void *arg)
+{
+	struct race_signaler *r = arg;
+	for (;;) {
+		uint64_t v = atomic_load(&r->want);
+		if (v == UINT64_MAX)
+			return NULL;
+		if (v && os_fence_value(r->f) < v)
+			os_fence_signal_cpu(r->f, v);
+	}
+}
+
+static void cpu_wait_event_registration_races_signal(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct race_signaler r = { 0 };
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &r.f), 0);
+	pthread_t t;
+	pthread_create(&t, NULL, race_signal_main, &r);
+	for (uint64_t v = 1; v <= 3000; v++) {
+		struct lf_event ev;
+		lf_event_init(&ev);
+		atomic_store(&r.want, v);
+		assert_int_equal(os_fence_wait_event(r.f, v, &ev), 0);
+		assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+		assert_true(os_fence_value(r.f) >= v);
+	}
+	atomic_store(&r.want, UINT64_MAX);
+	pthread_join(t, NULL);
+	assert_int_equal(fbt_stats(a).lost_wakeups, 0);
+	os_adapter_destroy(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(cpu_wait_event_registration_races_signal),
+	     cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),
 	     cmocka_unit_test(monitored_value_tracks_least_waiter),
 	     cmocka_unit_test(resample_value_reached_before_registration),
 	     cmocka_unit_test(payload_array_null_and_eval_legacy),

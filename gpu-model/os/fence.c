@@ -60,12 +60,19 @@ static bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
 
 /* ---- waiter nodes ---- */
 
+/* Node lifetime.  A blocking waiter's node belongs to the waiting thread: it
+ * frees it once released (or the set reclaims it after a successful cancel).
+ * An event or multi waiter's node has two references, the registering
+ * thread's and the set's: once added, the interrupt thread may release it and
+ * drop its reference at any moment, so the registering thread keeps its own
+ * until it is done with the node (its resample and cancel). */
 static struct os_waiter *os_waiter_new(uint64_t v, enum os_waiter_kind kind)
 {
 	struct os_waiter *w = lf_alloc(sizeof(*w), LF_CACHELINE);
 	w->w.value = v;
 	w->w.ctx = w;
 	w->kind = kind;
+	atomic_init(&w->refs, kind == OS_WAIT_BLOCKING ? 1 : 2);
 	lf_event_init(&w->ev);
 	return w;
 }
@@ -73,6 +80,12 @@ static struct os_waiter *os_waiter_new(uint64_t v, enum os_waiter_kind kind)
 static void os_waiter_free(struct os_waiter *w)
 {
 	lf_free(w, sizeof(*w), LF_CACHELINE);
+}
+
+static void os_waiter_put(struct os_waiter *w)
+{
+	if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
+		os_waiter_free(w);
 }
 
 static void os_multi_put(struct os_multi *m)
@@ -99,26 +112,38 @@ static void os_waiter_wake(struct lf_waiter *lw, void *arg)
 		break;
 	case OS_WAIT_EVENT:
 		lf_event_set(w->user_ev);
-		os_waiter_free(w);
+		os_waiter_put(w);
 		break;
 	case OS_WAIT_MULTI:
 		os_multi_hit(w->multi);
 		os_multi_put(w->multi);
-		os_waiter_free(w);
+		os_waiter_put(w);
 		break;
 	}
 }
 
-/* Cancelled nodes, handed back by the set. */
+/* Nodes handed back by the set: cancelled ones, and (lf_waitset_destroy)
+ * ones still waiting when their fence is destroyed. */
 static void os_waiter_reclaim(struct lf_waiter *lw, void *arg)
 {
-	os_waiter_free(lw->ctx);
+	struct os_waiter *w = lw->ctx;
+	if (w->kind == OS_WAIT_BLOCKING) {
+		os_waiter_free(w);
+		return;
+	}
+	/* a multi value never reached nor cancelled: its share of the multi goes too */
+	if (w->kind == OS_WAIT_MULTI &&
+	    atomic_load_explicit(&w->w.state, memory_order_acquire) != LF_WAITER_CANCELLED)
+		os_multi_put(w->multi);
+	os_waiter_put(w);
 }
 
 /* Register w on f and resample (seed: "the OS resamples CurrentValue and
  * satisfies any waiters that are unblocked by the new CurrentValue").
  * Returns true when the waiter is complete already (it was reached
- * meanwhile and this thread took it back); the node is then the set's. */
+ * meanwhile and this thread took it back); the node is then the set's.
+ * The caller holds a reference to w (blocking: it owns it; event and multi:
+ * its own of the two), so w stays valid here even once released. */
 static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 {
 	/* seq_cst RMW inside: the lowered MonitoredValue is visible before the
@@ -188,6 +213,7 @@ int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev)
 	w->user_ev = ev;
 	if (os_waiter_register(f, w))
 		lf_event_set(ev);
+	os_waiter_put(w);   /* this thread's reference */
 	return 0;
 }
 
@@ -215,6 +241,7 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 			os_multi_hit(m);
 			os_multi_put(m);
 		}
+		os_waiter_put(w);   /* this thread's reference */
 	}
 	os_multi_put(m);
 	return 0;

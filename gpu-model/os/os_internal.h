@@ -46,6 +46,7 @@ struct os_multi {
 struct os_waiter {
 	struct lf_waiter w;             /* w.ctx = this */
 	uint32_t kind;
+	_Atomic uint32_t refs;          /* event/multi: the registering thread's + the set's */
 	struct lf_event ev;             /* blocking waits sleep here */
 	struct lf_event *user_ev;       /* event-style waits */
 	struct os_multi *multi;
