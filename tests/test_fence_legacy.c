@@ -144,7 +144,25 @@ static void no64bit_atomics_wraparound_and_range(void **state)
 	os_adapter_destroy(a);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(gpu_signal_always_interrupts),
+/* No64BitAtomics with a fence signaled downward, each step within UINT32_MAX/2
+ * of the last signaled value: the value reads back as signaled, not 2^32 ahead. */
+static void no64bit_atomics_downward_signals(void **state)
+{
+	struct os_adapter *a = legacy_adapter(true);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0x1c0000000ull, 0, &f), 0);
+	assert_int_equal(os_fence_signal_cpu(f, 0x160000000ull), 0);
+	assert_true(os_fence_value(f) == 0x160000000ull);
+	assert_int_equal(os_fence_signal_cpu(f, 0x100000000ull), 0);
+	assert_true(os_fence_value(f) == 0x100000000ull);
+	/* not released by a misread value: 0x180000000 is too far ahead now */
+	assert_int_equal(os_fence_wait_cpu(f, 0x180000000ull, 0), -ERANGE);
+	assert_int_equal(os_fence_wait_cpu(f, 0x100000001ull, 1000000), -ETIMEDOUT);
+	os_adapter_destroy(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(no64bit_atomics_downward_signals),
+	     cmocka_unit_test(gpu_signal_always_interrupts),
 	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),
 	     cmocka_unit_test(gpu_wait_held_on_cpu_until_signaled),
 	     cmocka_unit_test(cpu_signal_unwaits_blocking_waiter),

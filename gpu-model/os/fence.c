@@ -284,8 +284,13 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	/* seq_cst RMW: the new value is visible before the waiter-set and held-
 	 * buffer checks below; pairs with os_waiter_register's add + resample. */
 	atomic_exchange_explicit(f->hw.cv, wv, memory_order_seq_cst);
+	/* 32-bit GPUs: the reconstruction's reference becomes the value signaled,
+	 * also when it moves down (raising only would read a later low half as
+	 * a forward wrap once the fence dropped more than UINT32_MAX/2 below the
+	 * highest value seen; the range check above is against the last signaled
+	 * value, as the seed words it) */
 	if (a->cfg.caps.no_64bit_atomics)
-		os_reconstruct(f, wv);
+		atomic_store_explicit(&f->last64, v, memory_order_seq_cst);
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
 	/* a cross-adapter fence always: its interrupt thread propagates the value */

@@ -26,7 +26,7 @@ struct os_fence {
 	enum os_fence_type type;
 	uint32_t index;                 /* slot in the adapter's scan table */
 	LF_ALIGNED struct lf_waitset ws;  /* native: publishes into hw.mv; monitored: internal word */
-	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: highest value seen, for reconstruction */
+	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: the reconstruction reference: last CPU-signaled value, raised by newer GPU values read */
 	/* shared.c / cross.c */
 	_Atomic uint32_t opens;         /* shared: local handles open (0: not opened through a process) */
 	uint32_t x_slot;                /* cross-adapter: this instance's slot in x */
