@@ -1,5 +1,7 @@
 /* tests/test_fence_legacy.c — conformance of the legacy monitored fence path
  * (seed context-monitoring-legacy-monitored-fence), one test per rule. */
+#include <unistd.h>
+
 #include "tests/fb_test.h"
 #include "tests/fence_test_util.h"
 
@@ -161,7 +163,45 @@ static void no64bit_atomics_downward_signals(void **state)
 	os_adapter_destroy(a);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(no64bit_atomics_downward_signals),
+/* The OS never waits on the GPU: feeding CPU-held buffers into a full ring
+ * must not stall the interrupt thread.  q1's buffer behind a native WAIT N
+ * fills its 4-slot ring; the SIGNAL N it needs is held on q2 behind the same
+ * monitored wait.  The interrupt thread must go on to feed q2 (and keep
+ * handling interrupts), and come back for the rest of q1. */
+static void held_feed_never_waits_for_ring_space(void **state)
+{
+	alarm(60);   /* the bug is a hang: make it a failure */
+	struct os_config cfg;
+	os_config_default(&cfg);
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_fence *n, *m, *x;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &n), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &m), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &x), 0);
+	struct os_queue *q1 = os_queue_create(a, 0, 4), *q2 = os_queue_create(a, 0, 4);
+	struct hw_cmd wait_m = { .op = HW_CMD_WAIT, .fence = os_fence_hw(m), .value = 1 };
+	struct hw_cmd b1[9] = { { .op = HW_CMD_WAIT, .fence = os_fence_hw(n), .value = 1 } };
+	for (int i = 1; i < 9; i++)
+		b1[i] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = 1000 };
+	struct hw_cmd sig_n = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(n), .value = 1 };
+	assert_int_equal(os_queue_submit(q1, &wait_m, 1), 0);
+	assert_int_equal(os_queue_submit(q1, b1, 9), 0);     /* more than the ring holds */
+	assert_int_equal(os_queue_submit(q2, &wait_m, 1), 0);
+	assert_int_equal(os_queue_submit(q2, &sig_n, 1), 0);
+	assert_int_equal(os_fence_signal_cpu(m, 1), 0);       /* the interrupt thread feeds q1 first */
+	assert_int_equal(os_fence_wait_cpu(n, 1, 5000000000ll), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	os_fence_wait_event(x, 1, &ev);
+	os_fence_signal_cpu(x, 1);                            /* needs the interrupt thread */
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	assert_true(fbt_eventually(os_queue_held(q1) == 0 && os_queue_held(q2) == 0));
+	os_adapter_destroy(a);
+	alarm(0);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(held_feed_never_waits_for_ring_space),
+	     cmocka_unit_test(no64bit_atomics_downward_signals),
 	     cmocka_unit_test(gpu_signal_always_interrupts),
 	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),
 	     cmocka_unit_test(gpu_wait_held_on_cpu_until_signaled),

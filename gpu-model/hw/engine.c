@@ -197,6 +197,18 @@ void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
 	lf_wake_notify(&e->wake);
 }
 
+size_t hw_queue_submit_some(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	size_t k = 0;
+	while (k < n && lf_ring_push_spsc(q->ring, &cmds[k]))
+		k++;
+	q->submitted += k;
+	/* the doorbell (also when full: the engine must drain for the rest) */
+	lf_wake_notify(&e->wake);
+	return k;
+}
+
 size_t hw_queue_pending(const struct hw_queue *q)
 {
 	return lf_ring_size(q->ring) + (q->waiting ? 1 : 0);

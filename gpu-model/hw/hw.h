@@ -144,6 +144,10 @@ struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t r
 /* Push n commands and ring the engine (wakes it only if parked).  The caller is the
  * queue's single producer.  Spins (with yields) while the ring is full. */
 void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n);
+/* Push as many of the n commands as the ring takes now and ring the engine;
+ * returns how many.  Never waits: for a thread that must not wait on the GPU
+ * (the OS interrupt thread feeding CPU-held command buffers). */
+size_t hw_queue_submit_some(struct hw_queue *q, const struct hw_cmd *cmds, size_t n);
 /* Commands pushed and not yet executed (approximate). */
 size_t hw_queue_pending(const struct hw_queue *q);
 

@@ -17,6 +17,7 @@
 #include "lockfree/arch.h"
 
 #define OS_BATCH 32
+#define OS_FEED_RETRY_NS 100000     /* poll for ring space every 100 us while a held buffer waits */
 
 static _Atomic uint64_t os_adapter_ids = 1;
 
@@ -178,9 +179,12 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	}
 }
 
+__thread bool os_in_irq_thread;
+
 static void *os_irq_main(void *arg)
 {
 	struct os_adapter *a = arg;
+	os_in_irq_thread = true;
 	pthread_setname_np(pthread_self(), "fb-os-irq");
 	atomic_store(&a->irq_tid, gettid());
 	if (a->cfg.irq_cpu >= 0) {
@@ -200,7 +204,18 @@ static void *os_irq_main(void *arg)
 			continue;
 		}
 		/* Parked with no timeout: every wake-up is a real one (the power
-		 * proxy).  Outside any read-side section: grace periods go on. */
+		 * proxy).  Outside any read-side section: grace periods go on.
+		 * While a held command buffer waits for ring space, a bounded park:
+		 * the engine drains without telling the OS. */
+		bool retry = atomic_exchange_explicit(&a->feed_retry, false, memory_order_seq_cst);
+		if (retry) {
+			lf_htab_read_lock();
+			os_count(&a->held_released, os_queues_feed_held(a));
+			lf_htab_read_unlock();
+			if (atomic_load_explicit(&a->feed_retry, memory_order_seq_cst))
+				hw_irq_park(a->hw, OS_FEED_RETRY_NS);   /* returns at once on a record */
+			continue;
+		}
 		hw_irq_park(a->hw, -1);
 		os_count(&a->irq_wakeups, 1);
 	}

@@ -102,6 +102,7 @@ struct os_adapter {
 	struct os_queue *queues[OS_MAX_QUEUES];
 	_Atomic uint32_t nqueues;
 	_Atomic uint64_t held_total;    /* command buffers held on the CPU, all queues */
+	_Atomic bool feed_retry;        /* a held buffer waits for ring space: the interrupt thread polls */
 	pthread_t irq;
 	bool irq_started;
 	clockid_t irq_clock;            /* the interrupt thread's CPU-time clock */
@@ -119,6 +120,8 @@ struct os_adapter {
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 };
 
+/* adapter.c: true on an adapter's interrupt thread */
+extern __thread bool os_in_irq_thread;
 /* adapter.c: nesting RCU reader registration for the handle table */
 void os_rcu_enter(void);
 void os_rcu_leave(void);

@@ -42,35 +42,41 @@ static struct os_fence *os_cpu_held_fence(struct os_adapter *a, const struct hw_
 
 /* Feed the ring from the held FIFO until a WAIT on a monitored fence is not
  * yet satisfied.  Returns the number of held buffers finished.  q->lock held. */
+/* Some held command buffer could not be fed now (ring full, queue busy): the
+ * interrupt thread polls for it (a bounded park) until it can. */
+static void os_queue_retry_later(struct os_adapter *a)
+{
+	/* from a submitter, wake the interrupt thread, which may be parked for
+	 * good (a record: a bare notify could be lost); the interrupt thread
+	 * itself polls on its own (os_irq_main) */
+	if (!atomic_exchange_explicit(&a->feed_retry, true, memory_order_seq_cst) && !os_in_irq_thread)
+		hw_irq_kick(a->hw);
+}
+
 static size_t os_queue_feed_locked(struct os_queue *q)
 {
 	size_t finished = 0;
 	struct os_held *h;
 	while ((h = q->head)) {
-		size_t start = h->pos;
 		while (h->pos < h->n) {
 			const struct hw_cmd *c = &h->cmds[h->pos];
 			struct os_fence *f = os_cpu_held_fence(q->a, c);
-			if (f && os_fence_read(f) < c->value)
-				break;
+			if (f) {
+				if (os_fence_read(f) < c->value)
+					return finished;        /* held on the CPU until f reaches it */
+				h->pos++;                       /* satisfied: the WAIT is dropped */
+				continue;
+			}
+			/* Never wait for ring space here: the interrupt thread feeds too,
+			 * and an engine blocked on a GPU wait that only another held
+			 * buffer can release would never drain it.  The interrupt thread
+			 * comes back (os_queue_retry_later). */
+			if (!hw_queue_submit_some(q->hwq, c, 1)) {
+				os_queue_retry_later(q->a);
+				return finished;
+			}
 			h->pos++;
 		}
-		/* everything before the unsatisfied WAIT (and satisfied WAITs, dropped) goes to the GPU */
-		size_t k = 0;
-		struct hw_cmd out[64];
-		for (size_t i = start; i < h->pos; i++) {
-			if (os_cpu_held_fence(q->a, &h->cmds[i]))
-				continue;
-			out[k++] = h->cmds[i];
-			if (k == 64) {
-				hw_queue_submit(q->hwq, out, k);
-				k = 0;
-			}
-		}
-		if (k)
-			hw_queue_submit(q->hwq, out, k);
-		if (h->pos < h->n)
-			return finished;
 		q->head = h->next;
 		if (!q->head)
 			q->tail = NULL;
@@ -135,7 +141,12 @@ size_t os_queues_feed_held(struct os_adapter *a)
 		struct os_queue *q = a->queues[i];
 		if (!atomic_load_explicit(&q->nheld, memory_order_relaxed))
 			continue;
-		pthread_mutex_lock(&q->lock);
+		/* the queue's submitter may hold the lock while it waits for ring
+		 * space: do not wait behind it, come back later */
+		if (pthread_mutex_trylock(&q->lock)) {
+			os_queue_retry_later(a);
+			continue;
+		}
 		n += os_queue_feed_locked(q);
 		pthread_mutex_unlock(&q->lock);
 	}
