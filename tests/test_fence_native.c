@@ -4,6 +4,7 @@
 
 #include "tests/fb_test.h"
 #include "tests/fence_test_util.h"
+#include "lockfree/alloc.h"
 
 static struct os_adapter *native_adapter(enum hw_irq_payload payload, unsigned engines)
 {
@@ -306,7 +307,33 @@ static void cpu_wait_event_registration_races_signal(void **state)
 	os_adapter_destroy(a);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(cpu_wait_event_registration_races_signal),
+/* One thread waiting on two adapters in turn (cross-adapter work does) keeps
+ * one counter block per adapter, not one per switch (jemalloc's count of
+ * allocated bytes; sanitizer builds use libc and read 0 here). */
+static void cpu_wait_counters_do_not_grow_across_adapters(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_adapter *b = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *fa, *fb;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 1, 0, &fa), 0);
+	assert_int_equal(os_fence_create(b, OS_FENCE_NATIVE, 1, 0, &fb), 0);
+	os_fence_wait_cpu(fa, 1, 0);
+	os_fence_wait_cpu(fb, 1, 0);
+	size_t before = lf_alloc_stats_allocated();
+	for (int i = 0; i < 100000; i++) {
+		os_fence_wait_cpu(fa, 1, 0);
+		os_fence_wait_cpu(fb, 1, 0);
+	}
+	size_t after = lf_alloc_stats_allocated();
+	assert_true(after <= before + 65536);
+	assert_int_equal(fbt_stats(a).waits, 100001);
+	assert_int_equal(fbt_stats(b).waits, 100001);
+	os_adapter_destroy(a);
+	os_adapter_destroy(b);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(cpu_wait_counters_do_not_grow_across_adapters),
+	     cmocka_unit_test(cpu_wait_event_registration_races_signal),
 	     cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),
 	     cmocka_unit_test(monitored_value_tracks_least_waiter),
 	     cmocka_unit_test(resample_value_reached_before_registration),

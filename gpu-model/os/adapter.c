@@ -315,20 +315,32 @@ bool os_adapter_native(const struct os_adapter *a)
 /* This thread's counter block for adapter a (one per thread and adapter). */
 struct os_app_counters *os_app_counters(struct os_adapter *a)
 {
-	/* the id, not the block, identifies the adapter: a destroyed adapter's
-	 * block is freed, and a new adapter may reuse its address */
-	static __thread struct os_app_counters *cached;
-	static __thread uint64_t cached_id;
-	if (cached_id == a->id)
-		return cached;
+	/* A few adapters per thread are cached (cross-adapter work alternates
+	 * between two).  The id, not the block, identifies the adapter: a
+	 * destroyed adapter's blocks are freed and its address may be reused. */
+	enum { OS_APP_CACHE = 4 };
+	static __thread struct { uint64_t id; struct os_app_counters *c; } cache[OS_APP_CACHE];
+	static __thread unsigned victim;
+	for (unsigned k = 0; k < OS_APP_CACHE; k++)
+		if (cache[k].id == a->id)
+			return cache[k].c;
+	/* a miss: this thread's block for a, or a new one (one per thread and adapter) */
+	pid_t tid = gettid();
 	pthread_mutex_lock(&a->app_lock);
-	struct os_app_counters *c = lf_alloc(sizeof(*c), LF_CACHELINE);
-	c->adapter_id = a->id;
-	c->next = a->app;
-	a->app = c;
+	struct os_app_counters *c = a->app;
+	while (c && c->tid != tid)
+		c = c->next;
+	if (!c) {
+		c = lf_alloc(sizeof(*c), LF_CACHELINE);
+		c->adapter_id = a->id;
+		c->tid = tid;
+		c->next = a->app;
+		a->app = c;
+	}
 	pthread_mutex_unlock(&a->app_lock);
-	cached = c;
-	cached_id = a->id;
+	unsigned k = victim++ % OS_APP_CACHE;
+	cache[k].id = a->id;
+	cache[k].c = c;
 	return c;
 }
 

@@ -57,6 +57,7 @@ struct os_app_counters {
 	LF_ALIGNED os_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups;
 	struct os_app_counters *next;
 	uint64_t adapter_id;
+	pid_t tid;                      /* the thread it counts for */
 };
 
 struct os_held {                    /* a command buffer (rest) held on the CPU */
