@@ -277,7 +277,10 @@ static void hw_work(const struct hw_adapter *a, uint64_t ns)
 
 static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue *q)
 {
-	uint64_t cv = atomic_load_explicit(q->wait_fence->cv, memory_order_acquire);
+	/* seq_cst: the re-check after waiting_queues++ / lf_wake_prepare (RMWs),
+	 * the second half of the store-buffering pair with a signaler's CV
+	 * exchange + waiting_queues load (hw_notify_waiters) */
+	uint64_t cv = atomic_load_explicit(q->wait_fence->cv, memory_order_seq_cst);
 	if (a->caps.no_64bit_atomics)
 		return (int32_t)((uint32_t)cv - (uint32_t)q->wait_value) >= 0;
 	return cv >= q->wait_value;

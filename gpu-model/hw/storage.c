@@ -136,8 +136,10 @@ uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)
 	/* Local memory: a CPU read crosses PCIe (the legacy scan pays this per fence). */
 	if (f->local)
 		lf_spin_ns(a->caps.local_read_ns);
-	/* acquire: what the signaler wrote before CurrentValue is visible after it */
-	return atomic_load_explicit(f->cv, memory_order_acquire);
+	/* seq_cst: this read is the OS's resample after its MonitoredValue RMW
+	 * (the second half of the store-buffering pair with the CMP); it also
+	 * acquires what the signaler wrote before CurrentValue */
+	return atomic_load_explicit(f->cv, memory_order_seq_cst);
 }
 
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y)
