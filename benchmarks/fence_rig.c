@@ -50,6 +50,18 @@ static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struc
 	return 0;
 }
 
+/* Start a set-up adapter (queues_ok: its queues were created); on failure
+ * destroy it and say why in err.  0 or -errno. */
+static int fb_rig_start(struct os_adapter *a, bool queues_ok, char *err, size_t errlen)
+{
+	int rc = queues_ok ? os_adapter_start(a) : -ENOMEM;
+	if (rc) {
+		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		os_adapter_destroy(a);
+	}
+	return rc;
+}
+
 /* Let the interrupt thread handle what the last signals raised (bounded: 1 s), then read the counters. */
 static void fb_rig_drain(struct os_adapter *a, struct os_stats *s)
 {
@@ -124,12 +136,9 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 	if (rc)
 		return rc;
 	g.q = os_queue_create(a, 0, 256);
-	rc = g.q ? os_adapter_start(a) : -ENOMEM;
-	if (rc) {
-		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
-		os_adapter_destroy(a);
+	rc = fb_rig_start(a, g.q != NULL, err, errlen);
+	if (rc)
 		return rc;
-	}
 	/* fences with a waiter that nothing satisfies: what a scan has to walk */
 	static struct lf_event never;
 	for (unsigned i = 0; i < p->idle_fences; i++) {
@@ -227,12 +236,9 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 	if (rc)
 		return rc;
 	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 1, 64);
-	rc = qa && qb ? os_adapter_start(a) : -ENOMEM;
-	if (rc) {
-		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
-		os_adapter_destroy(a);
+	rc = fb_rig_start(a, qa && qb, err, errlen);
+	if (rc)
 		return rc;
-	}
 	/* warm-up rounds first, not recorded; the counters are the measured rounds' */
 	struct fb_gpuwait_rig g = { .f = f, .qa = qa, .qb = qb, .work_ns = p->work_ns };
 	uint64_t w0 = lf_now_ns();
@@ -331,12 +337,9 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		t[i].seed = p->seed + i;
 		t[i].lost_total = &lost_total;
 	}
-	rc = os_adapter_start(a);
-	if (rc) {
-		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
-		os_adapter_destroy(a);
+	rc = fb_rig_start(a, true, err, errlen);
+	if (rc)
 		return rc;
-	}
 	uint64_t t0 = lf_now_ns();
 	for (unsigned i = 0; i < p->threads; i++)
 		pthread_create(&t[i].thread, NULL, fb_stress_main, &t[i]);
