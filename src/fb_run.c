@@ -253,14 +253,20 @@ void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, 
 	}
 }
 
+/* A scenario's message, cut to its first line. */
+static void one_line(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	vsnprintf(buf, len, fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 void fb_run_note(struct fb_run *run, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	one_line(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	buf[strcspn(buf, "\n")] = '\0';
 	fb_session_note(run->session, buf);
 }
 
@@ -269,9 +275,8 @@ int fb_run_error(struct fb_run *run, int err, const char *fmt, ...)
 	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	one_line(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	buf[strcspn(buf, "\n")] = '\0';
 	free(run->error);
 	run->error = fb_xstrdup(buf);
 	return err;
