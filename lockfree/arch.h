@@ -3,6 +3,10 @@
  * lf_cpu_relax()  spin-wait hint (x86 PAUSE, arm64 YIELD).
  * lf_now_ns()     CLOCK_MONOTONIC in nanoseconds: the clock of every latency in fencebench.
  * lf_spin_ns(ns)  busy-wait for ns nanoseconds (the modeled GPU WORK and PCIe read cost).
+ * lf_ticks()      a timestamp counter for latencies that cross threads on a hot path
+ *                 (a GPU's timestamp counter, read by one instruction): the invariant
+ *                 TSC where the kernel keeps its own clock on it, else lf_now_ns().
+ *                 Convert differences with lf_ticks_ns() (lockfree/ticks.c).
  */
 #ifndef LF_ARCH_H
 #define LF_ARCH_H
@@ -27,6 +31,31 @@ static inline uint64_t lf_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Nonzero once lf_ticks_init() chose the TSC (ticks.c); read-only after. */
+extern int lf_ticks_tsc;
+
+static inline uint64_t lf_ticks(void)
+{
+#if defined(__x86_64__)
+	if (lf_ticks_tsc) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return (uint64_t)hi << 32 | lo;
+	}
+#endif
+	return lf_now_ns();
+}
+
+/* Choose the counter and calibrate it (about 10 ms the first time; later
+ * calls return at once).  Call before the first lf_ticks() whose value is
+ * compared; thread-safe. */
+void lf_ticks_init(void);
+/* A difference of lf_ticks() values in nanoseconds. */
+double lf_ticks_ns(uint64_t ticks);
+/* What lf_ticks() counts: "tsc" or "clock_monotonic", and its rate in MHz. */
+const char *lf_ticks_source(void);
+double lf_ticks_mhz(void);
 
 static inline void lf_spin_ns(uint64_t ns)
 {
