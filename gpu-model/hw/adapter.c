@@ -9,6 +9,7 @@
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/asym.h"
 
 void hw_caps_default(struct hw_caps *caps)
 {
@@ -73,6 +74,8 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	int rc = hw_caps_check(caps, err, errlen);
 	if (rc)
 		return rc;
+	lf_ticks_init();              /* the counter HW_CMD_STAMP writes */
+	lf_asym_init();               /* before the engines: the preemption hand-shake */
 	struct hw_adapter *a = lf_alloc(sizeof(*a), LF_CACHELINE);
 	a->caps = *caps;
 	for (size_t i = 0; i < caps->ncpus; i++)

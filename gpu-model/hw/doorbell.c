@@ -116,7 +116,7 @@ uint64_t hw_doorbell_ring_value(uint64_t tag, uint64_t wptr)
 {
 	if (tag & HW_DB_GLOBAL)
 		return tag;
-	return tag | (wptr & ((1ull << HW_DB_WPTR_BITS) - 1));
+	return tag | (wptr & HW_DB_WPTR_MASK);
 }
 
 /* ---- the application's ring ---- */
@@ -204,6 +204,10 @@ static unsigned hw_engine_poll_one(struct hw_adapter *a, struct hw_engine *e, st
 	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
 	hw_count(&e->rings, 1);
 	struct hw_queue *owner = atomic_load_explicit(&p->queue, memory_order_acquire);
+	/* The CMP reads the ring control's write pointer, not the value rung:
+	 * a ring that came before its buffer was made visible (the order the
+	 * seed forbids) must find the old write pointer, as hardware reading
+	 * the ring control would, not run on a promise. */
 	if (owner)
 		hw_engine_look(e, owner);
 	return 1;
@@ -224,6 +228,40 @@ unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uin
 			rings += hw_engine_poll_one(a, e, p, now);
 	}
 	return rings;
+}
+
+bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, uint64_t now, struct hw_queue **run)
+{
+	*run = NULL;
+	if (a->caps.doorbell_model == HW_DOORBELL_GLOBAL) {
+		for (unsigned k = 0; k < loads; k++)
+			if (atomic_load_explicit(&a->global_db.word, memory_order_relaxed) != e->db_seen[HW_MAX_DOORBELLS])
+				return hw_engine_poll_global(a, e, now) != 0;
+		return false;
+	}
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	for (unsigned k = 0; k < loads;) {
+		unsigned looked = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct hw_queue *q = e->queues[i];
+			if (!q->um)
+				continue;
+			struct hw_doorbell_phys *p = atomic_load_explicit(&q->phys, memory_order_acquire);
+			if (!p)
+				continue;
+			looked++;
+			if (atomic_load_explicit(&p->word, memory_order_relaxed) == e->db_seen[p - a->doorbells])
+				continue;
+			hw_engine_poll_one(a, e, p, now);
+			struct hw_queue *o = atomic_load_explicit(&p->queue, memory_order_acquire);
+			*run = o && o->engine == e->index ? o : NULL;
+			return true;
+		}
+		if (!looked)
+			return false;
+		k += looked;
+	}
+	return false;
 }
 
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e)

@@ -40,7 +40,10 @@
  *
  * ---- Engine F-states ----
  * An engine whose doorbells are connected must keep polling them (a ring is a
- * memory write, not a wake-up).  Idle for f1_timeout_ns with doorbells still
+ * memory write, not a wake-up).  Idle, it watches the registers between its
+ * full passes (hw_engine_watch: loads only, no pause instruction, as a
+ * doorbell write reaches real hardware at once) and runs a rung queue
+ * straight away.  Idle for f1_timeout_ns with doorbells still
  * connected, it raises an engine-state-change interrupt (DXGK_INTERRUPT_GPU_
  * ENGINE_STATE_CHANGE, Active -> TransitionToF1) on its own line
  * (hw_state_irq_*: a status word, bit e for engine e, like a second MSI-X
@@ -75,6 +78,7 @@
 #define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes */
 #define HW_DB_GLOBAL              (1ull << 63)   /* a global-doorbell value: HW_DB_GLOBAL | queue id */
 #define HW_DB_WPTR_BITS           40             /* a dedicated value: (queue id + 1) << 40 | write pointer */
+#define HW_DB_WPTR_MASK           ((1ull << HW_DB_WPTR_BITS) - 1)
 
 enum hw_fstate {
 	HW_F0,   /* active: running or polling */

@@ -27,6 +27,7 @@
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/asym.h"
 
 #define HW_BUDGET 32                      /* commands per queue per pass */
 #define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
@@ -36,6 +37,7 @@
  * the stress detector's failure does not depend on luck or machine load. */
 #define HW_FAULT_WINDOW_NS 50000
 #define HW_IDLE_CLOCK_PASSES 8            /* an idle engine reads the clock every 8 passes, not every one */
+#define HW_WATCH_LOADS 64                 /* doorbell register loads between full passes of an idle engine */
 
 /* ---- the CMP ---- */
 
@@ -232,13 +234,17 @@ void hw_queue_kick(struct hw_queue *q)
 	lf_wake_notify(&q->a->engines[q->engine].wake);
 }
 
-/* Wait until the engine is not inside q.  seq_cst load: pairs with the
- * engine's seq_cst store of `running` before its load of `scheduled`
- * (Dekker): either the engine sees the cleared flag, or this sees q. */
+/* Wait until the engine is not inside q.  The caller cleared `scheduled`;
+ * the heavy fence pairs with the engine's light one between its store of
+ * `running` and its load of `scheduled` (lockfree/asym.h, a Dekker pair):
+ * either the engine sees the cleared flag, or this sees q.  The engine enters
+ * a queue on every pass and the KMD preempts rarely: the engine's side is the
+ * cheap one. */
 static void hw_queue_preempt_wait(struct hw_queue *q)
 {
 	struct hw_engine *e = &q->a->engines[q->engine];
-	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_seq_cst) == q; spin++) {
+	lf_asym_heavy();
+	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_acquire) == q; spin++) {
 		if (spin < 64)
 			lf_cpu_relax();
 		else
@@ -362,15 +368,16 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	if (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q))
 		return 0;
 	/* the preemption hand-shake: announce, then check the run-list bit
-	 * (seq_cst both: pairs with hw_queue_set_scheduled + preempt_wait) */
-	atomic_store_explicit(&e->running, q, memory_order_seq_cst);
-	if (!atomic_load_explicit(&q->scheduled, memory_order_seq_cst))
+	 * (the light side of the pair with hw_queue_preempt_wait) */
+	atomic_store_explicit(&e->running, q, memory_order_relaxed);
+	lf_asym_light();
+	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed))
 		goto out;
 	if (q->waiting) {
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_seq_cst) &&
+	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_relaxed) &&
 	       hw_queue_fetch(q, &c)) {
 		done++;
 		switch (c.op) {
@@ -381,7 +388,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_engine_signal(a, e, c.fence, c.value);
 			break;
 		case HW_CMD_STAMP:
-			atomic_store_explicit(c.stamp, lf_now_ns(), memory_order_release);
+			atomic_store_explicit(c.stamp, lf_ticks(), memory_order_release);
 			break;
 		case HW_CMD_COUNT:
 			atomic_fetch_add_explicit(c.stamp, 1, memory_order_acq_rel);
@@ -406,7 +413,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		hw_count(&q->executed, 1);
 	}
 out:
-	atomic_store_explicit(&e->running, NULL, memory_order_seq_cst);
+	/* release: what q's commands did is done before the KMD sees q left */
+	atomic_store_explicit(&e->running, NULL, memory_order_release);
 	hw_count(&e->cmds, done);
 	return done;
 }
@@ -475,7 +483,11 @@ static void *hw_engine_main(void *arg)
 			continue;
 		}
 		if (++idle_passes < HW_IDLE_CLOCK_PASSES) {
-			lf_cpu_relax();
+			struct hw_queue *q;
+			if (!atomic_load_explicit(&e->um_connected, memory_order_relaxed))
+				lf_cpu_relax();
+			else if (hw_engine_watch(a, e, HW_WATCH_LOADS, now, &q) && q && hw_queue_run(a, e, q))
+				idle_passes = 0;      /* the next pass runs the rest */
 			continue;
 		}
 		idle_passes = 0;

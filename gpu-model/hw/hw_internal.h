@@ -108,5 +108,10 @@ void hw_engines_stop(struct hw_adapter *a);
 void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr);
 /* doorbell.c, called by the engine thread */
 unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uint64_t now);
+/* The engine idle with doorbells connected: watch the registers for up to
+ * `loads` loads (no pause: a doorbell write reaches the hardware at once).
+ * True when one was rung and consumed; *run is then the queue to run now
+ * (dedicated: its owner on this engine), or NULL (run the whole list). */
+bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, uint64_t now, struct hw_queue **run);
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e);
 #endif
