@@ -107,7 +107,7 @@ static bool fb_irq_one(struct fb_irq_rig *g, uint64_t v, bool waited, struct fb_
 			lf_event_wait(&ev, 0, -1);
 		}
 		if (lat)
-			fb_hist_record(lat, lf_now_ns() - atomic_load_explicit(&g->stamp, memory_order_acquire));
+			fb_hist_record(lat, (uint64_t)lf_ticks_ns(lf_ticks() - atomic_load_explicit(&g->stamp, memory_order_acquire)));
 	} else {
 		/* user mode polls the CPU-readable CurrentValue: no OS involvement */
 		for (unsigned spin = 0; os_fence_value(g->f) < v; spin++)
@@ -212,7 +212,7 @@ static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
 	if (os_fence_wait_cpu(g->f[1], i, 10000000000ll))
 		return true;
 	if (lat)
-		fb_hist_record(lat, atomic_load(&g->tb) - atomic_load(&g->ta));
+		fb_hist_record(lat, (uint64_t)lf_ticks_ns(atomic_load(&g->tb) - atomic_load(&g->ta)));
 	return false;
 }
 

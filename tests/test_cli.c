@@ -275,6 +275,36 @@ static json_t *bench_named(json_t *doc, const char *name)
 	return NULL;
 }
 
+/* Every latency the headline reports is a plausible duration: positive and
+ * under the 10 s no wait here can reach.  Latencies mix clocks (an engine's
+ * timestamp counter against the CPU's): one converted wrong wraps to
+ * ~1.8e19 ns, which only a range check sees. */
+static void headline_latencies_are_durations(void **state)
+{
+	need_binary();
+	struct fb_exec_result r = RUN("run", "headline", "--iterations", "2000", "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	json_t *doc = json_of(r.out), *b;
+	size_t i, checked = 0;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(b, key, v) {
+			char limit[128];
+			snprintf(limit, sizeof(limit), "%s_limit", key);
+			if (!json_object_get(b, limit))
+				continue;      /* a latency is reported beside its limit */
+			double ns = json_number_value(v);
+			if (!(ns > 0 && ns < 1e10))
+				fail_msg("%s = %g ns", key, ns);
+			checked++;
+		}
+	}
+	assert_true(checked >= 8);
+	json_decref(doc);
+	fb_exec_free(&r);
+}
+
 static void json_is_google_benchmark_schema(void **state)
 {
 	need_binary();
@@ -679,6 +709,7 @@ int main(void)
 		cmocka_unit_test(list_help_version_answer),
 		cmocka_unit_test(sweep_resume_skips_finished_points),
 		cmocka_unit_test(shard_partitions_the_grid),
+		cmocka_unit_test(headline_latencies_are_durations),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

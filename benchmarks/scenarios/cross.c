@@ -134,13 +134,13 @@ static uint64_t cross_round(struct cross_rig *r, uint64_t v)
 			if ((spin & 255) == 0 && lf_now_ns() > end)
 				return 0;
 		}
-		return atomic_load(&tb) - atomic_load(&ta);
+		return (uint64_t)lf_ticks_ns(atomic_load(&tb) - atomic_load(&ta));
 	}
 	os_queue_submit(r->qa, s, 3);
 	if (os_fence_wait_cpu(r->fb, v, (int64_t)CROSS_DEADLINE_NS))
 		return 0;
-	uint64_t now = lf_now_ns();
-	return now - atomic_load_explicit(&ta, memory_order_acquire);
+	uint64_t now = lf_ticks();    /* the engines' stamps count lf_ticks() */
+	return (uint64_t)lf_ticks_ns(now - atomic_load_explicit(&ta, memory_order_acquire));
 }
 
 struct cross_snap {
