@@ -472,6 +472,18 @@ static void *hw_engine_main(void *arg)
 			hw_engine_poll_doorbells(a, e, now);
 		for (uint32_t i = 0; i < n; i++)
 			done += hw_queue_run(a, e, e->queues[i]);
+		if (!done && idle_passes + 1 < HW_IDLE_CLOCK_PASSES &&
+		    atomic_load_explicit(&e->um_connected, memory_order_relaxed)) {
+			/* idle with doorbells connected: watch them instead of pausing;
+			 * what a ring starts counts as busy like any other run */
+			struct hw_queue *q;
+			if (hw_engine_watch(a, e, HW_WATCH_LOADS, now, &q) && q)
+				done = hw_queue_run(a, e, q);
+			if (!done) {
+				idle_passes++;
+				continue;
+			}
+		}
 		if (done) {
 			/* busy since the last clock read: at most HW_IDLE_CLOCK_PASSES
 			 * idle passes too much, and no clock read per idle pass */
@@ -483,11 +495,7 @@ static void *hw_engine_main(void *arg)
 			continue;
 		}
 		if (++idle_passes < HW_IDLE_CLOCK_PASSES) {
-			struct hw_queue *q;
-			if (!atomic_load_explicit(&e->um_connected, memory_order_relaxed))
-				lf_cpu_relax();
-			else if (hw_engine_watch(a, e, HW_WATCH_LOADS, now, &q) && q && hw_queue_run(a, e, q))
-				idle_passes = 0;      /* the next pass runs the rest */
+			lf_cpu_relax();
 			continue;
 		}
 		idle_passes = 0;
