@@ -7,6 +7,11 @@
  *                 (a GPU's timestamp counter, read by one instruction): the invariant
  *                 TSC where the kernel keeps its own clock on it, else lf_now_ns().
  *                 Convert differences with lf_ticks_ns() (lockfree/ticks.c).
+ * lf_ticks_ordered()  the same counter, read only after every earlier instruction
+ *                 has executed (RDTSCP): the end points of a latency, so that a
+ *                 plain RDTSC, which the CPU may run early, does not start the
+ *                 window before the caller's last store-and-wait completed, nor
+ *                 stamp a command before the load that fetched it returned.
  */
 #ifndef LF_ARCH_H
 #define LF_ARCH_H
@@ -32,7 +37,8 @@ static inline uint64_t lf_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Nonzero once lf_ticks_init() chose the TSC (ticks.c); read-only after. */
+/* Nonzero once lf_ticks_init() chose the TSC (ticks.c); read-only after.
+ * 2: the CPU also has RDTSCP. */
 extern int lf_ticks_tsc;
 
 static inline uint64_t lf_ticks(void)
@@ -41,6 +47,23 @@ static inline uint64_t lf_ticks(void)
 	if (lf_ticks_tsc) {
 		uint32_t lo, hi;
 		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return (uint64_t)hi << 32 | lo;
+	}
+#endif
+	return lf_now_ns();
+}
+
+static inline uint64_t lf_ticks_ordered(void)
+{
+#if defined(__x86_64__)
+	if (lf_ticks_tsc == 2) {
+		uint32_t lo, hi, aux;
+		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+		return (uint64_t)hi << 32 | lo;
+	}
+	if (lf_ticks_tsc) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) :: "memory");
 		return (uint64_t)hi << 32 | lo;
 	}
 #endif

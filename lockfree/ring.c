@@ -102,6 +102,34 @@ bool lf_ring_push_spsc(struct lf_ring *r, const void *slot)
 	return true;
 }
 
+bool lf_ring_push_n_spsc(struct lf_ring *r, const void *slots, size_t n)
+{
+	uint64_t w = atomic_load_explicit(&r->write, memory_order_relaxed);
+	if (n > r->mask + 1)
+		return false;
+	if (w + n - r->read_cache > r->mask + 1) {
+		/* Looks too full: refresh (acquire, as in lf_ring_push_spsc). */
+		r->read_cache = atomic_load_explicit(&r->read, memory_order_acquire);
+		if (w + n - r->read_cache > r->mask + 1)
+			return false;
+	}
+	const unsigned char *src = slots;
+#ifdef LF_RING_BROKEN
+	/* BROKEN on purpose, as lf_ring_push_spsc: published before written. */
+	atomic_store_explicit(&r->write, w + n, memory_order_relaxed);
+	sched_yield();
+	lf_spin_ns(LF_RING_BROKEN_WINDOW_NS);
+	for (size_t i = 0; i < n; i++)
+		memcpy(lf_ring_slot(r, w + i), src + i * r->slot_size, r->slot_size);
+#else
+	for (size_t i = 0; i < n; i++)
+		memcpy(lf_ring_slot(r, w + i), src + i * r->slot_size, r->slot_size);
+	/* One release for the batch: a consumer sees all n slots or none. */
+	atomic_store_explicit(&r->write, w + n, memory_order_release);
+#endif
+	return true;
+}
+
 /* Consumer: true when a slot is published at index `rd`, refreshing write_cache. */
 static inline bool lf_ring_has_slot(struct lf_ring *r, uint64_t rd)
 {

@@ -21,7 +21,7 @@
  *
  *   | operation                    | caller          | concurrent with            | progress  |
  *   |------------------------------|-----------------|----------------------------|-----------|
- *   | lf_ring_push_spsc            | the producer    | pop, peek, size, indices   | wait-free |
+ *   | lf_ring_push_spsc, _push_n_  | the producer    | pop, peek, size, indices   | wait-free |
  *   | lf_ring_pop_spsc, _peek_spsc | the consumer    | push, size, indices        | wait-free |
  *   | lf_ring_size, _write_index,  | any thread      | everything                 | wait-free |
  *   |   _read_index, _capacity     |                 |                            |           |
@@ -62,6 +62,11 @@ void lf_ring_destroy(struct lf_ring *r);
  * Wait-free. */
 bool lf_ring_push_spsc(struct lf_ring *r, const void *slot);
 
+/* Producer only.  Copy n slots (n * slot_size bytes from `slots`) in and
+ * publish them with one release of the write index: a consumer sees all n or
+ * none of them.  Returns false, copying nothing, when fewer than n slots are
+ * free (always when n exceeds the capacity).  Wait-free. */
+bool lf_ring_push_n_spsc(struct lf_ring *r, const void *slots, size_t n);
 /* Consumer only.  Copy the oldest slot into `slot_out` and consume it
  * (release the slot back to the producer).  Returns false when empty.  Wait-free. */
 bool lf_ring_pop_spsc(struct lf_ring *r, void *slot_out);

@@ -56,7 +56,7 @@ static void ticks_choose(void)
 	if (!file_has("/proc/cpuinfo", "flags", "constant_tsc") || !file_has("/proc/cpuinfo", "flags", "nonstop_tsc") ||
 	    !file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL, "tsc"))
 		return;
-	lf_ticks_tsc = 1;
+	lf_ticks_tsc = file_has("/proc/cpuinfo", "flags", "rdtscp") ? 2 : 1;
 	uint64_t n0 = raw_ns(), t0 = lf_ticks(), n1;
 	while ((n1 = raw_ns()) - n0 < LF_TICKS_CAL_NS)
 		lf_cpu_relax();

@@ -12,7 +12,7 @@
 
 LF_BROKEN_DIR = $(BUILD)/lockfree-broken
 
-LF_RING_BROKEN_NAMES = create destroy push_spsc pop_spsc peek_spsc size write_index read_index capacity slot_size
+LF_RING_BROKEN_NAMES = create destroy push_spsc push_n_spsc pop_spsc peek_spsc size write_index read_index capacity slot_size
 LF_RING_BROKEN_DEFS  = -DLF_RING_BROKEN $(foreach n,$(LF_RING_BROKEN_NAMES),-Dlf_ring_$(n)=lf_ring_broken_$(n))
 
 LF_EVENT_BROKEN_NAMES = event_init event_set event_reset event_is_set event_has_sleepers event_wait \

@@ -26,6 +26,7 @@
 struct lf_ring *lf_ring_broken_create(size_t slot_size, size_t capacity);
 void lf_ring_broken_destroy(struct lf_ring *r);
 bool lf_ring_broken_push_spsc(struct lf_ring *r, const void *slot);
+bool lf_ring_broken_push_n_spsc(struct lf_ring *r, const void *slots, size_t n);
 bool lf_ring_broken_pop_spsc(struct lf_ring *r, void *slot_out);
 size_t lf_ring_broken_size(const struct lf_ring *r);
 
@@ -45,14 +46,16 @@ struct ring_ops {
 	struct lf_ring *(*create)(size_t, size_t);
 	void (*destroy)(struct lf_ring *);
 	bool (*push)(struct lf_ring *, const void *);
+	bool (*push_n)(struct lf_ring *, const void *, size_t);
 	bool (*pop)(struct lf_ring *, void *);
 	size_t (*size)(const struct lf_ring *);
 };
 
 static const struct ring_ops good_ring = {"lf_ring", lf_ring_create, lf_ring_destroy, lf_ring_push_spsc,
-					  lf_ring_pop_spsc, lf_ring_size};
+					  lf_ring_push_n_spsc, lf_ring_pop_spsc, lf_ring_size};
 static const struct ring_ops broken_ring = {"lf_ring_broken", lf_ring_broken_create, lf_ring_broken_destroy,
-					    lf_ring_broken_push_spsc, lf_ring_broken_pop_spsc, lf_ring_broken_size};
+					    lf_ring_broken_push_spsc, lf_ring_broken_push_n_spsc,
+					    lf_ring_broken_pop_spsc, lf_ring_broken_size};
 
 /* A 64-byte slot whose every word is derived from its sequence number. */
 #define ITEM_WORDS 8
@@ -81,6 +84,7 @@ struct ring_run {
 	const struct ring_ops *ops;
 	struct lf_ring *r;
 	uint64_t n;            /* items to stream */
+	unsigned batch;        /* >0: push batches of 1..batch items with push_n */
 	uint64_t pushed;       /* producer's count */
 	uint64_t popped;       /* consumer's count */
 	uint64_t in_order;     /* slots that held exactly the expected item */
@@ -97,18 +101,24 @@ static const struct fb_backoff_policy ring_backoff = { 64, 256, STALL_LIMIT_NS }
 static void *ring_producer(void *arg)
 {
 	struct ring_run *run = arg;
-	struct item it;
-	for (uint64_t seq = 0; seq < run->n; seq++) {
-		item_make(&it, seq);
+	struct item it[8];
+	for (uint64_t seq = 0; seq < run->n;) {
+		/* a batch of k items, k cycling through 1..batch, published at once */
+		uint64_t k = run->batch ? 1 + seq % run->batch : 1;
+		if (k > run->n - seq)
+			k = run->n - seq;
+		for (uint64_t i = 0; i < k; i++)
+			item_make(&it[i], seq + i);
 		uint64_t tries = 0, since = 0;
-		while (!run->ops->push(run->r, &it)) {
+		while (!(run->batch ? run->ops->push_n(run->r, it, k) : run->ops->push(run->r, it))) {
 			run->full_retries++;
 			if (!fb_backoff(&tries, &since, &ring_backoff)) {
 				run->producer_stalled = true;
 				return NULL;
 			}
 		}
-		run->pushed++;
+		run->pushed += k;
+		seq += k;
 	}
 	return NULL;
 }
@@ -231,6 +241,42 @@ static void ring_single_thread_semantics(void **state)
 	lf_ring_destroy(r);
 }
 
+static void ring_push_n_all_or_nothing(void **state)
+{
+	(void)state;
+	enum { CAP = 8 };
+	struct lf_ring *r = lf_ring_create(sizeof(struct item), CAP);
+	assert_non_null(r);
+	struct item it[CAP + 1], out;
+	for (int i = 0; i <= CAP; i++)
+		item_make(&it[i], (uint64_t)i);
+	assert_false(lf_ring_push_n_spsc(r, it, CAP + 1));   /* more than the capacity: never */
+	assert_int_equal(lf_ring_write_index(r), 0);
+	assert_true(lf_ring_push_n_spsc(r, it, 5));
+	assert_int_equal(lf_ring_write_index(r), 5);
+	assert_false(lf_ring_push_n_spsc(r, it + 5, 4));     /* 3 free: refused, nothing copied */
+	assert_int_equal(lf_ring_write_index(r), 5);
+	assert_true(lf_ring_push_n_spsc(r, it + 5, 3));      /* exactly full */
+	assert_false(lf_ring_push_spsc(r, &it[0]));
+	for (int i = 0; i < 3; i++) {                        /* free 3 at the start: the batch wraps */
+		assert_true(lf_ring_pop_spsc(r, &out));
+		assert_true(item_is(&out, (uint64_t)i));
+	}
+	assert_true(lf_ring_push_n_spsc(r, it, 3));
+	for (int i = 3; i < CAP; i++) {
+		assert_true(lf_ring_pop_spsc(r, &out));
+		assert_true(item_is(&out, (uint64_t)i));
+	}
+	for (int i = 0; i < 3; i++) {
+		assert_true(lf_ring_pop_spsc(r, &out));
+		assert_true(item_is(&out, (uint64_t)i));
+	}
+	assert_false(lf_ring_pop_spsc(r, &out));
+	assert_true(lf_ring_push_n_spsc(r, it, 0));          /* an empty batch publishes nothing */
+	assert_int_equal(lf_ring_size(r), 0);
+	lf_ring_destroy(r);
+}
+
 static uint64_t ring_items(void)
 {
 	return fb_soak() ? 20000000 : 1000000; /* 1e6: ~0.3 s plain, ~5 s under TSan */
@@ -252,6 +298,35 @@ static void ring_spsc_fifo_no_loss(void **state)
 	}
 }
 
+static void ring_spsc_batches_fifo_no_loss(void **state)
+{
+	(void)state;
+	/* batches of 1..5 through capacities 64 and 8: a batch is seen whole or
+	 * not at all, so every popped slot holds its item */
+	const size_t caps[] = {64, 8};
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		struct ring_run run = {.ops = &good_ring, .n = ring_items() / 2, .batch = 5};
+		ring_run_two_threads(&run, caps[i]);
+		assert_false(run.producer_stalled);
+		assert_false(run.consumer_stalled);
+		assert_int_equal(run.popped, run.n);
+		assert_int_equal(run.in_order, run.n);
+		assert_int_equal(run.bad, 0);
+	}
+}
+
+static void ring_broken_batches_are_caught(void **state)
+{
+	(void)state;
+	/* the broken batch push publishes all k indices, then writes the slots */
+	struct ring_run run = {.ops = &broken_ring, .n = 5000, .batch = 5};
+	ring_run_two_threads(&run, 64);
+	assert_false(run.producer_stalled);
+	assert_false(run.consumer_stalled);
+	assert_int_equal(run.popped, run.n);
+	assert_true(run.bad > 0);
+}
+
 static void ring_broken_variant_is_caught(void **state)
 {
 	(void)state;
@@ -267,4 +342,6 @@ static void ring_broken_variant_is_caught(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(ring_create_rejects_bad_arguments), cmocka_unit_test(ring_single_thread_semantics),
-	     cmocka_unit_test(ring_spsc_fifo_no_loss), cmocka_unit_test(ring_broken_variant_is_caught))
+	     cmocka_unit_test(ring_push_n_all_or_nothing), cmocka_unit_test(ring_spsc_fifo_no_loss),
+	     cmocka_unit_test(ring_spsc_batches_fifo_no_loss), cmocka_unit_test(ring_broken_variant_is_caught),
+	     cmocka_unit_test(ring_broken_batches_are_caught))
