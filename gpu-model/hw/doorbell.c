@@ -5,6 +5,7 @@
 
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/arch.h"
+#include "lockfree/asym.h"
 #include "lockfree/ring.h"
 
 _Static_assert(sizeof(struct hw_doorbell_phys) == 2 * LF_CACHELINE, "a doorbell: the register's line, the bookkeeping's line");
@@ -83,11 +84,11 @@ void hw_doorbell_disconnect(struct hw_adapter *a, struct hw_queue *q)
 	if (!p)
 		return;
 	atomic_store_explicit(&q->phys, NULL, memory_order_release);
-	/* The latch: a seq_cst RMW on the register (it changes nothing).  Every
-	 * ring is an RMW, so a ring earlier in the register's order is in the
-	 * release sequence this reads from: its write pointer is visible to the
-	 * kick below.  A ring later in that order comes after the OS set RETRY
-	 * (seq_cst, before this call), so the ringer's status load sees RETRY. */
+	/* The latch: a seq_cst RMW on the register (it changes nothing), after
+	 * the OS's heavy fence (doorbell.h): a ring whose ringer may still read
+	 * CONNECTED is visible here, and so is the write pointer it published,
+	 * which the kick below reads; a ring that is not comes before a status
+	 * load that sees the disconnect. */
 	atomic_fetch_add_explicit(&p->word, 0, memory_order_seq_cst);
 	if (a->caps.doorbell_model == HW_DOORBELL_DEDICATED)
 		atomic_store_explicit(&p->queue, NULL, memory_order_release);
@@ -128,8 +129,10 @@ void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value)
 {
 	if (!(value & HW_DB_GLOBAL)) {
 		/* dedicated: queue tag | write pointer, a value this register never
-		 * held before (a retry may repeat it: its first ring was seen) */
-		atomic_exchange_explicit(reg, value, memory_order_seq_cst);
+		 * held before (a retry may repeat it: its first ring was seen); the
+		 * light side of the disconnect's Dekker pair (doorbell.h) */
+		atomic_store_explicit(reg, value, memory_order_release);
+		lf_asym_light();
 		return;
 	}
 	/* global: the queue id, and a count of rings: an engine that sees the

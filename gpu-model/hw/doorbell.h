@@ -6,8 +6,8 @@
  * ---- A user-mode queue ----
  * Its ring buffer is an lf_ring of struct hw_cmd slots (lockfree/ring.h): the
  * application (UMD) is the producer, the engine the consumer, and the ring's
- * published write index is the ring-buffer-control write pointer.  Each slot
- * is one HW_CMD_INDIRECT naming a command buffer.  Unlike a kernel-mode queue
+ * published write index is the ring-buffer-control write pointer.  A slot is
+ * a command, or an HW_CMD_INDIRECT naming a command buffer (one level).  Unlike a kernel-mode queue
  * (hw_queue_submit: the KMD writes the ring and wakes the engine), the engine
  * does NOT watch a user-mode ring: it re-reads the write pointer only when it
  * is told to look — a doorbell ring it sees, or a kick (doorbell
@@ -21,23 +21,28 @@
  * queues; the value written names the queue, and when several queues rang
  * before the engine looked it polls every queue connected to it.
  *
- * A ring is hw_doorbell_write: a seq_cst read-modify-write of the register
- * (dedicated: exchange of the queue's tag | write pointer; global: a CAS
- * that stores the queue id and counts the rings).  Each ring writes a value
- * the register never held, so the engines poll with plain acquire loads and
- * take a changed value for a ring (they never write the register: a ring
- * costs one cache-line transfer to the polling engine).  Every write to a
- * register is an RMW, so the rings form one release sequence: whoever reads
- * or latches the register sees every write pointer published before any ring
- * it covers.
+ * A ring is hw_doorbell_write.  Dedicated: a plain release store of the
+ * queue's tag | write pointer, as the seed's pseudocode writes the doorbell
+ * (a locked RMW would hold the line from the polling engine a while longer:
+ * measured, about one cache-line transfer more per ring); global: a seq_cst
+ * CAS that stores the queue id and counts the rings.  Each ring writes a
+ * value the register never held, so the engines poll with plain acquire
+ * loads and take a changed value for a ring (they never write the register:
+ * a ring costs one cache-line transfer to the polling engine); the acquire
+ * load that reads a ring's value sees the write pointer published before it.
  *
- * hw_doorbell_disconnect latches the register (an RMW) and kicks the queue
- * with the write pointer of that moment: a ring that landed before the
- * disconnect is never lost; a ring after it is, with whatever was published
- * after the latch (the OS has already rotated the application's mapping to a
- * dummy page and set the status word, which the application reads after
- * ringing).
- *
+ * Disconnecting is a Dekker pair with the ringer.  The ringer: ring, then
+ * lf_asym_light() (a compiler barrier), then load the status.  The OS: set
+ * the status, rotate the mapping to a dummy page, then lf_asym_heavy() (a
+ * barrier on every CPU running the process: what the rotation's TLB
+ * shootdown costs), then hw_doorbell_disconnect latches the register (an
+ * RMW) and kicks the queue with the write pointer of that moment.  Either
+ * the ringer's status load sees the disconnect (it reconnects and rings
+ * again) or the ring and the write pointer before it are visible to the
+ * latch and the kick: a ring whose ringer read CONNECTED is never lost.  A
+ * ring after the latch lands on the register or the dummy page and is lost,
+ * and its ringer reads the status that says so.
+
  * ---- Engine F-states ----
  * An engine whose doorbells are connected must keep polling them (a ring is a
  * memory write, not a wake-up).  Idle, it watches the registers between its
@@ -141,9 +146,10 @@ uint64_t hw_doorbell_ring_value(uint64_t tag, uint64_t wptr);
 /* ---- the application's ring ---- */
 
 /* Ring: write value (a write pointer, or a global value) into the register
- * at reg (a physical doorbell or a dummy page).  A seq_cst RMW: everything the
- * caller published before (the write pointer) is seen by whoever reads or
- * latches this ring, and a status load after it is ordered after it. */
+ * at reg (a physical doorbell or a dummy page).  Release: everything the
+ * caller published before (the write pointer) is seen by an engine that
+ * reads this ring; then lf_asym_light(): a status load after this call pairs
+ * with the OS's heavy fence at disconnect (above). */
 void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value);
 
 /* ---- engine-state-change interrupts and F-states ---- */

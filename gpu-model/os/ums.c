@@ -11,6 +11,7 @@
 #include "gpu-model/os/ums_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/asym.h"
 
 void os_ums_config_default(struct os_ums_config *cfg)
 {
@@ -449,7 +450,8 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out)
 
 /* DxgkCbDisconnectDoorbell + the KMD's disconnection.  Status first, then
  * the mapping (so an application that sees the dummy page sees the status),
- * then the register is latched (a ring that made it is not lost). */
+ * then a barrier on every CPU (the rotation's TLB shootdown), then the
+ * register is latched (a ring that made it is not lost). */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status)
 {
 	struct os_ums *u = q->u;
@@ -461,6 +463,11 @@ void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status
 	atomic_store_explicit(&q->db.cpuva, u->dummy, memory_order_release);
 	if (!q->db.connected)
 		return;
+	/* The rotation's TLB shootdown: a barrier on every CPU running the
+	 * process, the heavy side of the ringer's Dekker pair (doorbell.h).
+	 * After it, a ringer that may still read CONNECTED has its ring on the
+	 * register for the latch to find. */
+	lf_asym_heavy();
 	hw_doorbell_disconnect(u->hw, q->hwq);
 	if (q->db.phys >= 0 && hw_doorbell_model(u->hw) == HW_DOORBELL_DEDICATED)
 		u->phys_owner[q->db.phys] = NULL;

@@ -28,8 +28,10 @@
  * os_notify_work_submission after ringing), DISCONNECTED_RETRY (reconnect and
  * ring again) or DISCONNECTED_ABORT (fall back to kernel-mode submission).
  * Disconnecting sets the status (seq_cst) before rotating the mapping
- * (release), then the KMD latches the register (hw_doorbell_disconnect): an
- * application that rang and then read CONNECTED was not lost.
+ * (release), pays the rotation's TLB shootdown (lf_asym_heavy: the other
+ * side of the ringer's lf_asym_light between ring and status load), then the
+ * KMD latches the register (hw_doorbell_disconnect): an application that
+ * rang and then read CONNECTED was not lost.
  * Dedicated doorbells are virtualized: a connect with every physical doorbell
  * taken victimizes the least recently used one (the KMD's VictimizeDoorbell:
  * DxgkCbDisconnectDoorbell -> RETRY + dummy page, then the actual
