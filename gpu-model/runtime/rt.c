@@ -14,6 +14,12 @@
 #include "lockfree/ring.h"
 
 #define RT_IB_CMDS        (RT_MAX_CMDS + 1)
+/* A user-mode command buffer of at most this many commands (the progress
+ * write included) is copied into the ring itself, as the OS writes a
+ * kernel-mode submission's commands into the engine's ring; a longer one is
+ * one INDIRECT entry naming it.  Inline, the engine reads the commands with
+ * the ring entry, not one dependent fetch later. */
+#define RT_INLINE_CMDS    4
 #define RT_DEFAULT_SLOTS  64
 #define RT_FULL_TIMEOUT_NS 10000000000ll
 
@@ -176,7 +182,10 @@ struct os_fence *rt_fence_os(struct rt_fence *f)
 static int rt_queue_open_os(struct rt_queue *q, bool um)
 {
 	unsigned flags = um ? OS_HWQUEUE_USER_MODE_SUBMISSION : 0;
-	int rc = os_hwqueue_create(q->ctx, flags, q->nslots, q->progress->f, &q->osq);
+	/* a user-mode ring holds nslots buffers of up to RT_INLINE_CMDS entries:
+	 * with at most nslots in flight (rt_queue_take_ib) it never fills */
+	size_t ring_slots = um ? q->nslots * RT_INLINE_CMDS : q->nslots;
+	int rc = os_hwqueue_create(q->ctx, flags, ring_slots, q->progress->f, &q->osq);
 	if (rc)
 		return rc;
 	q->um = um;
@@ -272,12 +281,21 @@ static void rt_publish_last_queued(struct rt_queue *q, uint64_t v)
 	atomic_store_explicit(q->map.last_queued, v, memory_order_release);
 }
 
-static void rt_push(struct rt_queue *q, const struct hw_cmd *entry)
+/* Make the command buffer ib[0..n) visible in one publication of the write
+ * pointer: its commands inline when it is short, else one INDIRECT entry.
+ * The ring never fills: at most nslots buffers are in flight
+ * (rt_queue_take_ib), each of at most RT_INLINE_CMDS entries, in a ring of
+ * nslots * RT_INLINE_CMDS (rt_queue_open_os) — so a suspended context's
+ * queue takes buffers until the flow control says wait, as with one entry
+ * each. */
+static void rt_push(struct rt_queue *q, const struct hw_cmd *ib, size_t n)
 {
-	/* never full: the entry nslots back was consumed before its buffer completed */
-	while (!lf_ring_push_spsc(q->map.ring, entry))
-		sched_yield();
-	q->wptr++;
+	struct hw_cmd entry = { .op = HW_CMD_INDIRECT, .ib = ib, .arg = n };
+	const struct hw_cmd *entries = n <= RT_INLINE_CMDS ? ib : &entry;
+	size_t k = n <= RT_INLINE_CMDS ? n : 1;
+	while (!lf_ring_push_n_spsc(q->map.ring, entries, k))
+		sched_yield();            /* not reached (above); the engine would free room */
+	q->wptr += k;
 	q->visible = true;
 }
 
@@ -296,7 +314,7 @@ static void rt_window(void)
 }
 
 /* The seed's submit loop.  Returns the last status read (ABORT: fall back). */
-static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct hw_cmd *entry)
+static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
 {
 	uint64_t status = rt_status(q);
 	for (;;) {
@@ -306,7 +324,7 @@ static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct h
 			rt_test_ring_hook(q);
 		if (!q->visible) {
 			rt_publish_last_queued(q, v);
-			rt_push(q, entry);
+			rt_push(q, ib, n);
 		}
 		rt_ring(q, q->wptr);
 		status = rt_status(q);
@@ -321,7 +339,7 @@ static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct h
 }
 
 /* The deliberately broken orders (rt.h, enum rt_broken). */
-static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct hw_cmd *entry)
+static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
 {
 	uint64_t status = rt_status(q);
 	if (!rt_connect(q, &status))
@@ -329,20 +347,20 @@ static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct
 	switch (q->desc.broken) {
 	case RT_BROKEN_RING_BEFORE_VISIBLE:
 		rt_publish_last_queued(q, v);
-		rt_ring(q, q->wptr + 1);
+		rt_ring(q, q->wptr + (n <= RT_INLINE_CMDS ? n : 1));
 		rt_window();
-		rt_push(q, entry);
+		rt_push(q, ib, n);
 		return rt_status(q);
 	case RT_BROKEN_NO_STATUS_CHECK:
 		if (rt_test_ring_hook)
 			rt_test_ring_hook(q);
 		rt_publish_last_queued(q, v);
-		rt_push(q, entry);
+		rt_push(q, ib, n);
 		rt_ring(q, q->wptr);
 		return OS_DOORBELL_CONNECTED;
 	case RT_BROKEN_LAST_QUEUED_LATE:
 	default:
-		rt_push(q, entry);
+		rt_push(q, ib, n);
 		rt_ring(q, q->wptr);
 		status = rt_status(q);
 		rt_window();
@@ -353,9 +371,8 @@ static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct
 
 static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
 {
-	struct hw_cmd entry = { .op = HW_CMD_INDIRECT, .ib = ib, .arg = n };
 	q->visible = false;
-	uint64_t status = q->desc.broken ? rt_submit_um_broken(q, v, &entry) : rt_submit_um_loop(q, v, &entry);
+	uint64_t status = q->desc.broken ? rt_submit_um_broken(q, v, ib, n) : rt_submit_um_loop(q, v, ib, n);
 	if (status != OS_DOORBELL_DISCONNECTED_ABORT) {
 		rt_count(&q->um_submits);
 		return 0;

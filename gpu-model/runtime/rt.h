@@ -10,7 +10,10 @@
  *     N+1 = next progress value; command buffer ends with SIGNAL(progress, N+1)
  *     status word not CONNECTED: D3DKMTConnectDoorbell (ABORT: fall back)
  *     *last_queued = N+1                      (before the buffer is visible)
- *     push the buffer's INDIRECT entry        (visible: the write pointer moves)
+ *     push the buffer into the ring           (visible: the write pointer moves;
+ *                                              up to 4 commands inline, as the OS
+ *                                              writes a kernel-mode buffer, else
+ *                                              one INDIRECT entry naming it)
  *     ring: write the write pointer through the doorbell mapping
  *     read the status: CONNECTED_NOTIFY -> D3DKMTNotifyWorkSubmission;
  *                      DISCONNECTED_RETRY -> reconnect and ring again;
