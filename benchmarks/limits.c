@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "benchmarks/hist.h"
+#include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
 
@@ -34,6 +35,7 @@ const char *fb_limit_name(enum fb_limit which)
 	switch (which) {
 	case FB_LIMIT_CACHELINE_RTT:  return "cacheline-rtt";
 	case FB_LIMIT_CACHELINE_HALF: return "cacheline-oneway";
+	case FB_LIMIT_CACHELINE_MSG:  return "cacheline-msg";
 	case FB_LIMIT_SYSCALL:        return "syscall";
 	case FB_LIMIT_FUTEX_WAKE:     return "futex-wake";
 	default:                      return "none";
@@ -45,6 +47,7 @@ double fb_limits_value(const struct fb_limits *l, enum fb_limit which)
 	switch (which) {
 	case FB_LIMIT_CACHELINE_RTT:  return l->cacheline_rtt_ns;
 	case FB_LIMIT_CACHELINE_HALF: return l->cacheline_rtt_ns / 2.0;
+	case FB_LIMIT_CACHELINE_MSG:  return l->cacheline_msg_ns;
 	case FB_LIMIT_SYSCALL:        return l->syscall_ns;
 	case FB_LIMIT_FUTEX_WAKE:     return l->futex_wake_ns;
 	default:                      return NAN;
@@ -76,20 +79,26 @@ struct pingpong {
 	 * other waits for; no other data rides on it. */
 	_Atomic uint64_t ball LF_ALIGNED;
 	LF_PAD(pad0, sizeof(uint64_t));
+	/* The answer's line in the message variant: pong writes it, ping polls
+	 * it; each line then has one writer and one poller (a doorbell's pattern). */
+	_Atomic uint64_t answer LF_ALIGNED;
+	LF_PAD(pad1, sizeof(uint64_t));
 	/* Cold: set once by whichever side times out; polled every 1024 spins. */
 	_Atomic int abort LF_ALIGNED;
+	bool two_lines;
 	unsigned batches, per_batch;
 	uint64_t deadline;
 	struct fb_hist *h;
 	int rc;
 };
+LF_ASSERT_OWN_LINE(struct pingpong, answer);
 LF_ASSERT_OWN_LINE(struct pingpong, abort);
 
 /* Spin until *w == want; false on abort or past the deadline (then abort is set). */
-static bool spin_until(struct pingpong *p, uint64_t want)
+static bool spin_until(struct pingpong *p, _Atomic uint64_t *w, uint64_t want)
 {
 	for (unsigned n = 1;; n++) {
-		if (atomic_load_explicit(&p->ball, memory_order_acquire) == want)
+		if (atomic_load_explicit(w, memory_order_acquire) == want)
 			return true;
 		if ((n & 1023) == 0 &&
 		    (atomic_load_explicit(&p->abort, memory_order_relaxed) || lf_now_ns() > p->deadline)) {
@@ -103,11 +112,12 @@ static bool spin_until(struct pingpong *p, uint64_t want)
 static void *pong_thread(void *arg)
 {
 	struct pingpong *p = arg;
+	_Atomic uint64_t *out = p->two_lines ? &p->answer : &p->ball;
 	uint64_t total = (uint64_t)(p->batches + 1) * p->per_batch;
 	for (uint64_t i = 1; i <= total; i++) {
-		if (!spin_until(p, 2 * i - 1))
+		if (!spin_until(p, &p->ball, 2 * i - 1))
 			break;
-		atomic_store_explicit(&p->ball, 2 * i, memory_order_release);
+		atomic_store_explicit(out, 2 * i, memory_order_release);
 	}
 	return NULL;
 }
@@ -115,6 +125,7 @@ static void *pong_thread(void *arg)
 static void *ping_thread(void *arg)
 {
 	struct pingpong *p = arg;
+	_Atomic uint64_t *in = p->two_lines ? &p->answer : &p->ball;
 	uint64_t i = 0;
 	/* Batch 0 is a warm-up (the partner may still be starting): not recorded. */
 	for (unsigned b = 0; b <= p->batches; b++) {
@@ -122,7 +133,7 @@ static void *ping_thread(void *arg)
 		for (unsigned k = 0; k < p->per_batch; k++) {
 			i++;
 			atomic_store_explicit(&p->ball, 2 * i - 1, memory_order_release);
-			if (!spin_until(p, 2 * i)) {
+			if (!spin_until(p, in, 2 * i)) {
 				p->rc = -ETIMEDOUT;
 				return NULL;
 			}
@@ -133,12 +144,13 @@ static void *ping_thread(void *arg)
 	return NULL;
 }
 
-int fb_limits_cacheline_rtt(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch,
-			    unsigned budget_ms, struct fb_hist *h)
+static int pingpong_run(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch, unsigned budget_ms,
+			bool two_lines, struct fb_hist *h)
 {
 	static struct pingpong zero;
 	struct pingpong p = zero;
 	pthread_t ping, pong;
+	p.two_lines = two_lines;
 	p.batches = batches;
 	p.per_batch = per_batch ? per_batch : 1;
 	p.deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
@@ -155,6 +167,127 @@ int fb_limits_cacheline_rtt(int cpu_a, int cpu_b, unsigned batches, unsigned per
 	pthread_join(ping, NULL);
 	pthread_join(pong, NULL);
 	return p.rc;
+}
+
+int fb_limits_cacheline_rtt(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch,
+			    unsigned budget_ms, struct fb_hist *h)
+{
+	return pingpong_run(cpu_a, cpu_b, batches, per_batch, budget_ms, false, h);
+}
+
+int fb_limits_cacheline_msg_rtt(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch,
+				unsigned budget_ms, struct fb_hist *h)
+{
+	return pingpong_run(cpu_a, cpu_b, batches, per_batch, budget_ms, true, h);
+}
+
+/* ---- the doorbell floor ---- */
+
+/* The seed's user-mode submission with no model around it: a command slot,
+ * the ring control's write pointer and the doorbell register, each on its own
+ * line, and a bare "engine" thread polling the register. */
+struct bare_cmd {
+	uint64_t w[5];
+	_Atomic uint64_t *stamp;
+};
+
+#define BARE_SLOTS 64
+
+struct bare_doorbell {
+	_Atomic uint64_t reg LF_ALIGNED;       /* the doorbell: the submitter writes, the engine polls */
+	LF_PAD(pad0, sizeof(uint64_t));
+	_Atomic uint64_t wptr LF_ALIGNED;      /* the ring control's write pointer */
+	LF_PAD(pad1, sizeof(uint64_t));
+	struct bare_cmd ring[BARE_SLOTS] LF_ALIGNED;
+	_Atomic uint64_t stamp LF_ALIGNED;     /* the engine's timestamp of the command */
+	LF_PAD(pad2, sizeof(uint64_t));
+	_Atomic int abort LF_ALIGNED;
+	unsigned samples, gap_ns;
+	uint64_t deadline;
+	struct fb_hist *h;
+	int rc;
+};
+LF_ASSERT_OWN_LINE(struct bare_doorbell, wptr);
+LF_ASSERT_OWN_LINE(struct bare_doorbell, abort);
+
+#define BARE_STOP UINT64_MAX
+
+static void *bare_engine(void *arg)
+{
+	struct bare_doorbell *b = arg;
+	uint64_t seen = 0, rd = 0;
+	for (unsigned n = 1;; n++) {
+		/* polls with plain loads and no pause, as the model's idle engine does */
+		uint64_t v = atomic_load_explicit(&b->reg, memory_order_acquire);
+		if (v == seen) {
+			if ((n & 4095) == 0 &&
+			    (atomic_load_explicit(&b->abort, memory_order_relaxed) || lf_now_ns() > b->deadline))
+				return NULL;
+			continue;
+		}
+		if (v == BARE_STOP)
+			return NULL;
+		seen = v;
+		uint64_t w = atomic_load_explicit(&b->wptr, memory_order_acquire);
+		for (; rd < w; rd++) {
+			struct bare_cmd c = b->ring[rd % BARE_SLOTS];
+			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);
+		}
+	}
+}
+
+static void *bare_submitter(void *arg)
+{
+	struct bare_doorbell *b = arg;
+	for (unsigned i = 0; i <= b->samples; i++) {         /* sample 0: warm-up */
+		atomic_exchange_explicit(&b->stamp, 0, memory_order_seq_cst);
+		lf_spin_ns(b->gap_ns);
+		uint64_t t0 = lf_ticks_ordered();
+		/* the seed's order: the command, the write pointer, the doorbell */
+		b->ring[i % BARE_SLOTS] = (struct bare_cmd){ .w = { i }, .stamp = &b->stamp };
+		atomic_store_explicit(&b->wptr, i + 1, memory_order_release);
+		atomic_store_explicit(&b->reg, i + 1, memory_order_release);
+		uint64_t t;
+		for (unsigned n = 1; !(t = atomic_load_explicit(&b->stamp, memory_order_acquire)); n++) {
+			if ((n & 1023) == 0 && lf_now_ns() > b->deadline) {
+				b->rc = -ETIMEDOUT;
+				atomic_store_explicit(&b->abort, 1, memory_order_relaxed);
+				return NULL;
+			}
+			lf_cpu_relax();
+		}
+		if (i)
+			fb_hist_record(b->h, (uint64_t)lf_ticks_ns(t - t0));
+	}
+	atomic_store_explicit(&b->reg, BARE_STOP, memory_order_release);
+	return NULL;
+}
+
+int fb_limits_doorbell_floor(int cpu_app, int cpu_engine, unsigned samples, unsigned gap_ns,
+			     unsigned budget_ms, struct fb_hist *h)
+{
+	lf_ticks_init();
+	struct bare_doorbell *b = lf_alloc(sizeof(*b), LF_CACHELINE);
+	b->samples = samples;
+	b->gap_ns = gap_ns;
+	b->deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
+	b->h = h;
+	pthread_t eng, app;
+	int rc = spawn_pinned(&eng, cpu_engine, bare_engine, b);
+	if (rc)
+		goto out;
+	rc = spawn_pinned(&app, cpu_app, bare_submitter, b);
+	if (rc) {
+		atomic_store(&b->abort, 1);
+		pthread_join(eng, NULL);
+		goto out;
+	}
+	pthread_join(app, NULL);
+	pthread_join(eng, NULL);
+	rc = b->rc;
+out:
+	lf_free(b, sizeof(*b), LF_CACHELINE);
+	return rc;
 }
 
 /* ---- bare syscall ---- */
@@ -289,7 +422,7 @@ static void add_note(struct fb_limits *out, const char *what, int a, int b)
 int fb_limits_measure(const int *cpus, size_t ncpus, struct fb_limits *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->cacheline_rtt_ns = out->syscall_ns = out->futex_wake_ns = NAN;
+	out->cacheline_rtt_ns = out->cacheline_msg_ns = out->syscall_ns = out->futex_wake_ns = NAN;
 	out->cpu_a = out->cpu_b = -1;
 	if (!ncpus)
 		return -EINVAL;
@@ -304,6 +437,13 @@ int fb_limits_measure(const int *cpus, size_t ncpus, struct fb_limits *out)
 		else if (rc)
 			goto out;
 		out->cacheline_rtt_ns = median_of(h);
+		fb_hist_reset(h);
+		rc = fb_limits_cacheline_msg_rtt(cpus[0], cpus[1], RTT_BATCHES, RTT_PER_BATCH, RTT_BUDGET_MS, h);
+		if (rc == -ETIMEDOUT)
+			add_note(out, "cache-line message round trip timed out: CPUs busy", cpus[0], cpus[1]);
+		else if (rc)
+			goto out;
+		out->cacheline_msg_ns = median_of(h) / 2.0;
 	} else {
 		add_note(out, "cache-line round trip cannot be measured: it needs two CPUs", cpus[0], -1);
 	}

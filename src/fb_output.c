@@ -208,11 +208,12 @@ char *fb_output_console_point(json_t *point)
 
 static void print_limits(FILE *f, json_t *l)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], m[32];
 	fmt_ns(num_at(l, "cacheline_rtt_ns"), a, sizeof(a));
+	fmt_ns(num_at(l, "cacheline_msg_ns"), m, sizeof(m));
 	fmt_ns(num_at(l, "syscall_ns"), b, sizeof(b));
 	fmt_ns(num_at(l, "futex_wake_ns"), c, sizeof(c));
-	fprintf(f, "limits: cache-line round trip %s", a);
+	fprintf(f, "limits: cache-line round trip %s, message one way %s", a, m);
 	if (json_integer_value(json_object_get(l, "cpu_b")) >= 0)
 		fprintf(f, " (CPUs %lld<->%lld)", json_integer_value(json_object_get(l, "cpu_a")),
 			json_integer_value(json_object_get(l, "cpu_b")));

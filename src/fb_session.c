@@ -286,6 +286,8 @@ static json_t *limits_object(const struct fb_limits *l)
 	json_t *o = json_object();
 	if (isfinite(l->cacheline_rtt_ns))
 		json_object_set_new(o, "cacheline_rtt_ns", json_real(l->cacheline_rtt_ns));
+	if (isfinite(l->cacheline_msg_ns))
+		json_object_set_new(o, "cacheline_msg_ns", json_real(l->cacheline_msg_ns));
 	if (isfinite(l->syscall_ns))
 		json_object_set_new(o, "syscall_ns", json_real(l->syscall_ns));
 	if (isfinite(l->futex_wake_ns))

@@ -3,7 +3,8 @@
  * Measures what every latency of fencebench is compared against (see
  * benchmarks/limits.h) with the scenario's own sample counts, and reports each
  * as a latency histogram: the core-to-core cache-line round trip between the
- * first two CPUs of the run, a bare syscall, and futex wake-to-run.  One
+ * first two CPUs of the run (one line; and two lines, each written by one
+ * side: a round trip of messages), a bare syscall, and futex wake-to-run.  One
  * sample per iteration of each (--iterations, default 100; with --duration,
  * DURATION_SAMPLES samples).
  */
@@ -39,6 +40,15 @@ static int report_rtt(struct fb_run *run, struct fb_hist *h, unsigned samples, u
 		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
 				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
 	fb_run_hist(run, "cacheline_rtt", h, FB_LIMIT_NONE);
+	fb_hist_reset(h);
+	rc = fb_limits_cacheline_msg_rtt(fb_run_cpu(run, 0), fb_run_cpu(run, 1), samples, batch, BUDGET_MS, h);
+	if (rc == -ETIMEDOUT)
+		fb_run_note(run, "cache-line message round trip timed out after %u of %u samples: CPUs busy",
+			    (unsigned)fb_hist_count(h), samples);
+	else if (rc)
+		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
+				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
+	fb_run_hist(run, "cacheline_msg_rtt", h, FB_LIMIT_NONE);
 	return 0;
 }
 
@@ -86,7 +96,7 @@ static unsigned limits_polling(const struct fb_run *run)
 
 const struct fb_scenario fb_scenario_limits = {
 	.name = "limits",
-	.summary = "the machine's limits: cache-line round trip, bare syscall, futex wake-to-run",
+	.summary = "the machine's limits: cache-line round trips (one line, two lines), bare syscall, futex wake-to-run",
 	.params = limits_params,
 	.compares_paths = false,
 	.polling_threads = 2,

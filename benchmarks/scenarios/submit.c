@@ -3,12 +3,14 @@
  * doorbell-thrash (latency and victimizations as queues outnumber doorbells).
  * The rig is shared with the headline (submit.h). */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "benchmarks/hist.h"
+#include "benchmarks/limits.h"
 #include "benchmarks/scenario.h"
 #include "benchmarks/scenarios/submit.h"
 #include "gpu-model/runtime/rt.h"
@@ -18,6 +20,8 @@
 #define FB_SUBMIT_DEADLINE_NS 2000000000ull   /* a submission not started by then was lost */
 #define FB_SUBMIT_WARMUP      200
 #define FB_SUBMIT_BLOCK       100             /* submissions per path before the other path's turn */
+#define FB_SUBMIT_GAP_NS      2000            /* idle before each submission: the engine is back to waiting for work */
+#define FB_SUBMIT_FLOOR_SAMPLES 5000          /* submissions of the bare doorbell floor */
 
 /* ---- the rig ---- */
 
@@ -144,15 +148,19 @@ struct fb_stamp {
 static struct fb_stamp fb_stamp_line;
 
 /* One submission of [STAMP]: its submit-to-start latency, in h when non-NULL.
- * Both ends read lf_ticks(): the engine's timestamp counter, one instruction
- * where it is the TSC, so the clock reads cost next to nothing of what is
- * measured. */
+ * Both ends read lf_ticks_ordered(): the engine's timestamp counter (one
+ * instruction where it is the TSC), read after every earlier instruction
+ * executed.  The stamp's reset is an exchange, complete before t0: the line
+ * comes back from the engine, which wrote it last, outside the window (a
+ * plain store would still be draining when the doorbell store queues up
+ * behind it, and a plain RDTSC may run before the exchange finished). */
 static int fb_submit_one(struct rt_queue *q, bool yield, struct fb_hist *h)
 {
 	struct fb_stamp *stamp = &fb_stamp_line;
-	atomic_store_explicit(&stamp->ticks, 0, memory_order_relaxed);
+	atomic_exchange_explicit(&stamp->ticks, 0, memory_order_seq_cst);
 	struct hw_cmd c = { .op = HW_CMD_STAMP, .stamp = &stamp->ticks };
-	uint64_t v, t0 = lf_ticks();
+	lf_spin_ns(FB_SUBMIT_GAP_NS);
+	uint64_t v, t0 = lf_ticks_ordered();
 	int rc = rt_queue_submit(q, &c, 1, &v);
 	if (!rc)
 		rc = fb_submit_wait_nonzero(&stamp->ticks, yield);
@@ -285,6 +293,11 @@ static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *
 	if (r->um) {
 		double pu = (double)fb_hist_percentile(r->um, 50), pk = (double)fb_hist_percentile(r->km, 50);
 		fb_run_metric(run, "km_over_um_p50", pu > 0 ? pk / pu : 0.0, "ratio");
+		/* the user-mode median in cache-line messages (a ring is one): the
+		 * hist above is shown against the migratory one-way transfer */
+		double msg = fb_limits_value(fb_run_limits(run), FB_LIMIT_CACHELINE_MSG);
+		if (isfinite(msg) && msg > 0)
+			fb_run_metric(run, "um_p50_in_messages", pu / msg, "ratio");
 		fb_run_metric(run, "um_retries", (double)r->um_retries, "rings");
 		fb_run_metric(run, "um_connects", (double)r->um_connects, "calls");
 	}
@@ -295,6 +308,33 @@ static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *
 	if (!parked && r->f1_entries > r->um_connects + 2)
 		fb_run_note(run, "the engine parked %llu times while meant to be polling",
 			    (unsigned long long)r->f1_entries);
+}
+
+/* The seed's mechanism alone on the same CPUs (limits.h,
+ * fb_limits_doorbell_floor): what the user-mode median would be with no
+ * runtime, OS or engine model around the three lines it writes. */
+static int fb_submit_floor(struct fb_run *run, const struct fb_submit_result *r)
+{
+	struct fb_hist *h = fb_hist_new();
+	size_t n = fb_run_ncpus(run);
+	int rc = fb_limits_doorbell_floor(fb_run_cpu(run, 0), fb_run_cpu(run, n - 1), FB_SUBMIT_FLOOR_SAMPLES,
+					  FB_SUBMIT_GAP_NS, 2000, h);
+	if (rc == -ETIMEDOUT) {
+		fb_run_note(run, "the doorbell floor timed out after %llu samples: CPUs busy",
+			    (unsigned long long)fb_hist_count(h));
+		rc = 0;
+	} else if (rc) {
+		fb_hist_free(h);
+		return fb_run_error(run, rc, "cannot pin the doorbell-floor threads");
+	}
+	if (fb_hist_count(h)) {
+		fb_run_hist(run, "doorbell_floor", h, FB_LIMIT_CACHELINE_MSG);
+		double floor = (double)fb_hist_percentile(h, 50);
+		fb_run_metric(run, "um_over_floor_p50", floor > 0 ? (double)fb_hist_percentile(r->um, 50) / floor : 0.0,
+			      "ratio");
+	}
+	fb_hist_free(h);
+	return rc;
 }
 
 static int latency_section(struct fb_run *run, bool parked, uint64_t n)
@@ -314,6 +354,8 @@ static int latency_section(struct fb_run *run, bool parked, uint64_t n)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_section(run, parked ? "parked" : "");
 	fb_submit_report(run, &r, parked);
+	if (!parked && r.um && fb_run_ncpus(run) >= 2)
+		rc = fb_submit_floor(run, &r);
 	fb_run_section(run, "");
 	fb_hist_free(r.um);
 	fb_hist_free(r.km);

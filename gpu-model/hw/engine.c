@@ -388,7 +388,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_engine_signal(a, e, c.fence, c.value);
 			break;
 		case HW_CMD_STAMP:
-			atomic_store_explicit(c.stamp, lf_ticks(), memory_order_release);
+			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);
 			break;
 		case HW_CMD_COUNT:
 			atomic_fetch_add_explicit(c.stamp, 1, memory_order_acq_rel);

@@ -123,7 +123,7 @@ enum hw_cmd_op {
 	HW_CMD_SIGNAL,     /* write value to fence, then the CMP decides the interrupt */
 	HW_CMD_WAIT,       /* native: the queue is not runnable until CV >= value */
 	HW_CMD_COUNT,      /* GPU atomic add: *stamp += 1 (tests count executions with it) */
-	HW_CMD_STAMP,      /* write the engine's timestamp counter (lf_ticks) to *(uint64_t *)ptr: submission latency */
+	HW_CMD_STAMP,      /* write the engine's timestamp counter (lf_ticks_ordered) to *(uint64_t *)ptr: submission latency */
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 };
 

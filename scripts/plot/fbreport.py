@@ -95,11 +95,11 @@ def _runs(files):
         rows.append((f"`{os.path.basename(f.path)}`", f.scenario, str(c.get("date", "?"))[:19],
                      " ".join(f"{k}={v}" for k, v in params.items()) or "-",
                      ft.count(c.get("repetitions")), ft.count(c.get("polling_threads")),
-                     ft.ns(lim.get("cacheline_rtt_ns")), ft.ns(lim.get("syscall_ns")),
-                     ft.ns(lim.get("futex_wake_ns"))))
+                     ft.ns(lim.get("cacheline_rtt_ns")), ft.ns(lim.get("cacheline_msg_ns")),
+                     ft.ns(lim.get("syscall_ns")), ft.ns(lim.get("futex_wake_ns"))))
     return _table(("file", "scenario", "started", "parameters", "repetitions", "polling threads",
-                   "cache-line round trip", "bare syscall", "futex wake-to-run"),
-                  ("---", "---", "---", "---", "--:", "--:", "--:", "--:", "--:"), rows)
+                   "cache-line round trip", "message one way", "bare syscall", "futex wake-to-run"),
+                  ("---", "---", "---", "---", "--:", "--:", "--:", "--:", "--:", "--:"), rows)
 
 
 def _interrupts(files):

@@ -11,6 +11,7 @@ import fbresults as fr
 LIMIT_NAMES = {
     "cacheline-rtt": "cache-line round trip",
     "cacheline-oneway": "cache-line one way",
+    "cacheline-msg": "cache-line message one way",
     "syscall": "bare syscall",
     "futex-wake": "futex wake-to-run",
 }
