@@ -296,7 +296,7 @@ static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *
 		/* the user-mode median in cache-line messages (a ring is one): the
 		 * hist above is shown against the migratory one-way transfer */
 		double msg = fb_limits_value(fb_run_limits(run), FB_LIMIT_CACHELINE_MSG);
-		if (isfinite(msg) && msg > 0)
+		if (!parked && isfinite(msg) && msg > 0)
 			fb_run_metric(run, "um_p50_in_messages", pu / msg, "ratio");
 		fb_run_metric(run, "um_retries", (double)r->um_retries, "rings");
 		fb_run_metric(run, "um_connects", (double)r->um_connects, "calls");
