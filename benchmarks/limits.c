@@ -419,8 +419,27 @@ static void add_note(struct fb_limits *out, const char *what, int a, int b)
 		snprintf(out->note + len, sizeof(out->note) - len, "%s%s (CPUs %d and %d)", sep, what, a, b);
 }
 
+/* A round trip between cpus[0] and cpus[1] (one line, or two: messages):
+ * its median in *median, a note when it timed out.  0 or -errno of pinning. */
+static int measure_pingpong(const int *cpus, bool two_lines, const char *what, struct fb_hist *h,
+			    struct fb_limits *out, double *median)
+{
+	char note[96];
+	fb_hist_reset(h);
+	int rc = pingpong_run(cpus[0], cpus[1], RTT_BATCHES, RTT_PER_BATCH, RTT_BUDGET_MS, two_lines, h);
+	if (rc == -ETIMEDOUT) {
+		snprintf(note, sizeof(note), "%s timed out: CPUs busy", what);
+		add_note(out, note, cpus[0], cpus[1]);
+	} else if (rc) {
+		return rc;
+	}
+	*median = median_of(h);
+	return 0;
+}
+
 int fb_limits_measure(const int *cpus, size_t ncpus, struct fb_limits *out)
 {
+	double rtt_msg = NAN;
 	memset(out, 0, sizeof(*out));
 	out->cacheline_rtt_ns = out->cacheline_msg_ns = out->syscall_ns = out->futex_wake_ns = NAN;
 	out->cpu_a = out->cpu_b = -1;
@@ -431,19 +450,12 @@ int fb_limits_measure(const int *cpus, size_t ncpus, struct fb_limits *out)
 	out->cpu_a = cpus[0];
 	if (ncpus >= 2) {
 		out->cpu_b = cpus[1];
-		rc = fb_limits_cacheline_rtt(cpus[0], cpus[1], RTT_BATCHES, RTT_PER_BATCH, RTT_BUDGET_MS, h);
-		if (rc == -ETIMEDOUT)
-			add_note(out, "cache-line round trip timed out: CPUs busy", cpus[0], cpus[1]);
-		else if (rc)
+		rc = measure_pingpong(cpus, false, "cache-line round trip", h, out, &out->cacheline_rtt_ns);
+		if (!rc)
+			rc = measure_pingpong(cpus, true, "cache-line message round trip", h, out, &rtt_msg);
+		if (rc)
 			goto out;
-		out->cacheline_rtt_ns = median_of(h);
-		fb_hist_reset(h);
-		rc = fb_limits_cacheline_msg_rtt(cpus[0], cpus[1], RTT_BATCHES, RTT_PER_BATCH, RTT_BUDGET_MS, h);
-		if (rc == -ETIMEDOUT)
-			add_note(out, "cache-line message round trip timed out: CPUs busy", cpus[0], cpus[1]);
-		else if (rc)
-			goto out;
-		out->cacheline_msg_ns = median_of(h) / 2.0;
+		out->cacheline_msg_ns = rtt_msg / 2.0;
 	} else {
 		add_note(out, "cache-line round trip cannot be measured: it needs two CPUs", cpus[0], -1);
 	}

@@ -25,6 +25,25 @@ static const struct fb_param limits_params[] = {
 	FB_PARAM_END
 };
 
+typedef int (*pingpong_fn)(int cpu_a, int cpu_b, unsigned batches, unsigned per_batch, unsigned budget_ms,
+			   struct fb_hist *h);
+
+/* One round trip (one line or two) as the histogram `name`; what: for the notes. */
+static int report_pingpong(struct fb_run *run, struct fb_hist *h, unsigned samples, unsigned batch,
+			   pingpong_fn measure, const char *name, const char *what)
+{
+	fb_hist_reset(h);
+	int rc = measure(fb_run_cpu(run, 0), fb_run_cpu(run, 1), samples, batch, BUDGET_MS, h);
+	if (rc == -ETIMEDOUT)
+		fb_run_note(run, "%s timed out after %u of %u samples: CPUs busy", what, (unsigned)fb_hist_count(h),
+			    samples);
+	else if (rc)
+		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
+				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
+	fb_run_hist(run, name, h, FB_LIMIT_NONE);
+	return 0;
+}
+
 static int report_rtt(struct fb_run *run, struct fb_hist *h, unsigned samples, unsigned batch)
 {
 	if (fb_run_ncpus(run) < 2) {
@@ -32,24 +51,12 @@ static int report_rtt(struct fb_run *run, struct fb_hist *h, unsigned samples, u
 			    fb_run_cpu(run, 0));
 		return 0;
 	}
-	int rc = fb_limits_cacheline_rtt(fb_run_cpu(run, 0), fb_run_cpu(run, 1), samples, batch, BUDGET_MS, h);
-	if (rc == -ETIMEDOUT)
-		fb_run_note(run, "cache-line round trip timed out after %u of %u samples: CPUs busy",
-			    (unsigned)fb_hist_count(h), samples);
-	else if (rc)
-		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
-				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
-	fb_run_hist(run, "cacheline_rtt", h, FB_LIMIT_NONE);
-	fb_hist_reset(h);
-	rc = fb_limits_cacheline_msg_rtt(fb_run_cpu(run, 0), fb_run_cpu(run, 1), samples, batch, BUDGET_MS, h);
-	if (rc == -ETIMEDOUT)
-		fb_run_note(run, "cache-line message round trip timed out after %u of %u samples: CPUs busy",
-			    (unsigned)fb_hist_count(h), samples);
-	else if (rc)
-		return fb_run_error(run, rc, "cannot pin the round-trip threads to CPUs %d and %d",
-				    fb_run_cpu(run, 0), fb_run_cpu(run, 1));
-	fb_run_hist(run, "cacheline_msg_rtt", h, FB_LIMIT_NONE);
-	return 0;
+	int rc = report_pingpong(run, h, samples, batch, fb_limits_cacheline_rtt, "cacheline_rtt",
+				 "cache-line round trip");
+	if (!rc)
+		rc = report_pingpong(run, h, samples, batch, fb_limits_cacheline_msg_rtt, "cacheline_msg_rtt",
+				     "cache-line message round trip");
+	return rc;
 }
 
 static int limits_run(struct fb_run *run)

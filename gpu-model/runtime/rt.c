@@ -288,11 +288,16 @@ static void rt_publish_last_queued(struct rt_queue *q, uint64_t v)
  * nslots * RT_INLINE_CMDS (rt_queue_open_os) — so a suspended context's
  * queue takes buffers until the flow control says wait, as with one entry
  * each. */
+static size_t rt_ring_entries(size_t n)
+{
+	return n <= RT_INLINE_CMDS ? n : 1;
+}
+
 static void rt_push(struct rt_queue *q, const struct hw_cmd *ib, size_t n)
 {
 	struct hw_cmd entry = { .op = HW_CMD_INDIRECT, .ib = ib, .arg = n };
-	const struct hw_cmd *entries = n <= RT_INLINE_CMDS ? ib : &entry;
-	size_t k = n <= RT_INLINE_CMDS ? n : 1;
+	size_t k = rt_ring_entries(n);
+	const struct hw_cmd *entries = k == n ? ib : &entry;
 	while (!lf_ring_push_n_spsc(q->map.ring, entries, k))
 		sched_yield();            /* not reached (above); the engine would free room */
 	q->wptr += k;
@@ -347,7 +352,7 @@ static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct
 	switch (q->desc.broken) {
 	case RT_BROKEN_RING_BEFORE_VISIBLE:
 		rt_publish_last_queued(q, v);
-		rt_ring(q, q->wptr + (n <= RT_INLINE_CMDS ? n : 1));
+		rt_ring(q, q->wptr + rt_ring_entries(n));
 		rt_window();
 		rt_push(q, ib, n);
 		return rt_status(q);
