@@ -10,13 +10,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lockfree/die.h"
+
 static void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "%s:%d: out of memory\n", __FILE__, __LINE__);
-		abort();
-	}
+	if (!p)
+		lf_die("out of memory");
 	return p;
 }
 

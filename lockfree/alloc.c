@@ -4,15 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lockfree/die.h"
+
 #ifndef FB_SANITIZER
 #include <jemalloc/jemalloc.h>
 #endif
-
-static void lf_alloc_die(size_t size)
-{
-	fprintf(stderr, "%s:%d: out of memory allocating %zu bytes\n", __FILE__, __LINE__, size);
-	abort();
-}
 
 void *lf_alloc(size_t size, size_t align)
 {
@@ -28,7 +24,7 @@ void *lf_alloc(size_t size, size_t align)
 	p = mallocx(size ? size : 1, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 #endif
 	if (!p)
-		lf_alloc_die(size);
+		lf_die("out of memory allocating %zu bytes", size);
 	return p;
 }
 

@@ -15,6 +15,7 @@
 #include <urcu/rculfhash.h>
 
 #include "lockfree/alloc.h"
+#include "lockfree/die.h"
 #include "lockfree/tsan.h"
 
 struct lf_htab {
@@ -221,9 +222,7 @@ void lf_htab_destroy(struct lf_htab *h, void (*free_fn)(void *obj))
 	rcu_barrier();
 	lf_tsan_acquire(&lf_htab_freed);
 	ret = cds_lfht_destroy(h->ht, NULL);
-	if (ret) {
-		fprintf(stderr, "%s:%d: cds_lfht_destroy: %d\n", __FILE__, __LINE__, ret);
-		abort();
-	}
+	if (ret)
+		lf_die("cds_lfht_destroy: %d", ret);
 	lf_free(h, sizeof *h, alignof(struct lf_htab));
 }

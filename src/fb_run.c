@@ -14,17 +14,12 @@
 
 #include "benchmarks/hist.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "src/fb_util.h"
 #include "src/perf.h"
 
 /* Misuse by a scenario: print file:line and abort, as STYLE.md asks. */
-#define RUN_MISUSE(...)                                                         \
-	do {                                                                    \
-		fprintf(stderr, "%s:%d: scenario misuse: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__);                                   \
-		fputc('\n', stderr);                                            \
-		abort();                                                        \
-	} while (0)
+#define RUN_MISUSE(fmt, ...) lf_die("scenario misuse: " fmt, ##__VA_ARGS__)
 
 static uint64_t cpu_now_ns(void)
 {

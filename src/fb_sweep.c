@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "src/fb_app.h"
 #include "src/fb_output.h"
 #include "src/fb_run.h"
@@ -153,10 +154,8 @@ static struct fb_params *point_params(struct sweep *w, uint64_t k)
 	fb_grid_point(g, k, idx);
 	for (size_t a = 0; a < g->n; a++) {
 		int rc = fb_params_set(p, g->axes[a].key, g->axes[a].values[idx[a]], err, sizeof(err));
-		if (rc) {   /* checked by fb_session_open: cannot happen */
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
-			abort();
-		}
+		if (rc)   /* checked by fb_session_open: cannot happen */
+			lf_die("%s", err);
 	}
 	free(idx);
 	return p;

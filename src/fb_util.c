@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lockfree/die.h"
+
 static void *checked(void *p)
 {
-	if (!p) {
-		fprintf(stderr, "%s:%d: out of memory\n", __FILE__, __LINE__);
-		abort();
-	}
+	if (!p)
+		lf_die("out of memory");
 	return p;
 }
 

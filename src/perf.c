@@ -18,12 +18,7 @@
 #include <perfmon/pfmlib_perf_event.h> /* also perf_event_attr and libpfm4's perf_event_open() stub */
 
 #include "lockfree/arch.h"
-
-#define FB_PERF_DIE(what)                                                          \
-	do {                                                                       \
-		fprintf(stderr, "%s:%d: %s: out of memory\n", __FILE__, __LINE__, what); \
-		abort();                                                           \
-	} while (0)
+#include "lockfree/die.h"
 
 #define FB_PERF_READ_FORMAT \
 	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_GROUP)
@@ -35,7 +30,7 @@ static void *fb_perf_calloc(size_t n, size_t size)
 {
 	void *p = calloc(n, size);
 	if (!p)
-		FB_PERF_DIE("calloc");
+		lf_die("calloc: out of memory");
 	return p;
 }
 
@@ -43,7 +38,7 @@ static char *fb_perf_strdup(const char *s)
 {
 	char *p = strdup(s);
 	if (!p)
-		FB_PERF_DIE("strdup");
+		lf_die("strdup: out of memory");
 	return p;
 }
 
@@ -367,7 +362,7 @@ struct fb_perf_spec *fb_perf_spec_default(void)
 		 * which events it wanted; its groups will fail to open. */
 		snprintf(why, sizeof(why), "%s", err);
 		if (fb_perf_spec_build(fb_perf_sw_default, false, &s, err, sizeof(err)))
-			FB_PERF_DIE("libpfm4 cannot encode the software events");
+			lf_die("libpfm4 cannot encode the software events");
 	}
 	char note[sizeof(s->note)];
 	snprintf(note, sizeof(note), "%s", s->note);

@@ -7,6 +7,7 @@
 
 #include "gpu-model/os/os.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 
 /* Wait (bounded: 5 s) until cond() holds; returns whether it did. */
 #define fbt_eventually(cond)                                                  \
@@ -32,8 +33,7 @@ static inline struct os_adapter *fbt_adapter(struct os_config *cfg)
 	char err[256] = "";
 	struct os_adapter *a = NULL;
 	if (os_adapter_create(cfg, &a, err, sizeof(err)) || os_adapter_start(a)) {
-		fprintf(stderr, "adapter: %s\n", err);
-		abort();
+		lf_die("adapter: %s", err);
 	}
 	return a;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/htab.h"
 #include "lockfree/tsan.h"
 
@@ -102,7 +103,7 @@ static struct obj *obj_new(uint64_t key)
 {
 	struct obj *o = calloc(1, sizeof *o);
 	if (!o)
-		abort();
+		lf_die("out of memory");
 	o->key = key;
 	o->payload = key * 3;
 	atomic_store_explicit(&o->magic, LIVE, memory_order_relaxed);
@@ -353,14 +354,14 @@ static struct race *race_run(const struct htab_ops *ops, bool stop_at_first)
 	pthread_t rd[READERS], wr;
 
 	if (!rc)
-		abort();
+		lf_die("out of memory");
 	rc->ops = ops;
 	rc->stop_at_first = stop_at_first;
 	rc->h = ops->create(KEYS);
 	if (!ops->really_free) {
 		rc->all = calloc(WRITER_OPS, sizeof *rc->all);
 		if (!rc->all)
-			abort();
+			lf_die("out of memory");
 	}
 	atomic_store(&freed, 0);
 	for (int i = 0; i < READERS; i++)

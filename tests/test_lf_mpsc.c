@@ -38,6 +38,7 @@
 #include <urcu/arch.h>
 
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/cacheline.h"
 #include "lockfree/mpsc.h"
 
@@ -290,7 +291,7 @@ static void *consumer(void *p)
 	enum wake w;
 
 	if (!c.seen)
-		abort();
+		lf_die("out of memory");
 	while ((w = consumer_sleep(s)) != WAKE_DONE) {
 		if (w == WAKE_STRANDED) {
 			if (!s->strandings++)

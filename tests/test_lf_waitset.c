@@ -29,6 +29,7 @@
 #include <stdbool.h>
 
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/waitset.h"
 
 /* The deliberately broken variant (see waitset.h), compiled into this binary
@@ -403,7 +404,7 @@ static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, ui
 	uint64_t cv;
 
 	if (!rc)
-		abort();
+		lf_die("out of memory");
 	rc->ops = ops;
 	rc->stop_at_first = stop_at_first;
 	rc->per_adder = per_adder;
@@ -411,7 +412,7 @@ static struct race_result race_run(const struct ws_ops *ops, uint64_t run_ns, ui
 	for (int i = 0; i < ADDERS; i++) {
 		rc->recs[i] = calloc(per_adder, sizeof(struct wrec));
 		if (!rc->recs[i])
-			abort();
+			lf_die("out of memory");
 	}
 	rc->deadline = lf_now_ns() + run_ns;
 	pthread_create(&g, NULL, gpu, rc);

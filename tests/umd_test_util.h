@@ -38,12 +38,11 @@ static inline struct umt umt_up_with(struct os_config *cfg, const struct os_ums_
 		ucfg = &def;
 	}
 	t.a = fbt_adapter(cfg);
-	if (os_ums_attach(t.a, ucfg, &t.u, err, sizeof(err))) {
-		fprintf(stderr, "os_ums_attach: %s\n", err);
-		abort();
-	}
-	if (rt_device_create(t.u, &t.d))
-		abort();
+	if (os_ums_attach(t.a, ucfg, &t.u, err, sizeof(err)))
+		lf_die("os_ums_attach: %s", err);
+	int rc = rt_device_create(t.u, &t.d);
+	if (rc)
+		lf_die("rt_device_create: %d", rc);
 	return t;
 }
 
@@ -69,10 +68,8 @@ static inline struct rt_queue *umt_queue(struct umt *t, unsigned engine, bool us
 	struct rt_queue_desc desc = { .engine = engine, .user_mode = user_mode };
 	struct rt_queue *q;
 	int rc = rt_queue_create(t->d, &desc, &q);
-	if (rc) {
-		fprintf(stderr, "rt_queue_create: %d\n", rc);
-		abort();
-	}
+	if (rc)
+		lf_die("rt_queue_create: %d", rc);
 	return q;
 }
 
@@ -82,10 +79,8 @@ static inline uint64_t umt_submit_count(struct rt_queue *q, _Atomic uint64_t *co
 	struct hw_cmd c = { .op = HW_CMD_COUNT, .stamp = counter };
 	uint64_t v = 0;
 	int rc = rt_queue_submit(q, &c, 1, &v);
-	if (rc) {
-		fprintf(stderr, "rt_queue_submit: %d\n", rc);
-		abort();
-	}
+	if (rc)
+		lf_die("rt_queue_submit: %d", rc);
 	return v;
 }
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "gpu-model/hw/hw.h"
+#include "lockfree/die.h"
 #include "src/gbench/gbench.h"
 
 static struct hw_adapter *stride_hw;
@@ -31,10 +32,8 @@ static void stride_setup(const gb_state *st)
 	hw_caps_default(&caps);
 	caps.cv_stride = (uint32_t)gb_arg(st, 0);
 	caps.mv_stride = caps.cv_stride;
-	if (hw_adapter_create(&caps, &stride_hw, err, sizeof(err))) {
-		fprintf(stderr, "bench_fence_stride: %s\n", err);
-		abort();
-	}
+	if (hw_adapter_create(&caps, &stride_hw, err, sizeof(err)))
+		lf_die("bench_fence_stride: %s", err);
 	for (int i = 0; i < 2; i++)
 		hw_fence_alloc(stride_hw, false, true, (uint64_t)i + 1, 0, &stride_fence[i]);
 }

@@ -30,6 +30,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/die.h"
 #include "lockfree/mpsc.h"
 #include "src/gbench/gbench.h"
 
@@ -145,11 +146,10 @@ static void bench_teardown(int producers)
 	for (int p = 0; p < producers; p++)
 		pushed += bs.prod[p].pushed;
 	if (pushed != bs.popped + left || bs.seq_errors) {
-		fprintf(stderr, "bench_mpsc %s: reconcile failed: pushed %llu != popped %llu + left %llu, "
-				"sequence errors %llu\n", bs.ops->name, (unsigned long long)pushed,
-			(unsigned long long)bs.popped, (unsigned long long)left,
-			(unsigned long long)bs.seq_errors);
-		abort();
+		lf_die("bench_mpsc %s: reconcile failed: pushed %llu != popped %llu + left %llu, "
+		       "sequence errors %llu", bs.ops->name, (unsigned long long)pushed,
+		       (unsigned long long)bs.popped, (unsigned long long)left,
+		       (unsigned long long)bs.seq_errors);
 	}
 	for (int p = 0; p < MAX_PRODUCERS; p++)
 		lf_free(bs.prod[p].pool, POOL * sizeof(struct brec), LF_CACHELINE);

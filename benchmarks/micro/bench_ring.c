@@ -34,6 +34,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/die.h"
 #include "lockfree/ring.h"
 #include "lockfree/tsan.h"
 #include "src/gbench/gbench.h"
@@ -74,7 +75,7 @@ static void ring_create(size_t cap)
 {
 	bq_ring = lf_ring_create(sizeof(struct bench_item), cap);
 	if (!bq_ring)
-		abort();
+		lf_die("bench_ring: lf_ring_create(%zu) failed", cap);
 }
 static void ring_destroy(void) { lf_ring_destroy(bq_ring); }
 static bool ring_push(const struct bench_item *it) { return lf_ring_push_spsc(bq_ring, it); }
@@ -268,11 +269,10 @@ static void bench_teardown(const gb_state *st)
 {
 	size_t left = bq.ops->left();
 	if (bq.pushed != bq.popped + left || bq.seq_errors) {
-		fprintf(stderr, "bench_ring: reconcile failed (capacity %lld): pushed %llu != popped %llu + left %zu, "
-				"sequence errors %llu\n",
-			(long long)gb_arg(st, 0), (unsigned long long)bq.pushed, (unsigned long long)bq.popped, left,
-			(unsigned long long)bq.seq_errors);
-		abort();
+		lf_die("bench_ring: reconcile failed (capacity %lld): pushed %llu != popped %llu + left %zu, "
+		       "sequence errors %llu",
+		       (long long)gb_arg(st, 0), (unsigned long long)bq.pushed, (unsigned long long)bq.popped, left,
+		       (unsigned long long)bq.seq_errors);
 	}
 	bq.ops->destroy();
 }

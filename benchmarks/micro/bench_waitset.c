@@ -32,6 +32,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/die.h"
 #include "lockfree/waitset.h"
 #include "src/gbench/gbench.h"
 
@@ -193,11 +194,10 @@ static void bench_teardown(int adders)
 	for (int a = 0; a < adders; a++)
 		added += bw.added[a];
 	if (added != bw.released || !bw.ops->empty() || bw.ops->threshold() != UINT64_MAX) {
-		fprintf(stderr, "bench_waitset %s: reconcile failed: added %llu != released %llu, "
-				"empty %d, threshold %llu\n", bw.ops->name, (unsigned long long)added,
-			(unsigned long long)bw.released, bw.ops->empty(),
-			(unsigned long long)bw.ops->threshold());
-		abort();
+		lf_die("bench_waitset %s: reconcile failed: added %llu != released %llu, "
+		       "empty %d, threshold %llu", bw.ops->name, (unsigned long long)added,
+		       (unsigned long long)bw.released, bw.ops->empty(),
+		       (unsigned long long)bw.ops->threshold());
 	}
 	bw.ops->destroy();
 	for (int a = 0; a < MAX_ADDERS; a++)
@@ -322,10 +322,8 @@ static void adders_setup(const gb_state *st, const struct bw_ops *ops)
 {
 	bench_setup(ops, gb_thread_count(st));
 	atomic_store(&bw.stop, 0);
-	if (pthread_create(&bw.consumer, NULL, consumer, NULL)) {
-		fprintf(stderr, "bench_waitset: cannot start the consumer thread\n");
-		abort();
-	}
+	if (pthread_create(&bw.consumer, NULL, consumer, NULL))
+		lf_die("bench_waitset: cannot start the consumer thread");
 }
 
 static void setup_lf(const gb_state *st) { adders_setup(st, &ops_lf); }

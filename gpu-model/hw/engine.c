@@ -28,6 +28,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/asym.h"
+#include "lockfree/die.h"
 
 #define HW_BUDGET 32                      /* commands per queue per pass */
 #define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
@@ -406,9 +407,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			}
 			break;
 		default:
-			fprintf(stderr, "%s:%d: bad command op %u (a command buffer inside a command buffer?)\n",
-				__FILE__, __LINE__, c.op);
-			abort();
+			lf_die("bad command op %u (a command buffer inside a command buffer?)", c.op);
 		}
 		hw_count(&q->executed, 1);
 	}

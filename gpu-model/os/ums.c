@@ -12,6 +12,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/asym.h"
+#include "lockfree/die.h"
 
 void os_ums_config_default(struct os_ums_config *cfg)
 {
@@ -194,7 +195,7 @@ void os_ums_detach(struct os_ums *u)
 	if (u->sched_started) {
 		uint64_t one = 1;
 		if (write(u->efd, &one, sizeof(one)) < 0)
-			abort();
+			lf_die("stopping the scheduler thread: eventfd write: %s", strerror(errno));
 		pthread_join(u->sched, NULL);
 	}
 	if (u->power_started) {
