@@ -19,6 +19,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/thread.h"
 
 /* Sample counts of the harness's own measurement: ~10 ms each when idle. */
 #define RTT_BATCHES     50
@@ -52,23 +53,6 @@ double fb_limits_value(const struct fb_limits *l, enum fb_limit which)
 	case FB_LIMIT_FUTEX_WAKE:     return l->futex_wake_ns;
 	default:                      return NAN;
 	}
-}
-
-/* Start fn(arg) on a thread pinned to cpu.  0 or -errno (EINVAL: no such CPU). */
-static int spawn_pinned(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t attr;
-	cpu_set_t set;
-	if (cpu < 0 || cpu >= CPU_SETSIZE)
-		return -EINVAL;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_attr_init(&attr);
-	int rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	if (!rc)
-		rc = pthread_create(t, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return -rc;
 }
 
 /* ---- cache-line round trip ---- */
@@ -155,10 +139,10 @@ static int pingpong_run(int cpu_a, int cpu_b, unsigned batches, unsigned per_bat
 	p.per_batch = per_batch ? per_batch : 1;
 	p.deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
 	p.h = h;
-	int rc = spawn_pinned(&pong, cpu_b, pong_thread, &p);
+	int rc = lf_thread_create_pinned(&pong, cpu_b, pong_thread, &p);
 	if (rc)
 		return rc;
-	rc = spawn_pinned(&ping, cpu_a, ping_thread, &p);
+	rc = lf_thread_create_pinned(&ping, cpu_a, ping_thread, &p);
 	if (rc) {
 		atomic_store(&p.abort, 1);
 		pthread_join(pong, NULL);
@@ -273,10 +257,10 @@ int fb_limits_doorbell_floor(int cpu_app, int cpu_engine, unsigned samples, unsi
 	b->deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
 	b->h = h;
 	pthread_t eng, app;
-	int rc = spawn_pinned(&eng, cpu_engine, bare_engine, b);
+	int rc = lf_thread_create_pinned(&eng, cpu_engine, bare_engine, b);
 	if (rc)
 		goto out;
-	rc = spawn_pinned(&app, cpu_app, bare_submitter, b);
+	rc = lf_thread_create_pinned(&app, cpu_app, bare_submitter, b);
 	if (rc) {
 		atomic_store(&b->abort, 1);
 		pthread_join(eng, NULL);
@@ -387,10 +371,10 @@ int fb_limits_futex_wake(int cpu_waker, int cpu_waiter, unsigned samples, unsign
 	w.gap_us = gap_us < 1000000 ? gap_us : 999999;
 	w.deadline = lf_now_ns() + (uint64_t)budget_ms * 1000000u;
 	w.h = h;
-	int rc = spawn_pinned(&waiter, cpu_waiter, waiter_thread, &w);
+	int rc = lf_thread_create_pinned(&waiter, cpu_waiter, waiter_thread, &w);
 	if (rc)
 		return rc;
-	rc = spawn_pinned(&waker, cpu_waker, waker_thread, &w);
+	rc = lf_thread_create_pinned(&waker, cpu_waker, waker_thread, &w);
 	if (rc) {
 		atomic_store(&w.abort, 1);
 		pthread_join(waiter, NULL);

@@ -15,6 +15,7 @@
 #include "benchmarks/hist.h"
 #include "lockfree/arch.h"
 #include "lockfree/die.h"
+#include "lockfree/thread.h"
 #include "src/fb_util.h"
 #include "src/perf.h"
 
@@ -67,10 +68,7 @@ const struct fb_limits *fb_run_limits(const struct fb_run *run) { return &run->s
 
 int fb_run_pin_self(const struct fb_run *run, size_t slot)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(fb_run_cpu(run, slot), &set);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	return lf_thread_pin_self(fb_run_cpu(run, slot));
 }
 
 bool fb_run_continue(const struct fb_run *run, uint64_t done)

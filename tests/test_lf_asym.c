@@ -21,6 +21,7 @@
 #include "lockfree/arch.h"
 #include "lockfree/asym.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/thread.h"
 
 struct litmus {
 	LF_ALIGNED _Atomic uint64_t arrived;    /* two-thread spin barrier: 2 per round */
@@ -33,14 +34,6 @@ struct litmus {
 	unsigned char *hot_missed;              /* per round: the hot load missed */
 	unsigned char *rare_missed;
 };
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 /* Both threads arrive before either runs round n: they start within a
  * cache-line transfer of each other. */
@@ -60,7 +53,7 @@ static void *hot_side(void *arg)
 {
 	struct litmus *l = arg;
 	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		pin(0);
+		lf_thread_pin_self(0);
 	for (uint64_t n = 1; n <= l->rounds && barrier(l, n); n++) {
 		atomic_store_explicit(&l->x, n, memory_order_relaxed);
 		lf_asym_light();
@@ -76,7 +69,7 @@ static void *rare_side(void *arg)
 {
 	struct litmus *l = arg;
 	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		pin(1);
+		lf_thread_pin_self(1);
 	for (uint64_t n = 1; n <= l->rounds && barrier(l, n); n++) {
 		atomic_store_explicit(&l->y, n, memory_order_relaxed);
 		l->heavy();

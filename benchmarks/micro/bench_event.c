@@ -34,9 +34,9 @@
 #include <stdio.h>
 
 #include "benchmarks/hist.h"
-#include "benchmarks/pin.h"
 #include "lockfree/arch.h"
 #include "lockfree/event.h"
+#include "lockfree/thread.h"
 #include "src/gbench/gbench.h"
 
 #define MIN_TIME_FAST 0.2
@@ -242,8 +242,8 @@ static void wake_to_run(gb_state *st, struct wake_run *x, void *(*partner)(void 
 	/* Waker and sleeper on different CPUs: otherwise a spinning waker and a
 	 * spinning sleeper take turns on one CPU and the result is the scheduler's. */
 	cpu_set_t saved, partner_saved;
-	bool pinned = fb_pin_nth_cpu(pthread_self(), 0, &saved);
-	pinned = fb_pin_nth_cpu(t, 1, &partner_saved) && pinned;
+	bool pinned = lf_thread_pin_nth(pthread_self(), 0, &saved);
+	pinned = lf_thread_pin_nth(t, 1, &partner_saved) && pinned;
 	uint64_t setter_syscalls = 0;
 	const char *error = NULL;
 	while (gb_keep_running(st)) {
@@ -267,7 +267,7 @@ static void wake_to_run(gb_state *st, struct wake_run *x, void *(*partner)(void 
 	pthread_cond_signal(&x->c);
 	pthread_mutex_unlock(&x->m);
 	pthread_join(t, NULL);
-	fb_pin_restore(pthread_self(), &saved);
+	lf_thread_pin_restore(pthread_self(), &saved);
 
 	struct fb_hist_summary s;
 	fb_hist_summarize(h, &s);

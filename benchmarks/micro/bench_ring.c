@@ -30,12 +30,12 @@
 #include <urcu/wfcqueue.h>
 
 #include "benchmarks/backoff.h"
-#include "benchmarks/pin.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
 #include "lockfree/die.h"
 #include "lockfree/ring.h"
+#include "lockfree/thread.h"
 #include "lockfree/tsan.h"
 #include "src/gbench/gbench.h"
 
@@ -248,13 +248,13 @@ static void bench_spsc(gb_state *st)
 	 * what is measured (Google Benchmark runs thread 0 on the main thread,
 	 * so the mask is restored afterwards). */
 	cpu_set_t saved;
-	bool pinned = fb_pin_nth_cpu(pthread_self(), gb_thread_index(st), &saved);
+	bool pinned = lf_thread_pin_nth(pthread_self(), gb_thread_index(st), &saved);
 	if (gb_thread_index(st) == 0)
 		bench_produce(st);
 	else
 		bench_consume(st);
 	if (pinned)
-		fb_pin_restore(pthread_self(), &saved);
+		lf_thread_pin_restore(pthread_self(), &saved);
 	gb_counter(st, "pinned_threads", pinned, GB_COUNTER_DEFAULT);
 }
 

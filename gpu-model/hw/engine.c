@@ -29,6 +29,7 @@
 #include "lockfree/arch.h"
 #include "lockfree/asym.h"
 #include "lockfree/die.h"
+#include "lockfree/thread.h"
 
 #define HW_BUDGET 32                      /* commands per queue per pass */
 #define HW_PARK_TIMEOUT_NS 100000000      /* re-check the stop flag at least every 100 ms */
@@ -442,12 +443,8 @@ static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
 
 static void hw_pin(const struct hw_adapter *a, unsigned idx)
 {
-	if (!a->caps.ncpus)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(a->cpus[idx % a->caps.ncpus], &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (a->caps.ncpus)
+		lf_thread_pin_self(a->cpus[idx % a->caps.ncpus]);
 }
 
 static void *hw_engine_main(void *arg)

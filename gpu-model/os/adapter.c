@@ -15,6 +15,7 @@
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/thread.h"
 
 #define OS_BATCH 32
 #define OS_FEED_RETRY_NS 100000     /* poll for ring space every 100 us while a held buffer waits */
@@ -187,12 +188,7 @@ static void *os_irq_main(void *arg)
 	os_in_irq_thread = true;
 	pthread_setname_np(pthread_self(), "fb-os-irq");
 	atomic_store(&a->irq_tid, gettid());
-	if (a->cfg.irq_cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(a->cfg.irq_cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	lf_thread_pin_self(a->cfg.irq_cpu);
 	os_rcu_enter();
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
 		struct hw_irq_rec *rec = hw_irq_pop(a->hw);

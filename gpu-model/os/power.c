@@ -6,6 +6,7 @@
 
 #include "gpu-model/os/ums_internal.h"
 #include "lockfree/arch.h"
+#include "lockfree/thread.h"
 
 /* ---- engine F-states ---- */
 
@@ -44,12 +45,7 @@ void *os_power_main(void *arg)
 {
 	struct os_ums *u = arg;
 	pthread_setname_np(pthread_self(), "fb-os-power");
-	if (u->cfg.power_cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(u->cfg.power_cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	lf_thread_pin_self(u->cfg.power_cpu);
 	atomic_store(&u->power_tid, gettid());
 	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
 		uint32_t taken = hw_state_irq_take(u->hw);

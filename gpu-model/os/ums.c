@@ -13,6 +13,7 @@
 #include "lockfree/arch.h"
 #include "lockfree/asym.h"
 #include "lockfree/die.h"
+#include "lockfree/thread.h"
 
 void os_ums_config_default(struct os_ums_config *cfg)
 {
@@ -20,16 +21,6 @@ void os_ums_config_default(struct os_ums_config *cfg)
 	cfg->sched_cpu = -1;
 	cfg->power_cpu = -1;
 	cfg->drain_timeout_ns = 10000000000ll;
-}
-
-static void os_pin_self(int cpu)
-{
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 /* ---- the scheduler thread: kernel-mode submission ---- */
@@ -84,7 +75,7 @@ static void *os_sched_main(void *arg)
 {
 	struct os_ums *u = arg;
 	pthread_setname_np(pthread_self(), "fb-os-sched");
-	os_pin_self(u->cfg.sched_cpu);
+	lf_thread_pin_self(u->cfg.sched_cpu);
 	atomic_store(&u->sched_tid, gettid());
 	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
 		uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_acquire);
