@@ -32,6 +32,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/counter.h"
 #include "lockfree/die.h"
 #include "lockfree/waitset.h"
 #include "src/gbench/gbench.h"
@@ -151,7 +152,7 @@ static struct {
 	_Atomic int stop LF_ALIGNED;            /* teardown -> consumer thread */
 	pthread_t consumer;
 	uint64_t released LF_ALIGNED;           /* consumer-private */
-	_Atomic uint64_t interrupts;            /* consumer writes, adder 0 reads at the end */
+	lf_counter interrupts;                  /* consumer writes, adder 0 reads at the end */
 } bw;
 
 static void released_cb(struct lf_waiter *w, void *arg)
@@ -280,8 +281,7 @@ static void signal_once(void)
 	uint64_t cv = atomic_fetch_add(&bw.cv, 1) + 1;
 
 	while (cv > bw.ops->threshold()) {
-		atomic_store_explicit(&bw.interrupts, atomic_load_explicit(&bw.interrupts, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		lf_count(&bw.interrupts, 1);
 		bw.ops->release(cv, released_cb, NULL);
 		uint64_t c2 = atomic_load(&bw.cv);
 		if (c2 == cv)

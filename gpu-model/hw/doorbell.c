@@ -176,7 +176,7 @@ static unsigned hw_engine_poll_global(struct hw_adapter *a, struct hw_engine *e,
 		return 0;
 	e->db_seen[HW_MAX_DOORBELLS] = v;
 	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
-	hw_count(&e->rings, 1);
+	lf_count(&e->rings, 1);
 	uint64_t rings = (((v >> HW_DB_COUNT_SHIFT) - (seen >> HW_DB_COUNT_SHIFT)) & HW_DB_COUNT_MASK);
 	uint32_t id = (uint32_t)v;
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
@@ -190,7 +190,7 @@ static unsigned hw_engine_poll_global(struct hw_adapter *a, struct hw_engine *e,
 		if (q->um && atomic_load_explicit(&q->phys, memory_order_relaxed) == p)
 			hw_engine_look(e, q);
 	}
-	hw_count(&e->global_polls, 1);
+	lf_count(&e->global_polls, 1);
 	return 1;
 }
 
@@ -205,7 +205,7 @@ static unsigned hw_engine_poll_one(struct hw_adapter *a, struct hw_engine *e, st
 		return 0;
 	e->db_seen[idx] = v;
 	atomic_store_explicit(&p->last_use_ns, now, memory_order_relaxed);
-	hw_count(&e->rings, 1);
+	lf_count(&e->rings, 1);
 	struct hw_queue *owner = atomic_load_explicit(&p->queue, memory_order_acquire);
 	/* The CMP reads the ring control's write pointer, not the value rung:
 	 * a ring that came before its buffer was made visible (the order the
@@ -269,7 +269,7 @@ bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, 
 
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e)
 {
-	hw_count(&e->state_irqs, 1);
+	lf_count(&e->state_irqs, 1);
 	/* seq_cst RMW on the status word, then the line: pairs with the power
 	 * thread's exchange after its prepare (hw_state_irq_park) */
 	atomic_fetch_or_explicit(&a->state_irq, 1u << e->index, memory_order_seq_cst);

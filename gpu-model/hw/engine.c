@@ -74,7 +74,7 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence 
 		rec->nfences = 1;
 	}
 	if (e)
-		hw_count(&e->interrupts, 1);
+		lf_count(&e->interrupts, 1);
 	hw_irq_raise(a, rec);
 }
 
@@ -113,7 +113,7 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 	uint64_t wv = a->caps.no_64bit_atomics ? (uint32_t)v : v;
 
 	if (e)
-		hw_count(&e->signals, 1);
+		lf_count(&e->signals, 1);
 	if (!f->native) {
 		atomic_store_explicit(f->cv, wv, memory_order_seq_cst);
 		hw_raise(a, e, f, v, HW_IRQ_MONITORED_FENCE_SIGNALED);
@@ -335,7 +335,7 @@ static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
 		q->ib = c->ib;
 		q->ib_n = c->arg;
 		q->ib_pos = 0;
-		hw_count(&q->executed, 1);
+		lf_count(&q->executed, 1);
 	}
 }
 
@@ -352,7 +352,7 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
 	if (n)
-		hw_count(&e->discarded, n);
+		lf_count(&e->discarded, n);
 }
 
 /* Execute up to HW_BUDGET commands of q; returns the number executed. */
@@ -402,20 +402,20 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
 				atomic_fetch_add_explicit(&e->waiting_queues, 1, memory_order_seq_cst);
-				hw_count(&e->waits_blocked, 1);
-				hw_count(&q->executed, 1);
+				lf_count(&e->waits_blocked, 1);
+				lf_count(&q->executed, 1);
 				goto out;
 			}
 			break;
 		default:
 			lf_die("bad command op %u (a command buffer inside a command buffer?)", c.op);
 		}
-		hw_count(&q->executed, 1);
+		lf_count(&q->executed, 1);
 	}
 out:
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
-	hw_count(&e->cmds, done);
+	lf_count(&e->cmds, done);
 	return done;
 }
 
@@ -484,7 +484,7 @@ static void *hw_engine_main(void *arg)
 			/* busy since the last clock read: at most HW_IDLE_CLOCK_PASSES
 			 * idle passes too much, and no clock read per idle pass */
 			uint64_t t = lf_now_ns();
-			hw_count(&e->busy_ns, t - now);
+			lf_count(&e->busy_ns, t - now);
 			now = t;
 			idle_since = 0;
 			idle_passes = 0;
@@ -522,12 +522,12 @@ static void *hw_engine_main(void *arg)
 			lf_wake_cancel(&e->wake);
 			continue;
 		}
-		hw_count(&e->parks, 1);
+		lf_count(&e->parks, 1);
 		atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
 		lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
 		atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);
 		uint64_t t = lf_now_ns();
-		hw_count(&e->f1_ns, t - now);
+		lf_count(&e->f1_ns, t - now);
 		now = t;
 		idle_since = 0;
 	}

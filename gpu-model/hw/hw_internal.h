@@ -6,14 +6,7 @@
 
 #include "gpu-model/hw/hw.h"
 #include "gpu-model/hw/doorbell.h"
-
-/* A counter written by one thread and read by others at any time. */
-typedef _Atomic uint64_t hw_counter;
-static inline void hw_count(hw_counter *c, uint64_t n)
-{
-	/* single writer: a relaxed load + store, no locked instruction on the hot path */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
+#include "lockfree/counter.h"
 
 /* A physical doorbell register (doorbell.c).  The register has a line of its
  * own, written only by rings (and the KMD's latch) and polled by the engines
@@ -46,7 +39,7 @@ struct hw_queue {
 	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
 	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
-	LF_ALIGNED hw_counter executed;   /* engine writes */
+	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
 
@@ -61,7 +54,7 @@ struct hw_engine {
 	unsigned index;
 	struct hw_adapter *a;
 	/* counters: written by the engine only */
-	LF_ALIGNED hw_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns;
+	LF_ALIGNED lf_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns;
 	/* user-mode submission and F-states (doorbell.c) */
 	LF_ALIGNED _Atomic uint32_t um_connected;   /* connected doorbells of this engine's queues (KMD) */
 	_Atomic uint32_t um_queues;                 /* user-mode queues on the run list */
@@ -69,7 +62,7 @@ struct hw_engine {
 	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */
-	LF_ALIGNED hw_counter rings, global_polls, state_irqs, f1_ns, discarded;
+	LF_ALIGNED lf_counter rings, global_polls, state_irqs, f1_ns, discarded;
 };
 
 struct hw_adapter {

@@ -118,7 +118,7 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy)
 			nb = 0;
 		}
 	}
-	os_count(&a->fences_scanned, scanned);
+	lf_count(&a->fences_scanned, scanned);
 	return released;
 }
 
@@ -129,7 +129,7 @@ static void os_bugcheck(struct os_adapter *a, uint64_t handle)
 	if (atomic_load_explicit(&a->bugchecks, memory_order_relaxed) == 0)
 		fprintf(stderr, "fencebench: bug check: interrupt payload names fence handle %#llx, which was destroyed\n",
 			(unsigned long long)handle);
-	os_count(&a->bugchecks, 1);
+	lf_count(&a->bugchecks, 1);
 }
 
 static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
@@ -159,7 +159,7 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 					os_bugcheck(a, rec->fences[i]);
 				continue;
 			}
-			os_count(&a->fences_scanned, 1);
+			lf_count(&a->fences_scanned, 1);
 			released += os_fence_process(f);
 			if (f->x)
 				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
@@ -168,15 +168,15 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	if (scan_native || scan_legacy)
 		released += os_scan(a, scan_native, scan_legacy);
 	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
-		os_count(&a->held_released, os_queues_feed_held(a));
-	os_count(&a->released, released);
+		lf_count(&a->held_released, os_queues_feed_held(a));
+	lf_count(&a->released, released);
 	if (rec->kind == HW_IRQ_SOFTWARE) {
-		os_count(&a->soft, 1);
+		lf_count(&a->soft, 1);
 	} else {
-		os_count(&a->interrupts, 1);
+		lf_count(&a->interrupts, 1);
 		/* spurious: released no waiter here and passed nothing to another adapter */
 		if (!released && atomic_load_explicit(&a->x_propagated, memory_order_relaxed) == propagated)
-			os_count(&a->spurious, 1);
+			lf_count(&a->spurious, 1);
 	}
 }
 
@@ -206,22 +206,22 @@ static void *os_irq_main(void *arg)
 		bool retry = atomic_exchange_explicit(&a->feed_retry, false, memory_order_seq_cst);
 		if (retry) {
 			lf_htab_read_lock();
-			os_count(&a->held_released, os_queues_feed_held(a));
+			lf_count(&a->held_released, os_queues_feed_held(a));
 			lf_htab_read_unlock();
 			if (atomic_load_explicit(&a->feed_retry, memory_order_seq_cst))
 				hw_irq_park(a->hw, OS_FEED_RETRY_NS);   /* returns at once on a record */
 			continue;
 		}
 		hw_irq_park(a->hw, -1);
-		os_count(&a->irq_wakeups, 1);
+		lf_count(&a->irq_wakeups, 1);
 	}
 	/* the last reading of the thread's own clock, for stats after it is gone */
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	uint64_t wall = lf_now_ns() - a->irq_t0;
-	os_count(&a->isr_busy_ns, cpu);
-	os_count(&a->irq_idle_ns, wall > cpu ? wall - cpu : 0);
+	lf_count(&a->isr_busy_ns, cpu);
+	lf_count(&a->irq_idle_ns, wall > cpu ? wall - cpu : 0);
 	os_rcu_leave();
 	return NULL;
 }

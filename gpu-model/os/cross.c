@@ -230,7 +230,7 @@ void os_cross_propagate(struct os_fence *f)
 		if (!g || g == f || !os_cross_raise(&g->x_seen, v))
 			continue;
 		os_cross_notify(g, v);
-		os_count(&f->a->x_propagated, 1);
+		lf_count(&f->a->x_propagated, 1);
 	}
 }
 

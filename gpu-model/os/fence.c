@@ -170,28 +170,28 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 {
 	struct os_app_counters *c = os_app_counters(f->a);
-	os_count(&c->waits, 1);
+	lf_count(&c->waits, 1);
 	if (os_fence_read(f) >= v) {
-		os_count(&c->waits_fast, 1);
+		lf_count(&c->waits_fast, 1);
 		return 0;
 	}
 	if (os_out_of_range(f, v, false))
 		return -ERANGE;
 	struct os_waiter *w = os_waiter_new(v, OS_WAIT_BLOCKING);
 	if (os_waiter_register(f, w)) {
-		os_count(&c->self_released, 1);
+		lf_count(&c->self_released, 1);
 		return 0;
 	}
-	os_count(&c->waits_blocked, 1);
+	lf_count(&c->waits_blocked, 1);
 	int rc = lf_event_wait(&w->ev, f->a->cfg.wait_spin_ns, timeout_ns);
 	if (rc == -ETIMEDOUT && lf_waitset_cancel(&f->ws, &w->w)) {
 		/* A waiter whose value was reached but who was not released within
 		 * its deadline: the lost wake-up every run must report as 0. */
 		if (os_fence_read(f) >= v) {
-			os_count(&c->lost_wakeups, 1);
+			lf_count(&c->lost_wakeups, 1);
 			return 0;
 		}
-		os_count(&c->timeouts, 1);
+		lf_count(&c->timeouts, 1);
 		return -ETIMEDOUT;
 	}
 	/* released (possibly racing the timeout): wait for the callback's set */

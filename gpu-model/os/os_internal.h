@@ -7,18 +7,12 @@
 
 #include "gpu-model/os/os.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/counter.h"
 #include "lockfree/htab.h"
 #include "lockfree/waitset.h"
 
 #define OS_MAX_QUEUES 64
 #define OS_MAX_WAITERS_PER_MULTI 64
-
-typedef _Atomic uint64_t os_counter;
-static inline void os_count(os_counter *c, uint64_t n)
-{
-	/* single writer per counter block: relaxed load + store */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
 
 struct os_fence {
 	struct os_adapter *a;
@@ -54,7 +48,7 @@ struct os_waiter {
 
 /* Counters of one application thread (cache-line private, merged on read). */
 struct os_app_counters {
-	LF_ALIGNED os_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups;
+	LF_ALIGNED lf_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups;
 	struct os_app_counters *next;
 	uint64_t adapter_id;
 	pid_t tid;                      /* the thread it counts for */
@@ -111,13 +105,13 @@ struct os_adapter {
 	_Atomic pid_t irq_tid;
 	LF_ALIGNED _Atomic bool stop;
 	/* interrupt-thread counters (single writer) */
-	LF_ALIGNED os_counter interrupts, spurious, soft, released, fences_scanned, bugchecks,
+	LF_ALIGNED lf_counter interrupts, spurious, soft, released, fences_scanned, bugchecks,
 		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups;
 	pthread_mutex_t app_lock;
 	struct os_app_counters *app;
 	/* shared.c / cross.c */
 	struct os_ddi_log ddi;
-	LF_ALIGNED os_counter x_propagated;  /* interrupt thread (single writer) */
+	LF_ALIGNED lf_counter x_propagated;  /* interrupt thread (single writer) */
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 };
 

@@ -28,7 +28,7 @@ static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
  * work by a runnable queue is left in F0 (it asks again when idle). */
 static void os_power_f1_locked(struct os_ums *u, unsigned e)
 {
-	os_count(&u->f1_requests, 1);
+	lf_count(&u->f1_requests, 1);
 	if (os_engine_pending_locked(u, e))
 		return;
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
@@ -36,7 +36,7 @@ static void os_power_f1_locked(struct os_ums *u, unsigned e)
 		struct os_hwqueue *q = u->queues[i];
 		if (q->um && q->ctx->engine == e && q->db.connected) {
 			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
-			os_count(&u->f1_disconnects, 1);
+			lf_count(&u->f1_disconnects, 1);
 		}
 	}
 }
@@ -72,7 +72,7 @@ int os_power_d3(struct os_ums *u)
 		goto unlock;
 	u->d3 = true;
 	u->d3_since = lf_now_ns();
-	os_count(&u->d3_entries, 1);
+	lf_count(&u->d3_entries, 1);
 	/* 1. DxgkddiSuspendContext for every context */
 	for (uint32_t i = 0; i < u->ncontexts; i++) {
 		struct os_context *c = u->contexts[i];
@@ -92,7 +92,7 @@ int os_power_d3(struct os_ums *u)
 			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
 		if (q->resident) {
 			q->resident = false;
-			os_count(&u->ring_evictions, 1);
+			lf_count(&u->ring_evictions, 1);
 		}
 	}
 unlock:
@@ -107,14 +107,14 @@ void os_power_d0_locked(struct os_ums *u)
 	if (!u->d3)
 		return;
 	u->d3 = false;
-	os_count(&u->d3_ns, lf_now_ns() - u->d3_since);
-	os_count(&u->d0_exits, 1);
+	lf_count(&u->d3_ns, lf_now_ns() - u->d3_since);
+	lf_count(&u->d0_exits, 1);
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++) {
 		struct os_hwqueue *q = u->queues[i];
 		if (!atomic_load(&q->gone) && !q->resident) {
 			q->resident = true;
-			os_count(&u->ring_restores, 1);
+			lf_count(&u->ring_restores, 1);
 		}
 	}
 }
@@ -168,7 +168,7 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
 	uint64_t lq = os_hwqueue_last_queued(q);
 	int rc = os_fence_wait_cpu(q->progress, lq, q->u->cfg.drain_timeout_ns);
 	if (rc)
-		os_count(&q->u->drain_timeouts, 1);
+		lf_count(&q->u->drain_timeouts, 1);
 	return rc;
 }
 
@@ -271,7 +271,7 @@ void os_device_terminate(struct os_device *d)
 			if (atomic_load(&q->gone))
 				continue;
 			if (os_hwqueue_pending(q))
-				os_count(&u->lost_at_abnormal, 1);
+				lf_count(&u->lost_at_abnormal, 1);
 			if (q->um && q->db.created)
 				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 			os_hwqueue_gone_locked(q);

@@ -51,11 +51,11 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 	unsigned handed = 0;
 	while (lf_ring_pop_spsc(q->subq, &d)) {
 		if (atomic_load_explicit(&q->gone, memory_order_acquire)) {
-			os_count(&u->km_discarded, 1);
+			lf_count(&u->km_discarded, 1);
 			continue;
 		}
 		if (!os_km_valid(&d) || os_queue_submit(q->kq, d.cmds, (size_t)d.n)) {
-			os_count(&u->km_rejected, 1);
+			lf_count(&u->km_rejected, 1);
 			continue;
 		}
 		handed++;
@@ -103,7 +103,7 @@ static void *os_sched_main(void *arg)
 		uint64_t cnt;
 		while (read(u->efd, &cnt, sizeof(cnt)) < 0 && errno == EINTR)
 			;
-		os_count(&u->sched_wakeups, 1);
+		lf_count(&u->sched_wakeups, 1);
 	}
 	return NULL;
 }
@@ -290,7 +290,7 @@ void os_context_suspend(struct os_context *c)
 		c->suspended |= OS_SUSPEND_USER;
 		if (was_running) {
 			os_context_apply_locked(c);
-			os_count(&u->suspends, 1);
+			lf_count(&u->suspends, 1);
 		}
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -306,7 +306,7 @@ void os_context_resume(struct os_context *c)
 			/* DxgkddiResumeContext: back on the list; the CMP observes the
 			 * new write pointers (set_scheduled kicks) */
 			os_context_apply_locked(c);
-			os_count(&u->resumes, 1);
+			lf_count(&u->resumes, 1);
 		}
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -483,7 +483,7 @@ static unsigned os_doorbell_pick_locked(struct os_ums *u)
 		}
 	}
 	os_doorbell_disconnect_locked(u->phys_owner[victim], OS_DOORBELL_DISCONNECTED_RETRY);
-	os_count(&u->victimizations, 1);
+	lf_count(&u->victimizations, 1);
 	return victim;
 }
 
@@ -497,7 +497,7 @@ static void os_doorbell_connect_locked(struct os_hwqueue *q)
 		u->phys_owner[phys] = q;
 	}
 	if (hw_engine_fstate(u->hw, engine) == HW_F1)
-		os_count(&u->f0_by_connect, 1);
+		lf_count(&u->f0_by_connect, 1);
 	_Atomic uint64_t *reg = hw_doorbell_connect(u->hw, phys, q->hwq);   /* wakes the engine: F0 */
 	q->db.phys = (int)phys;
 	q->db.connected = true;
@@ -507,7 +507,7 @@ static void os_doorbell_connect_locked(struct os_hwqueue *q)
 	bool notify = u->cfg.notify_engines & (1u << engine);
 	atomic_store_explicit(&q->db.status, notify ? OS_DOORBELL_CONNECTED_NOTIFY : OS_DOORBELL_CONNECTED,
 			      memory_order_seq_cst);
-	os_count(&u->connects, 1);
+	lf_count(&u->connects, 1);
 }
 
 int os_doorbell_connect(struct os_hwqueue *q)
@@ -568,7 +568,7 @@ void os_doorbell_abort(struct os_hwqueue *q)
 	pthread_mutex_lock(&u->lock);
 	if (q->um && !q->db.aborted) {
 		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
-		os_count(&u->aborts, 1);
+		lf_count(&u->aborts, 1);
 	}
 	pthread_mutex_unlock(&u->lock);
 }

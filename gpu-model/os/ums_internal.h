@@ -88,10 +88,10 @@ struct os_ums {
 	_Atomic pid_t sched_tid, power_tid;
 	LF_ALIGNED _Atomic bool stop;
 	/* counters: under u->lock or by their one thread; read relaxed */
-	LF_ALIGNED os_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
+	LF_ALIGNED lf_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
 		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
 		drain_timeouts, lost_at_abnormal;
-	LF_ALIGNED os_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
+	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
 };
 

@@ -11,6 +11,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/counter.h"
 #include "lockfree/ring.h"
 
 #define RT_IB_CMDS        (RT_MAX_CMDS + 1)
@@ -24,13 +25,6 @@
 #define RT_FULL_TIMEOUT_NS 10000000000ll
 
 void (*rt_test_ring_hook)(struct rt_queue *q);
-
-typedef _Atomic uint64_t rt_counter;
-static inline void rt_count(rt_counter *c)
-{
-	/* the submitting thread is the only writer: no locked instruction */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
 
 struct rt_fence {
 	struct rt_device *d;
@@ -53,7 +47,7 @@ struct rt_queue {
 	size_t nslots;
 	struct hw_cmd *ibs;              /* nslots command buffers of RT_IB_CMDS */
 	struct rt_queue *next_q;         /* in the device */
-	LF_ALIGNED rt_counter submits, um_submits, km_submits, rings, retries, connects, notifies,
+	LF_ALIGNED lf_counter submits, um_submits, km_submits, rings, retries, connects, notifies,
 		fallbacks, full_waits;
 };
 
@@ -234,7 +228,7 @@ static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
 	q->completed_seen = os_fence_value(q->progress->f);
 	if (q->completed_seen >= v - q->nslots)
 		return 0;
-	rt_count(&q->full_waits);
+	lf_count(&q->full_waits, 1);
 	int rc = os_fence_wait_cpu(q->progress->f, v - q->nslots, RT_FULL_TIMEOUT_NS);
 	if (rt_device_removed(q->d))
 		return -EIO;
@@ -248,7 +242,7 @@ static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
 static int rt_queue_fallback(struct rt_queue *q)
 {
 	os_hwqueue_destroy(q->osq);
-	rt_count(&q->fallbacks);
+	lf_count(&q->fallbacks, 1);
 	return rt_queue_open_os(q, false);
 }
 
@@ -268,7 +262,7 @@ static bool rt_connect(struct rt_queue *q, uint64_t *status)
 {
 	if (rt_connected(*status))
 		return true;
-	rt_count(&q->connects);
+	lf_count(&q->connects, 1);
 	int rc = os_doorbell_connect(q->osq);
 	*status = rt_status(q);
 	return !rc && *status != OS_DOORBELL_DISCONNECTED_ABORT;
@@ -309,7 +303,7 @@ static void rt_ring(struct rt_queue *q, uint64_t wptr)
 	/* the mapping as it is now: a physical doorbell or the dummy page */
 	_Atomic uint64_t *reg = atomic_load_explicit(q->map.cpuva, memory_order_acquire);
 	hw_doorbell_write(reg, hw_doorbell_ring_value(q->map.value, wptr));
-	rt_count(&q->rings);
+	lf_count(&q->rings, 1);
 }
 
 static void rt_window(void)
@@ -334,12 +328,12 @@ static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct h
 		rt_ring(q, q->wptr);
 		status = rt_status(q);
 		if (status == OS_DOORBELL_CONNECTED_NOTIFY) {
-			rt_count(&q->notifies);
+			lf_count(&q->notifies, 1);
 			os_notify_work_submission(q->osq);
 		}
 		if (status != OS_DOORBELL_DISCONNECTED_RETRY)
 			return status;
-		rt_count(&q->retries);
+		lf_count(&q->retries, 1);
 	}
 }
 
@@ -379,14 +373,14 @@ static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib,
 	q->visible = false;
 	uint64_t status = q->desc.broken ? rt_submit_um_broken(q, v, ib, n) : rt_submit_um_loop(q, v, ib, n);
 	if (status != OS_DOORBELL_DISCONNECTED_ABORT) {
-		rt_count(&q->um_submits);
+		lf_count(&q->um_submits, 1);
 		return 0;
 	}
 	bool was_visible = q->visible;
 	int rc = rt_queue_fallback(q);
 	if (rc || was_visible)
 		return rc;                    /* visible: the fallback's destroy ran it */
-	rt_count(&q->km_submits);
+	lf_count(&q->km_submits, 1);
 	return os_hwqueue_submit(q->osq, ib, n, v);
 }
 
@@ -405,12 +399,12 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 	memcpy(ib, cmds, n * sizeof(*cmds));
 	ib[n] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
 	atomic_store_explicit(&q->next, v, memory_order_release);
-	rt_count(&q->submits);
+	lf_count(&q->submits, 1);
 	if (value)
 		*value = v;
 	if (q->um)
 		return rt_submit_um(q, v, ib, n + 1);
-	rt_count(&q->km_submits);
+	lf_count(&q->km_submits, 1);
 	return os_hwqueue_submit(q->osq, ib, n + 1, v);
 }
 
