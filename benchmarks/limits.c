@@ -2,7 +2,6 @@
 #include "benchmarks/limits.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +18,7 @@
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
+#include "lockfree/event.h"
 #include "lockfree/thread.h"
 
 /* Sample counts of the harness's own measurement: ~10 ms each when idle. */
@@ -306,11 +306,6 @@ struct wake {
 	int rc;
 };
 
-static long futex_op(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (uint32_t *)addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
-}
-
 static bool wake_expired(struct wake *w)
 {
 	if (atomic_load_explicit(&w->abort, memory_order_relaxed))
@@ -325,7 +320,7 @@ static bool wake_expired(struct wake *w)
 static void *waiter_thread(void *arg)
 {
 	struct wake *w = arg;
-	const struct timespec slice = { 0, 20 * 1000 * 1000 };  /* re-check the deadline every 20 ms */
+	const uint64_t slice_ns = 20 * 1000 * 1000;  /* re-check the deadline every 20 ms */
 	for (uint32_t i = 1; i <= w->samples; i++) {
 		atomic_store_explicit(&w->parked, i, memory_order_release);
 		while (atomic_load_explicit(&w->word, memory_order_acquire) != i) {
@@ -333,7 +328,7 @@ static void *waiter_thread(void *arg)
 				return NULL;
 			/* The kernel compares word with i-1 atomically: a wake that
 			 * came first makes this return EAGAIN, never sleep through it. */
-			futex_op(&w->word, FUTEX_WAIT, i - 1, &slice);
+			lf_futex_wait_until(&w->word, i - 1, lf_now_ns() + slice_ns);
 		}
 		uint64_t t1 = lf_now_ns();
 		uint64_t t0 = atomic_load_explicit(&w->t_wake, memory_order_relaxed);
@@ -356,7 +351,7 @@ static void *waker_thread(void *arg)
 		nanosleep(&gap, NULL);   /* let the waiter park and its CPU go idle */
 		atomic_store_explicit(&w->t_wake, lf_now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&w->word, i, memory_order_release);
-		futex_op(&w->word, FUTEX_WAKE, 1, NULL);
+		lf_futex_wake(&w->word, 1);
 	}
 	return NULL;
 }

@@ -19,7 +19,7 @@
 #define LF_WAKE_PARKED 1u
 #define LF_WAKE_EPOCH  2u /* epoch unit: bits 1..31 */
 
-#define LF_NO_DEADLINE UINT64_MAX
+#define LF_NO_DEADLINE LF_FUTEX_FOREVER
 
 void (*lf_event_test_window_hook)(struct lf_event *ev);
 
@@ -33,11 +33,8 @@ uint64_t lf_futex_syscalls(void)
 
 /* ---- futex primitives (private: threads of one process) ---- */
 
-/* Sleep while *word == expected, until woken or `deadline` (absolute
- * CLOCK_MONOTONIC ns; LF_NO_DEADLINE = forever).  Returns 0 (woken, maybe
- * spuriously), -EAGAIN (value differed), -EINTR or -ETIMEDOUT.  Callers loop
- * and re-check the word, so every result is safe. */
-static int lf_futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline)
+/* Callers loop and re-check the word, so every result is safe. */
+int lf_futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline)
 {
 	struct timespec ts, *tsp = NULL;
 	if (deadline != LF_NO_DEADLINE) {
@@ -52,7 +49,7 @@ static int lf_futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64
 	return rc == 0 ? 0 : -errno;
 }
 
-static void lf_futex_wake(_Atomic uint32_t *word, int n)
+void lf_futex_wake(_Atomic uint32_t *word, int n)
 {
 	lf_futex_calls++;
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);

@@ -148,6 +148,27 @@ bool lf_wake_notify(struct lf_wake *w);
 /* Any thread: has the parker announced sleep and not yet been notified? */
 bool lf_wake_parker_waiting(const struct lf_wake *w);
 
+/* ---- the futex itself, for protocols of their own ---- */
+
+/* The two syscalls lf_event and lf_wake are built on, for code that keeps its
+ * own futex word and protocol (the machine-limit probe of wake-to-run
+ * latency).  Private futexes: threads of one process only.  Neither has a
+ * memory-ordering effect of its own: the caller publishes with its own
+ * atomics before waking, and re-checks its word after every return. */
+
+/* lf_futex_wait_until's "no deadline". */
+#define LF_FUTEX_FOREVER UINT64_MAX
+
+/* Sleep while *word == expected (compared atomically by the kernel with the
+ * sleep, so a change plus wake that came first makes it return at once), until
+ * woken or `deadline_ns` (absolute lf_now_ns()/CLOCK_MONOTONIC time;
+ * LF_FUTEX_FOREVER: none).  0 (woken, maybe spuriously), -EAGAIN (*word !=
+ * expected), -EINTR or -ETIMEDOUT.  Any thread; blocks. */
+int lf_futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns);
+
+/* Wake up to n threads sleeping on word.  Any thread; one syscall, never blocks. */
+void lf_futex_wake(_Atomic uint32_t *word, int n);
+
 /* ---- accounting ---- */
 
 /* Futex syscalls (waits and wakes, any result) made by the calling thread

@@ -4,7 +4,7 @@
 #
 # lockfree/ring.c  with -DLF_RING_BROKEN  -> $(BUILD)/lockfree-broken/ring.o,  symbols lf_ring_broken_*
 # lockfree/event.c with -DLF_EVENT_BROKEN -> $(BUILD)/lockfree-broken/event.o, symbols lf_event_broken_*,
-#                                            lf_wake_broken_*, lf_broken_futex_syscalls
+#                                            lf_wake_broken_*, lf_broken_futex_*
 # The headers say what exactly each broken variant breaks.  The renaming is
 # done with -D so that the broken object and the real one (from the library)
 # link into the same test binary; the tests declare the renamed prototypes.
@@ -19,6 +19,7 @@ LF_EVENT_BROKEN_NAMES = event_init event_set event_reset event_is_set event_has_
                         event_test_window_hook wake_init wake_prepare wake_cancel wake_park wake_notify \
                         wake_parker_waiting
 LF_EVENT_BROKEN_DEFS  = -DLF_EVENT_BROKEN -Dlf_futex_syscalls=lf_broken_futex_syscalls \
+                        -Dlf_futex_wait_until=lf_broken_futex_wait_until -Dlf_futex_wake=lf_broken_futex_wake \
                         $(foreach n,$(LF_EVENT_BROKEN_NAMES),-Dlf_$(n)=lf_$(subst event_,event_broken_,$(subst wake_,wake_broken_,$(n))))
 
 $(LF_BROKEN_DIR)/ring.o: lockfree/ring.c | $(DEPS_STAMP)

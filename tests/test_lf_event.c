@@ -517,8 +517,47 @@ static void wake_many_notifiers(void **state)
 	assert_int_equal(x.lost, 0);
 }
 
+/* The exported futex: a changed word returns at once, a deadline is kept, a
+ * wake ends the sleep, and each call is one counted syscall. */
+struct futex_sleeper {
+	_Atomic uint32_t word;
+	_Atomic int asleep;
+	int rc;
+};
+
+static void *futex_sleeper_main(void *arg)
+{
+	struct futex_sleeper *f = arg;
+	atomic_store(&f->asleep, 1);
+	do
+		f->rc = lf_futex_wait_until(&f->word, 0, lf_now_ns() + SYNC_TIMEOUT_NS);
+	while (f->rc == 0 && atomic_load(&f->word) == 0);   /* spurious: sleep again */
+	return NULL;
+}
+
+static void futex_wait_and_wake_exported(void **state)
+{
+	(void)state;
+	_Atomic uint32_t word = 1;
+	uint64_t s0 = lf_futex_syscalls();
+	assert_int_equal(lf_futex_wait_until(&word, 0, LF_FUTEX_FOREVER), -EAGAIN);
+	assert_int_equal(lf_futex_wait_until(&word, 1, lf_now_ns() + MS), -ETIMEDOUT);
+	assert_int_equal(lf_futex_syscalls() - s0, 2);
+
+	struct futex_sleeper f = { .word = 0 };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, futex_sleeper_main, &f), 0);
+	while (!atomic_load(&f.asleep))
+		sched_yield();
+	nanosleep(&(struct timespec){0, 5000000}, NULL); /* let it reach the futex */
+	atomic_store(&f.word, 1);
+	lf_futex_wake(&f.word, 1);
+	join(t);
+	assert_true(f.rc == 0 || f.rc == -EAGAIN);   /* woken, or saw the store first */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(event_basic_semantics), cmocka_unit_test(event_and_wake_timeouts),
 	     cmocka_unit_test(no_sleeper_means_no_syscall), cmocka_unit_test(event_wakes_all_sleepers),
 	     cmocka_unit_test(event_race_no_lost_wakeups), cmocka_unit_test(event_broken_variant_is_caught),
 	     cmocka_unit_test(wake_pingpong_no_lost_wakeups), cmocka_unit_test(wake_broken_variant_is_caught),
-	     cmocka_unit_test(wake_many_notifiers))
+	     cmocka_unit_test(wake_many_notifiers), cmocka_unit_test(futex_wait_and_wake_exported))
