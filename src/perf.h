@@ -20,6 +20,13 @@
  * A perf ctl and a rapl handle belong to one thread at a time.
  * Nothing here is on a hot path: everything may block briefly in syscalls,
  * fb_perf_ctl_enable/disable block up to their timeout.
+ *
+ * One contract, four rooms, one per section below:
+ *   src/perf_spec.c   event specs (libpfm4 encoding, probing, fallbacks)
+ *   src/perf_group.c  counter groups and the scaling rule
+ *   src/perf_ctl.c    the perf stat --control hand-shake
+ *   src/perf_rapl.c   RAPL package energy
+ * src/perf_internal.h holds the spec layout the first two share.
  */
 #ifndef FB_PERF_H
 #define FB_PERF_H
