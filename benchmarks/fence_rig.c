@@ -52,11 +52,12 @@ static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struc
 
 /* Start a set-up adapter (queues_ok: its queues were created); on failure
  * destroy it and say why in err.  0 or -errno. */
-static int fb_rig_start(struct os_adapter *a, bool queues_ok, char *err, size_t errlen)
+/* Start the adapter once its queues exist; queue_rc: how creating them went. */
+static int fb_rig_start(struct os_adapter *a, int queue_rc, char *err, size_t errlen)
 {
-	int rc = queues_ok ? os_adapter_start(a) : -ENOMEM;
+	int rc = queue_rc ? queue_rc : os_adapter_start(a);
 	if (rc) {
-		snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
+		snprintf(err, errlen, "%s: %s", queue_rc ? "creating a queue" : "starting the adapter", strerror(-rc));
 		os_adapter_destroy(a);
 	}
 	return rc;
@@ -135,8 +136,7 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 	int rc = fb_rig_up(p->cfg, p->path, &a, &g.f, 1, err, errlen);
 	if (rc)
 		return rc;
-	g.q = os_queue_create(a, 0, 256);
-	rc = fb_rig_start(a, g.q != NULL, err, errlen);
+	rc = fb_rig_start(a, os_queue_create(a, 0, 256, &g.q), err, errlen);
 	if (rc)
 		return rc;
 	/* fences with a waiter that nothing satisfies: what a scan has to walk */
@@ -235,8 +235,11 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 	int rc = fb_rig_up(&cfg, p->path, &a, f, 2, err, errlen);
 	if (rc)
 		return rc;
-	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 1, 64);
-	rc = fb_rig_start(a, qa && qb, err, errlen);
+	struct os_queue *qa = NULL, *qb = NULL;
+	rc = os_queue_create(a, 0, 64, &qa);
+	if (!rc)
+		rc = os_queue_create(a, 1, 64, &qb);
+	rc = fb_rig_start(a, rc, err, errlen);
 	if (rc)
 		return rc;
 	/* warm-up rounds first, not recorded; the counters are the measured rounds' */
@@ -333,11 +336,12 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		memset(&t[i], 0, sizeof(t[i]));
 		t[i].p = p;
 		t[i].f = f[i];
-		t[i].q = os_queue_create(a, i % p->engines, 64);
+		if (!rc)
+			rc = os_queue_create(a, i % p->engines, 64, &t[i].q);
 		t[i].seed = p->seed + i;
 		t[i].lost_total = &lost_total;
 	}
-	rc = fb_rig_start(a, true, err, errlen);
+	rc = fb_rig_start(a, rc, err, errlen);
 	if (rc)
 		return rc;
 	uint64_t t0 = lf_now_ns();

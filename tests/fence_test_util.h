@@ -38,6 +38,16 @@ static inline struct os_adapter *fbt_adapter(struct os_config *cfg)
 	return a;
 }
 
+/* A queue the test cannot do without: dies with the reason if refused. */
+static inline struct os_queue *fbt_queue(struct os_adapter *a, unsigned engine, size_t ring_slots)
+{
+	struct os_queue *q = NULL;
+	int rc = os_queue_create(a, engine, ring_slots, &q);
+	if (rc)
+		lf_die("os_queue_create(engine %u, %zu slots): %d", engine, ring_slots, rc);
+	return q;
+}
+
 static inline struct os_stats fbt_stats(struct os_adapter *a)
 {
 	struct os_stats s;

@@ -55,8 +55,8 @@ static void xrig_up(struct xrig *r, bool igpu_native, bool create_on_igpu)
 	assert_true(os_fence_is_native(r->fd));
 	assert_int_equal(os_fence_is_native(r->fi), igpu_native);
 	assert_true(os_fence_is_cross_adapter(r->fd) && os_fence_is_cross_adapter(r->fi));
-	r->qd = os_queue_create(r->dgpu, 0, 64);
-	r->qi = os_queue_create(r->igpu, 0, 64);
+	r->qd = fbt_queue(r->dgpu, 0, 64);
+	r->qi = fbt_queue(r->igpu, 0, 64);
 	assert_int_equal(os_fence_create(r->dgpu, OS_FENCE_NATIVE, 0, 0, &r->md), 0);
 	assert_int_equal(os_fence_create(r->igpu, OS_FENCE_NATIVE, 0, 0, &r->mi), 0);
 }
@@ -440,7 +440,7 @@ static void cross_null_payload_scan_propagates(void **state)
 	struct os_fence *fd, *fi;
 	assert_int_equal(os_fence_create(d, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER, &fd), 0);
 	assert_int_equal(os_fence_open_cross(fd, i, OS_FENCE_NATIVE, &fi), 0);
-	struct os_queue *q = os_queue_create(d, 0, 64);
+	struct os_queue *q = fbt_queue(d, 0, 64);
 	struct lf_event ev;
 	lf_event_init(&ev);
 	assert_int_equal(os_fence_wait_event(fi, V, &ev), 0);
@@ -517,8 +517,8 @@ static void cross_broken_variants_are_caught(void **state)
 		r.igpu = xadapter(true, HW_PAYLOAD_FENCE_ARRAY);
 		assert_int_equal(os_fence_create(r.dgpu, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER | faults[k], &r.fd), 0);
 		assert_int_equal(os_fence_open_cross(r.fd, r.igpu, OS_FENCE_NATIVE, &r.fi), 0);
-		r.qd = os_queue_create(r.dgpu, 0, 64);
-		r.qi = os_queue_create(r.igpu, 0, 64);
+		r.qd = fbt_queue(r.dgpu, 0, 64);
+		r.qi = fbt_queue(r.igpu, 0, 64);
 		if (faults[k] == OS_FENCE_FAULT_MV_FOLLOWS_WAITERS)
 			assert_true(atomic_load(os_fence_hw(r.fd)->mv) != 0);   /* what the waiter-set rule forbids */
 		/* 2 ms of GPU work: the waiter is asleep before each signal lands */
@@ -557,7 +557,7 @@ static void *churn_signaler(void *arg)
 static void cross_instances_come_and_go_while_signaling(void **state)
 {
 	struct os_adapter *d = xadapter(true, HW_PAYLOAD_FENCE_ARRAY), *i = xadapter(true, HW_PAYLOAD_FENCE_ARRAY);
-	struct churn c = { .q = os_queue_create(d, 0, 256) };
+	struct churn c = { .q = fbt_queue(d, 0, 256) };
 	assert_int_equal(os_fence_create(d, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER, &c.f), 0);
 	pthread_t t;
 	pthread_create(&t, NULL, churn_signaler, &c);

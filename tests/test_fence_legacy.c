@@ -22,7 +22,7 @@ static void gpu_signal_always_interrupts(void **state)
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_false(os_fence_is_native(f));    /* no native support: a monitored fence */
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	for (uint64_t v = 1; v <= 50; v++)
 		fbt_signal_gpu(q, f, v);
 	assert_true(fbt_eventually(fbt_stats(a).interrupts == 50));
@@ -45,7 +45,7 @@ static void interrupt_walks_fences_with_pending_waits(void **state)
 		lf_event_init(&ev[i]);
 		os_fence_wait_event(f[i], 1, &ev[i]);
 	}
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	fbt_signal_gpu(q, f[5], 1);
 	assert_int_equal(lf_event_wait(&ev[5], 0, 5000000000ll), 0);
 	assert_true(fbt_eventually(fbt_stats(a).interrupts == 1));
@@ -71,7 +71,7 @@ static void gpu_wait_held_on_cpu_until_signaled(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &h), 0);
-	struct os_queue *q = os_queue_create(a, 0, 64), *other = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64), *other = fbt_queue(a, 0, 64);
 	struct hw_cmd cmds[3] = {
 		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(h), .value = 1 },  /* before the wait: runs */
 		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 5 },
@@ -127,7 +127,7 @@ static void no64bit_atomics_wraparound_and_range(void **state)
 	struct os_fence *f;
 	const uint64_t base = 0xfffffff0ull;
 	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, base, 0, &f), 0);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	struct lf_event ev;
 	lf_event_init(&ev);
 	assert_int_equal(os_fence_wait_event(f, base + 0x20, &ev), 0);   /* across the wrap */
@@ -178,7 +178,7 @@ static void held_feed_never_waits_for_ring_space(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &n), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &m), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &x), 0);
-	struct os_queue *q1 = os_queue_create(a, 0, 4), *q2 = os_queue_create(a, 0, 4);
+	struct os_queue *q1 = fbt_queue(a, 0, 4), *q2 = fbt_queue(a, 0, 4);
 	struct hw_cmd wait_m = { .op = HW_CMD_WAIT, .fence = os_fence_hw(m), .value = 1 };
 	struct hw_cmd b1[9] = { { .op = HW_CMD_WAIT, .fence = os_fence_hw(n), .value = 1 } };
 	for (int i = 1; i < 9; i++)

@@ -22,7 +22,7 @@ static void conditional_interrupt_no_waiter_no_interrupt(void **state)
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_true(os_fence_is_native(f));
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	for (uint64_t v = 1; v <= 100; v++)
 		fbt_signal_gpu(q, f, v);
 	assert_true(fbt_eventually(os_fence_value(f) == 100));
@@ -48,7 +48,7 @@ static void monitored_value_tracks_least_waiter(void **state)
 	assert_true(*mv == 49);
 	os_fence_wait_event(f, 42, &e42);
 	assert_true(*mv == 41);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	/* "CurrentValue and MonitoredValue are both 41": no interrupt at 41 */
 	fbt_signal_gpu(q, f, 41);
 	assert_true(fbt_eventually(os_fence_value(f) == 41));
@@ -103,7 +103,7 @@ static void payload_array_null_and_eval_legacy(void **state)
 		for (int i = 0; i < 8; i++)
 			assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f[i]), 0);
 		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &legacy), 0);
-		struct os_queue *q = os_queue_create(a, 0, 64);
+		struct os_queue *q = fbt_queue(a, 0, 64);
 		struct lf_event ev;
 		lf_event_init(&ev);
 		os_fence_wait_event(f[3], 1, &ev);
@@ -165,8 +165,8 @@ static void gpu_wait_engine_to_engine_no_interrupt(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &g), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &h), 0);
-	struct os_queue *qa = os_queue_create(a, 0, 64), *qb = os_queue_create(a, 0, 64);
-	struct os_queue *qc = os_queue_create(a, 1, 64);
+	struct os_queue *qa = fbt_queue(a, 0, 64), *qb = fbt_queue(a, 0, 64);
+	struct os_queue *qc = fbt_queue(a, 1, 64);
 	struct hw_cmd waitcmds[2] = {
 		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 5 },
 		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
@@ -192,7 +192,7 @@ static void cpu_signal_releases_cpu_and_gpu_waiters(void **state)
 	struct os_fence *f, *g;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &g), 0);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	struct hw_cmd cmds[2] = {
 		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 3 },
 		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
@@ -228,7 +228,7 @@ static void cpu_wait_events_many_and_multi(void **state)
 	assert_int_equal(os_wait_multi(fs, vs, 2, true, &all), 0);
 	assert_int_equal(os_wait_multi(fs, vs, 2, false, &any), 0);
 	assert_int_equal(os_wait_multi(fs, vs, 0, true, &any), -EINVAL);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	fbt_signal_gpu(q, f, 5);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
@@ -251,7 +251,7 @@ static void cpu_wait_blocking_released_by_gpu(void **state)
 	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	struct hw_cmd cmds[2] = {
 		{ .op = HW_CMD_WORK, .arg = 20000000 },   /* 20 ms: the waiter sleeps first */
 		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 1 },

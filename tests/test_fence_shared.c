@@ -85,7 +85,7 @@ static void shared_walkthrough_process_a_and_b(void **state)
 	interrupt_naming(a, g);
 	assert_int_equal(fbt_stats(a).bugchecks, 0);
 	/* ... and still works for B: a GPU signal with B waiting */
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	struct lf_event ev;
 	lf_event_init(&ev);
 	assert_int_equal(os_fence_wait_event(f, 4, &ev), 0);
@@ -198,7 +198,7 @@ static void shared_native_fence_keeps_conditional_interrupts(void **state)
 	assert_int_equal(os_shared_fence_create(pa, a, OS_FENCE_NATIVE, 0, 0, &la), 0);
 	struct os_fence *fa = os_process_fence(pa, la);
 	assert_int_equal(os_shared_fence_open(pb, a, os_fence_handle(fa), &lb), 0);
-	struct os_queue *q = os_queue_create(a, 0, 64);
+	struct os_queue *q = fbt_queue(a, 0, 64);
 	for (uint64_t v = 1; v <= 50; v++)
 		fbt_signal_gpu(q, fa, v);
 	assert_true(fbt_eventually(os_fence_value(fa) == 50));

@@ -87,10 +87,10 @@ static int cross_up(struct fb_run *run, struct cross_rig *r)
 	rc = os_fence_create(r->a, type, 0, OS_FENCE_CROSS_ADAPTER, &r->fa);
 	if (!rc)
 		rc = os_fence_open_cross(r->fa, r->b, type, &r->fb);
-	r->qa = os_queue_create(r->a, 0, 64);
-	r->qb = os_queue_create(r->b, 0, 64);
-	if (!rc && !(r->qa && r->qb))
-		rc = -ENOMEM;
+	if (!rc)
+		rc = os_queue_create(r->a, 0, 64, &r->qa);
+	if (!rc)
+		rc = os_queue_create(r->b, 0, 64, &r->qb);
 	if (!rc)
 		rc = os_adapter_start(r->a);
 	if (!rc)

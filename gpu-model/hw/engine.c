@@ -174,10 +174,9 @@ static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots
 	return 0;
 }
 
-struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots)
+int hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
 {
-	struct hw_queue *q;
-	return hw_queue_new(a, engine, ring_slots, false, &q) ? NULL : q;
+	return hw_queue_new(a, engine, ring_slots, false, out);
 }
 
 int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)

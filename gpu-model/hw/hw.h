@@ -139,8 +139,11 @@ struct hw_cmd {
 
 struct hw_queue;
 
-/* Create a HW queue with a ring of `ring_slots` commands (power of two) on engine e. */
-struct hw_queue *hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots);
+/* Create a HW queue with a ring of `ring_slots` commands (power of two) on
+ * engine `engine` and append it to the engine's run list.  0 and *out;
+ * -EINVAL (no such engine, bad ring size) or -ENOSPC (HW_MAX_QUEUES on the
+ * engine), *out untouched.  One creator at a time per adapter (queue_lock). */
+int hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out);
 /* Push n commands and ring the engine (wakes it only if parked).  The caller is the
  * queue's single producer.  Spins (with yields) while the ring is full. */
 void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n);

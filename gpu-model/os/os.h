@@ -109,8 +109,10 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 /* ---- queues (kernel-mode view of a HW queue) ---- */
 
 /* A queue on engine `engine`.  Native GPU waits go to the hardware; a WAIT on a
- * monitored fence is held by the OS on the CPU, with everything after it. */
-struct os_queue *os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots);
+ * monitored fence is held by the OS on the CPU, with everything after it.
+ * 0 and *out; -ENOSPC (OS_MAX_QUEUES on the adapter) or hw_queue_create's
+ * -EINVAL / -ENOSPC, *out untouched.  One creator at a time per adapter. */
+int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out);
 /* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL. */
 int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
 /* Command buffers held on the CPU for a monitored-fence wait right now. */

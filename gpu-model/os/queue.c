@@ -14,22 +14,23 @@
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
 
-struct os_queue *os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots)
+int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
 {
 	uint32_t n = atomic_load(&a->nqueues);
 	if (n == OS_MAX_QUEUES)
-		return NULL;
+		return -ENOSPC;
 	struct os_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
 	q->a = a;
-	q->hwq = hw_queue_create(a->hw, engine, ring_slots);
-	if (!q->hwq) {
+	int rc = hw_queue_create(a->hw, engine, ring_slots, &q->hwq);
+	if (rc) {
 		lf_free(q, sizeof(*q), LF_CACHELINE);
-		return NULL;
+		return rc;
 	}
 	pthread_mutex_init(&q->lock, NULL);
 	a->queues[n] = q;
 	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
-	return q;
+	*out = q;
+	return 0;
 }
 
 /* The fence a WAIT command names, if the OS (not the GPU) must hold it. */

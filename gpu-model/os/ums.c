@@ -321,9 +321,9 @@ static int os_hwqueue_new_hw(struct os_ums *u, struct os_hwqueue *q, unsigned en
 	q->subq = lf_ring_create(sizeof(struct os_km_desc), ring_slots);
 	if (!q->subq)
 		return -EINVAL;
-	q->kq = os_queue_create(u->a, engine, ring_slots);
-	if (!q->kq)
-		return -ENOSPC;
+	int rc = os_queue_create(u->a, engine, ring_slots, &q->kq);
+	if (rc)
+		return rc;
 	q->hwq = q->kq->hwq;
 	return 0;
 }
