@@ -34,6 +34,7 @@
 #include "lockfree/cacheline.h"
 #include "lockfree/counter.h"
 #include "lockfree/die.h"
+#include "lockfree/thread.h"
 #include "lockfree/waitset.h"
 #include "src/gbench/gbench.h"
 
@@ -77,6 +78,7 @@ static struct {
 
 static void mx_publish_locked(void)
 {
+	lf_mutex_assert_held(&bw_mx.lock);
 	atomic_store_explicit(&bw_mx.threshold, bw_mx.head ? bw_mx.head->value - 1 : UINT64_MAX,
 			      memory_order_seq_cst);
 }

@@ -15,6 +15,7 @@
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/thread.h"
 
 static bool hw_local_on_node(const struct hw_adapter *a)
 {
@@ -61,6 +62,7 @@ static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_a
 /* Take a packed slot: a freed one first, else the next one (adding pages). storage_lock held. */
 static int hw_slot_take_locked(struct hw_adapter *a, uint32_t *slot)
 {
+	lf_mutex_assert_held(&a->storage_lock);
 	if (a->nfree) {
 		*slot = a->free_slots[--a->nfree];
 		return 0;

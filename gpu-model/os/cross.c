@@ -47,6 +47,7 @@
 
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/thread.h"
 
 #define OS_FENCE_FAULTS (OS_FENCE_FAULT_NO_PROPAGATE | OS_FENCE_FAULT_MV_FOLLOWS_WAITERS)
 
@@ -94,6 +95,7 @@ _Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x)
 static int os_cross_join_locked(struct os_cross *x, struct os_adapter *b, enum os_fence_type type,
 				struct os_fence **out)
 {
+	lf_mutex_assert_held(&x->lock);
 	int slot = -1;
 	for (int i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
 		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_relaxed);

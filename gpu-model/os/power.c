@@ -14,6 +14,7 @@
  * (last queued > completed: the seed's reason for the last-queued value) */
 static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
 {
+	lf_mutex_assert_held(&u->lock);
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++) {
 		struct os_hwqueue *q = u->queues[i];
@@ -28,6 +29,7 @@ static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
  * work by a runnable queue is left in F0 (it asks again when idle). */
 static void os_power_f1_locked(struct os_ums *u, unsigned e)
 {
+	lf_mutex_assert_held(&u->lock);
 	lf_count(&u->f1_requests, 1);
 	if (os_engine_pending_locked(u, e))
 		return;
@@ -104,6 +106,7 @@ unlock:
  * os_power_resume_all_locked (the seed connects the doorbell in between). */
 void os_power_d0_locked(struct os_ums *u)
 {
+	lf_mutex_assert_held(&u->lock);
 	if (!u->d3)
 		return;
 	u->d3 = false;
@@ -122,6 +125,7 @@ void os_power_d0_locked(struct os_ums *u)
 /* DxgkddiResumeContext for every context the power-down suspended. */
 void os_power_resume_all_locked(struct os_ums *u)
 {
+	lf_mutex_assert_held(&u->lock);
 	for (uint32_t i = 0; i < u->ncontexts; i++) {
 		struct os_context *c = u->contexts[i];
 		if (!(c->suspended & OS_SUSPEND_D3))
@@ -156,6 +160,7 @@ bool os_power_in_d3(struct os_ums *u)
 /* Disconnect the doorbell and have the CMP look at the final write pointer. */
 static void os_hwqueue_quiesce_locked(struct os_hwqueue *q)
 {
+	lf_mutex_assert_held(&q->u->lock);
 	if (q->um && q->db.created)
 		os_doorbell_disconnect_locked(q, q->db.aborted ? OS_DOORBELL_DISCONNECTED_ABORT
 							       : OS_DOORBELL_DISCONNECTED_RETRY);
@@ -176,6 +181,7 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
  * scheduler drops its submissions; memory is reclaimed at detach. */
 static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 {
+	lf_mutex_assert_held(&q->u->lock);
 	if (q->db.connected)
 		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
 	q->db.created = false;

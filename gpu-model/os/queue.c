@@ -13,6 +13,7 @@
 
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/thread.h"
 
 int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
 {
@@ -56,6 +57,7 @@ static void os_queue_retry_later(struct os_adapter *a)
 
 static size_t os_queue_feed_locked(struct os_queue *q)
 {
+	lf_mutex_assert_held(&q->lock);
 	size_t finished = 0;
 	struct os_held *h;
 	while ((h = q->head)) {

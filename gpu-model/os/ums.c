@@ -274,6 +274,7 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 /* Bring every queue of c onto / off the run list to match c->suspended. */
 void os_context_apply_locked(struct os_context *c)
 {
+	lf_mutex_assert_held(&c->d->u->lock);
 	for (struct os_hwqueue *q = c->queues; q; q = q->next)
 		if (!atomic_load_explicit(&q->gone, memory_order_relaxed))
 			hw_queue_set_scheduled(q->hwq, c->suspended == 0);
@@ -446,6 +447,7 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out)
  * register is latched (a ring that made it is not lost). */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status)
 {
+	lf_mutex_assert_held(&q->u->lock);
 	struct os_ums *u = q->u;
 	if (status == OS_DOORBELL_DISCONNECTED_ABORT)
 		q->db.aborted = true;
@@ -471,6 +473,7 @@ void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status
  * connected one, victimized (the KMD's VictimizeDoorbell). */
 static unsigned os_doorbell_pick_locked(struct os_ums *u)
 {
+	lf_mutex_assert_held(&u->lock);
 	unsigned n = hw_doorbell_count(u->hw), victim = 0;
 	uint64_t oldest = UINT64_MAX;
 	for (unsigned i = 0; i < n; i++) {
@@ -489,6 +492,7 @@ static unsigned os_doorbell_pick_locked(struct os_ums *u)
 
 static void os_doorbell_connect_locked(struct os_hwqueue *q)
 {
+	lf_mutex_assert_held(&q->u->lock);
 	struct os_ums *u = q->u;
 	unsigned engine = q->ctx->engine;
 	unsigned phys = 0;
