@@ -17,6 +17,8 @@ struct hw_doorbell_phys {
 	LF_ALIGNED _Atomic(struct hw_queue *) queue;   /* connected queue (dedicated); NULL: free */
 	_Atomic uint64_t last_use_ns;       /* last ring seen or connect: the KMD's LRU clock */
 };
+/* rings write the register; the engine and the KMD write the rest */
+LF_ASSERT_APART(struct hw_doorbell_phys, word, queue);
 
 struct hw_queue {
 	struct lf_ring *ring;
@@ -42,6 +44,10 @@ struct hw_queue {
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
+/* engine-private state | kicks (KMD, rings) | the engine's count | the producer's */
+LF_ASSERT_APART(struct hw_queue, known_wptr, kick);
+LF_ASSERT_APART(struct hw_queue, retired, executed);
+LF_ASSERT_APART(struct hw_queue, executed, submitted);
 
 struct hw_engine {
 	LF_ALIGNED struct lf_wake wake;           /* parks here in F1; doorbells and signals notify */
@@ -64,6 +70,11 @@ struct hw_engine {
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */
 	LF_ALIGNED lf_counter rings, global_polls, state_irqs, f1_ns, discarded;
 };
+/* the wake word (notifiers) | the run list (creators, signalers read it) |
+ * the engine's counters | the KMD's connect count */
+LF_ASSERT_APART(struct hw_engine, wake, nqueues);
+LF_ASSERT_APART(struct hw_engine, a, signals);
+LF_ASSERT_APART(struct hw_engine, busy_ns, um_connected);
 
 struct hw_adapter {
 	struct hw_caps caps;
@@ -87,6 +98,15 @@ struct hw_adapter {
 	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: bit e = engine e asks for F1 */
 	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
+/* the interrupt queue, its line, the signal epoch (every signal) and stop
+ * (polled by every engine each pass) each on their own lines; the global
+ * doorbell (rings) apart from the F1 requests (engines) and their line */
+LF_ASSERT_APART(struct hw_adapter, irq_q, irq_wake);
+LF_ASSERT_APART(struct hw_adapter, irq_wake, signal_epoch);
+LF_ASSERT_APART(struct hw_adapter, signal_epoch, stop);
+LF_ASSERT_APART(struct hw_adapter, stop, engines);
+LF_ASSERT_APART(struct hw_adapter, global_db, state_irq);
+LF_ASSERT_APART(struct hw_adapter, state_irq, state_wake);
 
 void *hw_page_alloc(const struct hw_adapter *a);
 void hw_page_free(const struct hw_adapter *a, void *page);

@@ -27,6 +27,9 @@ struct os_fence {
 	struct os_cross *x;             /* cross-adapter: the group sharing CurrentValue; NULL otherwise */
 	_Atomic uint64_t x_seen;        /* cross-adapter: highest value announced to this instance */
 };
+/* read-mostly identity | the waiter set (waiters, interrupt thread) | the CPU signalers' word */
+LF_ASSERT_APART(struct os_fence, index, ws);
+LF_ASSERT_APART(struct os_fence, ws, last64);
 
 enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI };
 
@@ -114,6 +117,13 @@ struct os_adapter {
 	LF_ALIGNED lf_counter x_propagated;  /* interrupt thread (single writer) */
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 };
+/* submitters' held count | stop (polled by the interrupt thread) | its
+ * counters | the DDI log (any thread) | cross-adapter counts of two writers */
+LF_ASSERT_APART(struct os_adapter, held_total, stop);
+LF_ASSERT_APART(struct os_adapter, stop, interrupts);
+LF_ASSERT_APART(struct os_adapter, irq_wakeups, ddi);
+LF_ASSERT_APART(struct os_adapter, ddi, x_propagated);
+LF_ASSERT_APART(struct os_adapter, x_propagated, x_received);
 
 /* adapter.c: true on an adapter's interrupt thread */
 extern __thread bool os_in_irq_thread;

@@ -26,6 +26,8 @@ struct os_doorbell {
 	int phys;                                      /* physical doorbell held, -1: none */
 	bool created, connected, aborted;
 };
+/* one line read on every submission */
+LF_ASSERT_ONE_LINE(struct os_doorbell, cpuva, status);
 
 /* A kernel-mode submission, from the application to the scheduler thread. */
 struct os_km_desc {
@@ -48,6 +50,10 @@ struct os_hwqueue {
 	bool resident;                   /* ring allocations resident (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
 };
+/* read-only after create | the application's last queued | the OS's doorbell | gone */
+LF_ASSERT_APART(struct os_hwqueue, progress, last_queued);
+LF_ASSERT_APART(struct os_hwqueue, last_queued, db);
+LF_ASSERT_APART(struct os_hwqueue, db, gone);
 
 struct os_context {
 	struct os_device *d;
@@ -94,6 +100,13 @@ struct os_ums {
 	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
 };
+/* the lock apart from the dummy page (rings on disconnected doorbells); the
+ * counter blocks of u->lock holders, the scheduler and the applications apart */
+LF_ASSERT_APART(struct os_ums, lock, dummy);
+LF_ASSERT_APART(struct os_ums, power_tid, stop);
+LF_ASSERT_APART(struct os_ums, stop, connects);
+LF_ASSERT_APART(struct os_ums, lost_at_abnormal, km_rejected);
+LF_ASSERT_APART(struct os_ums, sched_wakeups, km_submits);
 
 /* ums.c, u->lock held */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status);
