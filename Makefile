@@ -3,7 +3,7 @@
 # Sources are discovered, so adding a file needs no edit here:
 #   lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c -> libfencebench.a
 #   src/main.c                                                     -> fencebench (the CLI)
-#   tests/test_*.c                                                 -> one Criterion binary each
+#   tests/test_*.c                                                 -> one cmocka binary each
 #   benchmarks/micro/*.c + src/gbench/gbench.cc                    -> fb_bench (Google Benchmark)
 # Area-specific rules (fuzzing, the spin model) live in mk/*.mk.
 

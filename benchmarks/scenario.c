@@ -1,5 +1,5 @@
 /* benchmarks/scenario.c — registry lookup and parameter parsing.  Contract in scenario.h.
- * (The run context, fb_run_*, is the harness's: src/fb_runner.c.) */
+ * (The run context, fb_run_*, is the harness's: src/fb_run.c.) */
 #include "benchmarks/scenario.h"
 
 #include <ctype.h>

@@ -82,8 +82,9 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence 
 static void hw_notify_waiters(struct hw_adapter *a, const struct hw_engine *self)
 {
 	/* seq_cst RMW: the CurrentValue write above is ordered before the loads of
-	 * waiting_queues below; pairs with the engine's waiting_queues increment +
-	 * lf_wake_prepare + CurrentValue re-check in hw_engine_idle. */
+	 * waiting_queues below; pairs with the engine's waiting_queues increment
+	 * (hw_queue_run) + lf_wake_prepare + CurrentValue re-check
+	 * (hw_engine_has_work) before it parks in hw_engine_main. */
 	atomic_fetch_add_explicit(&a->signal_epoch, 1, memory_order_seq_cst);
 	for (unsigned i = 0; i < a->caps.engines; i++) {
 		struct hw_engine *e = &a->engines[i];
