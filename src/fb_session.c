@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "src/fb_context.h"
+#include "src/fb_file.h"
 #include "src/fb_run.h"
 #include "src/fb_util.h"
 #include "src/perf.h"
@@ -153,22 +154,23 @@ static void open_rapl(struct fb_session *s)
 		s->rapl = NULL;
 }
 
-/* --out's directory must exist and be writable: fail before running anything. */
-static int check_out_dir(const struct fb_opts *o, char *err, size_t errlen)
+/* --out names a place the results can go (checked before any work).  A
+ * shard of several writes its own file: F.shardI-of-N.EXT beside F, so that
+ * shards sharing one --out never overwrite each other (`fencebench merge`
+ * joins them); a FIFO or device is written as given. */
+static int open_out(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
 {
 	if (!o->out)
 		return 0;
-	char *dir = fb_xstrdup(o->out), *slash = strrchr(dir, '/');
-	int rc = 0;
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (access(slash ? dir : ".", W_OK)) {
-		rc = -errno;
-		snprintf(err, errlen, "--out %s: directory %s is not writable: %s", o->out, slash ? dir : ".",
-			 strerror(-rc));
+	int rc = fb_out_open(&s->out, o->out, err, errlen);
+	if (!rc && o->shard_count > 1 && !s->out.in_place) {
+		char *path = fb_file_shard_name(o->out, o->shard_index, o->shard_count);
+		fb_out_free(&s->out);
+		rc = fb_out_open(&s->out, path, err, errlen);
+		free(path);
 	}
-	free(dir);
-	return rc ? -EINVAL : 0;
+	s->has_out = !rc;
+	return rc;
 }
 
 int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
@@ -179,7 +181,7 @@ int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, si
 	s->warnings = json_array();
 	int rc = validate(s, o, err, errlen);
 	if (!rc)
-		rc = check_out_dir(o, err, errlen);
+		rc = open_out(s, o, err, errlen);
 	if (rc)
 		return rc;
 	s->paths = s->scenario->compares_paths ? o->paths : 0;
@@ -205,6 +207,7 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 
 void fb_session_close(struct fb_session *s)
 {
+	fb_out_free(&s->out);
 	fb_params_free(s->base);
 	fb_cpus_free(&s->cpus);
 	fb_perf_spec_free(s->spec);
@@ -227,17 +230,22 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed, "
 			       "latencies include preemption", n, s->cpus.n, s->cpus.n == 1 ? "" : "s", s->cpus.text);
+	fb_session_warn(s, w);
+	free(w);
+}
+
+void fb_session_warn(struct fb_session *s, const char *warning)
+{
 	size_t i;
 	json_t *v;
 	bool seen = false;
 	json_array_foreach(s->warnings, i, v)
-		seen = seen || !strcmp(json_string_value(v), w);
+		seen = seen || !strcmp(json_string_value(v), warning);
 	if (!seen) {
-		json_array_append_new(s->warnings, json_string(w));
+		json_array_append_new(s->warnings, json_string(warning));
 		if (!s->opts->quiet)
-			fprintf(stderr, "***WARNING*** %s\n", w);
+			fprintf(stderr, "***WARNING*** %s\n", warning);
 	}
-	free(w);
 }
 
 int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,

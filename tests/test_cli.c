@@ -16,7 +16,12 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "benchmarks/scenario.h"
@@ -207,6 +212,203 @@ static void out_is_atomic(void **state)
 	json_decref(doc);
 	assert_int_equal(files_in_tmpdir(), 1);
 	fb_exec_free(&r);
+	clean_tmpdir();
+}
+
+/* ---- --out: special files, links, modes, checked before any work ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Files in tmpdir whose name holds ".tmp." (temporaries of --out). */
+static size_t temporaries_in_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	size_t n = 0;
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, ".tmp.") != NULL;
+	closedir(d);
+	return n;
+}
+
+/* A FIFO and a character device are written in place, not replaced. */
+static void out_writes_fifos_and_devices_in_place(void **state)
+{
+	need_binary();
+	const char *fifo = tmp_path("out.fifo"), *devlink = tmp_path("null.csv");
+	struct stat st;
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK);   /* a reader, so the writer's open does not wait */
+	assert_true(rfd >= 0);
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--format", "csv", "--out", fifo, "-q");
+	assert_int_equal(r.status, 0);
+	char buf[8192];
+	ssize_t n = read(rfd, buf, sizeof(buf) - 1);
+	close(rfd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_int_equal(strncmp(buf, "name,scenario,", 14), 0);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	fb_exec_free(&r);
+	/* A link to /dev/null: written through, the link and the device stay. */
+	assert_int_equal(symlink("/dev/null", devlink), 0);
+	r = RUN("run", "selftest", "--iterations", "5", "--format", "csv", "--out", devlink, "-q");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(lstat(devlink, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(temporaries_in_tmpdir(), 0);
+	fb_exec_free(&r);
+	clean_tmpdir();
+}
+
+/* A symbolic link is followed to the file it names (also when that does not
+ * exist yet); an existing file keeps its permission bits. */
+static void out_follows_links_and_keeps_the_mode(void **state)
+{
+	need_binary();
+	const char *real = tmp_path("real.csv"), *link = tmp_path("link.csv"), *dangling = tmp_path("dangling.csv");
+	const char *fresh = tmp_path("fresh.csv"), *private = tmp_path("private.csv");
+	struct stat st;
+	write_text(real, "old\n");
+	assert_int_equal(chmod(real, 0640), 0);
+	assert_int_equal(symlink("real.csv", link), 0);   /* relative to the link's folder */
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--format", "csv", "--out", link, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	char *s = fb_slurp(real);
+	assert_int_equal(strncmp(s, "name,scenario,", 14), 0);
+	free(s);
+	assert_int_equal(stat(real, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	/* A dangling link: the file it names is created, the link stays. */
+	assert_int_equal(symlink("fresh.csv", dangling), 0);
+	r = RUN("run", "selftest", "--iterations", "5", "--format", "csv", "--out", dangling, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	assert_int_equal(lstat(dangling, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(lstat(fresh, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	/* A private file stays private. */
+	write_text(private, "old\n");
+	assert_int_equal(chmod(private, 0600), 0);
+	r = RUN("run", "selftest", "--iterations", "5", "--format", "csv", "--out", private, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	assert_int_equal(stat(private, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(temporaries_in_tmpdir(), 0);
+	clean_tmpdir();
+}
+
+/* Exit 2 with one line holding want, in well under the run's own length. */
+static void assert_refused(struct fb_exec_result *r, const char *want)
+{
+	if (r->status != 2 || fb_count_lines(r->err) != 1 || !strstr(r->err, want))
+		fail_msg("want exit 2 and one line with '%s'; exit %d, stderr:\n%s", want, r->status, r->err);
+	fb_exec_free(r);
+}
+
+/* Every output path is checked before the first point runs: a run that
+ * would take seconds is refused at once (exit 2: nothing ran). */
+static void bad_out_is_refused_before_any_work(void **state)
+{
+	need_binary();
+	char stray[PATH_MAX + 16];
+	snprintf(stray, sizeof(stray), "%s.journal", tmpdir);
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "2000000", "--out", tmpdir, "-q");
+	assert_refused(&r, "is a folder");
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "2000000", "--out", tmpdir, "-q");
+	unlink(stray);   /* where an unchecked journal would go */
+	assert_refused(&r, "is a folder");
+	r = RUN("run", "selftest", "--iterations", "2000000", "--out", "/proc/fencebench-test.json", "-q");
+	assert_refused(&r, "cannot create a file in /proc");
+	r = RUN("run", "selftest", "--iterations", "2000000", "--out", tmp_path("none/out.json"), "-q");
+	assert_refused(&r, "none does not exist");
+	assert_int_equal(mkdir(tmp_path("dir.json.journal"), 0700), 0);
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "2000000", "--out", tmp_path("dir.json"), "-q");
+	assert_refused(&r, "journal");
+	assert_int_equal(rmdir(tmp_path("dir.json.journal")), 0);
+	/* A long path is shortened in the middle: the reason stays on the line. */
+	char path[3200];
+	int n = snprintf(path, sizeof(path), "%s/", tmpdir);
+	while (n < 3000)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "a-rather-long-folder-name/");
+	snprintf(path + n, sizeof(path) - (size_t)n, "out.json");
+	r = RUN("run", "selftest", "--iterations", "2000000", "--out", path, "-q");
+	assert_true(strlen(r.err) < 400);
+	assert_refused(&r, "does not exist");
+	assert_int_equal(files_in_tmpdir(), 0);
+}
+
+/* The sweep journal is never reached through a link, nor is anything but a
+ * plain file of one link truncated as a journal. */
+static void journal_is_a_plain_file_only(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("j.json"), *journal = tmp_path("j.json.journal"), *victim = tmp_path("victim.txt");
+	write_text(victim, "precious\n");
+	assert_int_equal(symlink(victim, journal), 0);
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "5", "--out", out, "-q");
+	assert_refused(&r, "symbolic link");
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "5", "--out", out, "--resume", "-q");
+	assert_refused(&r, "symbolic link");
+	assert_int_equal(unlink(journal), 0);
+	assert_int_equal(link(victim, journal), 0);
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "5", "--out", out, "-q");
+	assert_refused(&r, "hard links");
+	assert_int_equal(unlink(journal), 0);
+	assert_int_equal(mkfifo(journal, 0600), 0);   /* refused, and the open does not wait for a writer */
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "5", "--out", out, "-q");
+	assert_refused(&r, "not a regular file");
+	char *s = fb_slurp(victim);
+	assert_string_equal(s, "precious\n");
+	free(s);
+	assert_int_equal(access(out, F_OK), -1);
+	clean_tmpdir();
+}
+
+/* A journal another sweep holds (flock) is not shared: the second sweep is refused. */
+static void journal_in_use_is_refused(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("busy.json");
+	int fd = open(tmp_path("busy.json.journal"), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "5", "--out", out, "-q");
+	assert_refused(&r, "another fencebench sweep");
+	close(fd);
+	clean_tmpdir();
+}
+
+/* Temporaries named after --out whose fencebench no longer runs are removed;
+ * a live one and those of other files stay. */
+static void leftover_temporaries_are_removed(void **state)
+{
+	need_binary();
+	char live[64];
+	snprintf(live, sizeof(live), "left.json.tmp.%ld.abcdef", (long)getpid());
+	write_text(tmp_path("left.json.tmp.4194305.abcdef"), "{");   /* above any pid_max: not running */
+	write_text(tmp_path(live), "{");
+	write_text(tmp_path("other.json.tmp.4194305.abcdef"), "{");
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--out", tmp_path("left.json"), "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	assert_int_equal(access(tmp_path("left.json.tmp.4194305.abcdef"), F_OK), -1);
+	assert_int_equal(access(tmp_path(live), F_OK), 0);
+	assert_int_equal(access(tmp_path("other.json.tmp.4194305.abcdef"), F_OK), 0);
 	clean_tmpdir();
 }
 
@@ -537,6 +739,85 @@ static void sweep_resume_skips_finished_points(void **state)
 	clean_tmpdir();
 }
 
+/* The sweep's output is rendered once, at the end (the journal is the
+ * durable record): one rename onto --out, however many points. */
+static void sweep_writes_its_output_once(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("once.json");
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, tmpdir, IN_MOVED_TO | IN_CLOSE_WRITE) >= 0);
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2,3,4,5,6", "--iterations", "5",
+				      "--format", "json", "--out", out, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	size_t renames = 0;
+	for (ssize_t n; (n = read(in, buf, sizeof(buf))) > 0;) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+			renames += (e->mask & IN_MOVED_TO) && e->len && !strcmp(e->name, "once.json");
+			p += sizeof(*e) + e->len;
+		}
+	}
+	close(in);
+	assert_int_equal(renames, 1);
+	assert_int_equal(journal_points(out), 6);
+	clean_tmpdir();
+}
+
+/* Wait (bounded: 60 s) until out's journal holds n points; false on timeout. */
+static bool wait_journal_points(const char *out, size_t n)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s.journal", out);
+	for (int i = 0; i < 12000; i++) {
+		char *s = fb_slurp(path);
+		size_t lines = fb_count_lines(s);
+		free(s);
+		if (lines > n)
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	}
+	return false;
+}
+
+/* SIGINT or SIGTERM mid-sweep: the process dies of it, --out holds exactly
+ * the journaled points, and no temporary is left. */
+static void sweep_stopped_by_a_signal_writes_what_finished(void **state)
+{
+	need_binary();
+	const int sigs[] = { SIGINT, SIGTERM };
+	char grid[4096] = "wait_ns=1";
+	for (int v = 2; v <= 400; v++)
+		snprintf(grid + strlen(grid), sizeof(grid) - strlen(grid), ",%d", v);
+	for (size_t i = 0; i < 2; i++) {
+		const char *out = tmp_path("stopped.json");
+		const char *argv[] = { fencebench, "sweep", "selftest", "--grid", grid, "--iterations", "3000",
+				       "--path", "native", "--format", "json", "--out", out, "-q", NULL };
+		pid_t pid = fb_exec_start(tmpdir, argv, FB_EXEC_SEPARATE);
+		assert_true(pid > 0);
+		bool started = wait_journal_points(out, 3);
+		kill(pid, sigs[i]);
+		struct fb_exec_result r = fb_exec_wait(tmpdir, pid, FB_EXEC_SEPARATE);
+		assert_true(started);
+		assert_int_equal(r.status, 128 + sigs[i]);
+		assert_non_null(strstr(r.err, sigs[i] == SIGINT ? "SIGINT: stopped after" : "SIGTERM: stopped after"));
+		size_t points = journal_points(out);
+		json_error_t je;
+		json_t *doc = json_load_file(out, 0, &je);
+		if (!doc)
+			fail_msg("%s after %s: %s", out, strsignal(sigs[i]), je.text);
+		assert_true(points >= 3 && points < 400);
+		assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), points * 2);   /* 2 sections */
+		json_decref(doc);
+		assert_int_equal(temporaries_in_tmpdir(), 0);
+		fb_exec_free(&r);
+		clean_tmpdir();
+	}
+}
+
 /* The set of "wait_ns=...,shape=..." point keys a sharded CSV sweep ran. */
 static void shard_points(const char *shard, char keys[][32], size_t *n)
 {
@@ -700,6 +981,12 @@ int main(void)
 		cmocka_unit_test(bad_input_fails_cleanly),
 		cmocka_unit_test(out_dir_missing_is_bad_input),
 		cmocka_unit_test(out_is_atomic),
+		cmocka_unit_test(out_writes_fifos_and_devices_in_place),
+		cmocka_unit_test(out_follows_links_and_keeps_the_mode),
+		cmocka_unit_test(bad_out_is_refused_before_any_work),
+		cmocka_unit_test(journal_is_a_plain_file_only),
+		cmocka_unit_test(journal_in_use_is_refused),
+		cmocka_unit_test(leftover_temporaries_are_removed),
 		cmocka_unit_test(console_shows_paths_side_by_side),
 		cmocka_unit_test(one_cpu_says_round_trip_unmeasurable),
 		cmocka_unit_test(json_is_google_benchmark_schema),
@@ -708,6 +995,8 @@ int main(void)
 		cmocka_unit_test(path_selects_one_side),
 		cmocka_unit_test(list_help_version_answer),
 		cmocka_unit_test(sweep_resume_skips_finished_points),
+		cmocka_unit_test(sweep_writes_its_output_once),
+		cmocka_unit_test(sweep_stopped_by_a_signal_writes_what_finished),
 		cmocka_unit_test(shard_partitions_the_grid),
 		cmocka_unit_test(headline_latencies_are_durations),
 	};
