@@ -739,6 +739,112 @@ static void sweep_resume_skips_finished_points(void **state)
 	clean_tmpdir();
 }
 
+/* Line n (1: the header) of out's journal, with its newline.  New string. */
+static char *journal_line(const char *out, size_t n)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s.journal", out);
+	char *s = fb_slurp(path), *p = s;
+	assert_non_null(s);
+	for (size_t i = 1; i < n && p; i++)
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+	assert_true(p && *p);
+	char *line = strndup(p, (size_t)(strchr(p, '\n') - p) + 1);
+	free(s);
+	return line;
+}
+
+static void write_journal(const char *out, const char *text, const char *mode)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s.journal", out);
+	FILE *f = fopen(path, mode);
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* --resume checks every journal line against the sweep, not only the first. */
+static void resume_checks_every_journal_line(void **state)
+{
+	need_binary();
+	const char *out = tmp_path("lines.json"), *other = tmp_path("other.json");
+	#define SWEEP_LINES(grid, iters, ...) RUN("sweep", "selftest", "--grid", grid, "--iterations", iters, \
+						  "--format", "json", "--out", out, "-q", __VA_ARGS__)
+	struct fb_exec_result r = SWEEP_LINES("wait_ns=10,20", "10", NULL);
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	char *header = journal_line(out, 1), *line2 = journal_line(out, 2);
+	/* A point of another --iterations, appended: refused, naming the line and the difference. */
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=30", "--iterations", "20", "--out", other, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	char *foreign = journal_line(other, 2);
+	write_journal(out, foreign, "a");
+	r = SWEEP_LINES("wait_ns=10,20,30", "10", "--resume");
+	assert_refused(&r, "line 4 was written by a different sweep (iterations: 20 in the line, 10 in this sweep)");
+	/* A point of another scenario. */
+	r = RUN("sweep", "limits", "--grid", "batch=1", "--iterations", "1", "--cpus", "0", "--out", other, "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	free(foreign);
+	foreign = journal_line(other, 2);
+	write_journal(out, header, "w");
+	write_journal(out, foreign, "a");
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--resume");
+	assert_refused(&r, "line 2 was written by a different sweep (");
+	assert_non_null(strstr(foreign, "\"limits\""));
+	/* A point without entries. */
+	json_t *l = json_of(line2);
+	json_object_set_new(l, "entries", json_array());
+	char *bare = json_dumps(l, JSON_COMPACT);
+	json_decref(l);
+	write_journal(out, header, "w");
+	write_journal(out, bare, "a");
+	write_journal(out, "\n", "a");
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--resume");
+	assert_refused(&r, "line 2 (point wait_ns=10) has no entries");
+	/* A point whose parameters are not this sweep's (as after a change of a
+	 * scenario's defaults), its entries agreeing with it. */
+	l = json_of(line2);
+	json_t *e;
+	size_t i;
+	json_object_set_new(json_object_get(l, "params"), "scale", json_string("2"));
+	json_array_foreach(json_object_get(l, "entries"), i, e)
+		json_object_set(json_object_get(e, "fencebench"), "params", json_object_get(l, "params"));
+	char *changed = json_dumps(l, JSON_COMPACT);
+	json_decref(l);
+	write_journal(out, header, "w");
+	write_journal(out, changed, "a");
+	write_journal(out, "\n", "a");
+	free(changed);
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--resume");
+	assert_refused(&r, "line 2 (point wait_ns=10) has other parameters than this sweep's");
+	/* The header cut short by a crash of this same sweep: it starts afresh. */
+	write_journal(out, "", "w");
+	header[strlen(header) - 3] = '\0';   /* the fingerprint whole, the line not */
+	write_journal(out, header, "w");
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--resume");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(journal_points(out), 2);
+	assert_journal_whole(out);
+	fb_exec_free(&r);
+	/* ... and of another sweep: said so. */
+	write_journal(out, header, "w");
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--seed", "5", "--resume");
+	assert_refused(&r, "first line cut short");
+	/* A journal of an older format. */
+	write_journal(out, "{\"fencebench_journal\": 1, \"fingerprint\": \"{}\"}\n", "w");
+	r = SWEEP_LINES("wait_ns=10,20", "10", "--resume");
+	assert_refused(&r, "journal format 1");
+	#undef SWEEP_LINES
+	free(header);
+	free(line2);
+	free(foreign);
+	free(bare);
+	clean_tmpdir();
+}
+
 /* The sweep's output is rendered once, at the end (the journal is the
  * durable record): one rename onto --out, however many points. */
 static void sweep_writes_its_output_once(void **state)
@@ -995,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(path_selects_one_side),
 		cmocka_unit_test(list_help_version_answer),
 		cmocka_unit_test(sweep_resume_skips_finished_points),
+		cmocka_unit_test(resume_checks_every_journal_line),
 		cmocka_unit_test(sweep_writes_its_output_once),
 		cmocka_unit_test(sweep_stopped_by_a_signal_writes_what_finished),
 		cmocka_unit_test(shard_partitions_the_grid),
