@@ -175,7 +175,7 @@ int fb_app_main(int argc, char **argv)
 		if (fb_signal_start())   /* before any other thread: they inherit the blocked signals */
 			fprintf(stderr, "fencebench: note: cannot take SIGINT/SIGTERM: an interrupted run may leave "
 				"its output unwritten\n");
-		status = cmd_session(&o, argc, argv);
+		status = o.cmd == FB_CMD_MERGE ? fb_merge_main(&o) : cmd_session(&o, argc, argv);
 		break;
 	}
 	fb_opts_free(&o);

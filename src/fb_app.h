@@ -1,4 +1,4 @@
-/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`.
+/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`, `merge`.
  *
  * fb_app_main is all of main(): it parses the command line, prints every
  * user-facing error as one line "fencebench: ..." on stderr, and returns the
@@ -24,6 +24,10 @@ int fb_app_main(int argc, char **argv);
 /* `sweep`: every point of the grid in this shard, journaled beside --out so
  * that --resume skips finished points.  Returns the exit status. */
 int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command_line);
+
+/* `merge`: the JSON outputs of a sweep's shards joined into one (src/fb_merge.c).
+ * Returns the exit status. */
+int fb_merge_main(const struct fb_opts *o);
 
 /* Write text to the session's --out (src/fb_file.h), or to stdout when there
  * is none.  0, or -errno with err. */

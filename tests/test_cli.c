@@ -121,6 +121,9 @@ static const struct bad_case bad_cases[] = {
 	{ { "run", "selftest", "--set", "fail=maybe" }, "fail=maybe: not a boolean", 2 },
 	{ { "run", "selftest", "--set", "shape=round" }, "shape=round: not one of flat|ramp", 2 },
 	{ { "run", "selftest", "--set", "noequals" }, "--set noequals", 2 },
+	{ { "run", "selftest", "--set", "wait_ns=3", "--set", "wait_ns=5" }, "--set wait_ns=5: wait_ns is already set (--set wait_ns=3)", 2 },
+	{ { "--version", "foo" }, "--version takes no argument ('foo')", 2 },
+	{ { "--help", "selftest" }, "see: fencebench help SCENARIO", 2 },
 	{ { "run", "selftest", "--cpus", "0-x" }, "--cpus 0-x: cannot parse", 2 },
 	{ { "run", "selftest", "--cpus", "4000" }, "--cpus 4000: no such CPU", 2 },
 	{ { "run", "selftest", "--cpus", "0-9999" }, "--cpus 0-9999", 2 },
@@ -961,6 +964,96 @@ static void shard_partitions_the_grid(void **state)
 	assert_int_equal(per[2], 3);
 }
 
+/* The "name"s of a JSON output's entries, in order, joined by '\n'.  New string. */
+static char *names_of(const char *jsonfile)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(jsonfile, 0, &je), *b;
+	if (!doc)
+		fail_msg("%s: %s", jsonfile, je.text);
+	size_t i, len = 0;
+	char *all = calloc(1, 1);
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
+		const char *n = json_string_value(json_object_get(b, "name"));
+		all = realloc(all, len + strlen(n) + 2);
+		len += (size_t)sprintf(all + len, "%s\n", n);
+	}
+	json_decref(doc);
+	return all;
+}
+
+/* Shards given one --out each write their own file; merge joins them in grid
+ * order (as one unsharded sweep orders them) and refuses shards of different sweeps. */
+static void shards_write_apart_and_merge(void **state)
+{
+	need_binary();
+	#define SHARD(shard, out, ...) RUN("sweep", "selftest", "--grid", "wait_ns=1,2,3,4,5", "--grid", "shape=flat,ramp", \
+					   "--iterations", "5", "--path", "native", "--format", "json", "--shard", shard, \
+					   "--out", out, "-q", __VA_ARGS__)
+	char s0[PATH_MAX], s1[PATH_MAX], s2[PATH_MAX], all[PATH_MAX], whole[PATH_MAX];   /* tmp_path's buffers rotate */
+	snprintf(s0, sizeof(s0), "%s/sh.shard0-of-3.json", tmpdir);
+	snprintf(s1, sizeof(s1), "%s/sh.shard1-of-3.json", tmpdir);
+	snprintf(s2, sizeof(s2), "%s/sh.shard2-of-3.json", tmpdir);
+	snprintf(all, sizeof(all), "%s/all.json", tmpdir);
+	snprintf(whole, sizeof(whole), "%s/whole.json", tmpdir);
+	for (int i = 0; i < 3; i++) {
+		char shard[8];
+		snprintf(shard, sizeof(shard), "%d/3", i);
+		struct fb_exec_result r = SHARD(shard, tmp_path("sh.json"), NULL);
+		assert_int_equal(r.status, 0);
+		fb_exec_free(&r);
+	}
+	assert_int_equal(access(tmp_path("sh.json"), F_OK), -1);
+	struct fb_exec_result r = SHARD("0/1", whole, NULL);
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	r = RUN("merge", s2, s0, s1, "--out", all);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	fb_exec_free(&r);
+	char *got = names_of(all), *want = names_of(whole);
+	assert_int_equal(fb_count_lines(got), 10 * 2);   /* points x sections */
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	/* Two of three: joined, with a warning. */
+	r = RUN("merge", s0, s2, "--out", all);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "2 of 3 shards given"));
+	fb_exec_free(&r);
+	/* A shard of another sweep, a shard twice, a file that is no sweep output. */
+	r = SHARD("1/3", tmp_path("other.json"), "--seed", "9");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	r = RUN("merge", s0, tmp_path("other.shard1-of-3.json"), "--out", all);
+	assert_refused(&r, "are shards of different sweeps (seed: 9 in ");
+	r = RUN("merge", s0, s0);
+	assert_refused(&r, "are both shard 0/3");
+	r = RUN("run", "selftest", "--iterations", "5", "--format", "json", "--out", tmp_path("run.json"), "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	r = RUN("merge", s0, tmp_path("run.json"));
+	assert_refused(&r, "is not the --format json output of a fencebench sweep");
+	r = RUN("merge", s0, s1, "--out", tmpdir);
+	assert_refused(&r, "is a folder");
+	r = RUN("merge");
+	assert_refused(&r, "merge: give the shard outputs");
+	#undef SHARD
+	clean_tmpdir();
+}
+
+/* A shard beyond a small grid gets no points: said, not silent. */
+static void empty_shard_is_warned(void **state)
+{
+	need_binary();
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--shard", "3/4", "--iterations", "5",
+				      "--format", "csv");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "shard 3/4 gets no points of this 2-point grid"));
+	fb_exec_free(&r);
+}
+
 /* The shard arithmetic over many grids and shard counts. */
 static void shard_arithmetic_is_exact(void **state)
 {
@@ -1105,6 +1198,8 @@ int main(void)
 		cmocka_unit_test(sweep_writes_its_output_once),
 		cmocka_unit_test(sweep_stopped_by_a_signal_writes_what_finished),
 		cmocka_unit_test(shard_partitions_the_grid),
+		cmocka_unit_test(shards_write_apart_and_merge),
+		cmocka_unit_test(empty_shard_is_warned),
 		cmocka_unit_test(headline_latencies_are_durations),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
