@@ -82,7 +82,7 @@ bool fb_run_continue(const struct fb_run *run, uint64_t done)
 {
 	if (run->session->iterations)
 		return done < run->session->iterations;
-	return lf_now_ns() < atomic_load_explicit(&((struct fb_run *)run)->deadline_ns, memory_order_relaxed);
+	return !done || lf_now_ns() < atomic_load_explicit(&((struct fb_run *)run)->deadline_ns, memory_order_relaxed);
 }
 
 /* ---- role threads ---- */

@@ -127,6 +127,11 @@ static const struct bad_case bad_cases[] = {
 	{ { "run", "selftest", "--cpus", "0-x" }, "--cpus 0-x: cannot parse", 2 },
 	{ { "run", "selftest", "--cpus", "4000" }, "--cpus 4000: no such CPU", 2 },
 	{ { "run", "selftest", "--cpus", "0-9999" }, "--cpus 0-9999", 2 },
+	{ { "run", "selftest", "--cpus", "1-0" }, "--cpus 1-0: the range 1-0 runs backwards (write 0-1)", 2 },
+	{ { "run", "selftest", "--perf-ctl-fd", "1" }, "--perf-ctl-fd 1: that is stdout", 2 },
+	{ { "run", "selftest", "--perf-ctl-fd", "2" }, "--perf-ctl-fd 2: that is stderr", 2 },
+	{ { "run", "selftest", "--perf-ctl-fd", "0" }, "--perf-ctl-fd 0: that is stdin", 2 },
+	{ { "run", "irq-suppression", "--duration", "10ms" }, "--duration: scenario 'irq-suppression' runs a count of iterations", 2 },
 	{ { "run", "selftest", "--perf-events", "task-clock,no_such_event_xyz" }, "no_such_event_xyz", 2 },
 	{ { "run", "selftest", "--format", "yaml" }, "--format yaml", 2 },
 	{ { "run", "selftest", "--path", "neither" }, "--path neither", 2 },
@@ -142,6 +147,8 @@ static const struct bad_case bad_cases[] = {
 	{ { "sweep", "selftest", "--grid", "nokey=1,2" }, "--grid nokey", 2 },
 	{ { "sweep", "selftest", "--grid", "wait_ns=1,,2" }, "--grid wait_ns=1,,2: empty value", 2 },
 	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--grid", "wait_ns=2" }, "key given twice", 2 },
+	{ { "sweep", "selftest", "--grid", "scale=0.5,0.50" }, "--grid scale: 0.50 is 0.5 again", 2 },
+	{ { "sweep", "selftest", "--grid", "wait_ns=7,3,7" }, "--grid wait_ns: 7 is 7 again", 2 },
 	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--shard", "2/2" }, "--shard 2/2", 2 },
 	{ { "sweep", "selftest", "--grid", "wait_ns=1", "--shard", "x" }, "--shard x", 2 },
 	{ { "sweep", "selftest" }, "--grid", 2 },
@@ -453,11 +460,9 @@ static void one_cpu_says_round_trip_unmeasurable(void **state)
 	assert_null(strstr(r.out, "cacheline_rtt_p50"));
 	assert_null(strstr(r.err, "***WARNING***"));   /* no ping-pong threads on one CPU: nothing polls */
 	fb_exec_free(&r);
-	/* Given a duration instead of iterations, it still takes its samples. */
+	/* It counts samples: a duration is refused, not ignored. */
 	r = RUN("run", "limits", "--duration", "10ms", "--format", "json", "-q");
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "\"syscall_count\": 100.0"));
-	fb_exec_free(&r);
+	assert_refused(&r, "--duration: scenario 'limits' runs a count of iterations");
 }
 
 static json_t *json_of(const char *text)
@@ -1096,6 +1101,52 @@ static void shard_arithmetic_is_exact(void **state)
 	assert_int_not_equal(fb_shard_parse("1/", &i, &c, err, sizeof(err)), 0);
 }
 
+/* --perf-ctl-fd names perf's FIFO: an open regular file is refused. */
+static void perf_fd_must_be_a_fifo(void **state)
+{
+	need_binary();
+	int fd = open(tmp_path("not-a-fifo"), O_RDWR | O_CREAT, 0600);   /* no O_CLOEXEC: the child inherits it */
+	assert_true(fd > 2);
+	char num[16];
+	snprintf(num, sizeof(num), "%d", fd);
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--perf-ctl-fd", num, "-q");
+	close(fd);
+	char want[64];
+	snprintf(want, sizeof(want), "--perf-ctl-fd %d: not a FIFO", fd);
+	assert_refused(&r, want);
+	clean_tmpdir();
+}
+
+/* --duration: honoured by every scenario that declares takes_duration (the
+ * region lasts at least that long, at least one iteration), refused with one
+ * line by every other. */
+static void duration_is_honoured_or_refused(void **state)
+{
+	need_binary();
+	for (size_t i = 0; fb_scenarios[i]; i++) {
+		if (fb_scenarios[i]->takes_duration)
+			continue;
+		struct fb_exec_result r = RUN("run", fb_scenarios[i]->name, "--duration", "1ms", "-q");
+		char want[128];
+		snprintf(want, sizeof(want), "--duration: scenario '%s' runs a count of iterations", fb_scenarios[i]->name);
+		assert_refused(&r, want);
+	}
+	struct fb_exec_result r = RUN("run", "selftest", "--duration", "30ms", "--path", "native", "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	json_t *doc = json_of(r.out), *b = bench_named(doc, "selftest/path:native");
+	double iters = (double)json_integer_value(json_object_get(b, "iterations"));
+	assert_true(iters >= 1 && iters * json_number_value(json_object_get(b, "real_time")) >= 30e6);
+	json_decref(doc);
+	fb_exec_free(&r);
+	r = RUN("run", "selftest", "--duration", "1ns", "--path", "native", "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	doc = json_of(r.out);
+	assert_true(json_integer_value(json_object_get(bench_named(doc, "selftest/path:native"), "iterations")) >= 1);
+	assert_true(json_number_value(json_object_get(bench_named(doc, "selftest/path:native"), "wait_count")) >= 1);
+	json_decref(doc);
+	fb_exec_free(&r);
+}
+
 /* ---- the parsers and the registry, directly ---- */
 
 static void options_parse(void **state)
@@ -1168,6 +1219,9 @@ static void registry_is_consistent(void **state)
 			if (!p->help || !*p->help || !p->unit)
 				fail_msg("scenario %s: parameter %s needs help and unit", s->name, p->key);
 		}
+		if (!s->default_iterations && !s->takes_duration)
+			fail_msg("scenario %s: measured by a duration by default, but does not declare takes_duration",
+				 s->name);
 	}
 }
 
@@ -1201,6 +1255,8 @@ int main(void)
 		cmocka_unit_test(shards_write_apart_and_merge),
 		cmocka_unit_test(empty_shard_is_warned),
 		cmocka_unit_test(headline_latencies_are_durations),
+		cmocka_unit_test(perf_fd_must_be_a_fifo),
+		cmocka_unit_test(duration_is_honoured_or_refused),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }
