@@ -37,7 +37,9 @@ static void print_length(const struct fb_scenario *s)
 		printf("measured: %llu iterations by default", (unsigned long long)s->default_iterations);
 	else
 		printf("measured: %g s by default", s->default_duration_s > 0 ? s->default_duration_s : 1.0);
-	printf(" (--iterations N or --duration D), warm-up %g s (--warmup D)\n", s->default_warmup_s);
+	printf(" (%s), warm-up %g s (--warmup D)\n",
+	       s->takes_duration ? "--iterations N or --duration D" : "--iterations N; it takes no --duration",
+	       s->default_warmup_s);
 }
 
 static int cmd_help(const char *name)
