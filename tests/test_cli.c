@@ -1007,7 +1007,7 @@ static void shards_write_apart_and_merge(void **state)
 	snprintf(all, sizeof(all), "%s/all.json", tmpdir);
 	snprintf(whole, sizeof(whole), "%s/whole.json", tmpdir);
 	for (int i = 0; i < 3; i++) {
-		char shard[8];
+		char shard[16];
 		snprintf(shard, sizeof(shard), "%d/3", i);
 		struct fb_exec_result r = SHARD(shard, tmp_path("sh.json"), NULL);
 		assert_int_equal(r.status, 0);
