@@ -549,8 +549,10 @@ static void json_is_google_benchmark_schema(void **state)
 	assert_int_equal((int)json_number_value(json_object_get(b, "interrupts")), 40);
 	/* 2 x 500 on legacy, within the histogram's 1/256 */
 	assert_true(fabs(json_number_value(json_object_get(b, "wait_p50")) - 1000.0) <= 1000.0 / 256);
-	assert_true(json_number_value(json_object_get(b, "wait_p50_limit")) > 0);
-	assert_true(json_number_value(json_object_get(b, "wait_p50_vs_limit")) > 0);
+	if (json_number_value(json_object_get(lim, "futex_wake_ns")) > 0) {   /* not timed out on busy CPUs */
+		assert_true(json_number_value(json_object_get(b, "wait_p50_limit")) > 0);
+		assert_true(json_number_value(json_object_get(b, "wait_p50_vs_limit")) > 0);
+	}
 	b = bench_named(doc, "selftest/path:native/wait_ns:500");
 	assert_int_equal((int)json_number_value(json_object_get(b, "interrupts")), 0);
 	b = bench_named(doc, "selftest/power/path:native/wait_ns:500_cv");
