@@ -41,7 +41,7 @@
  *     const struct fb_scenario fb_scenario_wait = {
  *         .name = "wait", .summary = "signal -> CPU waiter running, native vs legacy",
  *         .params = wait_params, .compares_paths = true, .polling_threads = 1,
- *         .default_duration_s = 1.0, .default_warmup_s = 0.1, .run = wait_run,
+ *         .default_duration_s = 1.0, .takes_duration = true, .default_warmup_s = 0.1, .run = wait_run,
  *     };
  *
  * and one line in benchmarks/scenarios/table.c.  Names: [a-z0-9_-], short.
@@ -170,6 +170,10 @@ struct fb_scenario {
 	 * otherwise: iterations when default_iterations != 0, else duration
 	 * (1 s when both are 0).  Warm-up: default_warmup_s unless --warmup. */
 	uint64_t default_iterations;
+	/* The measured loop runs while fb_run_continue() says so, so a duration
+	 * (--duration, or default_duration_s) is honoured.  Without it the
+	 * harness refuses --duration for the scenario (it counts iterations). */
+	bool takes_duration;
 	double default_duration_s;
 	double default_warmup_s;
 	/* Do the work and report.  0, or -errno after fb_run_error (the harness
@@ -243,8 +247,9 @@ uint64_t fb_run_iterations(const struct fb_run *run);
 uint64_t fb_run_duration_ns(const struct fb_run *run);
 uint64_t fb_run_warmup_ns(const struct fb_run *run);
 /* True while the measured loop should go on after `done` iterations: done <
- * iterations, or (duration-based) less than the duration has passed since
- * fb_run_measure_begin.  Any thread; one clock read at most. */
+ * iterations, or (duration-based) no iteration yet or less than the duration
+ * has passed since fb_run_measure_begin.  A scenario whose loop runs on it
+ * declares takes_duration.  Any thread; one clock read at most. */
 bool fb_run_continue(const struct fb_run *run, uint64_t done);
 
 /* The machine's limits, measured by the harness before the scenario. */

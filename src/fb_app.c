@@ -9,6 +9,7 @@
 #include "benchmarks/scenario.h"
 #include "src/fb_output.h"
 #include "src/fb_run.h"
+#include "src/fb_signal.h"
 #include "src/fb_util.h"
 
 #ifndef FB_GIT_REV
@@ -36,7 +37,9 @@ static void print_length(const struct fb_scenario *s)
 		printf("measured: %llu iterations by default", (unsigned long long)s->default_iterations);
 	else
 		printf("measured: %g s by default", s->default_duration_s > 0 ? s->default_duration_s : 1.0);
-	printf(" (--iterations N or --duration D), warm-up %g s (--warmup D)\n", s->default_warmup_s);
+	printf(" (%s), warm-up %g s (--warmup D)\n",
+	       s->takes_duration ? "--iterations N or --duration D" : "--iterations N; it takes no --duration",
+	       s->default_warmup_s);
 }
 
 static int cmd_help(const char *name)
@@ -73,14 +76,14 @@ static int cmd_help(const char *name)
 	return FB_EXIT_OK;
 }
 
-int fb_app_emit(const struct fb_opts *o, const char *text, char *err, size_t errlen)
+int fb_app_emit(const struct fb_session *s, const char *text, char *err, size_t errlen)
 {
-	if (!o->out) {
+	if (!s->has_out) {
 		fputs(text, stdout);
 		fflush(stdout);
 		return 0;
 	}
-	return fb_output_write_atomic(o->out, text, strlen(text), err, errlen);
+	return fb_out_write(&s->out, text, strlen(text), err, errlen);
 }
 
 static json_t *command_line(int argc, char **argv)
@@ -105,9 +108,9 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 	json_t *ctx = fb_session_context(s);
 	json_object_set(ctx, "command_line", cmdline);
 	char *text = fb_output_render(o->format, ctx, points);
-	int rc = fb_app_emit(o, text, err, sizeof(err));
+	int rc = fb_app_emit(s, text, err, sizeof(err));
 	free(text);
-	if (!rc && o->out && !o->quiet && o->format != FB_FORMAT_CONSOLE) {
+	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE) {
 		text = fb_output_render(FB_FORMAT_CONSOLE, ctx, points);
 		fputs(text, stdout);
 		free(text);
@@ -171,7 +174,10 @@ int fb_app_main(int argc, char **argv)
 		status = cmd_help(o.scenario);
 		break;
 	default:
-		status = cmd_session(&o, argc, argv);
+		if (fb_signal_start())   /* before any other thread: they inherit the blocked signals */
+			fprintf(stderr, "fencebench: note: cannot take SIGINT/SIGTERM: an interrupted run may leave "
+				"its output unwritten\n");
+		status = o.cmd == FB_CMD_MERGE ? fb_merge_main(&o) : cmd_session(&o, argc, argv);
 		break;
 	}
 	fb_opts_free(&o);

@@ -1,4 +1,4 @@
-/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`.
+/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`, `merge`.
  *
  * fb_app_main is all of main(): it parses the command line, prints every
  * user-facing error as one line "fencebench: ..." on stderr, and returns the
@@ -25,8 +25,12 @@ int fb_app_main(int argc, char **argv);
  * that --resume skips finished points.  Returns the exit status. */
 int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command_line);
 
-/* Write text to --out atomically (and, unless --quiet, the console view to
- * stdout), or text to stdout when there is no --out.  0, or -errno with err. */
-int fb_app_emit(const struct fb_opts *o, const char *text, char *err, size_t errlen);
+/* `merge`: the JSON outputs of a sweep's shards joined into one (src/fb_merge.c).
+ * Returns the exit status. */
+int fb_merge_main(const struct fb_opts *o);
+
+/* Write text to the session's --out (src/fb_file.h), or to stdout when there
+ * is none.  0, or -errno with err. */
+int fb_app_emit(const struct fb_session *s, const char *text, char *err, size_t errlen);
 
 #endif

@@ -18,6 +18,7 @@ enum opt_id {
 
 #define RUN   (1u << FB_CMD_RUN)
 #define SWEEP (1u << FB_CMD_SWEEP)
+#define MERGE (1u << FB_CMD_MERGE)
 
 static const struct opt {
 	const char *name;
@@ -34,17 +35,17 @@ static const struct opt {
 	{ "--repetitions", O_REPETITIONS, true, RUN | SWEEP },
 	{ "--seed", O_SEED, true, RUN | SWEEP },
 	{ "--cpus", O_CPUS, true, RUN | SWEEP },
-	{ "--format", O_FORMAT, true, RUN | SWEEP },
-	{ "--out", O_OUT, true, RUN | SWEEP },
+	{ "--format", O_FORMAT, true, RUN | SWEEP | MERGE },
+	{ "--out", O_OUT, true, RUN | SWEEP | MERGE },
 	{ "--perf-events", O_PERF_EVENTS, true, RUN | SWEEP },
 	{ "--perf-ctl-fd", O_PERF_CTL_FD, true, RUN | SWEEP },
 	{ "--perf-ack-fd", O_PERF_ACK_FD, true, RUN | SWEEP },
-	{ "--quiet", O_QUIET, false, RUN | SWEEP },
-	{ "-q", O_QUIET, false, RUN | SWEEP },
+	{ "--quiet", O_QUIET, false, RUN | SWEEP | MERGE },
+	{ "-q", O_QUIET, false, RUN | SWEEP | MERGE },
 	{ "--resume", O_RESUME, false, SWEEP },
 	{ "--shard", O_SHARD, true, SWEEP },
-	{ "--help", O_HELP, false, RUN | SWEEP },
-	{ "-h", O_HELP, false, RUN | SWEEP },
+	{ "--help", O_HELP, false, RUN | SWEEP | MERGE },
+	{ "-h", O_HELP, false, RUN | SWEEP | MERGE },
 };
 
 static const char usage_text[] =
@@ -59,29 +60,38 @@ static const char usage_text[] =
 	"  run SCENARIO [--set key=value]... run one parameter point\n"
 	"  sweep SCENARIO --grid key=v1,v2,... [--grid ...]\n"
 	"                                    run every point of the grid\n"
+	"  merge FILE... [--out ALL]         join the --format json outputs of a sweep's shards\n"
+	"                                    (JSON unless --format; refuses shards of different sweeps)\n"
 	"  --version, --help\n"
 	"\n"
 	"options of run and sweep:\n"
 	"  --set key=value       a scenario parameter (see: fencebench help SCENARIO)\n"
 	"  --path P              native | legacy | both (default both, side by side)\n"
-	"  --duration D          measured time per run: 2s, 500ms, 100us (exclusive with --iterations)\n"
+	"  --duration D          measured time per run: 2s, 500ms, 100us (exclusive with --iterations;\n"
+	"                        only scenarios that take one: fencebench help SCENARIO)\n"
 	"  --iterations N        measured iterations per run\n"
 	"  --warmup D            warm-up before the measured region (duration)\n"
 	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates\n"
 	"  --seed N              seed of every random choice (default 1)\n"
 	"  --cpus LIST           CPUs to pin to, libnuma syntax: 0-1, 0,2, all (default: all allowed)\n"
-	"  --format F            console | json | csv (default console)\n"
-	"  --out FILE            write results to FILE atomically (default stdout)\n"
+	"  --format F            console | json | csv (default console; also for merge)\n"
+	"  --out FILE            write results to FILE (default stdout; also for merge): a file is\n"
+	"                        replaced atomically and keeps its mode, a link is followed, a FIFO\n"
+	"                        or device is written in place; checked before anything runs\n"
 	"  --perf-events LIST    perf events per role thread, as `perf list` names them\n"
 	"  --perf-ctl-fd FD      perf stat --control fd:CTL,ACK: enable perf only around\n"
-	"  --perf-ack-fd FD        the measured region (with perf stat -D -1)\n"
+	"  --perf-ack-fd FD        the measured region (with perf stat -D -1); both FIFOs\n"
 	"  --quiet, -q           no context block, notes or progress on stderr\n"
 	"options of sweep only:\n"
 	"  --grid key=v1,v2,...  an axis of the grid (repeatable: the grid is their product)\n"
 	"  --resume              skip points already in FILE's journal (needs --out FILE)\n"
-	"  --shard I/N           run only points k with k % N == I (0 <= I < N)\n"
+	"  --shard I/N           run only points k with k % N == I (0 <= I < N); with --out F\n"
+	"                        the shard writes F.shardI-of-N.EXT: join them with merge\n"
 	"\n"
-	"exit status: 0 ok, 1 a run failed, 2 bad command line\n";
+	"A sweep with --out F journals each finished point in F.journal and writes F once at\n"
+	"the end, also when a point fails or SIGINT/SIGTERM stops it (--resume goes on).\n"
+	"\n"
+	"exit status: 0 ok, 1 a run failed, 2 bad command line (nothing ran), 128+N killed by signal N\n";
 
 const char *fb_cli_usage(void) { return usage_text; }
 
@@ -115,8 +125,15 @@ static void set_str(char **dst, const char *v)
 static int add_set(struct fb_opts *o, const char *v, char *err, size_t errlen)
 {
 	const char *eq = strchr(v, '=');
+	char b[FB_SHOWN_MAX], f[FB_SHOWN_MAX];
 	if (!eq || eq == v)
 		return bad_value(err, errlen, "--set", v, "key=value");
+	for (size_t i = 0; i < o->nsets; i++) {
+		if (strlen(o->sets[i].key) == (size_t)(eq - v) && !strncmp(o->sets[i].key, v, (size_t)(eq - v)))
+			return fail(err, errlen, "--set %s: %s is already set (--set %s=%s): give each key once",
+				    fb_shown(v, b, sizeof(b)), o->sets[i].key, o->sets[i].key,
+				    fb_shown(o->sets[i].value, f, sizeof(f)));
+	}
 	o->sets = fb_xrealloc(o->sets, (o->nsets + 1) * sizeof(*o->sets));
 	o->sets[o->nsets].key = fb_xstrndup(v, (size_t)(eq - v));
 	o->sets[o->nsets].value = fb_xstrdup(eq + 1);
@@ -226,7 +243,7 @@ static int parse_option(int argc, char *const *argv, int *i, struct fb_opts *o, 
 		return fail(err, errlen, "unknown option '%s' (see: fencebench --help)", fb_shown(arg, b, sizeof(b)));
 	if (!(op->cmds & (1u << cmd)))
 		return fail(err, errlen, "option %s is not for '%s' (see: fencebench --help)", op->name,
-			    cmd == FB_CMD_RUN ? "run" : "sweep");
+			    cmd == FB_CMD_RUN ? "run" : cmd == FB_CMD_SWEEP ? "sweep" : "merge");
 	const char *v = NULL;
 	if (op->value) {
 		if (eq && arg[1] == '-')
@@ -256,6 +273,8 @@ static int check_combination(struct fb_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "--resume needs --out FILE (the sweep journal lives beside it)");
 	if (o->cmd == FB_CMD_SWEEP && !o->grid.n)
 		return fail(err, errlen, "sweep %s: give at least one --grid key=v1,v2,...", o->scenario);
+	if (o->cmd == FB_CMD_MERGE && !o->ninputs)
+		return fail(err, errlen, "merge: give the shard outputs to join (merge A.json B.json ... --out ALL.json)");
 	return 0;
 }
 
@@ -271,7 +290,27 @@ static void opts_init(struct fb_opts *o)
 	o->shard_count = 1;
 }
 
-/* argv[1] is a command word: list, help, run, sweep. */
+/* The arguments after the command word: options, and for merge the input files. */
+static int parse_args(int argc, char *const *argv, int first, struct fb_opts *o, char *err, size_t errlen)
+{
+	char b[FB_SHOWN_MAX];
+	const char *cmd = argv[1];
+	for (int i = first; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1]) {
+			int rc = parse_option(argc, argv, &i, o, o->cmd, err, errlen);
+			if (rc)
+				return rc;
+		} else if (o->cmd == FB_CMD_MERGE) {
+			o->inputs = fb_xrealloc(o->inputs, (o->ninputs + 1) * sizeof(*o->inputs));
+			o->inputs[o->ninputs++] = fb_xstrdup(argv[i]);
+		} else {
+			return fail(err, errlen, "%s: unexpected argument '%s'", cmd, fb_shown(argv[i], b, sizeof(b)));
+		}
+	}
+	return check_combination(o, err, errlen);
+}
+
+/* argv[1] is a command word: list, help, run, sweep, merge. */
 static int parse_command(int argc, char *const *argv, struct fb_opts *o, char *err, size_t errlen)
 {
 	const char *cmd = argv[1];
@@ -286,21 +325,19 @@ static int parse_command(int argc, char *const *argv, struct fb_opts *o, char *e
 			o->scenario = fb_xstrdup(argv[2]);
 		return argc > 3 ? fail(err, errlen, "help: unexpected argument '%s'", fb_shown(argv[3], b, sizeof(b))) : 0;
 	}
+	if (!strcmp(cmd, "merge")) {
+		o->cmd = FB_CMD_MERGE;
+		o->format = FB_FORMAT_JSON;   /* what its inputs are */
+		return parse_args(argc, argv, 2, o, err, errlen);
+	}
 	if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
-		return fail(err, errlen, "unknown command '%s' (expected list, help, run or sweep)", fb_shown(cmd, b, sizeof(b)));
-	enum fb_cmd c = cmd[0] == 'r' ? FB_CMD_RUN : FB_CMD_SWEEP;
-	o->cmd = c;
+		return fail(err, errlen, "unknown command '%s' (expected list, help, run, sweep or merge)",
+			    fb_shown(cmd, b, sizeof(b)));
+	o->cmd = cmd[0] == 'r' ? FB_CMD_RUN : FB_CMD_SWEEP;
 	if (argc < 3 || argv[2][0] == '-')
 		return fail(err, errlen, "%s: missing SCENARIO (see: fencebench list)", cmd);
 	o->scenario = fb_xstrdup(argv[2]);
-	for (int i = 3; i < argc; i++) {
-		if (argv[i][0] != '-')
-			return fail(err, errlen, "%s: unexpected argument '%s'", cmd, fb_shown(argv[i], b, sizeof(b)));
-		int rc = parse_option(argc, argv, &i, o, c, err, errlen);
-		if (rc)
-			return rc;
-	}
-	return check_combination(o, err, errlen);
+	return parse_args(argc, argv, 3, o, err, errlen);
 }
 
 int fb_opts_parse(int argc, char *const *argv, struct fb_opts *o, char *err, size_t errlen)
@@ -313,12 +350,13 @@ int fb_opts_parse(int argc, char *const *argv, struct fb_opts *o, char *err, siz
 		return 0;
 	}
 	const char *a = argv[1];
-	if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
-		o->cmd = FB_CMD_VERSION;
-		return 0;
-	}
-	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-		o->cmd = FB_CMD_HELP;
+	bool version = !strcmp(a, "--version") || !strcmp(a, "-V"), help = !strcmp(a, "--help") || !strcmp(a, "-h");
+	if (version || help) {
+		char b[FB_SHOWN_MAX];
+		o->cmd = version ? FB_CMD_VERSION : FB_CMD_HELP;
+		if (argc > 2)
+			return fail(err, errlen, "%s takes no argument ('%s'%s)", a, fb_shown(argv[2], b, sizeof(b)),
+				    help ? "; see: fencebench help SCENARIO" : "");
 		return 0;
 	}
 	if (a[0] == '-') {
@@ -336,6 +374,9 @@ void fb_opts_free(struct fb_opts *o)
 		free(o->sets[i].value);
 	}
 	free(o->sets);
+	for (size_t i = 0; i < o->ninputs; i++)
+		free(o->inputs[i]);
+	free(o->inputs);
 	fb_grid_free(&o->grid);
 	free(o->scenario);
 	free(o->cpus);

@@ -4,6 +4,7 @@
  *   fencebench help [SCENARIO]
  *   fencebench run SCENARIO [--set key=value ...] [options]
  *   fencebench sweep SCENARIO --grid key=v1,v2,... [--grid ...] [options]
+ *   fencebench merge FILE... [--out FILE] [--format F] [--quiet]
  *   fencebench --version | --help
  *
  * Options take their value as "--opt VALUE" or "--opt=VALUE".  fb_opts_parse
@@ -25,7 +26,7 @@
 
 #define FB_VERSION "0.1.0"
 
-enum fb_cmd { FB_CMD_USAGE, FB_CMD_VERSION, FB_CMD_LIST, FB_CMD_HELP, FB_CMD_RUN, FB_CMD_SWEEP };
+enum fb_cmd { FB_CMD_USAGE, FB_CMD_VERSION, FB_CMD_LIST, FB_CMD_HELP, FB_CMD_RUN, FB_CMD_SWEEP, FB_CMD_MERGE };
 enum fb_format { FB_FORMAT_CONSOLE, FB_FORMAT_JSON, FB_FORMAT_CSV };
 
 /* Path selection bits: --path native (1), legacy (2), both (3). */
@@ -40,7 +41,9 @@ struct fb_kv {
 struct fb_opts {
 	enum fb_cmd cmd;
 	char *scenario;               /* run, sweep; help: NULL for the general help */
-	struct fb_kv *sets;           /* --set, in order */
+	char **inputs;                /* merge: the shard outputs, in order */
+	size_t ninputs;
+	struct fb_kv *sets;           /* --set, in order (each key once) */
 	size_t nsets;
 	struct fb_grid grid;          /* --grid (sweep) */
 	unsigned paths;               /* FB_PATHS_* (default both) */
@@ -50,7 +53,7 @@ struct fb_opts {
 	unsigned repetitions;         /* --repetitions, default 1 */
 	uint64_t seed;                /* --seed, default 1 */
 	char *cpus;                   /* --cpus, NULL = all this process may use */
-	enum fb_format format;        /* --format, default console */
+	enum fb_format format;        /* --format, default console (merge: json) */
 	char *out;                    /* --out, NULL = stdout */
 	char *perf_events;            /* --perf-events, NULL = the default spec */
 	int perf_ctl_fd, perf_ack_fd; /* -1 = not given */

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "src/fb_util.h"
@@ -84,6 +85,27 @@ static int from_bitmask(struct bitmask *bm, const cpu_set_t *allowed, const char
 	return 0;
 }
 
+/* libnuma reads "1-0" as CPU 1 alone: a range written backwards is refused. */
+static int check_ranges(const char *list, char *err, size_t errlen)
+{
+	char b[FB_SHOWN_MAX];
+	for (const char *p = list; *p;) {
+		p += strspn(p, "!+");
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi;
+		if (end > p && *end == '-' && end[1] >= '0' && end[1] <= '9') {
+			hi = strtoul(end + 1, &end, 10);
+			if (lo > hi) {
+				snprintf(err, errlen, "--cpus %s: the range %lu-%lu runs backwards (write %lu-%lu)",
+					 fb_shown(list, b, sizeof(b)), lo, hi, hi, lo);
+				return -EINVAL;
+			}
+		}
+		p = strchr(end, ',') ? strchr(end, ',') + 1 : end + strlen(end);
+	}
+	return 0;
+}
+
 int fb_cpus_parse(const char *list, struct fb_cpus *out, char *err, size_t errlen)
 {
 	cpu_set_t allowed;
@@ -97,6 +119,8 @@ int fb_cpus_parse(const char *list, struct fb_cpus *out, char *err, size_t errle
 		allowed_text(&allowed, ok, sizeof(ok));
 		return fb_cpus_parse(ok, out, err, errlen);
 	}
+	if (check_ranges(list, err, errlen))
+		return -EINVAL;
 	warn_capture = why;
 	warn_capture_len = sizeof(why);
 	struct bitmask *bm = numa_parse_cpustring_all(list);

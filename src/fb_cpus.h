@@ -1,7 +1,8 @@
 /* src/fb_cpus.h — the CPU list of a run (--cpus), parsed by libnuma.
  *
  * The syntax is libnuma's (numa_parse_cpustring_all): "0-3,6", "all", "!0",
- * "+1".  Every CPU must exist and be one this process may run on
+ * "+1"; a range written backwards ("1-0", which libnuma reads as CPU 1) is
+ * refused.  Every CPU must exist and be one this process may run on
  * (sched_getaffinity): pinning to any other would fail later, mid-run.
  * libnuma's own warnings are captured while parsing and turned into the one
  * error line; outside fb_cpus_parse they still go to stderr as libnuma's would.

@@ -1,14 +1,10 @@
 /* src/fb_output.c — console, JSON and CSV writers.  Contract in fb_output.h. */
 #include "src/fb_output.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "src/fb_util.h"
 
@@ -305,7 +301,9 @@ static char *render_json(json_t *context, json_t *points)
 				fam = json_integer((json_int_t)json_object_size(families));
 				json_object_set_new(families, rn, fam);
 			}
-			json_t *copy = json_copy(e);
+			json_t *copy = json_copy(e), *m = json_copy(meta(e));
+			json_object_set(m, "point_index", json_object_get(p, "index"));   /* fencebench merge orders by it */
+			json_object_set_new(copy, "fencebench", m);
 			json_object_set(copy, "family_index", fam);
 			json_object_set_new(copy, "per_family_instance_index", json_integer(0));
 			json_array_append_new(all, copy);
@@ -436,55 +434,4 @@ char *fb_output_render(enum fb_format fmt, json_t *context, json_t *points)
 	case FB_FORMAT_CSV:  return render_csv(points);
 	default:             return render_console(context, points);
 	}
-}
-
-/* ---- atomic file write ---- */
-
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int fb_output_write_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen)
-{
-	char *tmp = fb_xasprintf("%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp), rc = 0;
-	const char *what = "cannot create a temporary file beside it";
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	what = "cannot write";
-	if ((rc = write_all(fd, data, len)) == 0 && fchmod(fd, 0666 & ~mask) == 0 && fsync(fd) == 0) {
-		if (close(fd) == 0) {
-			fd = -1;
-			what = "cannot rename the temporary file onto it";
-			rc = rename(tmp, path) ? -errno : 0;
-		} else {
-			fd = -1;
-			rc = -errno;
-		}
-	} else if (!rc) {
-		rc = -errno;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		unlink(tmp);
-out:
-	if (rc)
-		snprintf(err, errlen, "--out %s: %s: %s", path, what, strerror(-rc));
-	free(tmp);
-	return rc;
 }

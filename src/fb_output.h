@@ -1,9 +1,9 @@
-/* src/fb_output.h — results as console tables, Google Benchmark JSON or CSV, written atomically.
+/* src/fb_output.h — results as console tables, Google Benchmark JSON or CSV.
  *
  * The input is always the same: a context object (fb_session_context) and an
  * array of points, each {"index": k, "key": "a=1,b=2", "entries": [...]} with
  * the entries of fb_session_run_point.  Everything is rendered into memory
- * first, so a file is written whole or not at all.
+ * first, so a file is written whole or not at all (src/fb_file.h writes it).
  *
  *   console  the context block, then per point and section a table: one row
  *            per metric, native and legacy side by side (and their ratio),
@@ -14,7 +14,7 @@
  *            repetitions when there are several); parameters and every
  *            counter as columns
  *
- * Single thread; nothing blocks except the write.
+ * Single thread; nothing blocks.
  */
 #ifndef FB_OUTPUT_H
 #define FB_OUTPUT_H
@@ -30,10 +30,5 @@ char *fb_output_render(enum fb_format f, json_t *context, json_t *points);
 /* Console pieces, for printing a sweep point by point. */
 char *fb_output_console_context(json_t *context);
 char *fb_output_console_point(json_t *point);
-
-/* Write data to path atomically: a temporary file beside it, fsync, rename.
- * On error nothing is left behind (the temporary is removed, path untouched).
- * 0, or -errno with one line naming path in err. */
-int fb_output_write_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
 #endif

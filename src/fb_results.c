@@ -68,7 +68,7 @@ static json_t *sections_of(struct fb_run *const *runs, size_t nruns)
 	return a;
 }
 
-static json_t *params_object(const struct fb_params *point)
+json_t *fb_results_params(const struct fb_params *point)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; i < point->n; i++) {
@@ -80,7 +80,7 @@ static json_t *params_object(const struct fb_params *point)
 }
 
 /* "k=v,k=v" of the explicitly set parameters: a point's identity in a sweep. */
-static char *point_key(const struct fb_params *point)
+char *fb_results_point_key(const struct fb_params *point)
 {
 	char *key = fb_xstrdup(""), *next;
 	for (size_t i = 0; i < point->n; i++) {
@@ -107,10 +107,10 @@ static json_t *meta_object(struct fb_session *s, const struct fb_params *point, 
 		if (m->limit != FB_LIMIT_NONE)
 			json_object_set_new(limits, m->name, json_string(fb_limit_name(m->limit)));
 	}
-	char *key = point_key(point);
+	char *key = fb_results_point_key(point);
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "scenario", point->scenario->name,
 			      "section", section, "path", path == FB_PATH_NONE ? "" : fb_path_name(path),
-			      "point", key, "params", params_object(point), "units", units, "limits", limits);
+			      "point", key, "params", fb_results_params(point), "units", units, "limits", limits);
 	free(key);
 	return o;
 }

@@ -75,7 +75,7 @@ bool fb_run_continue(const struct fb_run *run, uint64_t done)
 {
 	if (run->session->iterations)
 		return done < run->session->iterations;
-	return lf_now_ns() < atomic_load_explicit(&((struct fb_run *)run)->deadline_ns, memory_order_relaxed);
+	return !done || lf_now_ns() < atomic_load_explicit(&((struct fb_run *)run)->deadline_ns, memory_order_relaxed);
 }
 
 /* ---- role threads ---- */
@@ -158,10 +158,11 @@ static void region_open(struct fb_run *run)
 	double j = 0;
 	run->have_joules = run->session->rapl && !fb_rapl_read_joules(run->session->rapl, &j);
 	run->j0 = j;
-	atomic_store_explicit(&run->deadline_ns, lf_now_ns() + run->session->duration_ns, memory_order_relaxed);
 	run->in_region = true;
 	run->t0_cpu_ns = cpu_now_ns();
 	run->t0_ns = lf_now_ns();
+	/* From the region's own start: a duration-based region lasts at least the duration. */
+	atomic_store_explicit(&run->deadline_ns, run->t0_ns + run->session->duration_ns, memory_order_relaxed);
 }
 
 static void region_close(struct fb_run *run, uint64_t iterations)

@@ -22,6 +22,7 @@
 #include "benchmarks/scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_cpus.h"
+#include "src/fb_file.h"
 
 struct fb_perf_spec;
 struct fb_perf_group;
@@ -50,6 +51,8 @@ struct fb_session {
 	const struct fb_scenario *scenario;
 	struct fb_params *base;         /* defaults + --set */
 	struct fb_cpus cpus;
+	struct fb_out out;              /* --out, checked (has_out); per shard when sharded */
+	bool has_out;
 	struct fb_limits limits;
 	struct fb_perf_spec *spec;      /* NULL: no perf counters */
 	struct fb_perf_ctl *ctl;        /* NULL: no --perf-ctl-fd */
@@ -89,7 +92,7 @@ struct fb_run {
 };
 
 /* Validate everything the command line names (scenario, --set, --grid keys
- * and values, CPUs, perf events, perf fds, --out's directory); prints nothing.
+ * and values, CPUs, perf events, perf fds, --out: fb_file.h); prints nothing.
  * 0, or -EINVAL with the one-line message (bad input: exit 2). */
 int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen);
 /* After any further validation: print the perf note, open RAPL, measure the
@@ -98,6 +101,9 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen);
 void fb_session_close(struct fb_session *s);
 /* Add a note once (deduplicated), and print it on stderr unless --quiet. */
 void fb_session_note(struct fb_session *s, const char *note);
+/* Add a warning once (context "warnings"), printed "***WARNING*** ..." unless --quiet.
+ * The CLI thread, between runs. */
+void fb_session_warn(struct fb_session *s, const char *warning);
 /* The context block: machine facts plus this session's. New reference. */
 json_t *fb_session_context(struct fb_session *s);
 
@@ -114,5 +120,9 @@ json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
 			   struct fb_run *const *runs, size_t npaths, unsigned reps);
 /* "scenario[/section][/path:P][/key:value...]" for explicitly set parameters. */
 char *fb_results_name(const struct fb_params *point, const char *section, enum fb_path path);
+/* "k=v,k=v" of the explicitly set parameters (canonical text): a point's key in a sweep. */
+char *fb_results_point_key(const struct fb_params *point);
+/* {"key": "canonical text"} of every parameter of point. */
+json_t *fb_results_params(const struct fb_params *point);
 
 #endif

@@ -107,6 +107,7 @@ const struct fb_scenario fb_scenario_selftest = {
 	.compares_paths = true,
 	.polling_threads_fn = selftest_polling,
 	.default_iterations = 1000,
+	.takes_duration = true,
 	.default_warmup_s = 0.0,
 	.run = selftest_run,
 };

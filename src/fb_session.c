@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/fb_context.h"
+#include "src/fb_file.h"
 #include "src/fb_run.h"
 #include "src/fb_util.h"
 #include "src/perf.h"
@@ -55,7 +57,32 @@ static int apply_sets(struct fb_session *s, const struct fb_opts *o, char *err, 
 	return 0;
 }
 
-/* Every grid key names a parameter not also --set, and every value parses. */
+/* Every value of the axis parses, and no two are the same value (0.5 and
+ * 0.50 are: compared by their canonical text). */
+static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis *ax, char *err, size_t errlen)
+{
+	char msg[512], (*canon)[128] = fb_xcalloc(ax->n, sizeof(*canon)), a[FB_SHOWN_MAX], b[FB_SHOWN_MAX];
+	int rc = 0;
+	for (size_t k = 0; k < ax->n && !rc; k++) {
+		union fb_value v;
+		if (fb_param_parse(p, ax->values[k], &v, msg, sizeof(msg))) {
+			rc = input_error(err, errlen, "--grid ", msg);
+			break;
+		}
+		fb_param_format(p, v, canon[k], sizeof(canon[k]));
+		for (size_t j = 0; j < k && !rc; j++) {
+			if (strcmp(canon[j], canon[k]))
+				continue;
+			snprintf(err, errlen, "--grid %s: %s is %s again (give each value once)", ax->key,
+				 fb_shown(ax->values[k], a, sizeof(a)), fb_shown(ax->values[j], b, sizeof(b)));
+			rc = -EINVAL;
+		}
+	}
+	free(canon);
+	return rc;
+}
+
+/* Every grid key names a parameter not also --set, and every value parses once. */
 static int check_grid(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
 {
 	char msg[512], b[FB_SHOWN_MAX];
@@ -71,18 +98,41 @@ static int check_grid(struct fb_session *s, const struct fb_opts *o, char *err, 
 			snprintf(msg, sizeof(msg), "%s: also given with --set; give it once", ax->key);
 			return input_error(err, errlen, "--grid ", msg);
 		}
-		for (size_t k = 0; k < ax->n; k++) {
-			union fb_value v;
-			if (fb_param_parse(&s->scenario->params[i], ax->values[k], &v, msg, sizeof(msg)))
-				return input_error(err, errlen, "--grid ", msg);
-		}
+		int rc = check_axis_values(&s->scenario->params[i], ax, err, errlen);
+		if (rc)
+			return rc;
 	}
 	return 0;
+}
+
+/* A --perf-ctl-fd/--perf-ack-fd names a FIFO of perf's, not stdin, stdout or stderr. */
+static int check_perf_fd(const char *opt, int fd, char *err, size_t errlen)
+{
+	static const char *const std[] = { "stdin", "stdout", "stderr" };
+	struct stat st;
+	if (fd < 0)
+		return 0;
+	if (fd <= 2)
+		snprintf(err, errlen, "%s %d: that is %s; give the FIFO perf stat --control fd:CTL,ACK passes "
+			 "(see CONTRIBUTING.md)", opt, fd, std[fd]);
+	else if (fstat(fd, &st))
+		snprintf(err, errlen, "%s %d: not an open file descriptor", opt, fd);
+	else if (!S_ISFIFO(st.st_mode))
+		snprintf(err, errlen, "%s %d: not a FIFO; give the FIFO perf stat --control fd:CTL,ACK passes "
+			 "(see CONTRIBUTING.md)", opt, fd);
+	else
+		return 0;
+	return -EINVAL;
 }
 
 static int open_perf(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
 {
 	char msg[512];
+	int rc = check_perf_fd("--perf-ctl-fd", o->perf_ctl_fd, err, errlen);
+	if (!rc)
+		rc = check_perf_fd("--perf-ack-fd", o->perf_ack_fd, err, errlen);
+	if (rc)
+		return rc;
 	if (o->perf_events) {
 		if (fb_perf_spec_parse(o->perf_events, &s->spec, msg, sizeof(msg)))
 			return input_error(err, errlen, "--perf-events: ", msg);
@@ -90,7 +140,7 @@ static int open_perf(struct fb_session *s, const struct fb_opts *o, char *err, s
 		s->spec = fb_perf_spec_default();
 	}
 	if (o->perf_ctl_fd >= 0) {
-		int rc = fb_perf_ctl_open(o->perf_ctl_fd, o->perf_ack_fd, &s->ctl);
+		rc = fb_perf_ctl_open(o->perf_ctl_fd, o->perf_ack_fd, &s->ctl);
 		if (rc) {
 			char ack[32] = "";
 			if (o->perf_ack_fd >= 0)
@@ -130,6 +180,12 @@ static int validate(struct fb_session *s, const struct fb_opts *o, char *err, si
 		snprintf(err, errlen, "unknown scenario '%s' (see: fencebench list)", fb_shown(o->scenario, b, sizeof(b)));
 		return -EINVAL;
 	}
+	if (o->duration_s > 0 && !s->scenario->takes_duration) {
+		snprintf(err, errlen, "--duration: scenario '%s' runs a count of iterations, not a time: give "
+			 "--iterations N (default %llu)", s->scenario->name,
+			 (unsigned long long)s->scenario->default_iterations);
+		return -EINVAL;
+	}
 	s->base = fb_params_new(s->scenario);
 	int rc = apply_sets(s, o, err, errlen);
 	if (!rc)
@@ -153,22 +209,23 @@ static void open_rapl(struct fb_session *s)
 		s->rapl = NULL;
 }
 
-/* --out's directory must exist and be writable: fail before running anything. */
-static int check_out_dir(const struct fb_opts *o, char *err, size_t errlen)
+/* --out names a place the results can go (checked before any work).  A
+ * shard of several writes its own file: F.shardI-of-N.EXT beside F, so that
+ * shards sharing one --out never overwrite each other (`fencebench merge`
+ * joins them); a FIFO or device is written as given. */
+static int open_out(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
 {
 	if (!o->out)
 		return 0;
-	char *dir = fb_xstrdup(o->out), *slash = strrchr(dir, '/');
-	int rc = 0;
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (access(slash ? dir : ".", W_OK)) {
-		rc = -errno;
-		snprintf(err, errlen, "--out %s: directory %s is not writable: %s", o->out, slash ? dir : ".",
-			 strerror(-rc));
+	int rc = fb_out_open(&s->out, o->out, err, errlen);
+	if (!rc && o->shard_count > 1 && !s->out.in_place) {
+		char *path = fb_file_shard_name(o->out, o->shard_index, o->shard_count);
+		fb_out_free(&s->out);
+		rc = fb_out_open(&s->out, path, err, errlen);
+		free(path);
 	}
-	free(dir);
-	return rc ? -EINVAL : 0;
+	s->has_out = !rc;
+	return rc;
 }
 
 int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
@@ -179,7 +236,7 @@ int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, si
 	s->warnings = json_array();
 	int rc = validate(s, o, err, errlen);
 	if (!rc)
-		rc = check_out_dir(o, err, errlen);
+		rc = open_out(s, o, err, errlen);
 	if (rc)
 		return rc;
 	s->paths = s->scenario->compares_paths ? o->paths : 0;
@@ -205,6 +262,7 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 
 void fb_session_close(struct fb_session *s)
 {
+	fb_out_free(&s->out);
 	fb_params_free(s->base);
 	fb_cpus_free(&s->cpus);
 	fb_perf_spec_free(s->spec);
@@ -227,17 +285,22 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed, "
 			       "latencies include preemption", n, s->cpus.n, s->cpus.n == 1 ? "" : "s", s->cpus.text);
+	fb_session_warn(s, w);
+	free(w);
+}
+
+void fb_session_warn(struct fb_session *s, const char *warning)
+{
 	size_t i;
 	json_t *v;
 	bool seen = false;
 	json_array_foreach(s->warnings, i, v)
-		seen = seen || !strcmp(json_string_value(v), w);
+		seen = seen || !strcmp(json_string_value(v), warning);
 	if (!seen) {
-		json_array_append_new(s->warnings, json_string(w));
+		json_array_append_new(s->warnings, json_string(warning));
 		if (!s->opts->quiet)
-			fprintf(stderr, "***WARNING*** %s\n", w);
+			fprintf(stderr, "***WARNING*** %s\n", warning);
 	}
-	free(w);
 }
 
 int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,

@@ -1,16 +1,20 @@
 /* src/fb_sweep.c — `fencebench sweep`: grid points, shards, the journal, --resume, progress.
  *
- * With --out FILE, every finished point is appended (one JSON line, fsync'd)
- * to FILE.journal, and FILE is rewritten atomically with every point so far:
- * an interrupted sweep keeps what finished, and `--resume` skips the points
- * whose key ("k=v,k=v") the journal holds.  The journal's first line is a
- * fingerprint of what else shapes the results (scenario, --set, paths,
- * repetitions, length, warm-up, seed, CPUs); resuming under a different one
- * is refused.  The grid itself is not in it: a grid extended with new values
- * resumes the points it shares.  Without --resume the journal starts afresh.
+ * With --out FILE (a file, not a FIFO or device), every finished point is
+ * appended to FILE.journal (src/fb_journal.h): the durable record, and what
+ * `--resume` skips.  FILE itself is rendered once, when the sweep ends:
+ * finished, failed at a point (FILE then holds the points before it), or
+ * stopped by SIGINT or SIGTERM (src/fb_signal.h: the points that finished; the
+ * point under way is lost and --resume runs it again).  Rendering once keeps
+ * a sweep linear in its points.  Without --out the console shows each point
+ * as it finishes and JSON or CSV go to stdout at the end.
+ *
+ * Threads: the CLI thread runs the points; the stop hook runs on the signal
+ * thread.  sweep.lock covers what both touch: points, context, written, stdout.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +23,22 @@
 #include "lockfree/arch.h"
 #include "lockfree/die.h"
 #include "src/fb_app.h"
+#include "src/fb_file.h"
+#include "src/fb_journal.h"
 #include "src/fb_output.h"
 #include "src/fb_run.h"
+#include "src/fb_signal.h"
 #include "src/fb_util.h"
 
 struct sweep {
 	struct fb_session *s;
 	const struct fb_opts *o;
-	char *journal;        /* FILE.journal, NULL without --out */
-	json_t *done;         /* point key -> point object, from the journal */
-	json_t *points;       /* points of this grid and shard, finished (either session) */
-	json_t *context;
+	pthread_mutex_t lock;         /* points, context, written, stdout: CLI thread and stop hook */
+	struct fb_journal *journal;   /* NULL without a file --out */
+	char *fp;                     /* the sweep's fingerprint (fb_journal.h) */
+	json_t *points;               /* points of this grid and shard, finished (either session) */
+	json_t *context;              /* refreshed after each point: readable by the stop hook */
+	bool written;                 /* the output is written (or being written): once only */
 	uint64_t total, mine, finished, resumed;
 	uint64_t t0_ns;
 	bool progress;
@@ -54,74 +63,65 @@ static char *fingerprint(const struct fb_session *s, const struct fb_opts *o)
 	return text;
 }
 
-static int append_line(const char *path, json_t *obj, bool truncate, char *err, size_t errlen)
+/* The parameters of grid point k: the base (--set) plus one value per axis. */
+static struct fb_params *point_params(struct sweep *w, uint64_t k)
 {
-	char *line = json_dumps(obj, JSON_COMPACT);
-	char *text = fb_xasprintf("%s\n", line);
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0666), rc = 0;
-	/* One write() per line: a crash leaves at most one torn last line, which
-	 * the reader skips. */
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fsync(fd))
-		rc = errno ? -errno : -EIO;
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		snprintf(err, errlen, "journal %s: %s", path, strerror(-rc));
-	free(line);
-	free(text);
-	return rc;
+	const struct fb_grid *g = &w->o->grid;
+	size_t *idx = fb_xcalloc(g->n, sizeof(*idx));
+	struct fb_params *p = fb_params_dup(w->s->base);
+	char err[256];
+	fb_grid_point(g, k, idx);
+	for (size_t a = 0; a < g->n; a++) {
+		int rc = fb_params_set(p, g->axes[a].key, g->axes[a].values[idx[a]], err, sizeof(err));
+		if (rc)   /* checked by fb_session_open: cannot happen */
+			lf_die("%s", err);
+	}
+	free(idx);
+	return p;
 }
 
-/* Load FILE.journal's points when its fingerprint matches.  -EINVAL on a mismatch. */
-static int load_journal(struct sweep *w, const char *fp, char *err, size_t errlen)
+/* Every journaled point of this grid and shard has this sweep's parameters
+ * (the scenario's defaults may have changed since). */
+static int check_resumed(struct sweep *w, char *err, size_t errlen)
 {
-	FILE *f = fopen(w->journal, "r");
-	char *line = NULL;
-	size_t cap = 0;
 	int rc = 0;
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	off_t whole = 0;   /* end of the last complete line */
-	ssize_t len;
-	for (size_t n = 0; (len = getline(&line, &cap, f)) > 0; n++) {
-		if (line[len - 1] == '\n')
-			whole += len;
-		json_t *j = json_loads(line, 0, NULL);
-		if (!n && (!j || strcmp(json_string_value(json_object_get(j, "fingerprint")) ?: "", fp))) {
-			snprintf(err, errlen, "--resume: %s was written by a different sweep (scenario, --set, "
-				 "paths, repetitions, length, seed or CPUs differ): remove it or drop --resume", w->journal);
+	for (uint64_t k = 0; k < w->total && !rc; k++) {
+		if (!fb_shard_has(k, w->o->shard_index, w->o->shard_count))
+			continue;
+		struct fb_params *p = point_params(w, k);
+		char *key = fb_results_point_key(p), p1[FB_FILE_SHOWN_MAX], k1[FB_SHOWN_MAX];
+		size_t line;
+		json_t *l = fb_journal_point(w->journal, key, &line), *params = fb_results_params(p);
+		if (l && !json_equal(json_object_get(l, "params"), params)) {
+			snprintf(err, errlen, "--resume: %s.journal line %zu (point %s) has other parameters than this "
+				 "sweep's (the scenario's defaults changed?): remove it or drop --resume",
+				 fb_file_shown(w->s->out.path, p1, sizeof(p1)), line, fb_shown(key, k1, sizeof(k1)));
 			rc = -EINVAL;
-		} else if (n && json_is_string(json_object_get(j, "key"))) {
-			json_object_set(w->done, json_string_value(json_object_get(j, "key")), j);
 		}
-		json_decref(j);
-		if (rc)
-			break;
-	}
-	free(line);
-	fclose(f);
-	/* A torn last line (a crash mid-write) goes, or the next appended line
-	 * would be glued to it and unreadable on the following resume. */
-	if (!rc && truncate(w->journal, whole) && errno != ENOENT) {
-		rc = -errno;
-		snprintf(err, errlen, "journal %s: %s", w->journal, strerror(-rc));
+		json_decref(params);
+		free(key);
+		fb_params_free(p);
 	}
 	return rc;
 }
 
 static int open_journal(struct sweep *w, char *err, size_t errlen)
 {
-	if (!w->o->out)
-		return 0;
-	w->journal = fb_xasprintf("%s.journal", w->o->out);
-	char *fp = fingerprint(w->s, w->o);
-	int rc = w->o->resume ? load_journal(w, fp, err, errlen) : 0;
-	if (!rc && (!w->o->resume || !json_object_size(w->done))) {
-		json_t *head = json_pack("{s:i, s:s}", "fencebench_journal", 1, "fingerprint", fp);
-		rc = append_line(w->journal, head, true, err, errlen);
-		json_decref(head);
+	const struct fb_session *s = w->s;
+	char p[FB_FILE_SHOWN_MAX];
+	bool file = s->has_out && !s->out.in_place;
+	if (w->o->resume && !file) {
+		snprintf(err, errlen, "--resume: --out %s is not a file: it has no journal to resume from",
+			 fb_file_shown(s->out.path, p, sizeof(p)));
+		return -EINVAL;
 	}
-	free(fp);
+	if (!file)
+		return 0;
+	char *path = fb_xasprintf("%s.journal", s->out.path);
+	int rc = fb_journal_open(&w->journal, path, w->fp, w->o->resume, err, errlen);
+	free(path);
+	if (!rc && w->o->resume)
+		rc = check_resumed(w, err, errlen);
 	return rc;
 }
 
@@ -144,64 +144,25 @@ static void progress(struct sweep *w)
 	fflush(stderr);
 }
 
-/* The parameters of grid point k: the base (--set) plus one value per axis. */
-static struct fb_params *point_params(struct sweep *w, uint64_t k)
-{
-	const struct fb_grid *g = &w->o->grid;
-	size_t *idx = fb_xcalloc(g->n, sizeof(*idx));
-	struct fb_params *p = fb_params_dup(w->s->base);
-	char err[256];
-	fb_grid_point(g, k, idx);
-	for (size_t a = 0; a < g->n; a++) {
-		int rc = fb_params_set(p, g->axes[a].key, g->axes[a].values[idx[a]], err, sizeof(err));
-		if (rc)   /* checked by fb_session_open: cannot happen */
-			lf_die("%s", err);
-	}
-	free(idx);
-	return p;
-}
-
-static char *key_of(const struct fb_params *p)
-{
-	char *key = fb_xstrdup(""), *next;
-	for (size_t i = 0; i < p->n; i++) {
-		if (!p->set[i])
-			continue;
-		char v[128];
-		fb_param_format(&p->scenario->params[i], p->v[i], v, sizeof(v));
-		next = fb_xasprintf("%s%s%s=%s", key, *key ? "," : "", p->scenario->params[i].key, v);
-		free(key);
-		key = next;
-	}
-	return key;
-}
-
-/* Rewrite --out with every point so far (atomically). */
 /* What the points learned since the context was made: notes, warnings, and
- * the most polling threads any point ran (0 before the first point). */
-static void sweep_refresh_context(struct sweep *w)
+ * the most polling threads any point ran (0 before the first point).  Copies:
+ * the stop hook may render the context while a point's threads add notes. */
+static void refresh_context(struct sweep *w)
 {
-	json_object_set(w->context, "notes", w->s->notes);
-	json_object_set(w->context, "warnings", w->s->warnings);
+	json_object_set_new(w->context, "notes", json_deep_copy(w->s->notes));
+	json_object_set_new(w->context, "warnings", json_deep_copy(w->s->warnings));
 	json_object_set_new(w->context, "polling_threads", json_integer((json_int_t)w->s->polling_threads));
 	json_object_set_new(w->context, "oversubscribed", json_boolean(w->s->polling_threads > w->s->cpus.n));
 }
 
-static int write_out(struct sweep *w, char *err, size_t errlen)
+static bool console_on_stdout(const struct sweep *w)
 {
-	if (!w->o->out)
-		return 0;
-	sweep_refresh_context(w);
-	char *text = fb_output_render(w->o->format, w->context, w->points);
-	int rc = fb_output_write_atomic(w->o->out, text, strlen(text), err, errlen);
-	free(text);
-	return rc;
+	return w->s->has_out ? !w->o->quiet : w->o->format == FB_FORMAT_CONSOLE;
 }
 
 static void show_point(struct sweep *w, json_t *point)
 {
-	bool console_stdout = w->o->out ? !w->o->quiet : w->o->format == FB_FORMAT_CONSOLE;
-	if (!console_stdout)
+	if (!console_on_stdout(w))
 		return;
 	char *text = fb_output_console_point(point);
 	if (w->progress)
@@ -211,96 +172,183 @@ static void show_point(struct sweep *w, json_t *point)
 	free(text);
 }
 
+/* Take a finished point (journaled first) or a resumed one.  Under the lock:
+ * the output written on a signal holds exactly the journaled points. */
+static int add_point(struct sweep *w, json_t *point, bool resumed, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->written) {   /* stopped by a signal: the output is out, the process about to die */
+		pthread_mutex_unlock(&w->lock);
+		return 0;
+	}
+	int rc = !resumed && w->journal ? fb_journal_append(w->journal, point, err, errlen) : 0;
+	json_array_append(w->points, point);
+	if (resumed)
+		w->resumed++;
+	else
+		w->finished++;
+	refresh_context(w);
+	if (!resumed)
+		show_point(w, point);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
 static int run_one(struct sweep *w, uint64_t k, char *err, size_t errlen)
 {
 	struct fb_params *p = point_params(w, k);
-	char *key = key_of(p);
-	json_t *point = json_object_get(w->done, key), *entries;
+	char *key = fb_results_point_key(p);
+	json_t *done = w->journal ? fb_journal_point(w->journal, key, NULL) : NULL, *point = NULL, *entries;
 	int rc = 0;
-	if (point) {
-		json_t *copy = json_copy(point);
-		json_object_set_new(copy, "index", json_integer((json_int_t)k));
-		json_array_append_new(w->points, copy);
-		w->resumed++;
-		goto out;
+	if (done) {
+		point = json_pack("{s:I, s:s, s:O, s:O}", "index", (json_int_t)k, "key", key, "params",
+				  json_object_get(done, "params"), "entries", json_object_get(done, "entries"));
+		rc = add_point(w, point, true, err, errlen);
+	} else if ((rc = fb_session_run_point(w->s, p, &entries, err, errlen)) == 0) {
+		point = json_pack("{s:I, s:s, s:o, s:o}", "index", (json_int_t)k, "key", key, "params",
+				  fb_results_params(p), "entries", entries);
+		rc = add_point(w, point, false, err, errlen);
 	}
-	rc = fb_session_run_point(w->s, p, &entries, err, errlen);
-	if (rc)
-		goto out;
-	point = json_pack("{s:I, s:s, s:o}", "index", (json_int_t)k, "key", key, "entries", entries);
-	json_array_append_new(w->points, point);
-	w->finished++;
-	if (w->journal)
-		rc = append_line(w->journal, point, false, err, errlen);
-	if (!rc)
-		rc = write_out(w, err, errlen);
-	show_point(w, point);
-out:
+	json_decref(point);
 	free(key);
 	fb_params_free(p);
 	return rc;
 }
 
-static void sweep_free(struct sweep *w)
+/* Write the points so far, once (w->lock held).  to_stdout: JSON/CSV without --out too. */
+static int write_output_locked(struct sweep *w, bool to_stdout, char *err, size_t errlen)
 {
-	free(w->journal);
-	json_decref(w->done);
-	json_decref(w->points);
-	json_decref(w->context);
-}
-
-static int finish(struct sweep *w, char *err, size_t errlen)
-{
-	if (w->o->out)
-		return write_out(w, err, errlen);   /* also when every point was resumed */
-	if (w->o->format == FB_FORMAT_CONSOLE)
-		return 0;                            /* already printed point by point */
-	sweep_refresh_context(w);
+	if (w->written)
+		return 0;
+	w->written = true;
+	if (!w->s->has_out && (!to_stdout || w->o->format == FB_FORMAT_CONSOLE))
+		return 0;   /* the console showed each point as it finished */
 	char *text = fb_output_render(w->o->format, w->context, w->points);
-	fputs(text, stdout);
+	int rc = 0;
+	if (w->s->has_out) {
+		rc = fb_out_write(&w->s->out, text, strlen(text), err, errlen);
+	} else {
+		fputs(text, stdout);
+		fflush(stdout);
+	}
 	free(text);
-	return 0;
+	return rc;
 }
 
-int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command_line)
+/* The stop hook: on SIGINT or SIGTERM, write what finished (signal thread). */
+static void on_stop(void *arg, int sig)
 {
-	struct sweep w = { .s = s, .o = o, .done = json_object(), .points = json_array() };
-	char err[1024];
-	int rc = open_journal(&w, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "fencebench: %s\n", err);
-		sweep_free(&w);
-		return rc == -EINVAL ? FB_EXIT_USAGE : FB_EXIT_RUN;
-	}
-	if (fb_session_start(s, err, sizeof(err))) {
-		fprintf(stderr, "fencebench: %s\n", err);
-		sweep_free(&w);
-		return FB_EXIT_RUN;
-	}
-	w.context = fb_session_context(s);
-	json_object_set(w.context, "command_line", command_line);
-	json_object_set_new(w.context, "shard", json_pack("{s:i, s:i}", "index", (int)o->shard_index,
-							  "count", (int)o->shard_count));
-	w.total = fb_grid_points(&o->grid);
-	w.mine = fb_shard_size(w.total, o->shard_index, o->shard_count);
-	w.progress = !o->quiet && isatty(STDERR_FILENO);
-	w.t0_ns = lf_now_ns();
-	if ((o->out ? !o->quiet : o->format == FB_FORMAT_CONSOLE)) {
-		char *text = fb_output_console_context(w.context);
+	struct sweep *w = arg;
+	char err[1024], p[FB_FILE_SHOWN_MAX];
+	pthread_mutex_lock(&w->lock);
+	bool first = !w->written;
+	int rc = write_output_locked(w, true, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "%sfencebench: %s\n", w->progress ? "\n" : "", err);
+	else if (first)
+		fprintf(stderr, "%sfencebench: %s: stopped after %llu of %llu points%s%s%s\n", w->progress ? "\n" : "",
+			sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)(w->finished + w->resumed),
+			(unsigned long long)w->mine, w->journal ? " (in " : "",
+			w->journal ? fb_file_shown(w->s->out.path, p, sizeof(p)) : "",
+			w->journal ? "; --resume runs the rest)" : "");
+	pthread_mutex_unlock(&w->lock);
+}
+
+static int finish(struct sweep *w, bool failed, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&w->lock);
+	int rc = write_output_locked(w, !failed, err, errlen);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static void make_context(struct sweep *w, json_t *command_line)
+{
+	const struct fb_opts *o = w->o;
+	w->context = fb_session_context(w->s);
+	json_object_set(w->context, "command_line", command_line);
+	json_object_set_new(w->context, "shard", json_pack("{s:i, s:i}", "index", (int)o->shard_index,
+							   "count", (int)o->shard_count));
+	json_object_set_new(w->context, "sweep_fingerprint", json_string(w->fp));
+	refresh_context(w);
+	if (console_on_stdout(w)) {
+		char *text = fb_output_console_context(w->context);
 		fputs(text, stdout);
 		fflush(stdout);
 		free(text);
 	}
-	for (uint64_t k = 0; k < w.total && !rc; k++) {
-		if (!fb_shard_has(k, o->shard_index, o->shard_count))
+}
+
+static void warn_empty_shard(struct sweep *w)
+{
+	if (w->mine)
+		return;
+	char *msg = fb_xasprintf("shard %u/%u gets no points of this %llu-point grid: its output is empty",
+				 w->o->shard_index, w->o->shard_count, (unsigned long long)w->total);
+	fb_session_warn(w->s, msg);
+	free(msg);
+}
+
+static void sweep_free(struct sweep *w)
+{
+	fb_journal_close(w->journal);
+	free(w->fp);
+	json_decref(w->points);
+	json_decref(w->context);
+	pthread_mutex_destroy(&w->lock);
+}
+
+/* Every point of this shard, then the output.  0, or -errno with err. */
+static int run_points(struct sweep *w, char *err, size_t errlen)
+{
+	int rc = 0;
+	for (uint64_t k = 0; k < w->total && !rc; k++) {
+		if (!fb_shard_has(k, w->o->shard_index, w->o->shard_count))
 			continue;
-		rc = run_one(&w, k, err, sizeof(err));
-		progress(&w);
+		rc = run_one(w, k, err, errlen);
+		progress(w);
 	}
-	if (!rc)
-		rc = finish(&w, err, sizeof(err));
-	if (rc)
+	char ferr[1024];
+	int frc = finish(w, rc != 0, ferr, sizeof(ferr));
+	if (frc && !rc) {
+		snprintf(err, errlen, "%s", ferr);
+		rc = frc;
+	} else if (frc) {
+		fprintf(stderr, "fencebench: %s\n", ferr);
+	}
+	return rc;
+}
+
+int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command_line)
+{
+	struct sweep w = { .s = s, .o = o, .points = json_array() };
+	char err[1024];
+	int status = FB_EXIT_OK, rc;
+	pthread_mutex_init(&w.lock, NULL);
+	w.fp = fingerprint(s, o);
+	w.total = fb_grid_points(&o->grid);
+	w.mine = fb_shard_size(w.total, o->shard_index, o->shard_count);
+	if ((rc = open_journal(&w, err, sizeof(err))) != 0) {
+		fprintf(stderr, "fencebench: %s\n", err);
+		status = rc == -EINVAL ? FB_EXIT_USAGE : FB_EXIT_RUN;
+		goto out;
+	}
+	if (fb_session_start(s, err, sizeof(err))) {
+		fprintf(stderr, "fencebench: %s\n", err);
+		status = FB_EXIT_RUN;
+		goto out;
+	}
+	warn_empty_shard(&w);
+	w.progress = !o->quiet && isatty(STDERR_FILENO);
+	w.t0_ns = lf_now_ns();
+	make_context(&w, command_line);
+	fb_signal_on_stop(on_stop, &w);
+	if (run_points(&w, err, sizeof(err))) {
 		fprintf(stderr, "%sfencebench: %s\n", w.progress ? "\n" : "", err);
+		status = FB_EXIT_RUN;
+	}
+	fb_signal_on_stop(NULL, NULL);
+out:
 	sweep_free(&w);
-	return rc ? FB_EXIT_RUN : FB_EXIT_OK;
+	return status;
 }

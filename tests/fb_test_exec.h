@@ -12,6 +12,9 @@
  *                                     FB_EXEC_SEPARATE  stdout in .out, stderr in .err
  *                                     FB_EXEC_MERGED    stderr onto stdout, both in .out
  *                                                       in the order written; .err NULL
+ *   fb_exec_start(dir, argv, capture)  the same, without waiting: the child's pid (-1: not
+ *                                   started), for a test that acts on it while it runs
+ *   fb_exec_wait(dir, pid, capture) wait for it and collect as fb_exec does
  *   fb_exec_free(&r)                free what fb_exec returned
  *   fb_slurp(path)                  a whole file as a NUL-terminated malloc'd string;
  *                                   NULL when it cannot be opened
@@ -69,9 +72,10 @@ static inline char *fb_slurp(const char *path)
 	return s;
 }
 
-/* Blocks until the child exits.  argv is NULL-terminated, argv[0] a path (no PATH search). */
-static inline struct fb_exec_result fb_exec(const char *dir, const char *const *argv,
-					    enum fb_exec_capture capture)
+/* Start argv[0] with argv and this environment, its output going to dir's
+ * capture files; fb_exec_wait collects it.  argv is NULL-terminated, argv[0]
+ * a path (no PATH search).  The pid, or -1 when it could not be started. */
+static inline pid_t fb_exec_start(const char *dir, const char *const *argv, enum fb_exec_capture capture)
 {
 	char out[PATH_MAX], err[PATH_MAX];
 	snprintf(out, sizeof(out), "%s/.stdout", dir);
@@ -84,12 +88,22 @@ static inline struct fb_exec_result fb_exec(const char *dir, const char *const *
 	else
 		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	pid_t pid;
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ))
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+/* Wait for a child of fb_exec_start (pid -1: none) and collect its output. */
+static inline struct fb_exec_result fb_exec_wait(const char *dir, pid_t pid, enum fb_exec_capture capture)
+{
+	char out[PATH_MAX], err[PATH_MAX];
+	snprintf(out, sizeof(out), "%s/.stdout", dir);
+	snprintf(err, sizeof(err), "%s/.stderr", dir);
 	int st = 0;
 	struct fb_exec_result r = { -1, NULL, NULL };
-	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0 &&
-	    waitpid(pid, &st, 0) == pid)
+	if (pid > 0 && waitpid(pid, &st, 0) == pid)
 		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	posix_spawn_file_actions_destroy(&fa);
 	r.out = fb_slurp(out);
 	unlink(out);
 	if (capture == FB_EXEC_SEPARATE) {
@@ -97,6 +111,13 @@ static inline struct fb_exec_result fb_exec(const char *dir, const char *const *
 		unlink(err);
 	}
 	return r;
+}
+
+/* Blocks until the child exits. */
+static inline struct fb_exec_result fb_exec(const char *dir, const char *const *argv,
+					    enum fb_exec_capture capture)
+{
+	return fb_exec_wait(dir, fb_exec_start(dir, argv, capture), capture);
 }
 
 static inline void fb_exec_free(struct fb_exec_result *r)

@@ -244,5 +244,5 @@ const struct fb_scenario fb_scenario_cross_adapter = {
 	.name = "cross-adapter",
 	.summary = "fence signaled on adapter A, waited on adapter B: interrupts per signal and wait latency",
 	.params = cross_params, .compares_paths = true, .polling_threads = 2,
-	.default_iterations = 2000, .default_warmup_s = 0.05, .run = cross_run,
+	.default_iterations = 2000, .takes_duration = true, .default_warmup_s = 0.05, .run = cross_run,
 };

@@ -5,8 +5,8 @@
  * as a latency histogram: the core-to-core cache-line round trip between the
  * first two CPUs of the run (one line; and two lines, each written by one
  * side: a round trip of messages), a bare syscall, and futex wake-to-run.  One
- * sample per iteration of each (--iterations, default 100; with --duration,
- * DURATION_SAMPLES samples).
+ * sample per iteration of each (--iterations, default 100; --duration is
+ * refused: the scenario does not declare takes_duration).
  */
 #include <errno.h>
 
@@ -15,7 +15,7 @@
 #include "benchmarks/scenario.h"
 
 #define BUDGET_MS 2000          /* per measurement: a busy machine gives up, never hangs */
-#define DURATION_SAMPLES 100    /* samples when the run is given a duration, not iterations */
+#define DURATION_SAMPLES 100    /* samples without an iteration count (not reached: --duration is refused) */
 
 static const struct fb_param limits_params[] = {
 	FB_PARAM_INT("batch", "ops", 100, 1, 100000,

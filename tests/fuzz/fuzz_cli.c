@@ -7,7 +7,8 @@
  * shard arithmetic.  Beyond the sanitizers (ASan + UBSan), it checks:
  *   - an error is one non-empty line that fits its buffer; success leaves none
  *   - a parsed option set is coherent (repetitions >= 1, shard index < count,
- *     not both --duration and --iterations, ...)
+ *     not both --duration and --iterations, each --set key once, merge has
+ *     inputs and nothing of run's, ...)
  *   - a parameter value formats to text that parses back to the same value
  *   - every grid point belongs to exactly one shard, and shard sizes add up
  * Built by mk/fuzz.mk from the parser sources directly (no library, no I/O).
@@ -120,9 +121,22 @@ static void check_grid(const struct fb_opts *o)
 		assert(total == points);
 }
 
+/* Each --set key at most once. */
+static void check_sets_unique(const struct fb_opts *o)
+{
+	for (size_t i = 0; i < o->nsets; i++)
+		for (size_t j = i + 1; j < o->nsets; j++)
+			assert(strcmp(o->sets[i].key, o->sets[j].key));
+}
+
 static void check_opts(const struct fb_opts *o)
 {
 	assert(o->repetitions >= 1 && o->repetitions <= 10000);
+	check_sets_unique(o);
+	if (o->cmd == FB_CMD_MERGE)
+		assert(o->ninputs >= 1 && !o->scenario && !o->nsets && !o->grid.n);
+	else
+		assert(!o->ninputs);
 	assert(o->shard_count >= 1 && o->shard_index < o->shard_count);
 	assert(o->paths >= 1 && o->paths <= 3);
 	if (o->cmd == FB_CMD_RUN || o->cmd == FB_CMD_SWEEP) {

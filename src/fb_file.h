@@ -1,0 +1,69 @@
+/* src/fb_file.h — the files the harness writes: --out targets and sweep journals.
+ *
+ * An --out path is checked before any work starts (fb_out_open) and written
+ * once the results are rendered (fb_out_write):
+ *
+ *   what the path names            how it is written
+ *   -----------------------------  -------------------------------------------------
+ *   nothing yet                    a temporary beside it, fsync, rename (atomic)
+ *   a regular file                 the same, keeping the file's permission bits
+ *   a symbolic link                followed (also when dangling): the link stays,
+ *                                  its target is written as above
+ *   a FIFO or a character device   in place (opened and written; /dev/null, a pipe
+ *                                  perf or a shell reads from)
+ *   a folder, a socket, a block    refused
+ *   device, a missing folder, a
+ *   place no file can be created
+ *
+ * Temporaries are named TARGET.tmp.PID.XXXXXX and live only inside
+ * fb_out_write (fb_signal_hold: a SIGINT or SIGTERM waits for them to go).
+ * fb_out_open removes those a killed fencebench left beside the same target
+ * (their PID no longer runs).
+ *
+ * A journal (fb_file_open_journal) is only ever a regular file of one link,
+ * never reached through a symbolic link: a planted FILE.journal link or a
+ * hard link to another file is refused, not truncated.
+ *
+ * Error messages are one line; a long path is shortened in the middle
+ * (fb_file_shown) so the reason always fits.  Single thread (the CLI's), apart
+ * from what fb_signal.h says.
+ */
+#ifndef FB_FILE_H
+#define FB_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct fb_out {
+	char *path;        /* as given (after the shard suffix, if any) */
+	char *target;      /* where the bytes land: path with symbolic links followed */
+	bool in_place;     /* FIFO or character device: opened and written, no temporary */
+	mode_t mode;       /* permission bits of the file written (the existing file's) */
+};
+
+/* Check that path can take the results, before any work: 0 with *out filled
+ * (free it with fb_out_free), or -EINVAL with one line "--out PATH: why".
+ * Removes temporaries of killed runs beside the target. */
+int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen);
+void fb_out_free(struct fb_out *out);
+/* Write data as the table above says.  On error the target is untouched
+ * (atomic case) and no temporary is left.  0, or -errno with one line in err. */
+int fb_out_write(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen);
+
+/* PATH with ".shardI-of-N" before its extension ("r/s.json" -> "r/s.shard1-of-4.json").  New string. */
+char *fb_file_shard_name(const char *path, unsigned index, unsigned count);
+
+/* Open (creating) the journal at path for reading and appending: a regular
+ * file with one link, not a symbolic link, opened without blocking.  Returns
+ * the fd (close-on-exec), or -errno with one line in err ("journal PATH: why";
+ * -EINVAL for what the user must fix: not a regular file, several links). */
+int fb_file_open_journal(const char *path, char *err, size_t errlen);
+
+/* Buffer size for fb_file_shown. */
+#define FB_FILE_SHOWN_MAX 256
+/* path fit for a one-line message: whole when short, else its start, "...",
+ * and its end (the file name).  Non-printable characters as '?'.  Returns buf. */
+const char *fb_file_shown(const char *path, char *buf, size_t len);
+
+#endif
