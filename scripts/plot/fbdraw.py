@@ -124,16 +124,19 @@ def cdf(ax, run, metric, color, mark, label, fmt="-"):
 
 
 def cdf_axes(ax, quantiles, what):
-    """Log latency axis, logit fraction axis with ticks at the reported percentiles."""
+    """Log latency axis, logit fraction axis with ticks at the reported percentiles and at
+    the max (drawn at 1 − 1/(2n))."""
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_yscale("logit")
     top = max(quantiles + [0.999])
     ax.set_ylim(0.4, 1 - (1 - top) / 2)
-    ticks = [q for q in (0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999) if q <= top]
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    reported = [q for _, q in QUANTILES]
+    maxes = sorted({q for q in quantiles if q not in reported})
+    ax.yaxis.set_major_locator(FixedLocator(reported + maxes))
     ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"p{v * 100:.10g}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: "max" if v in maxes else f"p{v * 100:.10g}"))
     ax.set_xlabel(f"{what} (µs, log scale)")
     ax.set_ylabel("fraction of samples at or below (percentile, logit scale)")
 

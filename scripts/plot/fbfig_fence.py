@@ -248,7 +248,7 @@ def cross_adapter(files):
 
 def _power_mw(run):
     """Modeled OS-thread core power: energy per signal (µJ) × signals per second, in mW."""
-    return run.counters["os_energy_per_signal_uj"] * fr.as_float(run.params.get("rate")) / 1000.0
+    return run.counters["os_energy_per_signal_uj"] * ft.signal_rate(run) / 1000.0
 
 
 def idle_power(files):
@@ -262,18 +262,19 @@ def idle_power(files):
         for which, color, mark, name in reversed(PATHS):
             runs = [(p[0], p[which]) for p in pts
                     if p[which] is not None and "os_energy_per_signal_uj" in p[which].counters]
-            ap.plot([x for x, _ in runs], [_power_mw(r) for _, r in runs], d.style(gi), marker=mark,
-                    color=color, label=name + d.suffix(label))
+            ap.plot([ft.signal_rate(r) for _, r in runs], [_power_mw(r) for _, r in runs], d.style(gi),
+                    marker=mark, color=color, label=name + d.suffix(label))
             d.line(aw, pts, which, "os_irq_wakeups_per_signal", d.style(gi), color, mark, name + d.suffix(label))
             if runs:
                 waited = fr.as_float(runs[0][1].params.get("waited"))
     if waited is not None:
         aw.axhline(waited, color=d.LIMIT, linestyle=":", linewidth=1,
                    label=f"waited fraction {ft.ratio(waited)} (native ideal)")
+    ap.set_xlabel("GPU signals per second achieved (1/s, log scale)")
+    aw.set_xlabel("GPU signals per second asked for (1/s, log scale)")
     for ax in (ap, aw):
         ax.set_xscale("log")
         d.plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("GPU signals per second (1/s, log scale)")
         ax.legend(fontsize=8, title=d.reps_note(groups), title_fontsize=7)
     ap.set_yscale("log")
     d.plain_log_ticks(ap.yaxis)

@@ -233,13 +233,15 @@ def idle_power(files):
             and _g(lg, "os_energy_per_signal_uj") is not None]
     if not rows:
         return None
-    mw = lambda x, r: r.counters["os_energy_per_signal_uj"] * x / 1000.0   # noqa: E731  uJ/signal x signals/s
+    mw = lambda r: r.counters["os_energy_per_signal_uj"] * ft.signal_rate(r) / 1000.0  # noqa: E731  uJ x 1/s
     (x0, n0, l0), (x1, n1, l1) = rows[0], rows[-1]
     waited = fr.as_float(n0.params.get("waited"))
     wn, wl = _g(n0, "os_irq_wakeups_per_signal"), _g(l0, "os_irq_wakeups_per_signal")
-    shape = (f"At {_x(x0)} signals/s the modeled OS-thread core power is {_milliwatts(mw(x0, n0))} native "
-             f"against {_milliwatts(mw(x0, l0))} legacy, at {_x(x1)} signals/s {_milliwatts(mw(x1, n1))} "
-             f"against {_milliwatts(mw(x1, l1))}; at the lowest rate native woke {ft.ratio(wn)} times per "
+    slow = min(ft.signal_rate(n1), ft.signal_rate(l1))
+    kept = f" asked for (the slower path kept up with {ft.count(round(slow))}/s)" if slow < 0.9 * x1 else ""
+    shape = (f"At {_x(x0)} signals/s the modeled OS-thread core power is {_milliwatts(mw(n0))} native "
+             f"against {_milliwatts(mw(l0))} legacy, at {_x(x1)} signals/s{kept} {_milliwatts(mw(n1))} "
+             f"against {_milliwatts(mw(l1))}; at the lowest rate native woke {ft.ratio(wn)} times per "
              f"signal, legacy {ft.ratio(wl)}.")
     dep = []
     if waited is not None and wn is not None and abs(wn - waited) > 0.05:
