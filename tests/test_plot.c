@@ -213,6 +213,15 @@ static const char *fixture_changed(const char *scenario, const char *bench, cons
 	return path;
 }
 
+/* This build tree's fencebench (the test fails when it is not built). */
+static const char *fencebench_path(void)
+{
+	static char path[PATH_MAX + 16];
+	fb_build_path(path, sizeof(path), "fencebench");
+	fb_need_binary(path);
+	return path;
+}
+
 /* ---- the catalog: fbplot.py --list-figures ---- */
 
 struct catalog {
@@ -419,9 +428,7 @@ static void every_scenario_has_a_figure(void **state)
 	need_python();
 	struct catalog c;
 	read_catalog(&c);
-	char fencebench[PATH_MAX + 16];
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	fb_need_binary(fencebench);
+	const char *fencebench = fencebench_path();
 	const char *argv[] = { fencebench, "list", NULL };
 	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
 	expect_ok(&r, "fencebench list");
@@ -602,9 +609,7 @@ static void quick_report_end_to_end(void **state)
 	need_matplotlib();
 	struct catalog c;
 	read_catalog(&c);
-	char fencebench[PATH_MAX + 16];
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	fb_need_binary(fencebench);
+	const char *fencebench = fencebench_path();
 	const char *out = tmp_path("quick");
 	struct fb_exec_result r = FBRUN("--fencebench", fencebench, "-o", out, "--quick", "--allow-dirty",
 					"--reproduce", "make report QUICK=1");

@@ -258,13 +258,21 @@ def idle_power(files):
 
 # ---- wait latency ----
 
-def gpu_wait(files):
-    n, lg = fr.only_pair(files, "gpu-wait")
-    gn, gl = _g(n, "gpu_wait_p50"), _g(lg, "gpu_wait_p50")
-    if gn is None or gl is None:
+def _wait(files, scenario, metric, limit_words):
+    """(native, legacy, native p50, legacy p50, " (N× <limit_words>)") of a wait scenario, or None."""
+    n, lg = fr.only_pair(files, scenario)
+    a, b = _g(n, f"{metric}_p50"), _g(lg, f"{metric}_p50")
+    if a is None or b is None:
         return None
-    lim = ft.limit_of(n, "gpu_wait", "p50")
-    vs = f" ({_times(gn, lim[1])} the cache-line round trip)" if lim else ""
+    lim = ft.limit_of(n, metric, "p50")
+    return n, lg, a, b, (f" ({_times(a, lim[1])} {limit_words})" if lim else "")
+
+
+def gpu_wait(files):
+    got = _wait(files, "gpu-wait", "gpu_wait", "the cache-line round trip")
+    if got is None:
+        return None
+    n, lg, gn, gl, vs = got
     shape = (f"A native GPU wait ends {ft.ns(gn)} after the signal at p50{vs} and {ft.ns(_g(n, 'gpu_wait_p99'))} "
              f"at p99; the legacy CPU-held wait takes {ft.ns(gl)} at p50, {_times(gl, gn)} native, and "
              f"{ft.ns(_g(lg, 'gpu_wait_p99'))} at p99.")
@@ -276,12 +284,10 @@ def gpu_wait(files):
 
 
 def cpu_wait(files):
-    n, lg = fr.only_pair(files, "cpu-wait")
-    cn, cl = _g(n, "cpu_wait_p50"), _g(lg, "cpu_wait_p50")
-    if cn is None or cl is None:
+    got = _wait(files, "cpu-wait", "cpu_wait", "a futex wake-to-run")
+    if got is None:
         return None
-    lim = ft.limit_of(n, "cpu_wait", "p50")
-    vs = f" ({_times(cn, lim[1])} a futex wake-to-run)" if lim else ""
+    n, lg, cn, cl, vs = got
     shape = (f"A blocked CPU waiter runs {ft.ns(cn)} after the GPU signal at p50 on the native path{vs} and "
              f"{ft.ns(cl)} on the legacy one; at p99 {ft.ns(_g(n, 'cpu_wait_p99'))} and "
              f"{ft.ns(_g(lg, 'cpu_wait_p99'))}.")
