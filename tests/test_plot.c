@@ -1,18 +1,28 @@
-/* tests/test_plot.c — scripts/plot/fbplot.py: figures and report from fencebench JSON.
+/* tests/test_plot.c — the report: scripts/plot/fbplot.py, fbrun.py, and `make report QUICK=1`.
  *
- * Writes small result files of its own (jansson; the schema fencebench writes,
- * with round numbers, so every table row is known exactly), runs the script
- * with /usr/bin/python3 through posix_spawn and checks: the PNG figures exist
- * and are PNGs with a non-empty image, the SVGs are SVG, the report holds the
- * expected native-vs-legacy rows (suppression), latency rows beside their
- * machine limits, the embedded figures and the reproducing commands.  Bad
- * input (missing file, truncated JSON, JSON not written by fencebench) exits
- * 2 with one line naming the file and leaves the output directory untouched.
+ * Fixtures: tests/plot/<scenario>.json, small result files in the schema
+ * fencebench writes, with round numbers so every table row and every reading
+ * is known exactly.  The tests run the scripts with /usr/bin/python3 through
+ * posix_spawn and check:
+ *   - every figure of the catalog (fbplot.py --list-figures) is drawn from the
+ *     fixtures: PNG and SVG non-empty, every axis labelled with its unit, the
+ *     labels in the SVG; report.md holds the tables, a caption per figure with
+ *     its reading, machine, date, JSON and reproducing commands; report.html is
+ *     self-contained (SVG inline, no network, fits a phone);
+ *   - every scenario of `fencebench list` has a run and a figure, or is listed
+ *     as not drawn, and a scenario added without them is caught;
+ *   - the readings follow the numbers: a fixture changed so the seed's
+ *     prediction fails changes the sentence, naming the departure;
+ *   - a report from a modified tree is refused, by fbplot (the JSON says
+ *     -dirty) and by fbrun (git status of a scratch repository), unless allowed;
+ *   - results/README.md indexes the published runs with their headline numbers;
+ *   - `fbrun.py --quick` (what `make report QUICK=1` runs) end to end;
+ *   - bad or missing input exits 2 with one line naming the file, writes nothing.
  *
- * The script path and the python are compiled in by mk/report.mk
- * (FB_PLOT_SCRIPT, FB_PLOT_PYTHON).  The figure test skips, saying why, when
- * that python cannot import matplotlib; the error-path tests need only python
- * (the script validates its inputs before it imports matplotlib).
+ * The script paths, the fixtures and the python are compiled in by
+ * mk/report.mk.  Figure tests skip, saying why, when that python cannot import
+ * matplotlib; the error-path tests need only python (inputs are validated
+ * before matplotlib is imported).
  */
 #include "tests/fb_test.h"
 #include "tests/fb_test_exec.h"
@@ -28,9 +38,17 @@
 #ifndef FB_PLOT_SCRIPT
 #define FB_PLOT_SCRIPT "scripts/plot/fbplot.py"
 #endif
+#ifndef FB_RUN_SCRIPT
+#define FB_RUN_SCRIPT "scripts/plot/fbrun.py"
+#endif
+#ifndef FB_PLOT_FIXTURES
+#define FB_PLOT_FIXTURES "tests/plot"
+#endif
 #ifndef FB_PLOT_PYTHON
 #define FB_PLOT_PYTHON "/usr/bin/python3"
 #endif
+
+#define MAX_ARGS 64
 
 static char tmpdir[] = "/tmp/fb_test_plot.XXXXXX";
 
@@ -39,23 +57,26 @@ static const char *tmp_path(const char *name)
 	return fb_tmp_path(tmpdir, name);
 }
 
-/* Run argv (NULL-terminated), stdout and stderr captured apart; -1 status when it cannot start. */
-static struct fb_exec_result spawn_capture(const char *const *argv)
+/* Run python SCRIPT args (NULL-terminated), stdout and stderr captured apart. */
+static struct fb_exec_result script_args(const char *script, const char *const *args)
 {
+	const char *argv[MAX_ARGS] = { FB_PLOT_PYTHON, script };
+	size_t n = 2;
+	for (; args[n - 2]; n++) {
+		assert_true(n < MAX_ARGS - 1);
+		argv[n] = args[n - 2];
+	}
+	argv[n] = NULL;
 	return fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
 }
+#define PLOT(...) script_args(FB_PLOT_SCRIPT, (const char *const[]){ __VA_ARGS__, NULL })
+#define FBRUN(...) script_args(FB_RUN_SCRIPT, (const char *const[]){ __VA_ARGS__, NULL })
 
-/* Run the plot script with the NULL-terminated args. */
-static struct fb_exec_result plot_args(const char *const *args)
+static void expect_ok(struct fb_exec_result *r, const char *what)
 {
-	const char *argv[32] = { FB_PLOT_PYTHON, FB_PLOT_SCRIPT };
-	size_t n = 2;
-	for (; args[n - 2]; n++)
-		argv[n] = args[n - 2];
-	argv[n] = NULL;
-	return spawn_capture(argv);
+	if (r->status != 0)
+		fail_msg("%s: exit %d\nstdout: %s\nstderr: %s", what, r->status, r->out, r->err);
 }
-#define PLOT(...) plot_args((const char *const[]){ __VA_ARGS__, NULL })
 
 static void write_text(const char *path, const char *text)
 {
@@ -65,134 +86,192 @@ static void write_text(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* ---- synthetic result files: the shape fencebench writes ---- */
-
-static json_t *context(const char *scenario, const char *cmd)
+static void assert_contains(const char *text, const char *want)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:b,"
-			 " s:{s:f, s:f, s:f}, s:[], s:[s], s:[s, s, s]}",
-			 "date", "2026-01-02T03:04:05+00:00", "host_name", "testhost",
-			 "num_cpus", 2, "mhz_per_cpu", 2600, "cpu_model", "Test CPU",
-			 "kernel", "Linux test", "fencebench_version", "0.1.0", "git_rev", "abc1234",
-			 "build_type", "release", "scenario", scenario, "repetitions", 1,
-			 "polling_threads", 1, "oversubscribed", 0,
-			 "limits", "cacheline_rtt_ns", 80.0, "syscall_ns", 150.0, "futex_wake_ns", 20000.0,
-			 "warnings", "notes", "a test note",
-			 "command_line", "build/fencebench", "run", cmd);
+	if (!strstr(text, want))
+		fail_msg("output lacks\n  %s\n--- output ---\n%s", want, text);
 }
 
-/* One benchmark entry; counters as NULL-terminated name, value pairs (value as double). */
-static json_t *bench(const char *scen, const char *section, const char *path, const char *waited,
-		     const char *limit, ...)
+static void assert_lacks(const char *text, const char *unwanted)
 {
-	char name[128], point[32] = "";
-	if (waited)
-		snprintf(point, sizeof(point), "waited=%s", waited);
-	snprintf(name, sizeof(name), "%s%s%s/path:%s%s%s", scen, *section ? "/" : "", section, path,
-		 waited ? "/waited:" : "", waited ? waited : "");
-	json_t *params = waited ? json_pack("{s:s}", "waited", waited) : json_object();
-	json_t *fb = json_pack("{s:s, s:s, s:s, s:s, s:o, s:{}, s:{}}", "scenario", scen,
-			       "section", section, "path", path, "point", point, "params", params,
-			       "units", "limits");
-	json_t *b = json_pack("{s:s, s:s, s:s, s:i, s:o}", "name", name, "run_name", name,
-			      "run_type", "iteration", "repetitions", 1, "fencebench", fb);
-	va_list ap;
-	va_start(ap, limit);
-	for (const char *k; (k = va_arg(ap, const char *));) {
-		double v = va_arg(ap, double);
-		json_object_set_new(b, k, json_real(v));
-		const char *pct = strrchr(k, '_');
-		if (limit && pct && pct[1] == 'p') {       /* a latency percentile: its limit */
-			char lk[96];
-			snprintf(lk, sizeof(lk), "%s_limit", k);
-			json_object_set_new(b, lk, json_real(!strcmp(limit, "futex-wake") ? 20000.0 : 80.0));
-			json_object_set_new(json_object_get(fb, "limits"), k, json_string(limit));
+	if (strstr(text, unwanted))
+		fail_msg("output holds\n  %s\n--- output ---\n%s", unwanted, text);
+}
+
+static size_t count_of(const char *text, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static char *slurp_in(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	char *s = fb_slurp(p);
+	if (!s)
+		fail_msg("%s: not written", p);
+	return s;
+}
+
+/* Entries of dir other than . and .. (leftover temporaries count). */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static bool have_matplotlib(void)
+{
+	const char *argv[] = { FB_PLOT_PYTHON, "-c", "import matplotlib", NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	fb_exec_free(&r);
+	return r.status == 0;
+}
+
+static void need_python(void)
+{
+	if (access(FB_PLOT_PYTHON, X_OK))
+		fb_skip(FB_PLOT_PYTHON " not found (Debian's python3 runs scripts/plot/)");
+	if (access(FB_PLOT_SCRIPT, R_OK))
+		fail_msg("%s not found", FB_PLOT_SCRIPT);
+}
+
+static void need_matplotlib(void)
+{
+	need_python();
+	if (!have_matplotlib())
+		fb_skip(FB_PLOT_PYTHON " cannot import matplotlib (install python3-matplotlib)");
+}
+
+/* ---- fixtures ---- */
+
+static const char *fixture(const char *scenario)
+{
+	static char p[4][PATH_MAX];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s.json", FB_PLOT_FIXTURES, scenario);
+	return p[k];
+}
+
+/* Every tests/plot/ *.json, sorted, as argv entries after the first n; the new count. */
+static size_t add_fixtures(const char **argv, size_t n)
+{
+	static char names[32][PATH_MAX];
+	struct dirent **list;
+	int k = scandir(FB_PLOT_FIXTURES, &list, NULL, alphasort);
+	assert_true(k > 0);
+	size_t m = 0;
+	for (int i = 0; i < k; i++) {
+		const char *e = list[i]->d_name;
+		size_t len = strlen(e);
+		if (len > 5 && !strcmp(e + len - 5, ".json") && m < 32 && n < MAX_ARGS - 3) {
+			snprintf(names[m], sizeof(names[m]), "%s/%s", FB_PLOT_FIXTURES, e);
+			argv[n++] = names[m++];
+		}
+		free(list[i]);
+	}
+	free(list);
+	argv[n] = NULL;
+	return n;
+}
+
+/* The fixture of scenario with counter set to value in the benchmark entry called bench
+ * (and context.git_rev set to rev when rev is not NULL), written to tmp/<out>; its path. */
+static const char *fixture_changed(const char *scenario, const char *bench, const char *counter,
+				   double value, const char *rev, const char *out)
+{
+	json_error_t err;
+	json_t *doc = json_load_file(fixture(scenario), 0, &err);
+	if (!doc)
+		fail_msg("%s: %s", fixture(scenario), err.text);
+	bool found = !bench;
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
+		if (bench && !strcmp(json_string_value(json_object_get(b, "name")), bench)) {
+			json_object_set_new(b, counter, json_real(value));
+			found = true;
 		}
 	}
-	va_end(ap);
-	return b;
+	if (!found)
+		fail_msg("%s: no benchmark called %s", fixture(scenario), bench);
+	if (rev)
+		json_object_set_new(json_object_get(doc, "context"), "git_rev", json_string(rev));
+	const char *path = tmp_path(out);
+	assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
+	json_decref(doc);
+	return path;
 }
 
-/* irq-suppression over waited = 0, 0.5, 1: 1000 signals; native raises 0, 500, 1000. */
-static void write_sweep(const char *path)
+/* This build tree's fencebench (the test fails when it is not built). */
+static const char *fencebench_path(void)
 {
-	json_t *doc = json_pack("{s:o, s:[]}", "context", context("irq-suppression", "sweep"), "benchmarks");
-	json_t *b = json_object_get(doc, "benchmarks");
-	static const char *const w[] = { "0", "0.5", "1" };
-	for (int i = 0; i < 3; i++) {
-		double irq = 500.0 * i;
-		json_array_append_new(b, bench("irq-suppression", "", "native", w[i], NULL,
-			"signals", 1000.0, "interrupts", irq, "interrupts_per_signal", irq / 1000,
-			"spurious_interrupts", 0.0, "lost_wakeups", 0.0, NULL));
-		json_array_append_new(b, bench("irq-suppression", "", "legacy", w[i], NULL,
-			"signals", 1000.0, "interrupts", 1000.0, "interrupts_per_signal", 1.0,
-			"spurious_interrupts", 1000.0 - irq, "lost_wakeups", 0.0, NULL));
-		json_array_append_new(b, bench("irq-suppression", "power", "native", w[i], NULL,
-			"os_irq_wakeups", irq, "os_irq_wakeups_per_s", 10.0 * irq,
-			"os_irq_idle_fraction", i ? 0.95 : 0.0, "isr_ns_per_irq", i ? 2000.0 : 0.0, NULL));
-		json_array_append_new(b, bench("irq-suppression", "power", "legacy", w[i], NULL,
-			"os_irq_wakeups", 1000.0, "os_irq_wakeups_per_s", 10000.0,
-			"os_irq_idle_fraction", 0.9, "isr_ns_per_irq", 1000.0, NULL));
+	static char path[PATH_MAX + 16];
+	fb_build_path(path, sizeof(path), "fencebench");
+	fb_need_binary(path);
+	return path;
+}
+
+/* ---- the catalog: fbplot.py --list-figures ---- */
+
+struct catalog {
+	char figure[32][64], figure_scen[32][256], run_scen[32][64], not_drawn[16][64];
+	size_t nfigure, nrun, nnot;
+};
+
+static void read_catalog(struct catalog *c)
+{
+	memset(c, 0, sizeof(*c));
+	struct fb_exec_result r = PLOT("--list-figures");
+	expect_ok(&r, "fbplot --list-figures");
+	char kind[16], a[256], b[256];
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		if (sscanf(line, "%15s %255s %255s", kind, a, b) < 3)
+			fail_msg("--list-figures: bad line %s", line);
+		if (!strcmp(kind, "figure") && c->nfigure < 32) {
+			snprintf(c->figure[c->nfigure], 64, "%.63s", a);
+			snprintf(c->figure_scen[c->nfigure++], 256, ",%.250s,", b);
+		} else if (!strcmp(kind, "run") && c->nrun < 32) {
+			snprintf(c->run_scen[c->nrun++], 64, "%.63s", b);
+		} else if (!strcmp(kind, "not-drawn") && c->nnot < 16) {
+			snprintf(c->not_drawn[c->nnot++], 64, "%.63s", a);
+		}
 	}
-	assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
-	json_decref(doc);
+	fb_exec_free(&r);
+	assert_true(c->nfigure >= 12 && c->nrun >= 11);
 }
 
-/* cpu-wait (limit: futex wake 20 us) and gpu-wait (limit: cache-line round trip 80 ns). */
-static void write_latency(const char *path)
+/* Scenarios of `fencebench list` output with neither a figure and a run nor a not-drawn
+ * line, space-separated into out ("" when all are covered). */
+static void uncovered(const struct catalog *c, const char *list, char *out, size_t size)
 {
-	json_t *doc = json_pack("{s:o, s:[]}", "context", context("cpu-wait", "cpu-wait"), "benchmarks");
-	json_t *b = json_object_get(doc, "benchmarks");
-	json_array_append_new(b, bench("cpu-wait", "", "native", NULL, "futex-wake",
-		"cpu_wait_count", 1000.0, "cpu_wait_p50", 25000.0, "cpu_wait_p99", 60000.0,
-		"signals", 1000.0, "interrupts", 1000.0, "lost_wakeups", 0.0, NULL));
-	json_array_append_new(b, bench("cpu-wait", "", "legacy", NULL, "futex-wake",
-		"cpu_wait_count", 1000.0, "cpu_wait_p50", 30000.0, "cpu_wait_p99", 90000.0,
-		"signals", 1000.0, "interrupts", 1000.0, "lost_wakeups", 0.0, NULL));
-	json_array_append_new(b, bench("gpu-wait", "", "native", NULL, "cacheline-rtt",
-		"gpu_wait_count", 1000.0, "gpu_wait_p50", 200.0, "gpu_wait_p99", 40000.0,
-		"signals", 1000.0, "interrupts", 0.0, "interrupts_per_signal", 0.0,
-		"spurious_interrupts", 0.0, "lost_wakeups", 0.0, NULL));
-	json_array_append_new(b, bench("gpu-wait", "", "legacy", NULL, "cacheline-rtt",
-		"gpu_wait_count", 1000.0, "gpu_wait_p50", 28000.0, "gpu_wait_p99", 70000.0,
-		"signals", 1000.0, "interrupts", 1000.0, "interrupts_per_signal", 1.0,
-		"spurious_interrupts", 1000.0, "lost_wakeups", 0.0, NULL));
-	assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
-	json_decref(doc);
-}
-
-/* cpu-wait with 3 repetitions: the iteration entries (p50 10 us), then Google Benchmark's
- * aggregates: mean 99 us, median 25 us (native) / 30 us (legacy), stddev 1 us. */
-static json_t *as_aggregate(json_t *b, const char *agg)
-{
-	char name[160];
-	snprintf(name, sizeof(name), "%s_%s", json_string_value(json_object_get(b, "name")), agg);
-	json_object_set_new(b, "name", json_string(name));
-	json_object_set_new(b, "run_type", json_string("aggregate"));
-	json_object_set_new(b, "aggregate_name", json_string(agg));
-	return b;
-}
-
-static void write_repeated(const char *path)
-{
-	json_t *ctx = context("cpu-wait", "cpu-wait");
-	json_object_set_new(ctx, "repetitions", json_integer(3));
-	json_t *doc = json_pack("{s:o, s:[]}", "context", ctx, "benchmarks");
-	json_t *b = json_object_get(doc, "benchmarks");
-	static const char *const paths[] = { "native", "legacy" };
-	for (int i = 0; i < 2; i++) {
-		for (int rep = 0; rep < 3; rep++)
-			json_array_append_new(b, bench("cpu-wait", "", paths[i], NULL, "futex-wake",
-				"cpu_wait_count", 100.0, "cpu_wait_p50", 10000.0, NULL));
-		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
-			"cpu_wait_count", 100.0, "cpu_wait_p50", 99000.0, NULL), "mean"));
-		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
-			"cpu_wait_count", 100.0, "cpu_wait_p50", i ? 30000.0 : 25000.0, NULL), "median"));
-		json_array_append_new(b, as_aggregate(bench("cpu-wait", "", paths[i], NULL, "futex-wake",
-			"cpu_wait_count", 100.0, "cpu_wait_p50", 1000.0, NULL), "stddev"));
+	char *copy = strdup(list), name[64], key[80];
+	out[0] = '\0';
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		snprintf(key, sizeof(key), ",%s,", name);
+		bool drawn = false, run = false, excused = false;
+		for (size_t i = 0; i < c->nfigure; i++)
+			drawn |= strstr(c->figure_scen[i], key) != NULL;
+		for (size_t i = 0; i < c->nrun; i++)
+			run |= !strcmp(c->run_scen[i], name);
+		for (size_t i = 0; i < c->nnot; i++)
+			excused |= !strcmp(c->not_drawn[i], name);
+		if (!excused && !(drawn && run))
+			snprintf(out + strlen(out), size - strlen(out), "%s%s", *out ? " " : "", name);
 	}
-	assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
-	json_decref(doc);
+	free(copy);
 }
 
 /* ---- checks on the outputs ---- */
@@ -213,87 +292,98 @@ static void assert_png(const char *path)
 	size_t n = fread(h, 1, sizeof(h), f);
 	fclose(f);
 	assert_int_equal(stat(path, &st), 0);
-	assert_true(st.st_size > 1000);
+	assert_true(st.st_size > 5000);
 	assert_int_equal(n, sizeof(h));
 	assert_memory_equal(h, "\x89PNG\r\n\x1a\n", 8);
 	assert_memory_equal(h + 12, "IHDR", 4);
-	assert_true(be32(h + 16) >= 100 && be32(h + 20) >= 100);    /* width, height in pixels */
+	assert_true(be32(h + 16) >= 300 && be32(h + 20) >= 200);    /* width, height in pixels */
 }
 
-static void assert_svg(const char *path)
+/* A label names its unit or scale in parentheses: "latency (µs, log scale)". */
+static void assert_labelled(const char *fig, const char *axis, const char *label, const char *svg)
 {
-	char *s = fb_slurp(path);
-	if (!s)
-		fail_msg("%s: not written", path);
-	assert_non_null(strstr(s, "<svg"));
-	assert_non_null(strstr(s, "</svg>"));
-	free(s);
+	const char *open = label ? strchr(label, '(') : NULL;
+	if (!label || !*label || !open || !strchr(open, ')'))
+		fail_msg("figure %s: %s label \"%s\" names no unit in parentheses", fig, axis, label ? label : "");
+	if (!strpbrk(label, "&<>'\"") && !strstr(svg, label))       /* text stays text in the SVG */
+		fail_msg("figure %s: %s label \"%s\" not in its SVG", fig, axis, label);
 }
 
-static void assert_contains(const char *text, const char *want)
+/* Every catalog figure drawn into dir: PNG and SVG, each panel labelled and drawing something. */
+static void assert_every_figure(const struct catalog *c, const char *dir)
 {
-	if (!strstr(text, want))
-		fail_msg("report lacks the line\n  %s\n--- report ---\n%s", want, text);
-}
-
-/* Entries of dir other than . and .. (leftover temporaries count). */
-static int dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -1;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
-static bool have_matplotlib(void)
-{
-	const char *argv[] = { FB_PLOT_PYTHON, "-c", "import matplotlib", NULL };
-	struct fb_exec_result r = spawn_capture(argv);
-	fb_exec_free(&r);
-	return r.status == 0;
-}
-
-static void need_python(void)
-{
-	if (access(FB_PLOT_PYTHON, X_OK))
-		fb_skip(FB_PLOT_PYTHON " not found (Debian's python3 runs scripts/plot/fbplot.py)");
-	if (access(FB_PLOT_SCRIPT, R_OK))
-		fail_msg("%s not found", FB_PLOT_SCRIPT);
+	char *text = slurp_in(dir, "figures.json");
+	json_error_t err;
+	json_t *m = json_loads(text, 0, &err);
+	if (!m)
+		fail_msg("figures.json: %s", err.text);
+	size_t i, j;
+	json_t *f, *ax;
+	size_t seen = 0;
+	json_array_foreach(json_object_get(m, "figures"), i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		if (!json_is_true(json_object_get(f, "drawn")))
+			fail_msg("figure %s not drawn (%s): add a fixture to tests/plot/", name,
+				 json_string_value(json_object_get(f, "why")));
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s.png", dir, name);
+		assert_png(p);
+		snprintf(p, sizeof(p), "%s.svg", name);
+		char *svg = slurp_in(dir, p);
+		assert_non_null(strstr(svg, "<svg"));
+		assert_non_null(strstr(svg, "</svg>"));
+		json_t *axes = json_object_get(f, "axes");
+		assert_true(json_array_size(axes) >= 1);
+		json_array_foreach(axes, j, ax) {
+			assert_labelled(name, "x", json_string_value(json_object_get(ax, "xlabel")), svg);
+			assert_labelled(name, "y", json_string_value(json_object_get(ax, "ylabel")), svg);
+			if (json_integer_value(json_object_get(ax, "artists")) < 1)
+				fail_msg("figure %s: a panel draws nothing", name);
+		}
+		free(svg);
+		assert_int_equal(json_array_size(json_object_get(f, "reading")), 2);
+		seen++;
+	}
+	assert_int_equal(seen, c->nfigure);
+	json_decref(m);
+	free(text);
 }
 
 /* ---- tests ---- */
 
-static void plot_figures_and_report(void **state)
+/* Every figure from the fixtures, and the report around them. */
+static void plot_every_figure_and_the_report(void **state)
 {
-	need_python();
-	if (!have_matplotlib())
-		fb_skip(FB_PLOT_PYTHON " cannot import matplotlib (install python3-matplotlib)");
-	const char *sweep = tmp_path("sweep.json"), *lat = tmp_path("latency.json");
+	need_matplotlib();
+	struct catalog c;
+	read_catalog(&c);
 	const char *out = tmp_path("out");
-	write_sweep(sweep);
-	write_latency(lat);
-	struct fb_exec_result r = PLOT("-o", out, "--reproduce", "make report", sweep, lat);
-	if (r.status != 0)
-		fail_msg("fbplot exit %d\nstdout: %s\nstderr: %s", r.status, r.out, r.err);
+	const char *argv[MAX_ARGS] = { FB_PLOT_PYTHON, FB_PLOT_SCRIPT, "-o", out, "--reproduce", "make report" };
+	add_fixtures(argv, 6);
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	expect_ok(&r, "fbplot on the fixtures");
 	fb_exec_free(&r);
+	assert_every_figure(&c, out);
+	/* 2 files per figure + report.md, report.html, figures.json; no temporaries */
+	assert_int_equal(dir_entries(out), (int)(2 * c.nfigure + 3));
 
-	static const char *const figs[] = { "irq_per_signal", "os_power", "latency" };
-	char p[PATH_MAX];
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s.png", out, figs[i]);
-		assert_png(p);
-		snprintf(p, sizeof(p), "%s/%s.svg", out, figs[i]);
-		assert_svg(p);
-	}
-	assert_int_equal(dir_entries(out), 7);       /* 3 PNG + 3 SVG + report.md, no temporaries */
-
-	snprintf(p, sizeof(p), "%s/report.md", out);
-	char *md = fb_slurp(p);
-	assert_non_null(md);
+	char *md = slurp_in(out, "report.md");
+	/* how it was made; the headline table */
+	assert_contains(md, "| revision | git `abc1234`, clean tree |");
+	assert_contains(md, "| command | `make report` |");
+	assert_contains(md, "| interrupts per signal (10.0% CPU-waited) | 0.1 | 1 |");
+	assert_contains(md, "| user-mode submission p50 / p99 | 200 ns / 400 ns (×5 cache-line one way) | — |");
+	assert_contains(md, "| GPU wait p50 / p99 | 200 ns / 400 ns (×2.5 cache-line round trip) | "
+			    "28 µs / 70 µs (×350 cache-line round trip) |");
+	/* a caption per figure: reading, machine and date, its JSON, the commands */
+	assert_int_equal(count_of(md, "**Reading.** "), c.nfigure);
+	assert_int_equal(count_of(md, "testhost (2 × Test CPU, Linux test), 2026-01-02 · from `"), c.nfigure);
+	assert_contains(md, "### Figure 3. Interrupts per GPU signal vs waited fraction\n\n"
+			    "![Interrupts per GPU signal vs waited fraction](irq_per_signal.png)");
+	assert_contains(md, "from `irq-suppression.json` · also as [SVG](irq_per_signal.svg) · reproduce:\n\n```sh\n"
+			    "build/fencebench sweep irq-suppression --grid waited=0,0.5,1 --format json "
+			    "--out results/test/irq-suppression.json\n");
+	assert_contains(md, " --only irq_per_signal ");
 	/* native vs legacy: workload, signals, irq native, irq legacy, irq/signal n, l, suppression,
 	 * spurious n, l, lost wake-ups */
 	assert_contains(md, "| irq-suppression waited=0 | 1000 | 0 | 1000 | 0 | 1 | 100.0% | 0 | 1000 | 0 |");
@@ -307,41 +397,282 @@ static void plot_figures_and_report(void **state)
 	assert_contains(md, "| cpu-wait | cpu_wait p50 | 25 µs | 30 µs | futex wake-to-run 20 µs | ×1.25 | ×1.5 |");
 	assert_contains(md, "| cpu-wait | cpu_wait p99 | 60 µs | 90 µs | futex wake-to-run 20 µs | ×3 | ×4.5 |");
 	assert_contains(md, "| gpu-wait | gpu_wait p50 | 200 ns | 28 µs | cache-line round trip 80 ns | ×2.5 | ×350 |");
-	/* context, checks, figures, reproduction */
+	/* context, checks, what is not drawn, reproduction */
 	assert_contains(md, "| host | testhost |");
-	assert_contains(md, "| `sweep.json` | irq-suppression | 2026-01-02T03:04:05 |");
+	assert_contains(md, "| `irq-suppression.json` | irq-suppression | 2026-01-02T03:04:05 |");
 	assert_contains(md, "- Lost wake-ups: 0 in every run.");
 	assert_contains(md, "- Note: a test note");
-	assert_contains(md, "![Interrupts per GPU signal vs waited fraction](irq_per_signal.png)");
-	assert_contains(md, "(latency.svg)");
+	assert_contains(md, "- `selftest`: synthetic latencies");
 	assert_contains(md, "```sh\nmake report\n```");
-	assert_contains(md, "build/fencebench run sweep\n");
 	assert_contains(md, "fbplot.py -o ");
+	free(md);
+
+	/* report.html: self-contained, every figure inline, readable on a phone */
+	char *html = slurp_in(out, "report.html");
+	assert_contains(html, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+	assert_contains(html, "max-width:");
+	assert_int_equal(count_of(html, "<svg "), c.nfigure);
+	assert_int_equal(count_of(html, "<figure id=\"fig-"), c.nfigure);
+	assert_contains(html, "id=\"irq_per_signal-");                /* ids prefixed per figure */
+	assert_contains(html, "<strong>Reading.</strong> ");
+	assert_contains(html, "<td class=r>0.1</td>");
+	static const char *const net[] = { "src=\"http", "href=\"http", "url(http", "<link", "<script", "@import" };
+	for (size_t i = 0; i < sizeof(net) / sizeof(net[0]); i++)
+		assert_lacks(html, net[i]);
+	free(html);
+}
+
+/* A new scenario without a run and a figure fails here (the catalog is scripts/plot/fbcatalog.py). */
+static void every_scenario_has_a_figure(void **state)
+{
+	need_python();
+	struct catalog c;
+	read_catalog(&c);
+	const char *fencebench = fencebench_path();
+	const char *argv[] = { fencebench, "list", NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	expect_ok(&r, "fencebench list");
+	char missing[1024];
+	uncovered(&c, r.out, missing, sizeof(missing));
+	if (*missing)
+		fail_msg("scenarios without a run and a figure in the report: %s (scripts/plot/fbcatalog.py; "
+			 "CONTRIBUTING.md, 'Adding a figure')", missing);
+	/* the check can fail: a scenario the catalog does not know */
+	size_t n = strlen(r.out);
+	char *more = malloc(n + 64);
+	snprintf(more, n + 64, "%snew-scenario     what a later issue adds\n", r.out);
+	uncovered(&c, more, missing, sizeof(missing));
+	assert_string_equal(missing, "new-scenario");
+	free(more);
+	fb_exec_free(&r);
+}
+
+/* The report of one changed fixture; its report.md (caller frees). */
+static char *report_of(const char *input, const char *out)
+{
+	struct fb_exec_result r = PLOT("-o", tmp_path(out), "--formats", "svg", input);
+	expect_ok(&r, "fbplot");
+	fb_exec_free(&r);
+	return slurp_in(tmp_path(out), "report.md");
+}
+
+/* The two sentences are computed from the run's numbers: change them and the reading follows. */
+static void readings_follow_the_numbers(void **state)
+{
+	need_matplotlib();
+	char *md = report_of(fixture("irq-suppression"), "read-irq");
+	assert_contains(md, "Native interrupts per signal go from 0 at waited 0 to 1 at waited 1, equal to the "
+			    "waited fraction at every point, while legacy stays at 1 per signal. This is what the "
+			    "native-gpu-fence seed predicts:");
+	free(md);
+	/* native interrupts on 300 of 1000 unwaited signals */
+	md = report_of(fixture_changed("irq-suppression", "irq-suppression/path:native/waited:0",
+				       "interrupts_per_signal", 0.3, NULL, "irq.json"), "read-irq2");
+	assert_contains(md, "Native interrupts per signal go from 0.3 at waited 0 to 1 at waited 1, within 0.3 of "
+			    "the waited fraction (the largest gap at waited=0)");
+	assert_contains(md, "this run departs from it: at waited=0 native raised 0.3 interrupts per signal, "
+			    "0.3 above the waited fraction.");
+	free(md);
+
+	md = report_of(fixture("isr-scaling"), "read-isr");
+	assert_contains(md, "goes 5 µs → 5 µs with the fence array, 5 µs → 520 µs with a NULL payload");
+	assert_contains(md, "This is what the native-gpu-fence seed predicts: the fence array names");
+	free(md);
+	/* the array's handler grows with the fences as a scan would */
+	md = report_of(fixture_changed("isr-scaling", "isr-scaling/power/path:native/fences:1024/payload:array",
+				       "isr_ns_per_irq", 520000, NULL, "isr.json"), "read-isr2");
+	assert_contains(md, "goes 5 µs → 520 µs with the fence array");
+	assert_contains(md, "this run departs from it: with the fence array the cost grows as fences^0.67.");
+	free(md);
+
+	/* a native GPU wait as slow as the CPU-held one */
+	md = report_of(fixture_changed("gpu-wait", "gpu-wait/path:native", "gpu_wait_p50", 20000, NULL, "gw.json"),
+		       "read-gw");
+	assert_contains(md, "A native GPU wait ends 20 µs after the signal at p50 (250× the cache-line round trip)");
+	assert_contains(md, "this run departs from it: the native p50 is only 1.4× below the legacy one.");
 	free(md);
 }
 
-/* With repetitions, the median aggregate stands for each run (not the mean, not one repetition). */
-static void plot_median_of_repetitions(void **state)
+/* A report from results of a modified tree is refused unless allowed, and then says so. */
+static void modified_tree_refused(void **state)
 {
 	need_python();
+	const char *in = fixture_changed("headline", NULL, NULL, 0, "abc1234-dirty", "headline.json");
+	const char *out = tmp_path("out-dirty");
+	struct fb_exec_result r = PLOT("-o", out, in);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_contains(r.err, "headline.json: built from a modified tree (git abc1234-dirty)");
+	assert_contains(r.err, "make report ALLOW_DIRTY=1");
+	assert_int_equal(access(out, F_OK), -1);                  /* nothing written */
+	fb_exec_free(&r);
 	if (!have_matplotlib())
 		fb_skip(FB_PLOT_PYTHON " cannot import matplotlib (install python3-matplotlib)");
+	r = PLOT("-o", out, "--allow-dirty", in);
+	expect_ok(&r, "fbplot --allow-dirty");
+	fb_exec_free(&r);
+	char *md = slurp_in(out, "report.md");
+	assert_contains(md, "| revision | git `abc1234-dirty`, **modified tree** (made with ALLOW_DIRTY=1");
+	free(md);
+}
+
+static int git(const char *repo, const char *a, const char *b, const char *c)
+{
+	const char *argv[] = { "/usr/bin/git", "-C", repo, "-c", "user.name=fencebench test",
+			       "-c", "user.email=test@example.invalid", a, b, c, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	fb_exec_free(&r);
+	return r.status;
+}
+
+/* fbrun (make report) checks the source tree before it runs anything. */
+static void fbrun_refuses_a_modified_tree(void **state)
+{
+	need_python();
+	if (access("/usr/bin/git", X_OK))
+		fb_skip("/usr/bin/git not found");
+	const char *repo = tmp_path("repo"), *file = tmp_path("repo/tracked.txt"), *out = tmp_path("runs");
+	assert_int_equal(mkdir(repo, 0755), 0);
+	struct fb_exec_result r = FBRUN("--fencebench", "build/fencebench", "-o", out, "--dry-run",
+					"--source-dir", repo);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "not a git checkout");
+	fb_exec_free(&r);
+	write_text(file, "one\n");
+	assert_int_equal(git(repo, "init", "-q", "."), 0);
+	assert_int_equal(git(repo, "add", "tracked.txt", NULL), 0);
+	assert_int_equal(git(repo, "commit", "-qm", "one"), 0);
+
+	r = FBRUN("--fencebench", "build/fencebench", "-o", out, "--dry-run", "--source-dir", repo);
+	expect_ok(&r, "fbrun --dry-run, clean tree");
+	assert_contains(r.out, "build/fencebench run headline --repetitions 3 --format json --out ");
+	assert_contains(r.out, "/runs/idle.json -q\n");
+	assert_int_equal(fb_count_lines(r.out), 11);
+	fb_exec_free(&r);
+
+	write_text(file, "two\n");
+	r = FBRUN("--fencebench", "build/fencebench", "-o", out, "--dry-run", "--source-dir", repo);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_contains(r.err, "uncommitted changes to tracked.txt");
+	assert_contains(r.err, "ALLOW_DIRTY=1");
+	fb_exec_free(&r);
+	r = FBRUN("--fencebench", "build/fencebench", "-o", out, "--dry-run", "--allow-dirty", "--quick",
+		  "--source-dir", repo);
+	expect_ok(&r, "fbrun --dry-run --allow-dirty");
+	assert_contains(r.out, "--repetitions 1 ");
+	fb_exec_free(&r);
+	assert_int_equal(access(out, F_OK), -1);                  /* a dry run writes nothing */
+}
+
+/* results/README.md: one row per published run, newest first, with its headline numbers. */
+static void index_of_published_runs(void **state)
+{
+	need_python();
+	const char *results = tmp_path("results");
+	assert_int_equal(mkdir(results, 0755), 0);
+	static const char *const runs[] = { "2026-01-02-testhost", "2026-01-05-testhost", "scratch" };
+	char dir[PATH_MAX], cmd[PATH_MAX + 32];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", results, runs[i]);
+		assert_int_equal(mkdir(dir, 0755), 0);
+		if (i < 2) {               /* a run directory: report.md beside the JSON */
+			snprintf(cmd, sizeof(cmd), "%s/report.md", dir);
+			write_text(cmd, "# report\n");
+		}
+		snprintf(cmd, sizeof(cmd), "%s/headline.json", dir);
+		char *s = fb_slurp(i == 1 ? fixture_changed("headline", NULL, NULL, 0, "def5678-dirty", "h.json")
+				   : fixture("headline"));
+		write_text(cmd, s);
+		free(s);
+	}
+	struct fb_exec_result r = PLOT("--index", results);
+	expect_ok(&r, "fbplot --index");
+	fb_exec_free(&r);
+	char *md = slurp_in(results, "README.md");
+	const char *row = "| 2026-01-02 | testhost (2 × Test CPU, Linux test) | `abc1234` | 90.0% | 200 ns | "
+			  "4 µs / 8 µs | 25 µs / 30 µs | 200 ns / 28 µs | 0 / 0 | "
+			  "[report](2026-01-02-testhost/report.md) |";
+	assert_contains(md, row);
+	assert_contains(md, "| `def5678-dirty` (modified tree) |");
+	assert_true(strstr(md, "2026-01-05-testhost/report.md") < strstr(md, "2026-01-02-testhost/report.md"));
+	assert_lacks(md, "scratch");
+	free(md);
+}
+
+/* `make report QUICK=1`: every scenario run, every figure drawn, both reports written. */
+static void quick_report_end_to_end(void **state)
+{
+#ifdef FB_SANITIZER
+	fb_skip("a sanitized fencebench makes the QUICK report slow; the release `make test` runs it");
+#endif
+	need_matplotlib();
+	struct catalog c;
+	read_catalog(&c);
+	const char *fencebench = fencebench_path();
+	const char *out = tmp_path("quick");
+	struct fb_exec_result r = FBRUN("--fencebench", fencebench, "-o", out, "--quick", "--allow-dirty",
+					"--reproduce", "make report QUICK=1");
+	expect_ok(&r, "fbrun --quick");
+	assert_contains(r.out, "fbplot: wrote ");
+	fb_exec_free(&r);
+	assert_every_figure(&c, out);
+	char *md = slurp_in(out, "report.md");
+	assert_contains(md, "| report | QUICK=1: fewer points and iterations");
+	assert_contains(md, "| command | `make report QUICK=1` |");
+	assert_contains(md, "- Lost wake-ups: 0 in every run.");
+	free(md);
+	char *html = slurp_in(out, "report.html");
+	assert_int_equal(count_of(html, "<svg "), c.nfigure);
+	free(html);
+}
+
+/* With repetitions, the median aggregate stands for each run (not the mean, not one repetition). */
+static json_t *bench(const char *path, double p50, const char *agg)
+{
+	char name[96];
+	snprintf(name, sizeof(name), "cpu-wait/path:%s%s%s", path, agg ? "_" : "", agg ? agg : "");
+	json_t *b = json_pack("{s:s, s:s, s:i, s:f, s:f, s:f, s:{s:s, s:s, s:s, s:s, s:{}, s:{}, s:{s:s}}}",
+			      "name", name, "run_type", agg ? "aggregate" : "iteration", "repetitions", 3,
+			      "cpu_wait_count", 100.0, "cpu_wait_p50", p50, "cpu_wait_p50_limit", 20000.0,
+			      "fencebench", "scenario", "cpu-wait", "section", "", "path", path, "point", "",
+			      "params", "units", "limits", "cpu_wait_p50", "futex-wake");
+	if (agg)
+		json_object_set_new(b, "aggregate_name", json_string(agg));
+	return b;
+}
+
+static void plot_median_of_repetitions(void **state)
+{
+	need_matplotlib();
+	json_error_t err;
+	json_t *doc = json_load_file(fixture("cpu-wait"), 0, &err);
+	assert_non_null(doc);
+	json_t *ctx = json_object_get(doc, "context"), *b = json_array();
+	json_object_set_new(ctx, "repetitions", json_integer(3));
+	static const char *const paths[] = { "native", "legacy" };
+	for (int i = 0; i < 2; i++) {
+		for (int rep = 0; rep < 3; rep++)
+			json_array_append_new(b, bench(paths[i], 10000.0, NULL));
+		json_array_append_new(b, bench(paths[i], 99000.0, "mean"));
+		json_array_append_new(b, bench(paths[i], i ? 30000.0 : 25000.0, "median"));
+		json_array_append_new(b, bench(paths[i], 1000.0, "stddev"));
+	}
+	json_object_set_new(doc, "benchmarks", b);
 	const char *in = tmp_path("repeated.json"), *out = tmp_path("out-reps");
-	write_repeated(in);
+	assert_int_equal(json_dump_file(doc, in, JSON_INDENT(1)), 0);
+	json_decref(doc);
 	struct fb_exec_result r = PLOT("-o", out, "--formats", "png", in);
-	if (r.status != 0)
-		fail_msg("fbplot exit %d\nstderr: %s", r.status, r.err);
+	expect_ok(&r, "fbplot on repetitions");
 	fb_exec_free(&r);
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/latency.png", out);
+	snprintf(p, sizeof(p), "%s/cpu_wait.png", out);
 	assert_png(p);
-	snprintf(p, sizeof(p), "%s/latency.svg", out);
+	snprintf(p, sizeof(p), "%s/cpu_wait.svg", out);
 	assert_int_equal(access(p, F_OK), -1);             /* --formats png: no SVG */
-	snprintf(p, sizeof(p), "%s/report.md", out);
-	char *md = fb_slurp(p);
-	assert_non_null(md);
+	char *md = slurp_in(out, "report.md");
 	assert_contains(md, "| cpu-wait | cpu_wait p50 | 25 µs | 30 µs | futex wake-to-run 20 µs | ×1.25 | ×1.5 |");
-	assert_contains(md, "_Interrupts per GPU signal vs waited fraction: not drawn");
+	assert_contains(md, "_Not drawn: no irq-suppression result among the inputs._");
 	free(md);
 }
 
@@ -380,7 +711,8 @@ static void plot_malformed_input(void **state)
 	write_text(old, "previous report\n");
 	for (size_t i = 0; i < sizeof(bad_inputs) / sizeof(bad_inputs[0]); i++) {
 		write_text(bad, bad_inputs[i].text);
-		struct fb_exec_result r = PLOT("-o", out, bad);
+		/* a good file first: the bad one is named, not the first */
+		struct fb_exec_result r = PLOT("-o", out, fixture("limits"), bad);
 		if (r.status != 2 || fb_count_lines(r.err) != 1 || !strstr(r.err, "bad.json: ") ||
 		    !strstr(r.err, bad_inputs[i].says))
 			fail_msg("input %zu: exit %d, stderr: %s(wanted exit 2, one line naming bad.json: %s)",
@@ -400,13 +732,17 @@ static void plot_usage(void **state)
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "usage: fbplot.py"));
 	assert_non_null(strstr(r.out, "--out-dir"));
+	assert_non_null(strstr(r.out, "--allow-dirty"));
 	assert_non_null(strstr(r.out, "Exit status"));
 	fb_exec_free(&r);
-	r = PLOT("--formats", "pdf", tmp_path("x.json"));
-	assert_int_equal(r.status, 2);
-	assert_int_equal(fb_count_lines(r.err), 1);
-	assert_non_null(strstr(r.err, "--formats"));
-	fb_exec_free(&r);
+	static const char *const bad[][2] = { { "--formats", "pdf" }, { "--only", "no_such_figure" } };
+	for (size_t i = 0; i < 2; i++) {
+		r = PLOT(bad[i][0], bad[i][1], tmp_path("x.json"));
+		assert_int_equal(r.status, 2);
+		assert_int_equal(fb_count_lines(r.err), 1);
+		assert_non_null(strstr(r.err, bad[i][0]));
+		fb_exec_free(&r);
+	}
 }
 
 /* ---- fixture ---- */
@@ -425,7 +761,13 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(plot_figures_and_report),
+		cmocka_unit_test(plot_every_figure_and_the_report),
+		cmocka_unit_test(every_scenario_has_a_figure),
+		cmocka_unit_test(readings_follow_the_numbers),
+		cmocka_unit_test(modified_tree_refused),
+		cmocka_unit_test(fbrun_refuses_a_modified_tree),
+		cmocka_unit_test(index_of_published_runs),
+		cmocka_unit_test(quick_report_end_to_end),
 		cmocka_unit_test(plot_median_of_repetitions),
 		cmocka_unit_test(plot_missing_input),
 		cmocka_unit_test(plot_malformed_input),

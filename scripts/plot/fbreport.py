@@ -1,44 +1,70 @@
-"""fbreport — the Markdown report of a set of fencebench result files.
+"""fbreport — the report of a set of fencebench result files, as fbdoc blocks.
 
-render() returns the whole text; the caller writes it atomically.  Sections:
-machine context, the runs and the limits each measured, native vs legacy
-interrupts with suppression, the power proxy, every latency beside its machine
-limit, checks (lost wake-ups, oversubscription, notes), the figures, and the
-exact commands that reproduce the report.
+document() returns the blocks; fbplot renders them to report.md and
+report.html and writes both atomically.  Sections: how the report was made
+(revision, tree state, build flags, the command), the headline table, every
+figure with its caption (two sentences reading it from this run's numbers,
+the machine and date, the JSON it came from and the commands that reproduce
+it), how to read the tables, the machine, the runs and the limits each
+measured, native vs legacy interrupts with suppression, the power proxy,
+every latency beside its machine limit, checks, what is not drawn, and the
+commands that reproduce the whole report.
 
-Table rows have a fixed shape ("| irq-suppression waited=0.5 | 2000 | ..."),
+Table rows have a fixed shape ("| irq-suppression waited=0.5 | 1000 | ..."),
 which tests/test_plot.c relies on.  Standard library only.
 """
 
 import os
 import shlex
+from dataclasses import dataclass
 
+import fbcatalog
+import fbdoc as doc
 import fbresults as fr
 import fbtext as ft
 
-READING = """\
-- **Interrupts**: the legacy fence interrupts on every GPU signal; the native fence only when a
-  CPU waiter's value is reached (CV > MonitoredValue). Suppression near 1 − waited fraction is
-  the design working; spurious interrupts woke no one; lost wake-ups must be 0.
-- **Power proxy**: the simulated OS interrupt thread's wake-ups per second and the share of
-  the measured time it slept. Fewer wake-ups and more idle time mean fewer CPU exits from idle.
-- **Latency**: percentiles of per-sample latencies (ns, shown in the unit that fits), each next
-  to the machine limit measured in the same run: a futex wake-to-run for CPU waits, a
-  cache-line round trip between two CPUs for GPU waits. × is latency ÷ limit.
-- Compare native and legacy within a row (same run, same machine state); across runs and
-  machines, compare the ratios, not the absolute numbers."""
+TITLE = "fencebench report: native GPU fence vs legacy monitored fence"
+
+READING = [
+    "**Interrupts**: the legacy fence interrupts on every GPU signal; the native fence only when a "
+    "CPU waiter's value is reached (CV > MonitoredValue). Suppression near 1 − waited fraction is "
+    "the design working; spurious interrupts woke no one; lost wake-ups must be 0.",
+    "**Power proxy**: the simulated OS interrupt thread's wake-ups per second and the share of "
+    "the measured time it slept. Fewer wake-ups and more idle time mean fewer CPU exits from idle.",
+    "**Latency**: percentiles of per-sample latencies (ns, shown in the unit that fits), each next "
+    "to the machine limit measured in the same run: a futex wake-to-run for CPU waits, a "
+    "cache-line round trip between two CPUs for GPU waits. × is latency ÷ limit. The CDFs are "
+    "drawn through the reported percentiles (p50, p90, p99, p99.9, max).",
+    "Compare native and legacy within a row (same run, same machine state); across runs and "
+    "machines, compare the ratios, not the absolute numbers.",
+]
 
 PCTS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 
 
-def _row(cells):
-    return "| " + " | ".join(str(c) for c in cells) + " |"
+@dataclass
+class Drawn:
+    """One catalog figure after drawing: its files (format -> path), or why it is missing."""
+    spec: object          # fbcatalog.FigureSpec
+    paths: dict           # format -> path written (in the staging directory)
+    why: str              # why not drawn ("" when drawn)
+    reading: tuple        # (what the shape shows, what the seeds predict) or None
+    sources: list         # the ResultFiles among the inputs it reads
+
+
+@dataclass
+class Options:
+    formats: list         # figure formats written
+    reproduce: str        # the one command that regenerates everything, or None
+    plot_cmd: str         # this report's fbplot command
+    plot_base: str        # "python fbplot.py" for the per-figure commands
+    out_dir: str          # where the report goes, as given
+    notes: list           # how the report was made (from fbrun: mode, repetitions, ...)
+    tree_modified: bool   # the source tree had uncommitted changes when the report was made
 
 
 def _table(header, align, rows):
-    out = [_row(header), "|" + "|".join(a for a in align) + "|"]
-    out += [_row(r) for r in rows]
-    return "\n".join(out)
+    return doc.Table(tuple(header), tuple(align), [tuple(str(c) for c in r) for r in rows])
 
 
 def _workload(run):
@@ -61,6 +87,128 @@ def _pairs(files, section=""):
     return out
 
 
+# ---- who made it: revision, tree, machine ----
+
+def revisions(files):
+    """The git revisions the inputs were built from, sorted ("unknown" when not recorded)."""
+    return sorted({str(f.context.get("git_rev") or "unknown") for f in files})
+
+
+def modified_inputs(files):
+    """The inputs built from a modified tree or an unknown revision."""
+    return [f for f in files if str(f.context.get("git_rev") or "unknown").endswith("-dirty")
+            or str(f.context.get("git_rev") or "unknown") == "unknown"]
+
+
+def machine_line(files):
+    c = files[0].context
+    kernel = str(c.get("kernel", "?")).split(" #")[0]
+    return f"{c.get('host_name', '?')} ({c.get('num_cpus', '?')} × {c.get('cpu_model', '?')}, {kernel})"
+
+
+def date_line(files):
+    dates = sorted({str(f.context.get("date", "?"))[:10] for f in files})
+    return dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+
+
+def _made(files, opts):
+    c = files[0].context
+    revs = revisions(files)
+    dirty = modified_inputs(files) or opts.tree_modified
+    tree = ("**modified tree** (made with ALLOW_DIRTY=1: the numbers may not match any commit)"
+            if dirty else "clean tree")
+    rows = [("revision", f"git `{', '.join(revs)}`, {tree}"),
+            ("build", f"{c.get('build_type', '?')}: `{c.get('build_flags', '?')}`"),
+            ("machine", machine_line(files)),
+            ("date", date_line(files))]
+    rows += [("report", n) for n in opts.notes]
+    if opts.reproduce:
+        rows.append(("command", f"`{opts.reproduce}`"))
+    return _table(("", ""), ("---", "---"), rows)
+
+
+# ---- the headline table ----
+
+def headline_numbers(files):
+    """{name: (native, legacy)} of the headline run's main section, or None without one."""
+    n, lg = fr.only_pair(files, "headline")
+    if n is None or lg is None:
+        return None
+    keys = ("interrupts_per_signal", "suppression", "os_irq_idle_fraction", "os_irq_wakeups_per_s",
+            "um_submit_p50", "um_submit_p99", "km_submit_p50", "km_submit_p99", "cpu_wait_p50",
+            "cpu_wait_p99", "gpu_wait_p50", "gpu_wait_p99", "lost_wakeups")
+    out = {k: (n.get(k), lg.get(k)) for k in keys}
+    out["waited"] = (fr.as_float(n.params.get("waited")), None)
+    out["limits"] = ({m: ft.limit_of(n, m, "p50") or ft.limit_of(lg, m, "p50")
+                      for m in ("um_submit", "km_submit", "cpu_wait", "gpu_wait")}, None)
+    return out
+
+
+def _lat(h, metric, i):
+    p50, p99 = h[f"{metric}_p50"][i], h[f"{metric}_p99"][i]
+    if p50 is None:
+        return "—"
+    lim = h["limits"][0].get(metric)
+    vs = f" ({ft.times(ft.div(p50, lim[1]))} {ft.LIMIT_NAMES.get(lim[0], lim[0])})" if lim else ""
+    return f"{ft.ns(p50)} / {ft.ns(p99)}{vs}"
+
+
+def _headline(files):
+    h = headline_numbers(files)
+    if h is None:
+        return [doc.Para("_No headline run among the inputs._")]
+    wf = h["waited"][0]
+    rows = [
+        (f"interrupts per signal ({ft.percent(wf)} CPU-waited)", ft.ratio(h["interrupts_per_signal"][0]),
+         ft.ratio(h["interrupts_per_signal"][1])),
+        ("suppression", ft.percent(h["suppression"][0]), "—"),
+        ("OS interrupt-thread idle fraction", ft.ratio(h["os_irq_idle_fraction"][0]),
+         ft.ratio(h["os_irq_idle_fraction"][1])),
+        ("OS interrupt-thread wake-ups/s", ft.count(round(h["os_irq_wakeups_per_s"][0] or 0)),
+         ft.count(round(h["os_irq_wakeups_per_s"][1] or 0))),
+        ("user-mode submission p50 / p99", _lat(h, "um_submit", 0), _lat(h, "um_submit", 1)),
+        ("kernel-mode submission p50 / p99", _lat(h, "km_submit", 0), _lat(h, "km_submit", 1)),
+        ("CPU wait p50 / p99", _lat(h, "cpu_wait", 0), _lat(h, "cpu_wait", 1)),
+        ("GPU wait p50 / p99", _lat(h, "gpu_wait", 0), _lat(h, "gpu_wait", 1)),
+        ("lost wake-ups", ft.count(h["lost_wakeups"][0]), ft.count(h["lost_wakeups"][1])),
+    ]
+    return [doc.Para("`fencebench run headline`: the same workload on both paths; each p50 beside "
+                     "its machine limit measured in the same run (× limit)."),
+            _table(("metric", "native", "legacy"), ("---", "--:", "--:"), rows)]
+
+
+# ---- figures ----
+
+def _figure_commands(d, opts):
+    lines = []
+    for f in d.sources:
+        cl = f.context.get("command_line")
+        lines.append(shlex.join(str(a) for a in cl) if isinstance(cl, list) and cl
+                     else f"# {os.path.basename(f.path)}: no command_line in its context")
+    lines.append(f"{opts.plot_base} -o {shlex.quote(opts.out_dir)} --only {d.spec.name} "
+                 + " ".join(shlex.quote(f.path) for f in d.sources))
+    return "\n".join(lines)
+
+
+def _figure(i, d, opts):
+    head = doc.Heading(3, f"Figure {i}. {d.spec.title}")
+    if not d.paths:
+        return [head, doc.Para(f"_Not drawn: {d.why}._")]
+    first = "png" if "png" in d.paths else next(iter(d.paths))
+    caption = []
+    if d.reading:
+        caption.append(f"**Reading.** {d.reading[0]} {d.reading[1]}")
+    others = ", ".join(f"[{fmt.upper()}]({os.path.basename(p)})" for fmt, p in d.paths.items() if fmt != first)
+    names = ", ".join(f"`{os.path.basename(f.path)}`" for f in d.sources)
+    caption.append(f"{machine_line(d.sources)}, {date_line(d.sources)} · from {names}"
+                   + (f" · also as {others}" if others else "") + " · reproduce:")
+    return [head, doc.Figure(d.spec.name, d.spec.title, os.path.basename(d.paths[first]),
+                             svg=d.paths.get("svg", ""), png=d.paths.get("png", ""),
+                             caption=caption, code=_figure_commands(d, opts))]
+
+
+# ---- the detail tables ----
+
 def _machine(files):
     c = files[0].context
     perf = c.get("perf") if isinstance(c.get("perf"), dict) else {}
@@ -75,13 +223,13 @@ def _machine(files):
         ("perf events", ", ".join(perf.get("events", [])) or "none"),
         ("package energy (RAPL)", "measured" if perf.get("rapl") else "not available"),
     ]
-    text = _table(("", ""), ("---", "---"), rows)
+    out = [_table(("", ""), ("---", "---"), rows)]
     keys = ("host_name", "cpu_model", "kernel", "git_rev", "build_flags")
     differ = [k for k in keys if any(f.context.get(k) != c.get(k) for f in files[1:])]
     if differ:
-        text += (f"\n\n**The input files differ in {', '.join(differ)}**: the rows above are "
-                 f"those of {os.path.basename(files[0].path)}.")
-    return text
+        out.append(doc.Para(f"**The input files differ in {', '.join(differ)}**: the rows above are "
+                            f"those of {os.path.basename(files[0].path)}."))
+    return out
 
 
 def _runs(files):
@@ -115,7 +263,7 @@ def _interrupts(files):
                      ft.count(g(n, "spurious_interrupts")), ft.count(g(lg, "spurious_interrupts")),
                      ft.count(lost)))
     if not rows:
-        return "_No run holds interrupt counts of both paths._"
+        return doc.Para("_No run holds interrupt counts of both paths._")
     return _table(("workload", "signals", "interrupts native", "interrupts legacy",
                    "irq/signal native", "irq/signal legacy", "suppression",
                    "spurious native", "spurious legacy", "lost wake-ups"),
@@ -137,11 +285,13 @@ def _power(files):
     rows = []
     for label, n, lg in _pairs(files, "power"):
         g = lambda r, k: r.counters.get(k)  # noqa: E731
+        if g(n, "os_irq_wakeups_per_s") is None and g(lg, "os_irq_wakeups_per_s") is None:
+            continue               # a power section of other counters (cross-adapter: per adapter)
         rows.append((label, ft.count(round(g(n, "os_irq_wakeups_per_s") or 0)),
                      ft.count(round(g(lg, "os_irq_wakeups_per_s") or 0)), _idle(n), _idle(lg),
                      _isr(n), _isr(lg)))
     if not rows:
-        return "_No run holds the power section of both paths._"
+        return doc.Para("_No run holds the power section of both paths._")
     return _table(("workload", "OS wake-ups/s native", "OS wake-ups/s legacy", "idle fraction native",
                    "idle fraction legacy", "ISR time/irq native", "ISR time/irq legacy"),
                   ("---",) + ("--:",) * 6, rows)
@@ -168,17 +318,18 @@ def _latency(files):
     for f in files:
         for section in ("", "latency"):
             for label, n, lg in _pairs([f], section):
-                if n.point:    # sweep points: the figures and the sweep's own file hold them
+                if n.point and n.scenario != "headline":   # sweep points: the figures hold them
                     continue
                 for metric in ("cpu_wait", "gpu_wait"):
                     if n.counters.get(f"{metric}_count") or lg.counters.get(f"{metric}_count"):
                         rows += _latency_rows(label, n, lg, metric)
     if not rows:
-        return "_No run holds wait latencies of both paths._"
+        return [doc.Para("_No run holds wait latencies of both paths._")]
     legend = "; ".join(f"`{m}`: {w}" for m, w in ft.LATENCY_WHAT.items())
-    return legend + ".\n\n" + _table(
-        ("workload", "latency", "native", "legacy", "machine limit (same run)",
-         "native ÷ limit", "legacy ÷ limit"), ("---", "---", "--:", "--:", "---", "--:", "--:"), rows)
+    return [doc.Para(legend + "."),
+            _table(("workload", "latency", "native", "legacy", "machine limit (same run)",
+                    "native ÷ limit", "legacy ÷ limit"), ("---", "---", "--:", "--:", "---", "--:", "--:"),
+                   rows)]
 
 
 def _checks(files):
@@ -186,81 +337,75 @@ def _checks(files):
     lost = [(_workload(r), r.path, r.counters["lost_wakeups"]) for f in files for r in f.runs
             if r.counters.get("lost_wakeups")]
     if lost:
-        out.append("- **LOST WAKE-UPS** (the protocol is broken): " +
+        out.append("**LOST WAKE-UPS** (the protocol is broken): " +
                    ", ".join(f"{w} {p}: {ft.count(v)}" for w, p, v in lost))
     else:
-        out.append("- Lost wake-ups: 0 in every run.")
+        out.append("Lost wake-ups: 0 in every run.")
     for f in files:
         name = os.path.basename(f.path)
         if f.context.get("oversubscribed"):
-            out.append(f"- `{name}`: polling threads outnumbered the CPUs; latencies include "
+            out.append(f"`{name}`: polling threads outnumbered the CPUs; latencies include "
                        "scheduling delay.")
         for w in f.context.get("warnings") or []:
-            out.append(f"- `{name}` warning: {w}")
+            out.append(f"`{name}` warning: {w}")
     idle = sorted({_workload(r) + " " + r.path for f in files for r in f.runs
                    if r.section == "power" and r.counters.get("os_irq_wakeups", 1.0) == 0})
     if idle:
-        out.append("- OS idle fraction not accounted where the interrupt thread never woke "
+        out.append("OS idle fraction not accounted where the interrupt thread never woke "
                    f"(shown n/a): {', '.join(idle)}.")
     notes = []
     for f in files:
         for n in f.context.get("notes") or []:
             if n not in notes:
                 notes.append(n)
-    out += [f"- Note: {n}" for n in notes]
-    return "\n".join(out)
+    out += [f"Note: {n}" for n in notes]
+    return doc.Bullets(out)
 
 
-def _figures(figures, formats):
+def _not_drawn(drawn):
+    items = [f"`{s}`: {why}." for s, why in fbcatalog.NOT_DRAWN.items()]
+    items += [f"{d.spec.title} (`{d.spec.name}`): {d.why}." for d in drawn if not d.paths]
+    return doc.Bullets(items)
+
+
+def _reproduce(files, opts):
     out = []
-    for name, alt, drawn, why in figures:
-        if not drawn:
-            out.append(f"_{alt}: not drawn ({why})._")
-            continue
-        first = "png" if "png" in formats else formats[0]
-        others = ", ".join(f"[{fmt.upper()}]({name}.{fmt})" for fmt in formats if fmt != first)
-        out.append(f"![{alt}]({name}.{first})" + (f"\n\n{alt} — also as {others}." if others else ""))
-    return "\n\n".join(out)
-
-
-def _reproduce(files, reproduce, plot_cmd):
-    out = []
-    if reproduce:
-        out += ["All of it, in one command:", "", "```sh", reproduce, "```", "",
-                "which runs, from the top of the source tree:", ""]
+    if opts.reproduce:
+        out += [doc.Para("All of it, in one command:"), doc.Code(opts.reproduce),
+                doc.Para("which runs, from the top of the source tree:")]
     else:
-        out += ["From the top of the source tree:", ""]
-    out.append("```sh")
+        out.append(doc.Para("From the top of the source tree:"))
+    lines = []
     for f in files:
         cl = f.context.get("command_line")
-        if isinstance(cl, list) and cl:
-            out.append(shlex.join(str(a) for a in cl))
-        else:
-            out.append(f"# {os.path.basename(f.path)}: no command_line in its context")
-    out.append(plot_cmd)
-    out.append("```")
-    return "\n".join(out)
+        lines.append(shlex.join(str(a) for a in cl) if isinstance(cl, list) and cl
+                     else f"# {os.path.basename(f.path)}: no command_line in its context")
+    lines.append(opts.plot_cmd)
+    out.append(doc.Code("\n".join(lines)))
+    return out
 
 
-def render(files, figures, formats, reproduce, plot_cmd):
-    """The report text.  figures: [(name, alt, drawn, why-not)]; plot_cmd: this script's command."""
+def document(files, drawn, opts):
+    """The report as fbdoc blocks.  drawn: [Drawn], in catalog order."""
     c = files[0].context
-    title = (f"# fencebench report: native GPU fence vs legacy monitored fence\n\n"
-             f"{c.get('host_name', '?')}, {str(c.get('date', '?'))[:10]}; "
-             f"{len(files)} result file(s), each latency beside the machine limit measured in its own run. "
-             "With repetitions, the median of the repetitions stands for each run.")
-    parts = [
-        title,
-        "## Reading this report\n\n" + READING,
-        "## Machine\n\n" + _machine(files),
-        "## Runs and the machine limits each measured\n\n" + _runs(files),
-        "## Interrupts: native vs legacy\n\n"
-        "suppression = 1 − interrupts(native) / interrupts(legacy), same workload; "
-        "spurious = interrupts that released no waiter.\n\n" + _interrupts(files),
-        "## Power proxy: the OS interrupt thread\n\n" + _power(files),
-        "## Latency beside the machine limit\n\n" + _latency(files),
-        "## Checks\n\n" + _checks(files),
-        "## Figures\n\n" + _figures(figures, formats),
-        "## Reproduce\n\n" + _reproduce(files, reproduce, plot_cmd),
-    ]
-    return "\n\n".join(parts) + "\n"
+    blocks = [doc.Heading(1, TITLE),
+              doc.Para(f"{c.get('host_name', '?')}, {date_line(files)}; {len(files)} result file(s), "
+                       "each latency beside the machine limit measured in its own run. With repetitions, "
+                       "the median of the repetitions stands for each run."),
+              doc.Heading(2, "How this report was made"), _made(files, opts),
+              doc.Heading(2, "Headline")] + _headline(files)
+    blocks.append(doc.Heading(2, "Figures"))
+    for i, d in enumerate(drawn, 1):
+        blocks += _figure(i, d, opts)
+    blocks += [doc.Heading(2, "Reading the tables"), doc.Bullets(READING),
+               doc.Heading(2, "Machine")] + _machine(files)
+    blocks += [doc.Heading(2, "Runs and the machine limits each measured"), _runs(files),
+               doc.Heading(2, "Interrupts: native vs legacy"),
+               doc.Para("suppression = 1 − interrupts(native) / interrupts(legacy), same workload; "
+                        "spurious = interrupts that released no waiter."), _interrupts(files),
+               doc.Heading(2, "Power proxy: the OS interrupt thread"), _power(files),
+               doc.Heading(2, "Latency beside the machine limit")] + _latency(files)
+    blocks += [doc.Heading(2, "Checks"), _checks(files),
+               doc.Heading(2, "Not in this report"), _not_drawn(drawn),
+               doc.Heading(2, "Reproduce")] + _reproduce(files, opts)
+    return blocks

@@ -194,6 +194,24 @@ def pair(files, scenario, section="", point=""):
     return got.get("native"), got.get("legacy")
 
 
+def first_point(files, scenario, section=""):
+    """The point of scenario's first run ("" outside sweeps and without --set), or None."""
+    runs = runs_of(files, scenario, section)
+    return runs[0].point if runs else None
+
+
+def only_pair(files, scenario, section=""):
+    """(native, legacy) of a scenario run at one point, whatever --set named it; (None, None)."""
+    point = first_point(files, scenario, section)
+    return (None, None) if point is None else pair(files, scenario, section, point)
+
+
+def only_run(files, scenario, section=""):
+    """The first run of scenario/section (scenarios that compare no paths), or None."""
+    runs = runs_of(files, scenario, section)
+    return runs[0] if runs else None
+
+
 def as_float(s):
     try:
         return float(s)
@@ -205,7 +223,8 @@ def sweep_points(files, scenario, axis, section=""):
     """The sweep of scenario along parameter axis, grouped by the other parameters.
 
     Returns {other-params label: [(x, native run, legacy run), ...] sorted by x}.
-    The label is "" when no other parameter varies.
+    The label is "" when no other parameter varies.  A scenario that compares no
+    paths has its run in the native slot and None in the legacy one.
     """
     runs = [r for r in runs_of(files, scenario, section) if as_float(r.params.get(axis)) is not None]
     varying = set()
@@ -218,6 +237,22 @@ def sweep_points(files, scenario, axis, section=""):
         label = ", ".join(f"{k}={r.params.get(k, '?')}" for k in sorted(varying))
         x = as_float(r.params[axis])
         slot = groups.setdefault(label, {}).setdefault(x, [None, None])
-        slot[0 if r.path == "native" else 1] = r
+        slot[1 if r.path == "legacy" else 0] = r
     return {label: sorted(((x, n, l) for x, (n, l) in pts.items()), key=lambda t: t[0])
             for label, pts in groups.items()}
+
+
+def series(pts, which, name, skip=None):
+    """[(x, counter name)] of the native (which=1) or legacy (which=2) runs of sweep_points pts
+    that hold it, skipping the runs skip(run) is true for."""
+    return [(p[0], p[which].counters[name]) for p in pts
+            if p[which] is not None and name in p[which].counters and not (skip and skip(p[which]))]
+
+
+def by_param(files, scenario, key, section=""):
+    """{value of parameter key: (native, legacy)} of every point of scenario, in run order;
+    a scenario that compares no paths has its run in the native slot."""
+    out = {}
+    for r in runs_of(files, scenario, section):
+        out.setdefault(r.params.get(key, ""), [None, None])[1 if r.path == "legacy" else 0] = r
+    return {k: tuple(v) for k, v in out.items()}

@@ -77,6 +77,18 @@ def suppression(native, legacy):
     return None if r is None else 1.0 - r
 
 
+def signal_rate(run):
+    """GPU signals per second the run achieved (1e9 / its real_time, ns per signal), else the
+    rate it asked for (its "rate" parameter); None when neither is known."""
+    t = run.counters.get("real_time")
+    if t and t > 0:
+        return 1e9 / t
+    try:
+        return float(run.params.get("rate"))
+    except (TypeError, ValueError):
+        return None
+
+
 def limit_of(run, metric, pct):
     """(limit name, value in ns) a latency counter is compared against, or None."""
     if run is None:

@@ -1,0 +1,140 @@
+"""fbcatalog — what `make report` runs and draws: the standard set, one place.
+
+RUNS      every fencebench run of the report: the JSON file it writes, its
+          scenario, and its arguments for the standard report and for QUICK=1
+          (fewer points and iterations, the same figures).
+FIGURES   every figure: its file name, title, the scenarios whose JSON it reads,
+          the function that draws it (module.function, imported only when
+          drawing: matplotlib) and the function that reads it in two sentences
+          (fbreading, standard library).
+NOT_DRAWN scenarios of `fencebench list` with no figure, each with the reason.
+
+tests/test_plot.c compares `fencebench list` with this catalog: a scenario
+neither drawn nor listed in NOT_DRAWN, or without a run, fails the test.
+Adding a scenario's figure is one RUNS line, one FIGURES line, a draw function,
+a reading function and a fixture (CONTRIBUTING.md, "Adding a figure").
+
+Standard library only.
+"""
+
+from dataclasses import dataclass
+
+import fbreading as rd
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    stem: str             # writes <stem>.json
+    scenario: str
+    full: tuple           # fencebench arguments of the standard report
+    quick: tuple          # ... of QUICK=1 (under a minute for the whole set)
+
+    def args(self, quick):
+        return list(self.quick if quick else self.full)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    name: str             # <name>.png, <name>.svg
+    title: str            # caption title and alt text
+    scenarios: tuple      # the scenarios whose results it reads
+    draw: str             # "module.function": files -> matplotlib Figure or None
+    read: object          # files -> (what the shape shows, what the seeds predict) or None
+
+
+def _run(stem, full, quick):
+    return RunSpec(stem, full[1], tuple(full), tuple(quick))
+
+
+RUNS = [
+    _run("headline", ("run", "headline"),
+         ("run", "headline", "--set", "signals=2000", "--set", "waits=500")),
+    _run("limits", ("run", "limits", "--iterations", "1000"),
+         ("run", "limits", "--iterations", "100")),
+    _run("irq-suppression",
+         ("sweep", "irq-suppression", "--grid", "waited=0,0.1,0.25,0.5,0.75,1", "--iterations", "20000"),
+         ("sweep", "irq-suppression", "--grid", "waited=0,0.1,0.5,1", "--iterations", "500")),
+    _run("cpu-wait", ("run", "cpu-wait", "--iterations", "20000"),
+         ("run", "cpu-wait", "--iterations", "500")),
+    _run("gpu-wait", ("run", "gpu-wait", "--iterations", "20000"),
+         ("run", "gpu-wait", "--iterations", "500")),
+    _run("submit-latency", ("run", "submit-latency"),
+         ("run", "submit-latency", "--iterations", "2000", "--set", "parked_submissions=100")),
+    _run("doorbell-thrash",
+         ("sweep", "doorbell-thrash", "--grid", "queues=1,2,4,8,16,32,64", "--set", "doorbells=4",
+          "--iterations", "20000"),
+         ("sweep", "doorbell-thrash", "--grid", "queues=2,4,8,32", "--set", "doorbells=4",
+          "--iterations", "1000")),
+    _run("isr-scaling",
+         ("sweep", "isr-scaling", "--grid", "fences=1,4,16,64,256,1024,4096",
+          "--grid", "payload=array,null,null-legacy", "--iterations", "500"),
+         ("sweep", "isr-scaling", "--grid", "fences=1,64,1024",
+          "--grid", "payload=array,null,null-legacy", "--iterations", "100")),
+    _run("fence-stride", ("sweep", "fence-stride", "--grid", "stride=8,16,32,64,128,256"),
+         ("sweep", "fence-stride", "--grid", "stride=8,64,256", "--iterations", "500000")),
+    _run("cross-adapter", ("sweep", "cross-adapter", "--grid", "waiter=gpu,cpu", "--iterations", "5000"),
+         ("sweep", "cross-adapter", "--grid", "waiter=gpu,cpu", "--iterations", "200")),
+    _run("idle", ("sweep", "idle", "--grid", "rate=100,300,1000,3000,10000,30000", "--iterations", "1000"),
+         ("sweep", "idle", "--grid", "rate=300,3000,30000", "--iterations", "150")),
+]
+
+FIGURES = [
+    FigureSpec("headline", "The headline: native vs legacy at 10 % CPU-waited signals",
+               ("headline",), "fbfig_fence.headline", rd.headline),
+    FigureSpec("limits", "The machine's limits: every latency's yardstick",
+               ("limits",), "fbfig_machine.limits", rd.limits),
+    FigureSpec("irq_per_signal", "Interrupts per GPU signal vs waited fraction",
+               ("irq-suppression",), "fbfig_fence.irq_per_signal", rd.irq_per_signal),
+    FigureSpec("os_power", "OS interrupt-thread wake-ups per second and idle fraction vs waited fraction",
+               ("irq-suppression",), "fbfig_fence.os_power", rd.os_power),
+    FigureSpec("gpu_wait", "GPU wait latency CDF: native hardware wait vs legacy CPU-held wait",
+               ("gpu-wait",), "fbfig_fence.gpu_wait", rd.gpu_wait),
+    FigureSpec("cpu_wait", "CPU wait latency CDF: GPU signal to blocked CPU waiter running",
+               ("cpu-wait",), "fbfig_fence.cpu_wait", rd.cpu_wait),
+    FigureSpec("submit_latency",
+               "Submission latency CDF: user-mode doorbell vs kernel-mode, engine polling and parked",
+               ("submit-latency",), "fbfig_submit.submit_latency", rd.submit_latency),
+    FigureSpec("doorbell_thrash", "Doorbell thrash: submission p50 and victimizations vs queues per doorbell",
+               ("doorbell-thrash",), "fbfig_submit.doorbell_thrash", rd.doorbell_thrash),
+    FigureSpec("isr_scaling", "ISR cost per interrupt vs fences with waiters, per interrupt payload",
+               ("isr-scaling",), "fbfig_fence.isr_scaling", rd.isr_scaling),
+    FigureSpec("fence_stride", "Fence stride: signal cost of two engines on neighbouring fences",
+               ("fence-stride",), "fbfig_machine.fence_stride", rd.fence_stride),
+    FigureSpec("cross_adapter", "Cross-adapter fences: interrupts, B's OS work and wait latency",
+               ("cross-adapter",), "fbfig_fence.cross_adapter", rd.cross_adapter),
+    FigureSpec("idle_power", "Idle power vs signal rate: OS-thread wake-ups and modeled power",
+               ("idle",), "fbfig_fence.idle_power", rd.idle_power),
+]
+
+NOT_DRAWN = {
+    "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
+                "nothing about fences to publish",
+}
+
+
+def figure(name):
+    """The FigureSpec called name, or None."""
+    return next((f for f in FIGURES if f.name == name), None)
+
+
+def uncovered(scenarios):
+    """Scenarios (of `fencebench list`) with no figure or no run, and not in NOT_DRAWN:
+    [(scenario, what is missing)]."""
+    drawn = {s for f in FIGURES for s in f.scenarios}
+    run = {r.scenario for r in RUNS}
+    out = []
+    for s in scenarios:
+        if s in NOT_DRAWN:
+            continue
+        missing = [w for w, ok in (("figure", s in drawn), ("run", s in run)) if not ok]
+        if missing:
+            out.append((s, " and ".join(missing)))
+    return out
+
+
+def listing():
+    """The catalog as lines: 'run STEM SCENARIO', 'figure NAME SCEN,SCEN', 'not-drawn SCENARIO REASON'."""
+    lines = [f"run {r.stem} {r.scenario}" for r in RUNS]
+    lines += [f"figure {f.name} {','.join(f.scenarios)}" for f in FIGURES]
+    lines += [f"not-drawn {s} {why}" for s, why in NOT_DRAWN.items()]
+    return lines
