@@ -8,7 +8,7 @@
 # The headers say what exactly each broken variant breaks.  The renaming is
 # done with -D so that the broken object and the real one (from the library)
 # link into the same test binary; the tests declare the renamed prototypes.
-# These objects never enter libfencebench.a.
+# These objects never enter liblockfree.a.
 
 LF_BROKEN_DIR = $(BUILD)/lockfree-broken
 

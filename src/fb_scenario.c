@@ -1,6 +1,6 @@
-/* benchmarks/scenario.c — registry lookup and parameter parsing.  Contract in scenario.h.
+/* src/fb_scenario.c — scenario lookup and parameter parsing.  Contract in fb_scenario.h.
  * (The run context, fb_run_*, is the harness's: src/fb_run.c.) */
-#include "benchmarks/scenario.h"
+#include "src/fb_scenario.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,11 +29,11 @@ const char *fb_path_name(enum fb_path p)
 	}
 }
 
-const struct fb_scenario *fb_scenario_find(const char *name)
+const struct fb_scenario *fb_scenario_find(const struct fb_scenario *const *table, const char *name)
 {
-	for (size_t i = 0; fb_scenarios[i]; i++)
-		if (!strcmp(fb_scenarios[i]->name, name))
-			return fb_scenarios[i];
+	for (size_t i = 0; table[i]; i++)
+		if (!strcmp(table[i]->name, name))
+			return table[i];
 	return NULL;
 }
 
