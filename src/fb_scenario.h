@@ -38,7 +38,7 @@
  *         return 0;   // or: return fb_run_error(run, -EIO, "engine %d hung", id);
  *     }
  *
- *     const struct fb_scenario fb_scenario_wait = {
+ *     const struct fb_scenario bm_scenario_wait = {
  *         .name = "wait", .summary = "signal -> CPU waiter running, native vs legacy",
  *         .params = wait_params, .compares_paths = true, .polling_threads = 1,
  *         .default_duration_s = 1.0, .takes_duration = true, .default_warmup_s = 0.1, .run = wait_run,
