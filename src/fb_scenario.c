@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "lockfree/die.h"
+#include "src/fb_util.h"
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -63,18 +64,6 @@ const char *fb_param_type_name(enum fb_param_type t)
 	}
 }
 
-/* User text fit for a one-line message: at most 40 printable characters. */
-static const char *shown(const char *s, char *buf, size_t len)
-{
-	size_t i = 0, max = len > 44 ? 40 : len - 4;
-	for (; s[i] && i < max; i++)
-		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
-	if (s[i])
-		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-	buf[i] = '\0';
-	return buf;
-}
-
 static void choices_text(const char *const *c, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -103,9 +92,9 @@ void fb_param_range(const struct fb_param *p, char *buf, size_t len)
 
 static int bad(const struct fb_param *p, const char *text, char *err, size_t errlen, const char *why)
 {
-	char b[48], range[256];
+	char b[FB_SHOWN_MAX], range[256];
 	fb_param_range(p, range, sizeof(range));
-	snprintf(err, errlen, "%s=%s: %s %s", p->key, shown(text, b, sizeof(b)), why, range);
+	snprintf(err, errlen, "%s=%s: %s %s", p->key, fb_shown(text, b, sizeof(b)), why, range);
 	return -EINVAL;
 }
 
@@ -249,9 +238,9 @@ int fb_params_set(struct fb_params *ps, const char *key, const char *text, char 
 {
 	int i = fb_scenario_param_index(ps->scenario, key);
 	if (i < 0) {
-		char b[48];
+		char b[FB_SHOWN_MAX];
 		snprintf(err, errlen, "unknown parameter '%s' for scenario '%s' (see: fencebench help %s)",
-			 shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
+			 fb_shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
 		return -ENOENT;
 	}
 	int rc = fb_param_parse(&ps->scenario->params[i], text, &ps->v[i], err, errlen);
