@@ -1,11 +1,15 @@
 # fencebench — plain Makefile.  See CONTRIBUTING.md for the layout.
 #
-# Sources are discovered, so adding a file needs no edit here:
-#   lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c -> libfencebench.a
-#   src/main.c                                                     -> fencebench (the CLI)
-#   tests/test_*.c                                                 -> one cmocka binary each
-#   benchmarks/micro/*.c + src/gbench/gbench.cc                    -> fb_bench (Google Benchmark)
-# Area-specific rules (fuzzing, the spin model) live in mk/*.mk.
+# Sources are discovered, so adding a file needs no edit here.  One archive per layer,
+# bottom to top (scripts/check-layers.sh, part of `make test`, keeps includes pointing down):
+#   lockfree/*.c                                  -> liblockfree.a
+#   gpu-model/*/*.c                               -> libgpumodel.a
+#   src/*.c (the harness; names no scenario)      -> libharness.a
+#   benchmarks/*.c benchmarks/scenarios/*.c       -> libbenchmarks.a
+#   benchmarks/main.c                             -> fencebench (fb_main over bm_scenarios)
+#   tests/test_*.c                                -> one cmocka binary each
+#   benchmarks/micro/*.c + src/gbench/gbench.cc   -> fb_bench (Google Benchmark)
+# Area-specific rules (fuzzing, the spin model, broken variants) live in mk/*.mk.
 
 BUILD     ?= build
 CC        ?= cc
@@ -40,10 +44,17 @@ BUILD_INFO = -DFB_BUILD_CFLAGS='"$(strip $(ALL_CFLAGS))"' -DFB_GIT_REV='"$(GIT_R
 BUILD_STAMP = $(BUILD)/.build-info
 BUILD_INFO_USERS = $(BUILD)/src/fb_app.o $(BUILD)/src/fb_context.o
 
-MAIN_SRC  = src/main.c
-LIB_SRCS  = $(filter-out $(MAIN_SRC),$(wildcard lockfree/*.c gpu-model/*/*.c benchmarks/*.c benchmarks/scenarios/*.c src/*.c))
-LIB_OBJS  = $(LIB_SRCS:%.c=$(BUILD)/%.o)
-LIB       = $(BUILD)/libfencebench.a
+MAIN_SRC  = benchmarks/main.c
+LOCKFREE_SRCS   = $(wildcard lockfree/*.c)
+GPUMODEL_SRCS   = $(wildcard gpu-model/*/*.c)
+HARNESS_SRCS    = $(wildcard src/*.c)
+BENCHMARKS_SRCS = $(filter-out $(MAIN_SRC),$(wildcard benchmarks/*.c benchmarks/scenarios/*.c))
+LIB_LOCKFREE   = $(BUILD)/liblockfree.a
+LIB_GPUMODEL   = $(BUILD)/libgpumodel.a
+LIB_HARNESS    = $(BUILD)/libharness.a
+LIB_BENCHMARKS = $(BUILD)/libbenchmarks.a
+# Link order, top layer first: an archive resolves only from the ones after it.
+LIB       = $(LIB_BENCHMARKS) $(LIB_HARNESS) $(LIB_GPUMODEL) $(LIB_LOCKFREE)
 TEST_SRCS = $(wildcard tests/test_*.c)
 TEST_BINS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRCS = $(wildcard benchmarks/micro/*.c)
@@ -84,11 +95,15 @@ $(BUILD)/%.o: %.cc | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
+$(LIB_LOCKFREE): $(LOCKFREE_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_GPUMODEL): $(GPUMODEL_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_HARNESS): $(HARNESS_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_BENCHMARKS): $(BENCHMARKS_SRCS:%.c=$(BUILD)/%.o)
+$(LIB):
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(FENCEBENCH): $(BUILD)/src/main.o $(LIB)
+$(FENCEBENCH): $(BUILD)/benchmarks/main.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS_FB) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)

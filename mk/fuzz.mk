@@ -12,8 +12,8 @@
 FUZZ_CC   ?= clang
 FUZZ_RUNS ?= 20000
 FUZZ_TIME ?= 5
-FUZZ_CLI_SRCS = tests/fuzz/fuzz_cli.c src/fb_cli.c src/fb_grid.c src/fb_util.c benchmarks/scenario.c lockfree/die.c
-FUZZ_CLI_HDRS = src/fb_cli.h src/fb_grid.h src/fb_util.h benchmarks/scenario.h benchmarks/limits.h lockfree/die.h
+FUZZ_CLI_SRCS = tests/fuzz/fuzz_cli.c src/fb_cli.c src/fb_grid.c src/fb_util.c src/fb_scenario.c lockfree/die.c
+FUZZ_CLI_HDRS = src/fb_cli.h src/fb_grid.h src/fb_util.h src/fb_scenario.h src/fb_limits.h lockfree/die.h
 FUZZ_CLI      = $(BUILD)/fuzz/fuzz_cli
 FUZZ_CFLAGS   = -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -I. \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

@@ -1,38 +1,41 @@
 # mk/lockfree-broken.mk — deliberately broken lock-free variants, linked into
 # the tests that must catch them (STYLE.md habit 8, CONTRIBUTING "Adding a
-# lock-free structure").
+# lock-free structure").  The one way to build a broken variant:
 #
-# lockfree/ring.c  with -DLF_RING_BROKEN  -> $(BUILD)/lockfree-broken/ring.o,  symbols lf_ring_broken_*
-# lockfree/event.c with -DLF_EVENT_BROKEN -> $(BUILD)/lockfree-broken/event.o, symbols lf_event_broken_*,
-#                                            lf_wake_broken_*, lf_broken_futex_*
-# The headers say what exactly each broken variant breaks.  The renaming is
-# done with -D so that the broken object and the real one (from the library)
-# link into the same test binary; the tests declare the renamed prototypes.
-# These objects never enter libfencebench.a.
+#   lockfree/<thing>.c compiled again with -DLF_<THING>_BROKEN and its external
+#   functions renamed by -D (lf_<thing>_foo -> lf_<thing>_broken_foo) into
+#   $(BUILD)/lockfree-broken/<thing>.o, linked beside the library into
+#   tests/test_lf_<thing>, which declares the renamed prototypes.
+#
+# The headers say what exactly each broken variant breaks.  The renaming lets
+# the broken object and the real one (from liblockfree.a) link into the same
+# test binary.  These objects never enter an archive.  To add one: a line
+# LF_BROKEN_RENAME_<thing> below and <thing> in LF_BROKEN.
 
 LF_BROKEN_DIR = $(BUILD)/lockfree-broken
+LF_BROKEN     = ring event htab waitset mpsc
 
-LF_RING_BROKEN_NAMES = create destroy push_spsc push_n_spsc pop_spsc peek_spsc size write_index read_index capacity slot_size
-LF_RING_BROKEN_DEFS  = -DLF_RING_BROKEN $(foreach n,$(LF_RING_BROKEN_NAMES),-Dlf_ring_$(n)=lf_ring_broken_$(n))
+# -Dlf_<prefix><name>=lf_<prefix>broken_<name> for each name: $(call lf_broken_rename,prefix_,names)
+lf_broken_rename = $(foreach n,$(2),-Dlf_$(1)$(n)=lf_$(1)broken_$(n))
 
-LF_EVENT_BROKEN_NAMES = event_init event_set event_reset event_is_set event_has_sleepers event_wait \
-                        event_test_window_hook wake_init wake_prepare wake_cancel wake_park wake_notify \
-                        wake_parker_waiting
-LF_EVENT_BROKEN_DEFS  = -DLF_EVENT_BROKEN -Dlf_futex_syscalls=lf_broken_futex_syscalls \
-                        -Dlf_futex_wait_until=lf_broken_futex_wait_until -Dlf_futex_wake=lf_broken_futex_wake \
-                        $(foreach n,$(LF_EVENT_BROKEN_NAMES),-Dlf_$(n)=lf_$(subst event_,event_broken_,$(subst wake_,wake_broken_,$(n))))
+LF_BROKEN_RENAME_ring    = $(call lf_broken_rename,ring_,create destroy push_spsc push_n_spsc pop_spsc \
+                             peek_spsc size write_index read_index capacity slot_size)
+LF_BROKEN_RENAME_event   = $(call lf_broken_rename,event_,init set reset is_set has_sleepers wait test_window_hook) \
+                           $(call lf_broken_rename,wake_,init prepare cancel park notify parker_waiting) \
+                           $(call lf_broken_rename,futex_,syscalls wait_until wake)
+LF_BROKEN_RENAME_htab    = $(call lf_broken_rename,htab_,thread_online thread_offline read_lock read_unlock \
+                             barrier create destroy new_key insert lookup remove count)
+LF_BROKEN_RENAME_waitset = $(call lf_broken_rename,waitset_,init destroy add cancel release threshold empty)
+LF_BROKEN_RENAME_mpsc    = $(call lf_broken_rename,mpsc_,init destroy push pop empty)
 
-$(LF_BROKEN_DIR)/ring.o: lockfree/ring.c | $(DEPS_STAMP)
+lf_upper = $(shell echo $(1) | tr a-z A-Z)
+
+$(LF_BROKEN_DIR)/%.o: lockfree/%.c mk/lockfree-broken.mk | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LF_RING_BROKEN_DEFS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DLF_$(call lf_upper,$*)_BROKEN $(LF_BROKEN_RENAME_$*) -c $< -o $@
 
-$(LF_BROKEN_DIR)/event.o: lockfree/event.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LF_EVENT_BROKEN_DEFS) -c $< -o $@
-
-# The two tests link the broken object beside the library (objects first, so
+# Each test links its broken object beside the library (objects first, so
 # the library resolves what both need); otherwise the Makefile's test rule.
-$(BUILD)/tests/test_lf_ring: $(BUILD)/tests/test_lf_ring.o $(LF_BROKEN_DIR)/ring.o $(LIB)
-	$(CC) $(ALL_LDFLAGS) $^ -lcmocka $(LDLIBS_FB) -o $@
-$(BUILD)/tests/test_lf_event: $(BUILD)/tests/test_lf_event.o $(LF_BROKEN_DIR)/event.o $(LIB)
+$(foreach t,$(LF_BROKEN),$(BUILD)/tests/test_lf_$(t)): $(BUILD)/tests/test_lf_%: $(BUILD)/tests/test_lf_%.o \
+		$(LF_BROKEN_DIR)/%.o $(LIB)
 	$(CC) $(ALL_LDFLAGS) $^ -lcmocka $(LDLIBS_FB) -o $@

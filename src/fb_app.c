@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "benchmarks/scenario.h"
+#include "src/fb_scenario.h"
 #include "src/fb_output.h"
 #include "src/fb_run.h"
 #include "src/fb_signal.h"
@@ -19,15 +19,15 @@
 #define FB_BUILD_TYPE "unknown"
 #endif
 
-static int cmd_list(void)
+static int cmd_list(const struct fb_scenario *const *table)
 {
 	int w = 8;
-	for (size_t i = 0; fb_scenarios[i]; i++)
-		if ((int)strlen(fb_scenarios[i]->name) > w)
-			w = (int)strlen(fb_scenarios[i]->name);
-	for (size_t i = 0; fb_scenarios[i]; i++)
-		printf("%-*s  %s%s\n", w, fb_scenarios[i]->name, fb_scenarios[i]->summary,
-		       fb_scenarios[i]->compares_paths ? " [native vs legacy]" : "");
+	for (size_t i = 0; table[i]; i++)
+		if ((int)strlen(table[i]->name) > w)
+			w = (int)strlen(table[i]->name);
+	for (size_t i = 0; table[i]; i++)
+		printf("%-*s  %s%s\n", w, table[i]->name, table[i]->summary,
+		       table[i]->compares_paths ? " [native vs legacy]" : "");
 	return FB_EXIT_OK;
 }
 
@@ -42,14 +42,14 @@ static void print_length(const struct fb_scenario *s)
 	       s->default_warmup_s);
 }
 
-static int cmd_help(const char *name)
+static int cmd_help(const struct fb_scenario *const *table, const char *name)
 {
 	char b[FB_SHOWN_MAX];
 	if (!name) {
 		fputs(fb_cli_usage(), stdout);
 		return FB_EXIT_OK;
 	}
-	const struct fb_scenario *s = fb_scenario_find(name);
+	const struct fb_scenario *s = fb_scenario_find(table, name);
 	if (!s) {
 		fprintf(stderr, "fencebench: unknown scenario '%s' (see: fencebench list)\n", fb_shown(name, b, sizeof(b)));
 		return FB_EXIT_USAGE;
@@ -124,11 +124,11 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 	return FB_EXIT_OK;
 }
 
-static int cmd_session(const struct fb_opts *o, int argc, char **argv)
+static int cmd_session(const struct fb_scenario *const *table, const struct fb_opts *o, int argc, char **argv)
 {
 	struct fb_session s;
 	char err[1024];
-	int rc = fb_session_open(&s, o, err, sizeof(err)), status;
+	int rc = fb_session_open(&s, table, o, err, sizeof(err)), status;
 	if (rc) {
 		fprintf(stderr, "fencebench: %s\n", err);
 		fb_session_close(&s);
@@ -148,7 +148,7 @@ static int cmd_session(const struct fb_opts *o, int argc, char **argv)
 	return status;
 }
 
-int fb_app_main(int argc, char **argv)
+int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 {
 	struct fb_opts o;
 	char err[1024];
@@ -168,16 +168,16 @@ int fb_app_main(int argc, char **argv)
 		status = FB_EXIT_OK;
 		break;
 	case FB_CMD_LIST:
-		status = cmd_list();
+		status = cmd_list(table);
 		break;
 	case FB_CMD_HELP:
-		status = cmd_help(o.scenario);
+		status = cmd_help(table, o.scenario);
 		break;
 	default:
 		if (fb_signal_start())   /* before any other thread: they inherit the blocked signals */
 			fprintf(stderr, "fencebench: note: cannot take SIGINT/SIGTERM: an interrupted run may leave "
 				"its output unwritten\n");
-		status = o.cmd == FB_CMD_MERGE ? fb_merge_main(&o) : cmd_session(&o, argc, argv);
+		status = o.cmd == FB_CMD_MERGE ? fb_merge_main(&o) : cmd_session(table, &o, argc, argv);
 		break;
 	}
 	fb_opts_free(&o);

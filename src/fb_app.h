@@ -1,10 +1,8 @@
-/* src/fb_app.h — the fencebench program: command dispatch, `list`, `help`, `run`, `sweep`, `merge`.
+/* src/fb_app.h — the fencebench program's commands inside the harness: `run`, `sweep`, `merge`.
  *
- * fb_app_main is all of main(): it parses the command line, prints every
- * user-facing error as one line "fencebench: ..." on stderr, and returns the
- * exit status: 0 ok, 1 a run failed (or its output could not be written),
- * 2 bad command line (nothing was run, no output file was written).
- * Called once, from the main thread.
+ * The entry point, fb_main (all of main(), handed the scenario table), is
+ * declared with the plug-in contract in src/fb_scenario.h.  The exit statuses
+ * below are its.
  */
 #ifndef FB_APP_H
 #define FB_APP_H
@@ -18,8 +16,6 @@ struct fb_session;
 #define FB_EXIT_OK    0
 #define FB_EXIT_RUN   1
 #define FB_EXIT_USAGE 2
-
-int fb_app_main(int argc, char **argv);
 
 /* `sweep`: every point of the grid in this shard, journaled beside --out so
  * that --resume skips finished points.  Returns the exit status. */

@@ -1,4 +1,4 @@
-/* src/fb_run.c — the run context scenarios report through (benchmarks/scenario.h),
+/* src/fb_run.c — the run context scenarios report through (src/fb_scenario.h),
  * and one run of a scenario: role threads, perf groups, the measured region. */
 #include "src/fb_run.h"
 
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchmarks/hist.h"
+#include "src/fb_hist.h"
 #include "lockfree/arch.h"
 #include "lockfree/die.h"
 #include "lockfree/thread.h"

@@ -1,13 +1,13 @@
 /* src/fb_run.h — the harness's side of the run context (struct fb_run) and of a session.
  *
- * benchmarks/scenario.h is the scenario's view of struct fb_run; this header
+ * src/fb_scenario.h is the scenario's view of struct fb_run; this header
  * is the runner's: what one run (one path × one repetition) collected, and
  * the session that owns what runs share (scenario, parameters, CPUs, limits,
  * perf spec, perf ctl, RAPL).
  *
  * Threads: a session and its runs are driven by one thread (the CLI).  Inside
  * a run, fb_run_thread may be called from any thread (run->lock); the rest of
- * the reporting API from the thread run() was called on (see scenario.h).
+ * the reporting API from the thread run() was called on (see fb_scenario.h).
  */
 #ifndef FB_RUN_H
 #define FB_RUN_H
@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "benchmarks/limits.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_limits.h"
+#include "src/fb_scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_cpus.h"
 #include "src/fb_file.h"
@@ -91,10 +91,12 @@ struct fb_run {
 	char *error;
 };
 
-/* Validate everything the command line names (scenario, --set, --grid keys
- * and values, CPUs, perf events, perf fds, --out: fb_file.h); prints nothing.
- * 0, or -EINVAL with the one-line message (bad input: exit 2). */
-int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen);
+/* Validate everything the command line names (scenario, looked up in table;
+ * --set, --grid keys and values, CPUs, perf events, perf fds, --out:
+ * fb_file.h); prints nothing.  0, or -EINVAL with the one-line message (bad
+ * input: exit 2). */
+int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table, const struct fb_opts *o,
+		    char *err, size_t errlen);
 /* After any further validation: print the perf note, open RAPL, measure the
  * machine limits (tens of ms).  0, or -errno with the message (exit 1). */
 int fb_session_start(struct fb_session *s, char *err, size_t errlen);

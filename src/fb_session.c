@@ -172,10 +172,11 @@ static void resolve_lengths(struct fb_session *s, const struct fb_opts *o)
 	s->warmup_ns = (uint64_t)(w * 1e9);
 }
 
-static int validate(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+static int validate(struct fb_session *s, const struct fb_scenario *const *table, const struct fb_opts *o,
+		    char *err, size_t errlen)
 {
 	char b[FB_SHOWN_MAX];
-	s->scenario = fb_scenario_find(o->scenario);
+	s->scenario = fb_scenario_find(table, o->scenario);
 	if (!s->scenario) {
 		snprintf(err, errlen, "unknown scenario '%s' (see: fencebench list)", fb_shown(o->scenario, b, sizeof(b)));
 		return -EINVAL;
@@ -228,13 +229,14 @@ static int open_out(struct fb_session *s, const struct fb_opts *o, char *err, si
 	return rc;
 }
 
-int fb_session_open(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table, const struct fb_opts *o,
+		    char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = o;
 	s->notes = json_array();
 	s->warnings = json_array();
-	int rc = validate(s, o, err, errlen);
+	int rc = validate(s, table, o, err, errlen);
 	if (!rc)
 		rc = open_out(s, o, err, errlen);
 	if (rc)

@@ -6,7 +6,7 @@
  * CSV hold what they should; sweeps journal and --resume skips finished
  * points; --shard partitions the grid exactly.  Plus the option and grid
  * parsers and the scenario registry directly.  Uses the "selftest" scenario,
- * whose numbers are deterministic (src/fb_selftest.c).
+ * whose numbers are deterministic (benchmarks/scenarios/selftest.c).
  */
 #include "tests/fb_test.h"
 #include "tests/fb_test_exec.h"
@@ -24,7 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchmarks/scenario.h"
+#include "benchmarks/scenarios/table.h"
+#include "src/fb_scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_grid.h"
 
@@ -1130,12 +1131,12 @@ static void perf_fd_must_be_a_fifo(void **state)
 static void duration_is_honoured_or_refused(void **state)
 {
 	need_binary();
-	for (size_t i = 0; fb_scenarios[i]; i++) {
-		if (fb_scenarios[i]->takes_duration)
+	for (size_t i = 0; bm_scenarios[i]; i++) {
+		if (bm_scenarios[i]->takes_duration)
 			continue;
-		struct fb_exec_result r = RUN("run", fb_scenarios[i]->name, "--duration", "1ms", "-q");
+		struct fb_exec_result r = RUN("run", bm_scenarios[i]->name, "--duration", "1ms", "-q");
 		char want[128];
-		snprintf(want, sizeof(want), "--duration: scenario '%s' runs a count of iterations", fb_scenarios[i]->name);
+		snprintf(want, sizeof(want), "--duration: scenario '%s' runs a count of iterations", bm_scenarios[i]->name);
 		assert_refused(&r, want);
 	}
 	struct fb_exec_result r = RUN("run", "selftest", "--duration", "30ms", "--path", "native", "--format", "json", "-q");
@@ -1204,15 +1205,15 @@ static void options_parse(void **state)
 static void registry_is_consistent(void **state)
 {
 	char err[256], text[128];
-	for (size_t i = 0; fb_scenarios[i]; i++) {
-		const struct fb_scenario *s = fb_scenarios[i];
+	for (size_t i = 0; bm_scenarios[i]; i++) {
+		const struct fb_scenario *s = bm_scenarios[i];
 		assert_non_null(s->name);
 		assert_non_null(s->run);
 		if (!s->summary || !*s->summary || strchr(s->summary, '\n'))
 			fail_msg("scenario %s: the summary must be one non-empty line", s->name);
-		assert_ptr_equal(fb_scenario_find(s->name), s);
+		assert_ptr_equal(fb_scenario_find(bm_scenarios, s->name), s);
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(fb_scenarios[j]->name, s->name))
+			if (!strcmp(bm_scenarios[j]->name, s->name))
 				fail_msg("scenario name %s registered twice", s->name);
 		for (size_t k = 0; k < fb_scenario_nparams(s); k++) {
 			const struct fb_param *p = &s->params[k];

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "benchmarks/hist.h"
+#include "src/fb_hist.h"
 
 #define N_VALUES 200000
 

@@ -31,35 +31,17 @@ const char *__tsan_default_suppressions(void)
 }
 #endif
 
-/* The deliberately broken variant (see htab.h), compiled into this binary
- * under the lf_htab_broken_ prefix.  Never linked anywhere else. */
-#define LF_HTAB_BROKEN 1
-#define lf_htab_thread_online  lf_htab_broken_thread_online
-#define lf_htab_thread_offline lf_htab_broken_thread_offline
-#define lf_htab_read_lock      lf_htab_broken_read_lock
-#define lf_htab_read_unlock    lf_htab_broken_read_unlock
-#define lf_htab_barrier        lf_htab_broken_barrier
-#define lf_htab_create         lf_htab_broken_create
-#define lf_htab_destroy        lf_htab_broken_destroy
-#define lf_htab_new_key        lf_htab_broken_new_key
-#define lf_htab_insert         lf_htab_broken_insert
-#define lf_htab_lookup         lf_htab_broken_lookup
-#define lf_htab_remove         lf_htab_broken_remove
-#define lf_htab_count          lf_htab_broken_count
-#include "lockfree/htab.c"
-#undef lf_htab_thread_online
-#undef lf_htab_thread_offline
-#undef lf_htab_read_lock
-#undef lf_htab_read_unlock
-#undef lf_htab_barrier
-#undef lf_htab_create
-#undef lf_htab_destroy
-#undef lf_htab_new_key
-#undef lf_htab_insert
-#undef lf_htab_lookup
-#undef lf_htab_remove
-#undef lf_htab_count
-#undef LF_HTAB_BROKEN
+/* The deliberately broken variant (see htab.h): lockfree/htab.c built with
+ * -DLF_HTAB_BROKEN, its functions renamed lf_htab_broken_* (mk/lockfree-broken.mk). */
+void lf_htab_broken_thread_online(void);
+void lf_htab_broken_thread_offline(void);
+void lf_htab_broken_read_lock(void);
+void lf_htab_broken_read_unlock(void);
+struct lf_htab *lf_htab_broken_create(unsigned size_hint);
+void lf_htab_broken_destroy(struct lf_htab *h, void (*free_fn)(void *obj));
+int lf_htab_broken_insert(struct lf_htab *h, uint64_t key, void *obj);
+void *lf_htab_broken_lookup(struct lf_htab *h, uint64_t key);
+int lf_htab_broken_remove(struct lf_htab *h, uint64_t key, void (*free_fn)(void *obj));
 
 struct htab_ops {
 	const char *name;

@@ -42,21 +42,13 @@
 #include "lockfree/cacheline.h"
 #include "lockfree/mpsc.h"
 
-/* The deliberately broken variant (see mpsc.h), compiled into this binary
- * under the lf_mpsc_broken_ prefix.  Never linked anywhere else. */
-#define LF_MPSC_BROKEN 1
-#define lf_mpsc_init    lf_mpsc_broken_init
-#define lf_mpsc_destroy lf_mpsc_broken_destroy
-#define lf_mpsc_push    lf_mpsc_broken_push
-#define lf_mpsc_pop     lf_mpsc_broken_pop
-#define lf_mpsc_empty   lf_mpsc_broken_empty
-#include "lockfree/mpsc.c"
-#undef lf_mpsc_init
-#undef lf_mpsc_destroy
-#undef lf_mpsc_push
-#undef lf_mpsc_pop
-#undef lf_mpsc_empty
-#undef LF_MPSC_BROKEN
+/* The deliberately broken variant (see mpsc.h): lockfree/mpsc.c built with
+ * -DLF_MPSC_BROKEN, its functions renamed lf_mpsc_broken_* (mk/lockfree-broken.mk). */
+void lf_mpsc_broken_init(struct lf_mpsc *q);
+void lf_mpsc_broken_destroy(struct lf_mpsc *q);
+bool lf_mpsc_broken_push(struct lf_mpsc *q, struct lf_mpsc_node *n);
+struct lf_mpsc_node *lf_mpsc_broken_pop(struct lf_mpsc *q);
+bool lf_mpsc_broken_empty(struct lf_mpsc *q);
 
 struct mpsc_ops {
 	const char *name;

@@ -32,25 +32,17 @@
 #include "lockfree/die.h"
 #include "lockfree/waitset.h"
 
-/* The deliberately broken variant (see waitset.h), compiled into this binary
- * under the lf_waitset_broken_ prefix.  Never linked anywhere else. */
-#define LF_WAITSET_BROKEN 1
-#define lf_waitset_init      lf_waitset_broken_init
-#define lf_waitset_destroy   lf_waitset_broken_destroy
-#define lf_waitset_add       lf_waitset_broken_add
-#define lf_waitset_cancel    lf_waitset_broken_cancel
-#define lf_waitset_release   lf_waitset_broken_release
-#define lf_waitset_threshold lf_waitset_broken_threshold
-#define lf_waitset_empty     lf_waitset_broken_empty
-#include "lockfree/waitset.c"
-#undef lf_waitset_init
-#undef lf_waitset_destroy
-#undef lf_waitset_add
-#undef lf_waitset_cancel
-#undef lf_waitset_release
-#undef lf_waitset_threshold
-#undef lf_waitset_empty
-#undef LF_WAITSET_BROKEN
+/* The deliberately broken variant (see waitset.h): lockfree/waitset.c built with
+ * -DLF_WAITSET_BROKEN, its functions renamed lf_waitset_broken_* (mk/lockfree-broken.mk). */
+void lf_waitset_broken_init(struct lf_waitset *ws, _Atomic uint64_t *threshold,
+			    void (*reclaim)(struct lf_waiter *w, void *arg), void *reclaim_arg);
+void lf_waitset_broken_destroy(struct lf_waitset *ws);
+bool lf_waitset_broken_add(struct lf_waitset *ws, struct lf_waiter *w);
+bool lf_waitset_broken_cancel(struct lf_waitset *ws, struct lf_waiter *w);
+size_t lf_waitset_broken_release(struct lf_waitset *ws, uint64_t value,
+				 void (*cb)(struct lf_waiter *w, void *arg), void *arg);
+uint64_t lf_waitset_broken_threshold(const struct lf_waitset *ws);
+bool lf_waitset_broken_empty(struct lf_waitset *ws);
 
 struct ws_ops {
 	const char *name;

@@ -1,11 +1,11 @@
 /* benchmarks/scenarios/table.c — the scenario registry: what `fencebench list` shows, in order.
  *
- * To add a scenario: define `const struct fb_scenario fb_scenario_<name>` in
- * benchmarks/scenarios/<name>.c (see benchmarks/scenario.h), declare it below
- * and list it in fb_scenarios[].  tests/test_cli.c checks every entry: unique
+ * To add a scenario: define `const struct fb_scenario bm_scenario_<name>` in
+ * benchmarks/scenarios/<name>.c (see src/fb_scenario.h), declare it below
+ * and list it in bm_scenarios[].  tests/test_cli.c checks every entry: unique
  * names, one-line summaries, defaults inside their ranges, a run function.
  */
-#include "benchmarks/scenario.h"
+#include "benchmarks/scenarios/table.h"
 
 extern const struct fb_scenario fb_scenario_limits;
 extern const struct fb_scenario fb_scenario_headline;
@@ -18,9 +18,9 @@ extern const struct fb_scenario fb_scenario_idle;
 extern const struct fb_scenario fb_scenario_fence_stride;
 extern const struct fb_scenario fb_scenario_submit_latency;
 extern const struct fb_scenario fb_scenario_doorbell_thrash;
-extern const struct fb_scenario fb_scenario_selftest;   /* src/fb_selftest.c: the harness's own test workload */
+extern const struct fb_scenario fb_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
-const struct fb_scenario *const fb_scenarios[] = {
+const struct fb_scenario *const bm_scenarios[] = {
 	&fb_scenario_headline,
 	&fb_scenario_limits,
 	&fb_scenario_irq_suppression,

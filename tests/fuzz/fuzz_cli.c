@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "benchmarks/scenario.h"
+#include "src/fb_scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_grid.h"
 #include "src/fb_util.h"
@@ -41,9 +41,6 @@ static int fuzz_run(struct fb_run *run) { return 0; }
 static const struct fb_scenario fuzz_scenario = {
 	.name = "fuzz", .summary = "fuzz target", .params = fuzz_params, .run = fuzz_run,
 };
-
-/* The registry scenario.c looks names up in. */
-const struct fb_scenario *const fb_scenarios[] = { &fuzz_scenario, NULL };
 
 static void check_error(const char *err, size_t cap)
 {

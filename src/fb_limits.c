@@ -1,5 +1,5 @@
-/* benchmarks/limits.c — measure the machine's limits.  Contract in limits.h. */
-#include "benchmarks/limits.h"
+/* src/fb_limits.c — measure the machine's limits.  Contract in fb_limits.h. */
+#include "src/fb_limits.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchmarks/hist.h"
+#include "src/fb_hist.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"

@@ -1,5 +1,5 @@
-/* benchmarks/hist.c — log-linear latency histogram.  Contract in hist.h. */
-#include "benchmarks/hist.h"
+/* src/fb_hist.c — log-linear latency histogram.  Contract in fb_hist.h. */
+#include "src/fb_hist.h"
 
 #include <assert.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* benchmarks/scenario.c — registry lookup and parameter parsing.  Contract in scenario.h.
+/* src/fb_scenario.c — scenario lookup and parameter parsing.  Contract in fb_scenario.h.
  * (The run context, fb_run_*, is the harness's: src/fb_run.c.) */
-#include "benchmarks/scenario.h"
+#include "src/fb_scenario.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "lockfree/die.h"
+#include "src/fb_util.h"
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -29,11 +30,11 @@ const char *fb_path_name(enum fb_path p)
 	}
 }
 
-const struct fb_scenario *fb_scenario_find(const char *name)
+const struct fb_scenario *fb_scenario_find(const struct fb_scenario *const *table, const char *name)
 {
-	for (size_t i = 0; fb_scenarios[i]; i++)
-		if (!strcmp(fb_scenarios[i]->name, name))
-			return fb_scenarios[i];
+	for (size_t i = 0; table[i]; i++)
+		if (!strcmp(table[i]->name, name))
+			return table[i];
 	return NULL;
 }
 
@@ -61,18 +62,6 @@ const char *fb_param_type_name(enum fb_param_type t)
 	case FB_PARAM_BOOL:   return "bool";
 	default:              return "enum";
 	}
-}
-
-/* User text fit for a one-line message: at most 40 printable characters. */
-static const char *shown(const char *s, char *buf, size_t len)
-{
-	size_t i = 0, max = len > 44 ? 40 : len - 4;
-	for (; s[i] && i < max; i++)
-		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
-	if (s[i])
-		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-	buf[i] = '\0';
-	return buf;
 }
 
 static void choices_text(const char *const *c, char *buf, size_t len)
@@ -103,9 +92,9 @@ void fb_param_range(const struct fb_param *p, char *buf, size_t len)
 
 static int bad(const struct fb_param *p, const char *text, char *err, size_t errlen, const char *why)
 {
-	char b[48], range[256];
+	char b[FB_SHOWN_MAX], range[256];
 	fb_param_range(p, range, sizeof(range));
-	snprintf(err, errlen, "%s=%s: %s %s", p->key, shown(text, b, sizeof(b)), why, range);
+	snprintf(err, errlen, "%s=%s: %s %s", p->key, fb_shown(text, b, sizeof(b)), why, range);
 	return -EINVAL;
 }
 
@@ -249,9 +238,9 @@ int fb_params_set(struct fb_params *ps, const char *key, const char *text, char 
 {
 	int i = fb_scenario_param_index(ps->scenario, key);
 	if (i < 0) {
-		char b[48];
+		char b[FB_SHOWN_MAX];
 		snprintf(err, errlen, "unknown parameter '%s' for scenario '%s' (see: fencebench help %s)",
-			 shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
+			 fb_shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
 		return -ENOENT;
 	}
 	int rc = fb_param_parse(&ps->scenario->params[i], text, &ps->v[i], err, errlen);

@@ -1,4 +1,4 @@
-/* src/fb_selftest.c — scenario "selftest": a synthetic workload that exercises the harness.
+/* benchmarks/scenarios/selftest.c — scenario "selftest": a synthetic workload that exercises the harness.
  *
  * It does no GPU work.  It exists so that the harness (sections, both paths,
  * every parameter type, latencies beside limits, role threads and their perf
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "benchmarks/hist.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_hist.h"
+#include "src/fb_scenario.h"
 #include "lockfree/arch.h"
 
 static const struct fb_param selftest_params[] = {
