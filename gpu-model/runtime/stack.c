@@ -40,10 +40,23 @@ static int rt_stack_up(struct rt_stack *s, const struct rt_stack_config *cfg, ch
 	return rc;
 }
 
+/* Close the device: its queues drain with the engines running, then the
+ * engines stop, then its fences and queues are freed.  The order matters:
+ * an engine's CMP still reads a fence (its MonitoredValue) after writing
+ * the value a CPU waiter returns on (hw_engine_signal), and only joining the
+ * engine orders that read before the fence's storage is freed. */
+static int rt_stack_close_device(struct rt_stack *s)
+{
+	int rc = os_device_destroy(rt_device_os(s->d));   /* normal termination: drains */
+	hw_adapter_stop(os_adapter_hw(s->a));              /* joins the engines */
+	int rc2 = rt_device_destroy(s->d);                 /* the device is closed: frees only */
+	return rc ? rc : rc2;
+}
+
 /* Tear down what exists, last first. */
 static int rt_stack_down(struct rt_stack *s)
 {
-	int rc = s->d ? rt_device_destroy(s->d) : 0;
+	int rc = s->d ? rt_stack_close_device(s) : 0;
 	os_ums_detach(s->u);        /* NULL is ignored */
 	os_adapter_destroy(s->a);
 	lf_free(s, sizeof(*s), LF_CACHELINE);

@@ -12,8 +12,12 @@
  *
  * Bring-up order: adapter created and started (engines, interrupt thread),
  * user-mode submission attached, device created.  Teardown is the reverse:
- * the device is destroyed the normal way (what was queued completes, its
- * fences and queues are freed), then the OS threads stop, then the adapter.
+ * the device is closed the normal way (what was queued on its queues
+ * completes), the engines stop, the device's fences and queues are freed,
+ * the OS threads stop, the adapter goes.  The engines stop before any fence
+ * is freed because a signal's CMP part still reads the fence after the
+ * value a CPU waiter returns on is written.  Direct queues are not drained:
+ * what is still in them is dropped with the adapter.
  *
  *   call                                       who                            blocks?
  *   rt_stack_create / rt_stack_destroy         one setup thread               create: starts threads;
