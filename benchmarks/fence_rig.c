@@ -10,12 +10,16 @@
 #include "benchmarks/fence_rig.h"
 #include "lockfree/arch.h"
 
+static enum rt_path fb_rig_path(enum fb_fence_path path)
+{
+	return path == FB_FENCE_NATIVE ? RT_PATH_NATIVE : RT_PATH_LEGACY;
+}
+
 void fb_rig_config(struct os_config *cfg, enum fb_fence_path path)
 {
-	os_config_default(cfg);
-	/* legacy: a WDDM 2.x adapter, monitored fences only */
-	cfg->caps.native_fence = path == FB_FENCE_NATIVE;
-	cfg->native_fence_enabled = path == FB_FENCE_NATIVE;
+	struct rt_stack_config sc;
+	rt_stack_config_default(&sc, fb_rig_path(path));
+	*cfg = sc.os;
 }
 
 /* splitmix64: the workloads' reproducible randomness */
@@ -27,47 +31,46 @@ static uint64_t fb_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struct os_adapter **a,
-		     struct os_fence **f, unsigned nf, char *err, size_t errlen)
+/* Bring up the stack (cfg NULL: fb_rig_config(path)) with nf fences on its
+ * device (native where the adapter is: the path's type).  0 or -errno with
+ * the reason in err; nothing is left on failure. */
+static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struct rt_stack **s,
+		     struct rt_fence **f, unsigned nf, char *err, size_t errlen)
 {
-	struct os_config def;
-	if (!cfg) {
-		fb_rig_config(&def, path);
-		cfg = &def;
-	}
-	int rc = os_adapter_create(cfg, a, err, errlen);
+	struct rt_stack_config sc;
+	rt_stack_config_default(&sc, fb_rig_path(path));
+	if (cfg)
+		sc.os = *cfg;
+	int rc = rt_stack_create(&sc, s, err, errlen);
 	if (rc)
 		return rc;
-	enum os_fence_type type = path == FB_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
 	for (unsigned i = 0; i < nf; i++) {
-		rc = os_fence_create(*a, type, 0, 0, &f[i]);
+		rc = rt_fence_create(rt_stack_device(*s), 0, &f[i]);
 		if (rc) {
 			snprintf(err, errlen, "creating fence %u: %s", i, strerror(-rc));
-			os_adapter_destroy(*a);
+			rt_stack_destroy(*s);
 			return rc;
 		}
 	}
 	return 0;
 }
 
-/* Start a set-up adapter (queues_ok: its queues were created); on failure
- * destroy it and say why in err.  0 or -errno. */
-/* Start the adapter once its queues exist; queue_rc: how creating them went. */
-static int fb_rig_start(struct os_adapter *a, int queue_rc, char *err, size_t errlen)
+/* The rig's queues exist (queue_rc: how creating them went): on failure
+ * tear the stack down and say why in err.  0 or -errno. */
+static int fb_rig_start(struct rt_stack *s, int queue_rc, char *err, size_t errlen)
 {
-	int rc = queue_rc ? queue_rc : os_adapter_start(a);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", queue_rc ? "creating a queue" : "starting the adapter", strerror(-rc));
-		os_adapter_destroy(a);
+	if (queue_rc) {
+		snprintf(err, errlen, "creating a queue: %s", strerror(-queue_rc));
+		rt_stack_destroy(s);
 	}
-	return rc;
+	return queue_rc;
 }
 
 /* Let the interrupt thread handle what the last signals raised (bounded: 1 s), then read the counters. */
-static void fb_rig_drain(struct os_adapter *a, struct os_stats *s)
+static void fb_rig_drain(struct rt_stack *st, struct os_stats *s)
 {
 	for (int k = 0; k < 1000; k++) {
-		os_adapter_stats(a, s);
+		rt_stack_os_stats(st, s);
 		if (s->interrupts >= s->gpu_interrupts)
 			return;
 		struct timespec ts = { 0, 1000000 };
@@ -80,8 +83,8 @@ static void fb_rig_drain(struct os_adapter *a, struct os_stats *s)
 /* The lockstep rig of fb_irq_run. */
 struct fb_irq_rig {
 	const struct fb_irq_params *p;
-	struct os_fence *f;
-	struct os_queue *q;
+	struct rt_fence *f;
+	struct rt_direct_queue *q;
 	_Atomic uint64_t stamp;
 	uint64_t deadline;
 };
@@ -94,24 +97,24 @@ static bool fb_irq_one(struct fb_irq_rig *g, uint64_t v, bool waited, struct fb_
 	bool lost = false;
 	if (waited) {
 		lf_event_init(&ev);
-		os_fence_wait_event(g->f, v, &ev);   /* registered before the GPU signals */
+		rt_fence_wait_event(g->f, v, &ev);   /* registered before the GPU signals */
 	}
 	struct hw_cmd cmds[3] = {
 		{ .op = HW_CMD_WORK, .arg = g->p->work_ns },
 		{ .op = HW_CMD_STAMP, .stamp = &g->stamp },
-		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f), .value = v },
+		rt_cmd_signal(g->f, v),
 	};
-	os_queue_submit(g->q, cmds, 3);
+	rt_direct_queue_submit(g->q, cmds, 3);
 	if (waited) {
 		if (lf_event_wait(&ev, 2000, (int64_t)g->deadline)) {
-			lost = os_fence_value(g->f) >= v;
+			lost = rt_fence_completed(g->f) >= v;
 			lf_event_wait(&ev, 0, -1);
 		}
 		if (lat)
 			fb_hist_record(lat, (uint64_t)lf_ticks_ns(lf_ticks() - atomic_load_explicit(&g->stamp, memory_order_acquire)));
 	} else {
 		/* user mode polls the CPU-readable CurrentValue: no OS involvement */
-		for (unsigned spin = 0; os_fence_value(g->f) < v; spin++)
+		for (unsigned spin = 0; rt_fence_completed(g->f) < v; spin++)
 			if (spin > 64)
 				sched_yield();
 	}
@@ -130,35 +133,35 @@ static void fb_stats_sub(struct os_stats *a, const struct os_stats *b)
 
 int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen)
 {
-	struct os_adapter *a;
+	struct rt_stack *st;
 	struct fb_irq_rig g = { .p = p, .deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull };
 	memset(r, 0, sizeof(*r));
-	int rc = fb_rig_up(p->cfg, p->path, &a, &g.f, 1, err, errlen);
+	int rc = fb_rig_up(p->cfg, p->path, &st, &g.f, 1, err, errlen);
 	if (rc)
 		return rc;
-	rc = fb_rig_start(a, os_queue_create(a, 0, 256, &g.q), err, errlen);
+	rc = fb_rig_start(st, rt_direct_queue_create(st, 0, 256, &g.q), err, errlen);
 	if (rc)
 		return rc;
 	/* fences with a waiter that nothing satisfies: what a scan has to walk */
 	static struct lf_event never;
 	for (unsigned i = 0; i < p->idle_fences; i++) {
-		struct os_fence *idle;
-		rc = os_fence_create(a, p->path == FB_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED, 0, 0, &idle);
+		struct rt_fence *idle;
+		rc = rt_fence_create(rt_stack_device(st), 0, &idle);
 		if (rc) {
 			snprintf(err, errlen, "creating idle fence %u: %s", i, strerror(-rc));
-			os_adapter_destroy(a);
+			rt_stack_destroy(st);
 			return rc;
 		}
-		os_fence_wait_event(idle, UINT64_MAX / 2, &never);
+		rt_fence_wait_event(idle, UINT64_MAX / 2, &never);
 	}
 	/* warm-up: the same workload, not measured (threads awake, pages touched) */
 	uint64_t v = 0, w0 = lf_now_ns();
 	for (uint64_t n = 0; lf_now_ns() - w0 < p->warmup_ns; n++)
 		fb_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
 	struct os_stats s0;
-	os_adapter_stats(a, &s0);
+	rt_stack_os_stats(st, &s0);
 	if (p->started)
-		p->started(p->started_arg, a);
+		p->started(p->started_arg, st);
 	r->wait_lat = fb_hist_new();
 	/* exact fraction: signal i is waited when the running share is behind */
 	uint64_t t0 = lf_now_ns();
@@ -174,10 +177,10 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 		r->lost_wakeups += fb_irq_one(&g, ++v, waited, r->wait_lat);
 	}
 	r->elapsed_ns = lf_now_ns() - t0;
-	fb_rig_drain(a, &r->os);
+	fb_rig_drain(st, &r->os);
 	fb_stats_sub(&r->os, &s0);
 	r->signals = r->os.gpu_signals;
-	os_adapter_destroy(a);
+	rt_stack_destroy(st);
 	return 0;
 }
 
@@ -185,8 +188,8 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 
 /* The two-engine rig of fb_gpuwait_run: f[0] A signals, B waits; f[1] B signals, the app waits. */
 struct fb_gpuwait_rig {
-	struct os_fence **f;
-	struct os_queue *qa, *qb;
+	struct rt_fence **f;
+	struct rt_direct_queue *qa, *qb;
 	uint64_t work_ns, v;
 	_Atomic uint64_t ta, tb;
 };
@@ -197,19 +200,19 @@ static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
 {
 	uint64_t i = ++g->v;
 	struct hw_cmd b[3] = {
-		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(g->f[0]), .value = i },
+		rt_cmd_wait(g->f[0], i),
 		{ .op = HW_CMD_STAMP, .stamp = &g->tb },
-		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[1]), .value = i },
+		rt_cmd_signal(g->f[1], i),
 	};
 	struct hw_cmd s[3] = {
 		{ .op = HW_CMD_WORK, .arg = g->work_ns },
 		{ .op = HW_CMD_STAMP, .stamp = &g->ta },
-		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[0]), .value = i },
+		rt_cmd_signal(g->f[0], i),
 	};
-	os_queue_submit(g->qb, b, 3);
-	os_queue_submit(g->qa, s, 3);
+	rt_direct_queue_submit(g->qb, b, 3);
+	rt_direct_queue_submit(g->qa, s, 3);
 	/* sleep in the OS, not on a CPU an engine may need */
-	if (os_fence_wait_cpu(g->f[1], i, 10000000000ll))
+	if (rt_fence_wait(g->f[1], i, 10000000000ll))
 		return true;
 	if (lat)
 		fb_hist_record(lat, (uint64_t)lf_ticks_ns(atomic_load(&g->tb) - atomic_load(&g->ta)));
@@ -219,8 +222,8 @@ static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
 int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen)
 {
 	struct os_config cfg;
-	struct os_adapter *a;
-	struct os_fence *f[2];   /* f: A signals, B waits; done: B signals, the app waits */
+	struct rt_stack *st;
+	struct rt_fence *f[2];   /* f: A signals, B waits; done: B signals, the app waits */
 	memset(r, 0, sizeof(*r));
 	if (p->cfg) {
 		cfg = *p->cfg;
@@ -232,14 +235,14 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 		snprintf(err, errlen, "gpu wait needs 2 engines");
 		return -EINVAL;
 	}
-	int rc = fb_rig_up(&cfg, p->path, &a, f, 2, err, errlen);
+	int rc = fb_rig_up(&cfg, p->path, &st, f, 2, err, errlen);
 	if (rc)
 		return rc;
-	struct os_queue *qa = NULL, *qb = NULL;
-	rc = os_queue_create(a, 0, 64, &qa);
+	struct rt_direct_queue *qa = NULL, *qb = NULL;
+	rc = rt_direct_queue_create(st, 0, 64, &qa);
 	if (!rc)
-		rc = os_queue_create(a, 1, 64, &qb);
-	rc = fb_rig_start(a, rc, err, errlen);
+		rc = rt_direct_queue_create(st, 1, 64, &qb);
+	rc = fb_rig_start(st, rc, err, errlen);
 	if (rc)
 		return rc;
 	/* warm-up rounds first, not recorded; the counters are the measured rounds' */
@@ -249,25 +252,25 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 		if (fb_gpuwait_one(&g, NULL))
 			goto hung;
 	struct os_stats s0;
-	os_adapter_stats(a, &s0);
+	rt_stack_os_stats(st, &s0);
 	if (p->started)
-		p->started(p->started_arg, a);
+		p->started(p->started_arg, st);
 	r->lat = fb_hist_new();
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->rounds; i++)
 		if (fb_gpuwait_one(&g, r->lat))
 			goto hung;
 	r->elapsed_ns = lf_now_ns() - t0;
-	fb_rig_drain(a, &r->os);
+	fb_rig_drain(st, &r->os);
 	fb_stats_sub(&r->os, &s0);
-	os_adapter_destroy(a);
+	rt_stack_destroy(st);
 	return 0;
 
 hung:
 	snprintf(err, errlen, "round %llu: engine B never got past its wait", (unsigned long long)g.v);
 	fb_hist_free(r->lat);
 	r->lat = NULL;
-	os_adapter_destroy(a);
+	rt_stack_destroy(st);
 	return -ETIMEDOUT;
 }
 
@@ -276,8 +279,8 @@ hung:
 struct fb_stress_thread {
 	pthread_t thread;
 	const struct fb_stress_params *p;
-	struct os_fence *f;
-	struct os_queue *q;
+	struct rt_fence *f;
+	struct rt_direct_queue *q;
 	_Atomic uint64_t *lost_total;
 	uint64_t pairs, blocked, seed;
 };
@@ -293,18 +296,18 @@ static void *fb_stress_main(void *arg)
 			break;
 		struct hw_cmd cmds[2] = {
 			{ .op = HW_CMD_WORK, .arg = p->max_work_ns ? fb_rand(&t->seed) % (p->max_work_ns + 1) : 0 },
-			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(t->f), .value = i },
+			rt_cmd_signal(t->f, i),
 		};
-		os_queue_submit(t->q, cmds, 2);
+		rt_direct_queue_submit(t->q, cmds, 2);
 		if (p->max_app_delay_ns)
 			lf_spin_ns(fb_rand(&t->seed) % (p->max_app_delay_ns + 1));
-		if (os_fence_value(t->f) < i)
+		if (rt_fence_completed(t->f) < i)
 			t->blocked++;
-		int rc = os_fence_wait_cpu(t->f, i, (int64_t)deadline);
+		int rc = rt_fence_wait(t->f, i, (int64_t)deadline);
 		if (rc == -ETIMEDOUT) {
 			/* not reached within the deadline: a hung GPU, not a lost wake-up;
 			 * wait it out so the pair still completes */
-			rc = os_fence_wait_cpu(t->f, i, -1);
+			rc = rt_fence_wait(t->f, i, -1);
 		}
 		t->pairs++;
 	}
@@ -315,8 +318,8 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 {
 	enum { MAXT = 64 };
 	struct os_config cfg;
-	struct os_adapter *a;
-	struct os_fence *f[MAXT];
+	struct rt_stack *st;
+	struct rt_fence *f[MAXT];
 	struct fb_stress_thread t[MAXT];
 	_Atomic uint64_t lost_total = 0;
 
@@ -329,7 +332,7 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 	cfg.caps.engines = p->engines;
 	cfg.caps.fault = p->hw_fault;
 	cfg.fault = p->os_fault;
-	int rc = fb_rig_up(&cfg, p->path, &a, f, p->threads, err, errlen);
+	int rc = fb_rig_up(&cfg, p->path, &st, f, p->threads, err, errlen);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < p->threads; i++) {
@@ -337,11 +340,11 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		t[i].p = p;
 		t[i].f = f[i];
 		if (!rc)
-			rc = os_queue_create(a, i % p->engines, 64, &t[i].q);
+			rc = rt_direct_queue_create(st, i % p->engines, 64, &t[i].q);
 		t[i].seed = p->seed + i;
 		t[i].lost_total = &lost_total;
 	}
-	rc = fb_rig_start(a, rc, err, errlen);
+	rc = fb_rig_start(st, rc, err, errlen);
 	if (rc)
 		return rc;
 	uint64_t t0 = lf_now_ns();
@@ -358,7 +361,7 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 				left--;
 			}
 		struct os_stats s;
-		os_adapter_stats(a, &s);
+		rt_stack_os_stats(st, &s);
 		atomic_store(&lost_total, s.lost_wakeups);
 		struct timespec ts = { 0, 5000000 };
 		nanosleep(&ts, NULL);
@@ -368,8 +371,8 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		r->pairs += t[i].pairs;
 		r->blocked += t[i].blocked;
 	}
-	fb_rig_drain(a, &r->os);
+	fb_rig_drain(st, &r->os);
 	r->lost_wakeups = r->os.lost_wakeups;
-	os_adapter_destroy(a);
+	rt_stack_destroy(st);
 	return 0;
 }

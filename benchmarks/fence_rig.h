@@ -13,7 +13,8 @@
  * waiter's deadline, so every lost interrupt is a counted lost wake-up (the
  * detector the fault-injection tests prove can fail).
  *
- * Both: called from one thread; they create, start and destroy their own adapter.
+ * Both: called from one thread; they bring up and tear down their own stack
+ * (gpu-model/runtime/stack.h) and submit through its direct queues.
  */
 #ifndef FB_FENCE_RIG_H
 #define FB_FENCE_RIG_H
@@ -22,7 +23,7 @@
 #include <stdint.h>
 
 #include "benchmarks/hist.h"
-#include "gpu-model/os/os.h"
+#include "gpu-model/runtime/stack.h"
 
 enum fb_fence_path { FB_FENCE_NATIVE, FB_FENCE_LEGACY };
 
@@ -40,7 +41,7 @@ struct fb_irq_params {
 	unsigned idle_fences;         /* more fences, each with a CPU waiter never satisfied (ISR scaling) */
 	uint64_t period_ns;           /* pace: submit signal i at start + i * period (0: back to back) */
 	uint64_t warmup_ns;           /* the same workload this long first, not counted */
-	void (*started)(void *arg, struct os_adapter *a);  /* optional: threads are up (perf hooks) */
+	void (*started)(void *arg, struct rt_stack *s);   /* optional: threads are up (perf hooks) */
 	void *started_arg;
 };
 
@@ -67,7 +68,7 @@ struct fb_gpuwait_params {
 	uint64_t work_ns;             /* engine A's WORK before each signal */
 	uint64_t warmup_ns;           /* rounds this long first, not counted */
 	const struct os_config *cfg;  /* NULL: fb_rig_config(path) with 2 engines */
-	void (*started)(void *arg, struct os_adapter *a);
+	void (*started)(void *arg, struct rt_stack *s);
 	void *started_arg;
 };
 

@@ -13,6 +13,10 @@
  * divides rates by summed CPU time).  Compare the rows of one run; the ratio
  * stride:8 / stride:64 is the false-sharing cost.  The counter `adjacent`
  * checks that the two fences really are `stride` bytes apart.
+ *
+ * It includes gpu-model/hw/hw.h, below the runtime, on purpose: what it measures
+ * is the fence storage itself (hw_fence_alloc's packing), which no runtime call
+ * exposes; there is no OS, no engine thread and no submission in it.
  */
 #include <stdatomic.h>
 #include <stdio.h>

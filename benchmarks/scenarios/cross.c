@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "benchmarks/fence_rig.h"
 #include "benchmarks/hist.h"
 #include "benchmarks/scenario.h"
+#include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
 
 #define CROSS_DEADLINE_NS 1000000000ull
@@ -35,9 +35,9 @@ static const struct fb_param cross_params[] = {
 };
 
 struct cross_rig {
-	struct os_adapter *a, *b;
-	struct os_fence *fa, *fb;       /* the fence's instances on A and B */
-	struct os_queue *qa, *qb;
+	struct rt_stack *a, *b;         /* adapter A and adapter B, each with its OS and a device */
+	struct rt_fence *fa, *fb;       /* the fence's instances on A and B */
+	struct rt_direct_queue *qa, *qb;
 	int cpus_a[1], cpus_b[1];
 	bool gpu_wait;
 	uint64_t work_ns;
@@ -45,10 +45,10 @@ struct cross_rig {
 
 /* Engines on the run's last CPUs (A's on the last, B's on the one before,
  * wrapping), the application on the first. */
-static void cross_config(struct fb_run *run, struct os_config *cfg, int *cpu, size_t slot_from_end)
+static void cross_config(struct fb_run *run, struct rt_stack_config *sc, int *cpu, size_t slot_from_end)
 {
-	enum fb_fence_path path = fb_run_path(run) == FB_PATH_LEGACY ? FB_FENCE_LEGACY : FB_FENCE_NATIVE;
-	fb_rig_config(cfg, path);
+	rt_stack_config_default(sc, fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE);
+	struct os_config *cfg = &sc->os;
 	cfg->caps.engines = 1;
 	size_t n = fb_run_ncpus(run);
 	if (n >= 2) {
@@ -61,40 +61,36 @@ static void cross_config(struct fb_run *run, struct os_config *cfg, int *cpu, si
 static void cross_down(struct cross_rig *r)
 {
 	if (r->fb)
-		os_fence_destroy(r->fb);
+		rt_fence_destroy(r->fb);
 	if (r->fa)
-		os_fence_destroy(r->fa);
-	os_adapter_destroy(r->b);
-	os_adapter_destroy(r->a);
+		rt_fence_destroy(r->fa);
+	rt_stack_destroy(r->b);
+	rt_stack_destroy(r->a);
 }
 
 static int cross_up(struct fb_run *run, struct cross_rig *r)
 {
-	struct os_config ca, cb;
+	struct rt_stack_config ca, cb;
 	char err[256];
 	memset(r, 0, sizeof(*r));
 	cross_config(run, &ca, r->cpus_a, 0);
 	cross_config(run, &cb, r->cpus_b, 1);
-	int rc = os_adapter_create(&ca, &r->a, err, sizeof(err));
+	int rc = rt_stack_create(&ca, &r->a, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "adapter A: %s", err);
-	rc = os_adapter_create(&cb, &r->b, err, sizeof(err));
+	rc = rt_stack_create(&cb, &r->b, err, sizeof(err));
 	if (rc) {
-		os_adapter_destroy(r->a);
+		rt_stack_destroy(r->a);
 		return fb_run_error(run, rc, "adapter B: %s", err);
 	}
-	enum os_fence_type type = fb_run_path(run) == FB_PATH_LEGACY ? OS_FENCE_MONITORED : OS_FENCE_NATIVE;
-	rc = os_fence_create(r->a, type, 0, OS_FENCE_CROSS_ADAPTER, &r->fa);
+	/* native on native adapters, monitored on legacy ones (the path's type) */
+	rc = rt_fence_create_cross(rt_stack_device(r->a), 0, &r->fa);
 	if (!rc)
-		rc = os_fence_open_cross(r->fa, r->b, type, &r->fb);
+		rc = rt_fence_open_cross(r->fa, rt_stack_device(r->b), &r->fb);
 	if (!rc)
-		rc = os_queue_create(r->a, 0, 64, &r->qa);
+		rc = rt_direct_queue_create(r->a, 0, 64, &r->qa);
 	if (!rc)
-		rc = os_queue_create(r->b, 0, 64, &r->qb);
-	if (!rc)
-		rc = os_adapter_start(r->a);
-	if (!rc)
-		rc = os_adapter_start(r->b);
+		rc = rt_direct_queue_create(r->b, 0, 64, &r->qb);
 	if (rc) {
 		cross_down(r);
 		return fb_run_error(run, rc, "setting up two adapters and a cross-adapter fence: %s", strerror(-rc));
@@ -102,10 +98,10 @@ static int cross_up(struct fb_run *run, struct cross_rig *r)
 	r->gpu_wait = !strcmp(fb_run_enum(run, "waiter"), "gpu");
 	r->work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0);
 	fb_run_pin_self(run, 0);
-	fb_run_thread(run, "os-irq-a", os_adapter_irq_tid(r->a));
-	fb_run_thread(run, "os-irq-b", os_adapter_irq_tid(r->b));
-	fb_run_thread(run, "engine-a", hw_engine_tid(os_adapter_hw(r->a), 0));
-	fb_run_thread(run, "engine-b", hw_engine_tid(os_adapter_hw(r->b), 0));
+	fb_run_thread(run, "os-irq-a", rt_stack_irq_tid(r->a));
+	fb_run_thread(run, "os-irq-b", rt_stack_irq_tid(r->b));
+	fb_run_thread(run, "engine-a", rt_stack_engine_tid(r->a, 0));
+	fb_run_thread(run, "engine-b", rt_stack_engine_tid(r->b, 0));
 	return 0;
 }
 
@@ -118,15 +114,15 @@ static uint64_t cross_round(struct cross_rig *r, uint64_t v)
 	struct hw_cmd s[3] = {
 		{ .op = HW_CMD_WORK, .arg = r->work_ns },
 		{ .op = HW_CMD_STAMP, .stamp = &ta },
-		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(r->fa), .value = v },
+		rt_cmd_signal(r->fa, v),
 	};
 	if (r->gpu_wait) {
 		struct hw_cmd w[2] = {
-			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(r->fb), .value = v },
+			rt_cmd_wait(r->fb, v),
 			{ .op = HW_CMD_STAMP, .stamp = &tb },
 		};
-		os_queue_submit(r->qb, w, 2);
-		os_queue_submit(r->qa, s, 3);
+		rt_direct_queue_submit(r->qb, w, 2);
+		rt_direct_queue_submit(r->qa, s, 3);
 		uint64_t end = lf_now_ns() + CROSS_DEADLINE_NS;
 		for (unsigned spin = 0; !atomic_load_explicit(&tb, memory_order_acquire); spin++) {
 			if (spin > 64)
@@ -136,8 +132,8 @@ static uint64_t cross_round(struct cross_rig *r, uint64_t v)
 		}
 		return (uint64_t)lf_ticks_ns(atomic_load(&tb) - atomic_load(&ta));
 	}
-	os_queue_submit(r->qa, s, 3);
-	if (os_fence_wait_cpu(r->fb, v, (int64_t)CROSS_DEADLINE_NS))
+	rt_direct_queue_submit(r->qa, s, 3);
+	if (rt_fence_wait(r->fb, v, (int64_t)CROSS_DEADLINE_NS))
 		return 0;
 	uint64_t now = lf_ticks();    /* the engines' stamps count lf_ticks() */
 	return (uint64_t)lf_ticks_ns(now - atomic_load_explicit(&ta, memory_order_acquire));
@@ -152,11 +148,11 @@ struct cross_snap {
 
 static void cross_snap(struct cross_rig *r, struct cross_snap *s)
 {
-	os_adapter_stats(r->a, &s->a);
-	os_adapter_stats(r->b, &s->b);
-	os_adapter_cross_stats(r->a, &s->xa);
-	os_adapter_cross_stats(r->b, &s->xb);
-	s->notify_b = os_adapter_ddi_count(r->b, OS_DDI_UPDATE_CV_NOTIFY_ONLY);
+	rt_stack_os_stats(r->a, &s->a);
+	rt_stack_os_stats(r->b, &s->b);
+	rt_stack_cross_stats(r->a, &s->xa);
+	rt_stack_cross_stats(r->b, &s->xb);
+	s->notify_b = rt_stack_ddi_count(r->b, OS_DDI_UPDATE_CV_NOTIFY_ONLY);
 	s->t = lf_now_ns();
 }
 
@@ -165,7 +161,7 @@ static void cross_drain(struct cross_rig *r)
 {
 	for (int k = 0; k < 1000; k++) {
 		struct os_stats sa;
-		os_adapter_stats(r->a, &sa);
+		rt_stack_os_stats(r->a, &sa);
 		if (sa.interrupts >= sa.gpu_interrupts)
 			return;
 		struct timespec ts = { 0, 1000000 };

@@ -15,15 +15,14 @@ static enum fb_fence_path fb_fence_path_of(const struct fb_run *run)
 }
 
 /* Register the adapter's role threads with the harness (perf groups). */
-static void fb_fence_started(void *arg, struct os_adapter *a)
+static void fb_fence_started(void *arg, struct rt_stack *s)
 {
 	struct fb_run *run = arg;
 	char role[32];
-	fb_run_thread(run, "os-irq", os_adapter_irq_tid(a));
-	const struct hw_caps *caps = hw_adapter_caps(os_adapter_hw(a));
-	for (unsigned e = 0; e < caps->engines; e++) {
+	fb_run_thread(run, "os-irq", rt_stack_irq_tid(s));
+	for (unsigned e = 0; e < rt_stack_engines(s); e++) {
 		snprintf(role, sizeof(role), "engine%u", e);
-		fb_run_thread(run, role, hw_engine_tid(os_adapter_hw(a), e));
+		fb_run_thread(run, role, rt_stack_engine_tid(s, e));
 	}
 	fb_run_measure_begin(run);
 }

@@ -10,6 +10,11 @@
  *     fencebench sweep fence-stride --grid stride=8,16,32,64,128
  * The micro-benchmark fence_stride_signal (make bench) measures the same in
  * Google Benchmark.
+ *
+ * The one scenario that includes gpu-model/hw/hw.h instead of going through
+ * the runtime (gpu-model/runtime/stack.h), on purpose: it measures the fence
+ * storage layout itself (hw_fence_alloc's packing by stride), which no
+ * runtime call exposes; no OS, engine thread or submission is involved.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -13,7 +13,7 @@
 #include "benchmarks/limits.h"
 #include "benchmarks/scenario.h"
 #include "benchmarks/scenarios/submit.h"
-#include "gpu-model/runtime/rt.h"
+#include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
 
@@ -26,8 +26,7 @@
 /* ---- the rig ---- */
 
 struct fb_submit_rig {
-	struct os_adapter *a;
-	struct os_ums *u;
+	struct rt_stack *s;
 	struct rt_device *d;
 	int cpus[1];
 };
@@ -35,64 +34,49 @@ struct fb_submit_rig {
 static int fb_submit_up(const struct fb_submit_params *p, unsigned engines, unsigned doorbells,
 			struct fb_submit_rig *g, char *err, size_t errlen)
 {
-	struct os_config cfg;
-	struct os_ums_config ucfg;
+	struct rt_stack_config sc;
+	rt_stack_config_default(&sc, RT_PATH_NATIVE);
 	if (p->cfg)
-		cfg = *p->cfg;
-	else
-		os_config_default(&cfg);
-	os_ums_config_default(&ucfg);
-	cfg.caps.engines = engines;
-	cfg.caps.doorbell_model = p->model;
-	cfg.caps.doorbells = doorbells;
-	cfg.caps.f1_timeout_ns = p->f1_timeout_ns ? p->f1_timeout_ns : p->parked ? 50000 : 0;
-	cfg.caps.ncpus = 0;
+		sc.os = *p->cfg;
+	struct os_config *cfg = &sc.os;
+	struct os_ums_config *ucfg = &sc.ums;
+	cfg->caps.engines = engines;
+	cfg->caps.doorbell_model = p->model;
+	cfg->caps.doorbells = doorbells;
+	cfg->caps.f1_timeout_ns = p->f1_timeout_ns ? p->f1_timeout_ns : p->parked ? 50000 : 0;
+	cfg->caps.ncpus = 0;
 	if (p->run && fb_run_ncpus(p->run) >= 2) {
 		/* the engine has the last CPU to itself; the application, the OS
 		 * threads and the scheduler share the first */
 		size_t n = fb_run_ncpus(p->run);
 		g->cpus[0] = fb_run_cpu(p->run, n - 1);
-		cfg.caps.cpus = g->cpus;
-		cfg.caps.ncpus = 1;
-		ucfg.sched_cpu = p->sched_on_engine_cpu ? g->cpus[0] : fb_run_cpu(p->run, 0);
-		ucfg.power_cpu = fb_run_cpu(p->run, 0);
-		cfg.irq_cpu = fb_run_cpu(p->run, 0);
+		cfg->caps.cpus = g->cpus;
+		cfg->caps.ncpus = 1;
+		ucfg->sched_cpu = p->sched_on_engine_cpu ? g->cpus[0] : fb_run_cpu(p->run, 0);
+		ucfg->power_cpu = fb_run_cpu(p->run, 0);
+		cfg->irq_cpu = fb_run_cpu(p->run, 0);
 		fb_run_pin_self(p->run, 0);
 	}
-	int rc = os_adapter_create(&cfg, &g->a, err, errlen);
+	int rc = rt_stack_create(&sc, &g->s, err, errlen);
 	if (rc)
 		return rc;
-	rc = os_adapter_start(g->a);
-	if (!rc)
-		rc = os_ums_attach(g->a, &ucfg, &g->u, err, errlen);
-	if (!rc)
-		rc = rt_device_create(g->u, &g->d);
-	if (rc) {
-		if (!err[0])
-			snprintf(err, errlen, "starting the adapter: %s", strerror(-rc));
-		if (g->u)
-			os_ums_detach(g->u);
-		os_adapter_destroy(g->a);
-		return rc;
-	}
+	g->d = rt_stack_device(g->s);
 	if (p->run && p->register_threads) {
 		char role[24];
 		for (unsigned e = 0; e < engines; e++) {
 			snprintf(role, sizeof(role), "engine%u", e);
-			fb_run_thread(p->run, role, hw_engine_tid(os_adapter_hw(g->a), e));
+			fb_run_thread(p->run, role, rt_stack_engine_tid(g->s, e));
 		}
-		fb_run_thread(p->run, "os-irq", os_adapter_irq_tid(g->a));
-		fb_run_thread(p->run, "os-sched", os_ums_sched_tid(g->u));
-		fb_run_thread(p->run, "os-power", os_ums_power_tid(g->u));
+		fb_run_thread(p->run, "os-irq", rt_stack_irq_tid(g->s));
+		fb_run_thread(p->run, "os-sched", rt_stack_sched_tid(g->s));
+		fb_run_thread(p->run, "os-power", rt_stack_power_tid(g->s));
 	}
 	return 0;
 }
 
 static void fb_submit_down(struct fb_submit_rig *g)
 {
-	rt_device_destroy(g->d);
-	os_ums_detach(g->u);
-	os_adapter_destroy(g->a);
+	rt_stack_destroy(g->s);
 }
 
 /* Wait (bounded) until *w != 0.  Kernel-mode waits yield at once: the
@@ -126,9 +110,8 @@ static int fb_submit_wait_done(struct rt_queue *q, uint64_t v)
 /* The engine parked in F1 (bounded wait). */
 static int fb_submit_wait_f1(struct fb_submit_rig *g)
 {
-	struct hw_adapter *hw = os_adapter_hw(g->a);
 	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
-	while (hw_engine_fstate(hw, 0) != HW_F1) {
+	while (rt_stack_engine_fstate(g->s, 0) != HW_F1) {
 		if (lf_now_ns() > deadline)
 			return -ETIMEDOUT;
 		struct timespec ts = { 0, 20000 };
@@ -240,13 +223,13 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
 		r->um_connects = s.connects;
 	}
 	struct hw_engine_um_stats es;
-	hw_engine_um_stats(os_adapter_hw(g.a), 0, &es);
+	rt_stack_engine_um_stats(g.s, 0, &es);
 	r->f1_entries = es.f1_entries;
 	r->state_irqs = es.state_irqs;
 	r->f1_ns = es.f1_ns;
 	r->life_ns = lf_now_ns() - born;
 	struct os_ums_stats us;
-	os_ums_stats(g.u, &us);
+	rt_stack_ums_stats(g.s, &us);
 	r->sched_wakeups = us.sched_wakeups;
 	fb_submit_down(&g);
 	return 0;
@@ -412,7 +395,7 @@ static int thrash_run(struct fb_run *run)
 	for (uint64_t i = 0; i < 2ull * nq && !rc; i++)
 		rc = fb_submit_one(q[i % nq], false, NULL);
 	struct os_ums_stats s0, s1;
-	os_ums_stats(g.u, &s0);
+	rt_stack_ums_stats(g.s, &s0);
 	struct fb_hist *h = fb_hist_new();
 	fb_run_measure_begin(run);
 	uint64_t t0 = lf_now_ns();
@@ -420,7 +403,7 @@ static int thrash_run(struct fb_run *run)
 		rc = fb_submit_one(q[i % nq], false, h);
 	uint64_t elapsed = lf_now_ns() - t0;
 	fb_run_measure_end(run, n);
-	os_ums_stats(g.u, &s1);
+	rt_stack_ums_stats(g.s, &s1);
 	uint64_t retries = 0, connects = 0;
 	for (unsigned i = 0; i < nq; i++) {
 		struct rt_queue_stats qs;

@@ -12,7 +12,8 @@
  * then pays the reconnect and the engine's wake-up, the kernel-mode path the
  * scheduler's and the engine's.
  *
- * Called from one thread; creates, starts and destroys its own adapter.
+ * Called from one thread; brings up and tears down its own stack
+ * (gpu-model/runtime/stack.h).
  */
 #ifndef FB_SUBMIT_H
 #define FB_SUBMIT_H
@@ -21,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu-model/os/os.h"
+#include "gpu-model/runtime/stack.h"
 
 struct fb_run;
 
@@ -31,7 +32,7 @@ struct fb_submit_params {
 	bool user_mode;                /* measure the user-mode path (false: kernel-mode only) */
 	enum hw_doorbell_model model;
 	uint64_t f1_timeout_ns;        /* 0: the default (1 ms) while polling, 50 us when parked */
-	const struct os_config *cfg;   /* NULL: os_config_default */
+	const struct os_config *cfg;   /* NULL: rt_stack_config_default (native) */
 	struct fb_run *run;            /* non-NULL: pin from its CPUs */
 	bool register_threads;         /* ... and register the role threads (perf groups) */
 	bool mark_region;              /* ... and mark the measured loop (fb_run_measure_begin/end) */

@@ -543,6 +543,12 @@ int hw_engines_start(struct hw_adapter *a)
 			return -rc;
 		e->started = true;
 	}
+	/* every engine's tid is known on return (hw_engine_tid): a caller that
+	 * registers it for perf counters at once must not read 0, which
+	 * perf_event_open takes for "the calling thread" */
+	for (unsigned i = 0; i < a->caps.engines; i++)
+		while (!atomic_load(&a->engines[i].tid))
+			sched_yield();
 	return 0;
 }
 

@@ -204,7 +204,7 @@ struct hw_engine_stats {
 
 /* 0 or -EINVAL with a one-line reason in err (bad caps). */
 int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char *err, size_t errlen);
-int hw_adapter_start(struct hw_adapter *a);          /* starts the engine threads */
+int hw_adapter_start(struct hw_adapter *a);          /* starts the engine threads; their tids are known on return */
 void hw_adapter_stop(struct hw_adapter *a);           /* stops and joins the engines (idempotent) */
 void hw_adapter_destroy(struct hw_adapter *a);        /* stops the engines, frees everything */
 const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a);

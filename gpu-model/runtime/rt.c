@@ -117,21 +117,32 @@ int rt_device_destroy(struct rt_device *d)
 
 /* ---- fences ---- */
 
-int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out)
+/* Make the OS fence of a fence of d: in its list, destroyed with it. */
+static struct rt_fence *rt_fence_adopt(struct rt_device *d, struct os_fence *of)
 {
 	struct rt_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
-	int rc = os_fence_create(os_ums_adapter(d->u), OS_FENCE_NATIVE, initial, 0, &f->f);
-	if (rc) {
-		lf_free(f, sizeof(*f), LF_CACHELINE);
-		return rc;
-	}
+	f->f = of;
 	f->d = d;
 	pthread_mutex_lock(&d->lock);
 	f->next = d->fences;
 	d->fences = f;
 	pthread_mutex_unlock(&d->lock);
-	*out = f;
-	return 0;
+	return f;
+}
+
+/* A fence of d created with os_fence_create flags `flags`. */
+static int rt_fence_create_flags(struct rt_device *d, uint64_t initial, unsigned flags, struct rt_fence **out)
+{
+	struct os_fence *of;
+	int rc = os_fence_create(os_ums_adapter(d->u), OS_FENCE_NATIVE, initial, flags, &of);
+	if (!rc)
+		*out = rt_fence_adopt(d, of);
+	return rc;
+}
+
+int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out)
+{
+	return rt_fence_create_flags(d, initial, 0, out);
 }
 
 void rt_fence_destroy(struct rt_fence *f)
@@ -169,6 +180,36 @@ int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns)
 struct os_fence *rt_fence_os(struct rt_fence *f)
 {
 	return f->f;
+}
+
+int rt_fence_create_cross(struct rt_device *d, uint64_t initial, struct rt_fence **out)
+{
+	return rt_fence_create_flags(d, initial, OS_FENCE_CROSS_ADAPTER, out);
+}
+
+int rt_fence_open_cross(struct rt_fence *f, struct rt_device *other, struct rt_fence **out)
+{
+	struct os_fence *of;
+	/* native where `other` supports it (os_fence_open_cross downgrades) */
+	int rc = os_fence_open_cross(f->f, os_ums_adapter(other->u), OS_FENCE_NATIVE, &of);
+	if (!rc)
+		*out = rt_fence_adopt(other, of);
+	return rc;
+}
+
+int rt_fence_wait_event(struct rt_fence *f, uint64_t v, struct lf_event *ev)
+{
+	return os_fence_wait_event(f->f, v, ev);
+}
+
+struct hw_cmd rt_cmd_signal(struct rt_fence *f, uint64_t v)
+{
+	return (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f->f), .value = v };
+}
+
+struct hw_cmd rt_cmd_wait(struct rt_fence *f, uint64_t v)
+{
+	return (struct hw_cmd){ .op = HW_CMD_WAIT, .fence = os_fence_hw(f->f), .value = v };
 }
 
 /* ---- queues ---- */
@@ -410,7 +451,7 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 
 int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v)
 {
-	struct hw_cmd c = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f->f), .value = v };
+	struct hw_cmd c = rt_cmd_signal(f, v);
 	return rt_queue_submit(q, &c, 1, NULL);
 }
 
@@ -418,7 +459,7 @@ int rt_queue_wait_gpu(struct rt_queue *q, struct rt_fence *f, uint64_t v)
 {
 	if (q->um && !os_fence_is_native(f->f))
 		return -EINVAL;           /* nobody would hold it on the CPU */
-	struct hw_cmd c = { .op = HW_CMD_WAIT, .fence = os_fence_hw(f->f), .value = v };
+	struct hw_cmd c = rt_cmd_wait(f, v);
 	return rt_queue_submit(q, &c, 1, NULL);
 }
 

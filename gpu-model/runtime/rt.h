@@ -137,4 +137,25 @@ struct os_fence *rt_fence_os(struct rt_fence *f);
  * dummy page.  Set before the submitting threads start. */
 extern void (*rt_test_ring_hook)(struct rt_queue *q);
 
+/* ---- commands, cross-adapter fences, events (scenarios and rigs) ----
+ *
+ * A command buffer for rt_queue_submit or rt_direct_queue_submit (stack.h)
+ * is an array of struct hw_cmd: WORK and STAMP are written as they are; a
+ * fence's GPU Signal and Wait come from these builders, so that no caller
+ * names the fence's hardware storage.  Any thread; never block. */
+struct hw_cmd rt_cmd_signal(struct rt_fence *f, uint64_t v);   /* SIGNAL(f, v) */
+struct hw_cmd rt_cmd_wait(struct rt_fence *f, uint64_t v);     /* WAIT(f, v): the GPU waits (native) or the OS holds it */
+
+/* A cross-adapter fence on d (native where the adapter supports it), opened
+ * on other devices with rt_fence_open_cross; each instance is a fence of its
+ * device (destroyed with it or by rt_fence_destroy).  0 / -errno of
+ * os_fence_create and os_fence_open_cross.  Setup thread. */
+int rt_fence_create_cross(struct rt_device *d, uint64_t initial, struct rt_fence **out);
+int rt_fence_open_cross(struct rt_fence *f, struct rt_device *other, struct rt_fence **out);
+
+/* Event-style CPU wait: ev is set once the fence reaches v (at once if it
+ * has; on device removal too: every fence then reads UINT64_MAX).  Any
+ * thread; never blocks.  0 / -ERANGE (a 32-bit GPU, v too far ahead). */
+int rt_fence_wait_event(struct rt_fence *f, uint64_t v, struct lf_event *ev);
+
 #endif

@@ -1,0 +1,107 @@
+/* gpu-model/runtime/stack.h — the one way into the model: bring-up and
+ * teardown of the whole stack, and what scenarios and rigs read of it.
+ *
+ * A stack is one adapter (the GPU and its engines), its OS (interrupt
+ * thread), user-mode submission support (the OS scheduler and power
+ * threads) and one runtime device on it — the state of a process that opened
+ * a D3D device on that adapter.  Fences and queues are the device's
+ * (rt.h: rt_fence_create, rt_queue_create, rt_stack_device()), plus the
+ * direct queue below.  Scenarios, rigs and micro-benchmarks reach the model
+ * through here and rt.h only; the os_ and hw_ types they still see (struct
+ * os_config, os_stats, hw_cmd, ...) are re-exported on purpose, as data.
+ *
+ * Bring-up order: adapter created and started (engines, interrupt thread),
+ * user-mode submission attached, device created.  Teardown is the reverse:
+ * the device is closed the normal way (what was queued on its queues
+ * completes), the engines stop, the device's fences and queues are freed,
+ * the OS threads stop, the adapter goes.  The engines stop before any fence
+ * is freed because a signal's CMP part still reads the fence after the
+ * value a CPU waiter returns on is written.  Direct queues are not drained:
+ * what is still in them is dropped with the adapter.
+ *
+ *   call                                       who                            blocks?
+ *   rt_stack_create / rt_stack_destroy         one setup thread               create: starts threads;
+ *                                                                             destroy: drains, joins
+ *   rt_direct_queue_create                     the setup thread, not          no
+ *                                                concurrently with rt_queue_create
+ *   rt_direct_queue_submit                     the queue's one submitting     only while its ring is full
+ *                                                thread
+ *   rt_stack_*_tid, rt_stack_engines,          any thread                     no (wait-free reads)
+ *     rt_stack_*_stats, rt_stack_ddi_count,
+ *     rt_stack_engine_fstate
+ * Statistics are relaxed reads of single-writer counters: exact once the
+ * threads that write them are idle, a consistent-enough snapshot otherwise.
+ */
+#ifndef RT_STACK_H
+#define RT_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu-model/runtime/rt.h"
+
+struct rt_stack;
+struct rt_direct_queue;
+
+/* Which WDDM generation the adapter and OS are. */
+enum rt_path {
+	RT_PATH_NATIVE,   /* WDDM 3.2: native GPU fences, user-mode submission */
+	RT_PATH_LEGACY,   /* WDDM 2.x: monitored fences only */
+};
+
+struct rt_stack_config {
+	struct os_config os;          /* the adapter's caps (engines, their CPUs, payload, ...) and the OS (irq_cpu, ...) */
+	struct os_ums_config ums;     /* user-mode submission (scheduler and power thread CPUs, drain timeout) */
+};
+
+/* Defaults for a path: os_config_default with native fences on (native) or
+ * off in both the caps and the OS (legacy); os_ums_config_default.  Nothing
+ * pinned.  Any thread. */
+void rt_stack_config_default(struct rt_stack_config *cfg, enum rt_path path);
+
+/* Bring the whole stack up.  0; -EINVAL with a one-line reason in err (bad
+ * caps, native support advertised but not enabled, bad doorbell caps);
+ * -errno (threads, memory, device table).  Nothing is left on failure. */
+int rt_stack_create(const struct rt_stack_config *cfg, struct rt_stack **out, char *err, size_t errlen);
+/* Tear it down (order above).  No thread may use the stack's fences or
+ * queues any more; no CPU wait may be in progress.  0, or -ETIMEDOUT when a
+ * queue did not drain (everything is freed anyway). */
+int rt_stack_destroy(struct rt_stack *s);
+struct rt_device *rt_stack_device(struct rt_stack *s);
+bool rt_stack_native(const struct rt_stack *s);   /* native fences supported and enabled */
+
+/* ---- role threads (pinning is in the config; these are for perf and reports) ---- */
+
+unsigned rt_stack_engines(const struct rt_stack *s);
+pid_t rt_stack_engine_tid(const struct rt_stack *s, unsigned engine);
+pid_t rt_stack_irq_tid(const struct rt_stack *s);     /* the OS interrupt thread */
+pid_t rt_stack_sched_tid(const struct rt_stack *s);   /* the OS scheduler (kernel-mode submission) */
+pid_t rt_stack_power_tid(const struct rt_stack *s);   /* the OS power thread (engine F-states) */
+
+/* ---- statistics ---- */
+
+void rt_stack_os_stats(struct rt_stack *s, struct os_stats *out);         /* interrupts, waits, power proxy */
+void rt_stack_ums_stats(struct rt_stack *s, struct os_ums_stats *out);    /* doorbells, F/D-states, km submits */
+void rt_stack_cross_stats(struct rt_stack *s, struct os_cross_stats *out);  /* cross-adapter propagation */
+uint64_t rt_stack_ddi_count(struct rt_stack *s, enum os_ddi ddi);          /* DDI calls made on the adapter */
+void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_engine_um_stats *out);
+enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /* F0 polling / F1 parked */
+
+/* ---- the direct queue ----
+ *
+ * A queue whose command buffers the OS writes into the engine's ring on the
+ * submitting thread (os_queue_submit): no scheduler thread, no kernel
+ * crossing, no progress fence — the signals a fence workload measures are
+ * the only signals the queue makes (a progress write would double the
+ * interrupts of the legacy path).  A WAIT on a monitored fence is held on
+ * the CPU by the OS, with everything after it.  Freed with the stack. */
+
+/* 0 / -ENOSPC (queue tables full) / -EINVAL (engine, ring_slots not a power of two). */
+int rt_direct_queue_create(struct rt_stack *s, unsigned engine, size_t ring_slots, struct rt_direct_queue **out);
+/* Submit cmds[0..n) (WORK, STAMP, COUNT, rt_cmd_signal, rt_cmd_wait); they
+ * are copied.  0 / -EINVAL (a bad command) / -ENOMEM (held on the CPU, no memory). */
+int rt_direct_queue_submit(struct rt_direct_queue *q, const struct hw_cmd *cmds, size_t n);
+
+#endif
