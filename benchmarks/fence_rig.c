@@ -10,20 +10,20 @@
 #include "benchmarks/fence_rig.h"
 #include "lockfree/arch.h"
 
-static enum rt_path fb_rig_path(enum fb_fence_path path)
+static enum rt_path rig_path(enum rig_fence_path path)
 {
-	return path == FB_FENCE_NATIVE ? RT_PATH_NATIVE : RT_PATH_LEGACY;
+	return path == RIG_FENCE_NATIVE ? RT_PATH_NATIVE : RT_PATH_LEGACY;
 }
 
-void fb_rig_config(struct os_config *cfg, enum fb_fence_path path)
+void rig_config(struct os_config *cfg, enum rig_fence_path path)
 {
 	struct rt_stack_config sc;
-	rt_stack_config_default(&sc, fb_rig_path(path));
+	rt_stack_config_default(&sc, rig_path(path));
 	*cfg = sc.os;
 }
 
 /* splitmix64: the workloads' reproducible randomness */
-static uint64_t fb_rand(uint64_t *s)
+static uint64_t rig_rand(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -31,14 +31,14 @@ static uint64_t fb_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Bring up the stack (cfg NULL: fb_rig_config(path)) with nf fences on its
+/* Bring up the stack (cfg NULL: rig_config(path)) with nf fences on its
  * device (native where the adapter is: the path's type).  0 or -errno with
  * the reason in err; nothing is left on failure. */
-static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struct rt_stack **s,
+static int rig_up(const struct os_config *cfg, enum rig_fence_path path, struct rt_stack **s,
 		     struct rt_fence **f, unsigned nf, char *err, size_t errlen)
 {
 	struct rt_stack_config sc;
-	rt_stack_config_default(&sc, fb_rig_path(path));
+	rt_stack_config_default(&sc, rig_path(path));
 	if (cfg)
 		sc.os = *cfg;
 	int rc = rt_stack_create(&sc, s, err, errlen);
@@ -57,7 +57,7 @@ static int fb_rig_up(const struct os_config *cfg, enum fb_fence_path path, struc
 
 /* The rig's queues exist (queue_rc: how creating them went): on failure
  * tear the stack down and say why in err.  0 or -errno. */
-static int fb_rig_start(struct rt_stack *s, int queue_rc, char *err, size_t errlen)
+static int rig_start(struct rt_stack *s, int queue_rc, char *err, size_t errlen)
 {
 	if (queue_rc) {
 		snprintf(err, errlen, "creating a queue: %s", strerror(-queue_rc));
@@ -67,7 +67,7 @@ static int fb_rig_start(struct rt_stack *s, int queue_rc, char *err, size_t errl
 }
 
 /* Let the interrupt thread handle what the last signals raised (bounded: 1 s), then read the counters. */
-static void fb_rig_drain(struct rt_stack *st, struct os_stats *s)
+static void rig_drain(struct rt_stack *st, struct os_stats *s)
 {
 	for (int k = 0; k < 1000; k++) {
 		rt_stack_os_stats(st, s);
@@ -80,9 +80,9 @@ static void fb_rig_drain(struct rt_stack *st, struct os_stats *s)
 
 /* ---- irq suppression: lockstep signals, a fraction CPU-waited ---- */
 
-/* The lockstep rig of fb_irq_run. */
-struct fb_irq_rig {
-	const struct fb_irq_params *p;
+/* The lockstep rig of rig_irq_run. */
+struct rig_irq_rig {
+	const struct rig_irq_params *p;
 	struct rt_fence *f;
 	struct rt_direct_queue *q;
 	_Atomic uint64_t stamp;
@@ -91,7 +91,7 @@ struct fb_irq_rig {
 
 /* Signal value v (waited or not) and wait for it; true when it had a CPU waiter
  * that missed its deadline although the value was reached (a lost wake-up). */
-static bool fb_irq_one(struct fb_irq_rig *g, uint64_t v, bool waited, struct fb_hist *lat)
+static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct fb_hist *lat)
 {
 	struct lf_event ev;
 	bool lost = false;
@@ -122,7 +122,7 @@ static bool fb_irq_one(struct fb_irq_rig *g, uint64_t v, bool waited, struct fb_
 }
 
 /* a -= b, counter by counter (struct os_stats holds only uint64_t counters). */
-static void fb_stats_sub(struct os_stats *a, const struct os_stats *b)
+static void rig_stats_sub(struct os_stats *a, const struct os_stats *b)
 {
 	_Static_assert(sizeof(struct os_stats) % sizeof(uint64_t) == 0, "os_stats: uint64_t counters only");
 	uint64_t *x = (uint64_t *)a;
@@ -131,15 +131,15 @@ static void fb_stats_sub(struct os_stats *a, const struct os_stats *b)
 		x[k] -= y[k];
 }
 
-int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen)
+int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *err, size_t errlen)
 {
 	struct rt_stack *st;
-	struct fb_irq_rig g = { .p = p, .deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull };
+	struct rig_irq_rig g = { .p = p, .deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull };
 	memset(r, 0, sizeof(*r));
-	int rc = fb_rig_up(p->cfg, p->path, &st, &g.f, 1, err, errlen);
+	int rc = rig_up(p->cfg, p->path, &st, &g.f, 1, err, errlen);
 	if (rc)
 		return rc;
-	rc = fb_rig_start(st, rt_direct_queue_create(st, 0, 256, &g.q), err, errlen);
+	rc = rig_start(st, rt_direct_queue_create(st, 0, 256, &g.q), err, errlen);
 	if (rc)
 		return rc;
 	/* fences with a waiter that nothing satisfies: what a scan has to walk */
@@ -157,7 +157,7 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 	/* warm-up: the same workload, not measured (threads awake, pages touched) */
 	uint64_t v = 0, w0 = lf_now_ns();
 	for (uint64_t n = 0; lf_now_ns() - w0 < p->warmup_ns; n++)
-		fb_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
+		rig_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
 	struct os_stats s0;
 	rt_stack_os_stats(st, &s0);
 	if (p->started)
@@ -174,11 +174,11 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 		}
 		bool waited = (double)r->waited < p->waited_fraction * (double)i;
 		r->waited += waited;
-		r->lost_wakeups += fb_irq_one(&g, ++v, waited, r->wait_lat);
+		r->lost_wakeups += rig_irq_one(&g, ++v, waited, r->wait_lat);
 	}
 	r->elapsed_ns = lf_now_ns() - t0;
-	fb_rig_drain(st, &r->os);
-	fb_stats_sub(&r->os, &s0);
+	rig_drain(st, &r->os);
+	rig_stats_sub(&r->os, &s0);
 	r->signals = r->os.gpu_signals;
 	rt_stack_destroy(st);
 	return 0;
@@ -186,8 +186,8 @@ int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err
 
 /* ---- GPU wait ---- */
 
-/* The two-engine rig of fb_gpuwait_run: f[0] A signals, B waits; f[1] B signals, the app waits. */
-struct fb_gpuwait_rig {
+/* The two-engine rig of rig_gpuwait_run: f[0] A signals, B waits; f[1] B signals, the app waits. */
+struct rig_gpuwait_rig {
 	struct rt_fence **f;
 	struct rt_direct_queue *qa, *qb;
 	uint64_t work_ns, v;
@@ -196,7 +196,7 @@ struct fb_gpuwait_rig {
 
 /* One round; records A's signal -> B past its wait into lat (if any).
  * true when B never got past its wait (10 s). */
-static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
+static bool rig_gpuwait_one(struct rig_gpuwait_rig *g, struct fb_hist *lat)
 {
 	uint64_t i = ++g->v;
 	struct hw_cmd b[3] = {
@@ -219,7 +219,7 @@ static bool fb_gpuwait_one(struct fb_gpuwait_rig *g, struct fb_hist *lat)
 	return false;
 }
 
-int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen)
+int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_result *r, char *err, size_t errlen)
 {
 	struct os_config cfg;
 	struct rt_stack *st;
@@ -228,28 +228,28 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 	if (p->cfg) {
 		cfg = *p->cfg;
 	} else {
-		fb_rig_config(&cfg, p->path);
+		rig_config(&cfg, p->path);
 		cfg.caps.engines = 2;
 	}
 	if (cfg.caps.engines < 2) {
 		snprintf(err, errlen, "gpu wait needs 2 engines");
 		return -EINVAL;
 	}
-	int rc = fb_rig_up(&cfg, p->path, &st, f, 2, err, errlen);
+	int rc = rig_up(&cfg, p->path, &st, f, 2, err, errlen);
 	if (rc)
 		return rc;
 	struct rt_direct_queue *qa = NULL, *qb = NULL;
 	rc = rt_direct_queue_create(st, 0, 64, &qa);
 	if (!rc)
 		rc = rt_direct_queue_create(st, 1, 64, &qb);
-	rc = fb_rig_start(st, rc, err, errlen);
+	rc = rig_start(st, rc, err, errlen);
 	if (rc)
 		return rc;
 	/* warm-up rounds first, not recorded; the counters are the measured rounds' */
-	struct fb_gpuwait_rig g = { .f = f, .qa = qa, .qb = qb, .work_ns = p->work_ns };
+	struct rig_gpuwait_rig g = { .f = f, .qa = qa, .qb = qb, .work_ns = p->work_ns };
 	uint64_t w0 = lf_now_ns();
 	while (lf_now_ns() - w0 < p->warmup_ns)
-		if (fb_gpuwait_one(&g, NULL))
+		if (rig_gpuwait_one(&g, NULL))
 			goto hung;
 	struct os_stats s0;
 	rt_stack_os_stats(st, &s0);
@@ -258,11 +258,11 @@ int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *
 	r->lat = fb_hist_new();
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->rounds; i++)
-		if (fb_gpuwait_one(&g, r->lat))
+		if (rig_gpuwait_one(&g, r->lat))
 			goto hung;
 	r->elapsed_ns = lf_now_ns() - t0;
-	fb_rig_drain(st, &r->os);
-	fb_stats_sub(&r->os, &s0);
+	rig_drain(st, &r->os);
+	rig_stats_sub(&r->os, &s0);
 	rt_stack_destroy(st);
 	return 0;
 
@@ -276,31 +276,31 @@ hung:
 
 /* ---- stress ---- */
 
-struct fb_stress_thread {
+struct rig_stress_thread {
 	pthread_t thread;
-	const struct fb_stress_params *p;
+	const struct rig_stress_params *p;
 	struct rt_fence *f;
 	struct rt_direct_queue *q;
 	_Atomic uint64_t *lost_total;
 	uint64_t pairs, blocked, seed;
 };
 
-static void *fb_stress_main(void *arg)
+static void *rig_stress_main(void *arg)
 {
-	struct fb_stress_thread *t = arg;
-	const struct fb_stress_params *p = t->p;
+	struct rig_stress_thread *t = arg;
+	const struct rig_stress_params *p = t->p;
 	uint64_t deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull;
 
 	for (uint64_t i = 1; i <= p->pairs; i++) {
 		if (p->stop_after_lost && atomic_load(t->lost_total) >= p->stop_after_lost)
 			break;
 		struct hw_cmd cmds[2] = {
-			{ .op = HW_CMD_WORK, .arg = p->max_work_ns ? fb_rand(&t->seed) % (p->max_work_ns + 1) : 0 },
+			{ .op = HW_CMD_WORK, .arg = p->max_work_ns ? rig_rand(&t->seed) % (p->max_work_ns + 1) : 0 },
 			rt_cmd_signal(t->f, i),
 		};
 		rt_direct_queue_submit(t->q, cmds, 2);
 		if (p->max_app_delay_ns)
-			lf_spin_ns(fb_rand(&t->seed) % (p->max_app_delay_ns + 1));
+			lf_spin_ns(rig_rand(&t->seed) % (p->max_app_delay_ns + 1));
 		if (rt_fence_completed(t->f) < i)
 			t->blocked++;
 		int rc = rt_fence_wait(t->f, i, (int64_t)deadline);
@@ -314,13 +314,13 @@ static void *fb_stress_main(void *arg)
 	return NULL;
 }
 
-int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, char *err, size_t errlen)
+int rig_stress_run(const struct rig_stress_params *p, struct rig_stress_result *r, char *err, size_t errlen)
 {
 	enum { MAXT = 64 };
 	struct os_config cfg;
 	struct rt_stack *st;
 	struct rt_fence *f[MAXT];
-	struct fb_stress_thread t[MAXT];
+	struct rig_stress_thread t[MAXT];
 	_Atomic uint64_t lost_total = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -328,11 +328,11 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		snprintf(err, errlen, "threads must be 1..%d and engines 1..%d", MAXT, HW_MAX_ENGINES);
 		return -EINVAL;
 	}
-	fb_rig_config(&cfg, p->path);
+	rig_config(&cfg, p->path);
 	cfg.caps.engines = p->engines;
 	cfg.caps.fault = p->hw_fault;
 	cfg.fault = p->os_fault;
-	int rc = fb_rig_up(&cfg, p->path, &st, f, p->threads, err, errlen);
+	int rc = rig_up(&cfg, p->path, &st, f, p->threads, err, errlen);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < p->threads; i++) {
@@ -344,12 +344,12 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		t[i].seed = p->seed + i;
 		t[i].lost_total = &lost_total;
 	}
-	rc = fb_rig_start(st, rc, err, errlen);
+	rc = rig_start(st, rc, err, errlen);
 	if (rc)
 		return rc;
 	uint64_t t0 = lf_now_ns();
 	for (unsigned i = 0; i < p->threads; i++)
-		pthread_create(&t[i].thread, NULL, fb_stress_main, &t[i]);
+		pthread_create(&t[i].thread, NULL, rig_stress_main, &t[i]);
 	/* the lost-wake-up count lives in the OS's per-thread counters: watch it
 	 * so that a broken protocol ends the run early instead of timing out
 	 * once per pair */
@@ -371,7 +371,7 @@ int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, 
 		r->pairs += t[i].pairs;
 		r->blocked += t[i].blocked;
 	}
-	fb_rig_drain(st, &r->os);
+	rig_drain(st, &r->os);
 	r->lost_wakeups = r->os.lost_wakeups;
 	rt_stack_destroy(st);
 	return 0;

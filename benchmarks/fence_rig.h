@@ -1,13 +1,13 @@
 /* benchmarks/fence_rig.h — the fence-stack workloads the scenarios and tests share.
  *
- * fb_irq_run: N GPU signals on one fence, a chosen fraction of them with a CPU
+ * rig_irq_run: N GPU signals on one fence, a chosen fraction of them with a CPU
  * waiter registered before the signal, on one path (native or legacy), and
  * the counters that come out: interrupts per signal, spurious interrupts,
  * OS-thread wake-ups and idle time, wait latency (GPU signal -> CPU waiter
  * running), lost wake-ups.  Lockstep: each signal completes before the next
  * is submitted, so "had a CPU waiter" is exact.
  *
- * fb_stress_run: many application threads, each with a fence and a HW queue
+ * rig_stress_run: many application threads, each with a fence and a HW queue
  * of its own, each submitting WORK(random) + SIGNAL(i) and CPU-waiting for i:
  * a signal whose interrupt is lost is the last one on its fence until the
  * waiter's deadline, so every lost interrupt is a counted lost wake-up (the
@@ -16,28 +16,28 @@
  * Both: called from one thread; they bring up and tear down their own stack
  * (gpu-model/runtime/stack.h) and submit through its direct queues.
  */
-#ifndef FB_FENCE_RIG_H
-#define FB_FENCE_RIG_H
+#ifndef BM_FENCE_RIG_H
+#define BM_FENCE_RIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "benchmarks/hist.h"
+#include "src/fb_hist.h"
 #include "gpu-model/runtime/stack.h"
 
-enum fb_fence_path { FB_FENCE_NATIVE, FB_FENCE_LEGACY };
+enum rig_fence_path { RIG_FENCE_NATIVE, RIG_FENCE_LEGACY };
 
 /* Fill cfg for a path: native = native fences enabled; legacy = monitored fences only. */
-void fb_rig_config(struct os_config *cfg, enum fb_fence_path path);
+void rig_config(struct os_config *cfg, enum rig_fence_path path);
 
-struct fb_irq_params {
-	enum fb_fence_path path;
+struct rig_irq_params {
+	enum rig_fence_path path;
 	uint64_t signals;             /* GPU signals */
 	double waited_fraction;       /* 0..1: fraction with a CPU waiter */
 	uint64_t work_ns;             /* GPU WORK before each signal */
 	uint64_t seed;
 	uint64_t deadline_ns;         /* a waiter not released this long after its value is lost */
-	const struct os_config *cfg;  /* NULL: fb_rig_config(path) */
+	const struct os_config *cfg;  /* NULL: rig_config(path) */
 	unsigned idle_fences;         /* more fences, each with a CPU waiter never satisfied (ISR scaling) */
 	uint64_t period_ns;           /* pace: submit signal i at start + i * period (0: back to back) */
 	uint64_t warmup_ns;           /* the same workload this long first, not counted */
@@ -45,7 +45,7 @@ struct fb_irq_params {
 	void *started_arg;
 };
 
-struct fb_irq_result {
+struct rig_irq_result {
 	struct os_stats os;
 	uint64_t signals;             /* GPU signals executed */
 	uint64_t waited;              /* signals that had a CPU waiter */
@@ -55,33 +55,33 @@ struct fb_irq_result {
 };
 
 /* 0, or -errno with a one-line reason in err. */
-int fb_irq_run(const struct fb_irq_params *p, struct fb_irq_result *r, char *err, size_t errlen);
+int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *err, size_t errlen);
 
 /* GPU wait: engine A signals, engine B runs past its WAIT on that value.
  * Native: the wait is in hardware; legacy: the OS holds B's command buffer on
  * the CPU and submits it on A's interrupt.  Lockstep rounds: the application
  * sleeps in a CPU wait on a second fence B signals after its wait (so it
  * takes no CPU from the engines; that wait adds one interrupt per round). */
-struct fb_gpuwait_params {
-	enum fb_fence_path path;
+struct rig_gpuwait_params {
+	enum rig_fence_path path;
 	uint64_t rounds;
 	uint64_t work_ns;             /* engine A's WORK before each signal */
 	uint64_t warmup_ns;           /* rounds this long first, not counted */
-	const struct os_config *cfg;  /* NULL: fb_rig_config(path) with 2 engines */
+	const struct os_config *cfg;  /* NULL: rig_config(path) with 2 engines */
 	void (*started)(void *arg, struct rt_stack *s);
 	void *started_arg;
 };
 
-struct fb_gpuwait_result {
+struct rig_gpuwait_result {
 	struct os_stats os;
 	uint64_t elapsed_ns;
 	struct fb_hist *lat;          /* A's signal -> B past its wait, ns (caller frees) */
 };
 
-int fb_gpuwait_run(const struct fb_gpuwait_params *p, struct fb_gpuwait_result *r, char *err, size_t errlen);
+int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_result *r, char *err, size_t errlen);
 
-struct fb_stress_params {
-	enum fb_fence_path path;
+struct rig_stress_params {
+	enum rig_fence_path path;
 	unsigned threads;             /* application threads, one fence + queue each */
 	unsigned engines;             /* queues are spread over this many engines */
 	uint64_t pairs;               /* signal/wait pairs per thread */
@@ -94,7 +94,7 @@ struct fb_stress_params {
 	enum os_fault os_fault;
 };
 
-struct fb_stress_result {
+struct rig_stress_result {
 	struct os_stats os;
 	uint64_t pairs;               /* signal/wait pairs completed */
 	uint64_t blocked;             /* ... whose wait found the value not yet reached */
@@ -102,6 +102,6 @@ struct fb_stress_result {
 	uint64_t elapsed_ns;
 };
 
-int fb_stress_run(const struct fb_stress_params *p, struct fb_stress_result *r, char *err, size_t errlen);
+int rig_stress_run(const struct rig_stress_params *p, struct rig_stress_result *r, char *err, size_t errlen);
 
 #endif

@@ -96,7 +96,7 @@ struct ring_run {
 
 /* Back off after a refused push/pop: spin a little, then yield (2 cores, shared);
  * give up when the other side made no progress for STALL_LIMIT_NS. */
-static const struct fb_backoff_policy ring_backoff = { 64, 256, STALL_LIMIT_NS };
+static const struct bm_backoff_policy ring_backoff = { 64, 256, STALL_LIMIT_NS };
 
 static void *ring_producer(void *arg)
 {
@@ -112,7 +112,7 @@ static void *ring_producer(void *arg)
 		uint64_t tries = 0, since = 0;
 		while (!(run->batch ? run->ops->push_n(run->r, it, k) : run->ops->push(run->r, it))) {
 			run->full_retries++;
-			if (!fb_backoff(&tries, &since, &ring_backoff)) {
+			if (!bm_backoff(&tries, &since, &ring_backoff)) {
 				run->producer_stalled = true;
 				return NULL;
 			}
@@ -131,7 +131,7 @@ static void *ring_consumer(void *arg)
 		uint64_t tries = 0, since = 0;
 		while (!run->ops->pop(run->r, &it)) {
 			run->empty_retries++;
-			if (!fb_backoff(&tries, &since, &ring_backoff)) {
+			if (!bm_backoff(&tries, &since, &ring_backoff)) {
 				run->consumer_stalled = true;
 				return NULL;
 			}

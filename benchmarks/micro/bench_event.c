@@ -14,7 +14,7 @@
  * Wake-to-run latency, the two mechanisms side by side in the same run: a
  * partner thread sleeps, the benchmark thread stamps lf_now_ns() and wakes it,
  * the partner stamps again as soon as it runs.  Manual time = that latency,
- * so Time is the mean; p50/p99/max (benchmarks/hist.h) are counters, in ns.
+ * so Time is the mean; p50/p99/max (src/fb_hist.h) are counters, in ns.
  *   event_wake_to_run/spin_us:0   lf_event_wait(spin 0) woken by lf_event_set
  *   event_wake_to_run/spin_us:50  the same with a 50 us spin phase: the set
  *                                 lands while the waiter spins, no syscall
@@ -33,7 +33,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "benchmarks/hist.h"
+#include "src/fb_hist.h"
 #include "lockfree/arch.h"
 #include "lockfree/event.h"
 #include "lockfree/thread.h"

@@ -121,7 +121,7 @@ static struct {
 } bs;
 
 /* After a refused operation: spin, then yield; give up after STALL_NS without progress. */
-static const struct fb_backoff_policy backoff_policy = { 128, 256, STALL_NS };
+static const struct bm_backoff_policy backoff_policy = { 128, 256, STALL_NS };
 
 static void bench_setup(const struct bq_ops *ops, int producers)
 {
@@ -214,7 +214,7 @@ static void produce(gb_state *st, int id)
 			p->consumed_cache = atomic_load_explicit(&p->consumed, memory_order_acquire);
 			if (p->pushed - p->consumed_cache < POOL)
 				break;
-			if (!fb_backoff(&tries, &since, &backoff_policy)) {
+			if (!bm_backoff(&tries, &since, &backoff_policy)) {
 				gb_skip_with_error(st, "producer stalled: consumer made no progress");
 				return;
 			}
@@ -239,7 +239,7 @@ static void consume(gb_state *st, int producers)
 			struct brec *r;
 			uint64_t tries = 0, since = 0;
 			while (!(r = bs.ops->pop())) {
-				if (!fb_backoff(&tries, &since, &backoff_policy)) {
+				if (!bm_backoff(&tries, &since, &backoff_policy)) {
 					gb_skip_with_error(st, "consumer stalled: producers made no progress");
 					return;
 				}

@@ -197,7 +197,7 @@ static const struct bench_queue_ops wfcq_ops = {wfcq_create, wfcq_destroy, wfcq_
 /* ---- the two-thread loop ---- */
 
 /* After a refused operation: spin, then yield; false after BENCH_RING_STALL_NS without progress. */
-static const struct fb_backoff_policy bench_backoff_policy = { 256, 1024, BENCH_RING_STALL_NS };
+static const struct bm_backoff_policy bench_backoff_policy = { 256, 1024, BENCH_RING_STALL_NS };
 
 static void bench_produce(gb_state *st)
 {
@@ -207,7 +207,7 @@ static void bench_produce(gb_state *st)
 		it.seq = bq.pushed;
 		uint64_t tries = 0, since = 0;
 		while (!bq.ops->push(&it)) {
-			if (!fb_backoff(&tries, &since, &bench_backoff_policy)) {
+			if (!bm_backoff(&tries, &since, &bench_backoff_policy)) {
 				gb_skip_with_error(st, "producer stalled: consumer made no progress");
 				return;
 			}
@@ -227,7 +227,7 @@ static void bench_consume(gb_state *st)
 	while (gb_keep_running(st)) {
 		uint64_t tries = 0, since = 0;
 		while (!bq.ops->pop(&it)) {
-			if (!fb_backoff(&tries, &since, &bench_backoff_policy)) {
+			if (!bm_backoff(&tries, &since, &bench_backoff_policy)) {
 				gb_skip_with_error(st, "consumer stalled: producer made no progress");
 				return;
 			}

@@ -167,7 +167,7 @@ static void released_cb(struct lf_waiter *w, void *arg)
 }
 
 /* After a refused operation: spin, then yield; give up after STALL_NS without progress. */
-static const struct fb_backoff_policy backoff_policy = { 128, 256, STALL_NS };
+static const struct bm_backoff_policy backoff_policy = { 128, 256, STALL_NS };
 
 static void bench_setup(const struct bw_ops *ops, int adders)
 {
@@ -261,7 +261,7 @@ static void adder(gb_state *st, int id)
 		struct bslot *s = &bw.pool[id][i++ & (depth - 1)];
 		uint64_t tries = 0, since = 0;
 		while (!atomic_load_explicit(&s->free, memory_order_acquire)) {
-			if (!fb_backoff(&tries, &since, &backoff_policy)) {
+			if (!bm_backoff(&tries, &since, &backoff_policy)) {
 				gb_skip_with_error(st, "adder stalled: its waiters are never released");
 				return;
 			}

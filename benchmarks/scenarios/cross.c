@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "benchmarks/hist.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_hist.h"
+#include "src/fb_scenario.h"
 #include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
 
@@ -236,7 +236,7 @@ hung:
 			    (unsigned long long)v);
 }
 
-const struct fb_scenario fb_scenario_cross_adapter = {
+const struct fb_scenario bm_scenario_cross_adapter = {
 	.name = "cross-adapter",
 	.summary = "fence signaled on adapter A, waited on adapter B: interrupts per signal and wait latency",
 	.params = cross_params, .compares_paths = true, .polling_threads = 2,

@@ -5,17 +5,17 @@
 #include <string.h>
 
 #include "benchmarks/fence_rig.h"
-#include "benchmarks/hist.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_hist.h"
+#include "src/fb_scenario.h"
 #include "benchmarks/scenarios/submit.h"
 
-static enum fb_fence_path fb_fence_path_of(const struct fb_run *run)
+static enum rig_fence_path rig_fence_path_of(const struct fb_run *run)
 {
-	return fb_run_path(run) == FB_PATH_LEGACY ? FB_FENCE_LEGACY : FB_FENCE_NATIVE;
+	return fb_run_path(run) == FB_PATH_LEGACY ? RIG_FENCE_LEGACY : RIG_FENCE_NATIVE;
 }
 
 /* Register the adapter's role threads with the harness (perf groups). */
-static void fb_fence_started(void *arg, struct rt_stack *s)
+static void rig_fence_started(void *arg, struct rt_stack *s)
 {
 	struct fb_run *run = arg;
 	char role[32];
@@ -30,7 +30,7 @@ static void fb_fence_started(void *arg, struct rt_stack *s)
 /* Engines from the run's last CPU downwards (wrapping), the application on
  * the first: on 2 CPUs, engine 0 has CPU 1 to itself and engine 1 shares CPU 0
  * with the application. */
-static void fb_fence_pin(struct fb_run *run, struct os_config *cfg, int *cpus)
+static void rig_fence_pin(struct fb_run *run, struct os_config *cfg, int *cpus)
 {
 	size_t n = fb_run_ncpus(run);
 	cfg->caps.ncpus = 0;
@@ -45,18 +45,18 @@ static void fb_fence_pin(struct fb_run *run, struct os_config *cfg, int *cpus)
 
 /* The power proxy and interrupt counters every fence scenario reports. */
 /* Idle fraction of the OS interrupt thread: 1 - CPU time / lifetime. */
-static double fb_fence_idle_fraction(const struct os_stats *s)
+static double rig_fence_idle_fraction(const struct os_stats *s)
 {
 	double total = (double)(s->isr_busy_ns + s->irq_idle_ns);
 	return total > 0 ? s->irq_idle_ns / total : 1.0;
 }
 
 /* The power proxy, in the current section. */
-static void fb_fence_report_power(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
+static void rig_fence_report_power(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
 {
 	double secs = elapsed_ns / 1e9;
 	double sig = s->gpu_signals ? (double)s->gpu_signals : 1.0;
-	fb_run_metric(run, "os_irq_idle_fraction", fb_fence_idle_fraction(s), "ratio");
+	fb_run_metric(run, "os_irq_idle_fraction", rig_fence_idle_fraction(s), "ratio");
 	fb_run_metric(run, "os_irq_busy_ms", s->isr_busy_ns / 1e6, "ms");
 	fb_run_metric(run, "os_irq_wakeups", (double)s->irq_wakeups, "wakeups");
 	fb_run_metric(run, "os_irq_wakeups_per_s", secs > 0 ? s->irq_wakeups / secs : 0.0, "wakeups/s");
@@ -65,7 +65,7 @@ static void fb_fence_report_power(struct fb_run *run, const struct os_stats *s, 
 }
 
 /* Interrupt counters in the current section, the power proxy in "power". */
-static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
+static void rig_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
 {
 	double sig = s->gpu_signals ? (double)s->gpu_signals : 1.0;
 	fb_run_metric(run, "signals", (double)s->gpu_signals, "signals");
@@ -76,20 +76,20 @@ static void fb_fence_report_os(struct fb_run *run, const struct os_stats *s, uin
 	fb_run_metric(run, "fences_scanned_per_irq",
 		      s->interrupts ? (double)s->fences_scanned / (double)s->interrupts : 0.0, "fences/irq");
 	fb_run_section(run, "power");
-	fb_fence_report_power(run, s, elapsed_ns);
+	rig_fence_report_power(run, s, elapsed_ns);
 	fb_run_section(run, "");
 }
 
 /* The adapter configuration for the run's path, engines pinned from its CPUs. */
-static void fb_fence_config(struct fb_run *run, struct os_config *cfg, int *cpus, unsigned engines)
+static void rig_fence_config(struct fb_run *run, struct os_config *cfg, int *cpus, unsigned engines)
 {
-	fb_rig_config(cfg, fb_fence_path_of(run));
+	rig_config(cfg, rig_fence_path_of(run));
 	cfg->caps.engines = engines;
-	fb_fence_pin(run, cfg, cpus);
+	rig_fence_pin(run, cfg, cpus);
 }
 
 /* The interrupt payload the "payload" parameter names. */
-static enum hw_irq_payload fb_fence_payload(const struct fb_run *run)
+static enum hw_irq_payload rig_fence_payload(const struct fb_run *run)
 {
 	const char *payload = fb_run_enum(run, "payload");
 	return !strcmp(payload, "null") ? HW_PAYLOAD_NULL :
@@ -100,21 +100,21 @@ static enum hw_irq_payload fb_fence_payload(const struct fb_run *run)
  * `fallback`) on the run's path with the harness's perf hooks, close the
  * measured region and report what every such scenario reports: interrupts,
  * the power proxy, the CPU-wait latency.  0 or the run's error. */
-static int fb_fence_irq(struct fb_run *run, struct fb_irq_params *p, uint64_t fallback, struct fb_irq_result *r)
+static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t fallback, struct rig_irq_result *r)
 {
 	char err[256];
-	p->path = fb_fence_path_of(run);
+	p->path = rig_fence_path_of(run);
 	p->seed = fb_run_seed(run);
-	p->started = fb_fence_started;
+	p->started = rig_fence_started;
 	p->started_arg = run;
 	p->warmup_ns = fb_run_warmup_ns(run);
 	if (!p->signals)
 		p->signals = fb_run_iterations(run) ? fb_run_iterations(run) : fallback;
-	int rc = fb_irq_run(p, r, err, sizeof(err));
+	int rc = rig_irq_run(p, r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, r->signals);
-	fb_fence_report_os(run, &r->os, r->elapsed_ns);
+	rig_fence_report_os(run, &r->os, r->elapsed_ns);
 	fb_run_metric(run, "waited_signals", (double)r->waited, "signals");
 	fb_run_hist(run, "cpu_wait", r->wait_lat, FB_LIMIT_FUTEX_WAKE);
 	fb_hist_free(r->wait_lat);
@@ -137,17 +137,17 @@ static int irq_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	struct fb_irq_result r;
-	fb_fence_config(run, &cfg, cpus, 1);
-	cfg.caps.payload = fb_fence_payload(run);
-	struct fb_irq_params p = {
+	struct rig_irq_result r;
+	rig_fence_config(run, &cfg, cpus, 1);
+	cfg.caps.payload = rig_fence_payload(run);
+	struct rig_irq_params p = {
 		.waited_fraction = fb_run_double(run, "waited"),
 		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .cfg = &cfg,
 	};
-	return fb_fence_irq(run, &p, 20000, &r);
+	return rig_fence_irq(run, &p, 20000, &r);
 }
 
-const struct fb_scenario fb_scenario_irq_suppression = {
+const struct fb_scenario bm_scenario_irq_suppression = {
 	.name = "irq-suppression",
 	.summary = "interrupts per GPU signal vs the fraction of signals with a CPU waiter",
 	.params = irq_params, .compares_paths = true, .polling_threads = 1,
@@ -165,15 +165,15 @@ static int cpu_wait_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	struct fb_irq_result r;
-	fb_fence_config(run, &cfg, cpus, 1);
-	struct fb_irq_params p = {
+	struct rig_irq_result r;
+	rig_fence_config(run, &cfg, cpus, 1);
+	struct rig_irq_params p = {
 		.waited_fraction = 1.0, .work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .cfg = &cfg,
 	};
-	return fb_fence_irq(run, &p, 5000, &r);
+	return rig_fence_irq(run, &p, 5000, &r);
 }
 
-const struct fb_scenario fb_scenario_cpu_wait = {
+const struct fb_scenario bm_scenario_cpu_wait = {
 	.name = "cpu-wait",
 	.summary = "GPU signal -> blocked CPU waiter running, through the OS interrupt path",
 	.params = cpu_wait_params, .compares_paths = true, .polling_threads = 1,
@@ -191,25 +191,25 @@ static int gpu_wait_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	fb_fence_config(run, &cfg, cpus, 2);
-	struct fb_gpuwait_params p = {
-		.path = fb_fence_path_of(run), .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
+	rig_fence_config(run, &cfg, cpus, 2);
+	struct rig_gpuwait_params p = {
+		.path = rig_fence_path_of(run), .rounds = fb_run_iterations(run) ? fb_run_iterations(run) : 5000,
 		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .warmup_ns = fb_run_warmup_ns(run),
-		.cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+		.cfg = &cfg, .started = rig_fence_started, .started_arg = run,
 	};
-	struct fb_gpuwait_result r;
+	struct rig_gpuwait_result r;
 	char err[256];
-	int rc = fb_gpuwait_run(&p, &r, err, sizeof(err));
+	int rc = rig_gpuwait_run(&p, &r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, p.rounds);
 	fb_run_hist(run, "gpu_wait", r.lat, FB_LIMIT_CACHELINE_RTT);
-	fb_fence_report_os(run, &r.os, r.elapsed_ns);
+	rig_fence_report_os(run, &r.os, r.elapsed_ns);
 	fb_hist_free(r.lat);
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_gpu_wait = {
+const struct fb_scenario bm_scenario_gpu_wait = {
 	.name = "gpu-wait",
 	.summary = "signal on engine A -> engine B past its wait: hardware wait vs CPU-held wait",
 	.params = gpu_wait_params, .compares_paths = true, .polling_threads = 2,
@@ -231,13 +231,13 @@ static int idle_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	struct fb_irq_result r;
-	fb_fence_config(run, &cfg, cpus, 1);
-	struct fb_irq_params p = {
+	struct rig_irq_result r;
+	rig_fence_config(run, &cfg, cpus, 1);
+	struct rig_irq_params p = {
 		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000,
 		.period_ns = (uint64_t)(1e9 / fb_run_double(run, "rate")), .cfg = &cfg,
 	};
-	int rc = fb_fence_irq(run, &p, 2000, &r);
+	int rc = rig_fence_irq(run, &p, 2000, &r);
 	if (rc)
 		return rc;
 	/* The energy estimate of the OS interrupt thread's core, from the
@@ -253,7 +253,7 @@ static int idle_run(struct fb_run *run)
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_idle = {
+const struct fb_scenario bm_scenario_idle = {
 	.name = "idle",
 	.summary = "power proxy vs signal rate: OS-thread wake-ups, idle fraction, modeled energy",
 	.params = idle_params, .compares_paths = true, .polling_threads = 1,
@@ -274,19 +274,19 @@ static int isr_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
-	struct fb_irq_result r;
-	fb_fence_config(run, &cfg, cpus, 1);
-	cfg.caps.payload = fb_fence_payload(run);
+	struct rig_irq_result r;
+	rig_fence_config(run, &cfg, cpus, 1);
+	cfg.caps.payload = rig_fence_payload(run);
 	cfg.caps.storage = !strcmp(fb_run_enum(run, "storage"), "local") ? HW_STORAGE_LOCAL : HW_STORAGE_SYSTEM;
 	cfg.caps.local_read_ns = (uint32_t)fb_run_int(run, "read_ns");
-	struct fb_irq_params p = {
+	struct rig_irq_params p = {
 		.waited_fraction = 1.0, .work_ns = 2000, .cfg = &cfg,
 		.idle_fences = (unsigned)fb_run_int(run, "fences"),
 	};
-	return fb_fence_irq(run, &p, 2000, &r);
+	return rig_fence_irq(run, &p, 2000, &r);
 }
 
-const struct fb_scenario fb_scenario_isr_scaling = {
+const struct fb_scenario bm_scenario_isr_scaling = {
 	.name = "isr-scaling",
 	.summary = "interrupt handler cost as fences with waiters grow: legacy scan vs signaled-fence array",
 	.params = isr_params, .compares_paths = true, .polling_threads = 1,
@@ -303,7 +303,7 @@ static const struct fb_param headline_params[] = {
 };
 
 /* p50 and p99 of h as two latencies of the current section, beside limit. */
-static void fb_fence_p50_p99(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit)
+static void rig_fence_p50_p99(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit)
 {
 	char key[64];
 	snprintf(key, sizeof(key), "%s_p50", name);
@@ -323,17 +323,17 @@ static int headline_run(struct fb_run *run)
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
 	char err[256];
-	enum fb_fence_path path = fb_fence_path_of(run);
-	fb_fence_config(run, &cfg, cpus, 1);
+	enum rig_fence_path path = rig_fence_path_of(run);
+	rig_fence_config(run, &cfg, cpus, 1);
 
 	/* interrupts and the power proxy: signals, a fraction CPU-waited */
-	struct fb_irq_params ip = {
+	struct rig_irq_params ip = {
 		.path = path, .signals = (uint64_t)fb_run_int(run, "signals"),
 		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000, .warmup_ns = fb_run_warmup_ns(run),
-		.seed = fb_run_seed(run), .cfg = &cfg, .started = fb_fence_started, .started_arg = run,
+		.seed = fb_run_seed(run), .cfg = &cfg, .started = rig_fence_started, .started_arg = run,
 	};
-	struct fb_irq_result ir;
-	int rc = fb_irq_run(&ip, &ir, err, sizeof(err));
+	struct rig_irq_result ir;
+	int rc = rig_irq_run(&ip, &ir, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, ir.signals);
@@ -346,17 +346,17 @@ static int headline_run(struct fb_run *run)
 	ip.waited_fraction = 1.0;
 	ip.work_ns = 20000;
 	ip.started = NULL;
-	rc = fb_irq_run(&ip, &ir, err, sizeof(err));
+	rc = rig_irq_run(&ip, &ir, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 
 	/* GPU wait: engine A signals, engine B runs past its wait */
-	fb_fence_config(run, &cfg, cpus, 2);
-	struct fb_gpuwait_params gp = {
+	rig_fence_config(run, &cfg, cpus, 2);
+	struct rig_gpuwait_params gp = {
 		.path = path, .rounds = (uint64_t)fb_run_int(run, "waits"), .work_ns = 5000, .cfg = &cfg,
 	};
-	struct fb_gpuwait_result gr;
-	rc = fb_gpuwait_run(&gp, &gr, err, sizeof(err));
+	struct rig_gpuwait_result gr;
+	rc = rig_gpuwait_run(&gp, &gr, err, sizeof(err));
 	if (rc) {
 		fb_hist_free(ir.wait_lat);
 		return fb_run_error(run, rc, "%s", err);
@@ -365,22 +365,22 @@ static int headline_run(struct fb_run *run)
 	/* the summary */
 	double sig = os.gpu_signals ? (double)os.gpu_signals : 1.0;
 	fb_run_metric(run, "interrupts_per_signal", os.gpu_interrupts / sig, "irq/signal");
-	fb_run_metric(run, "os_irq_idle_fraction", fb_fence_idle_fraction(&os), "ratio");
+	fb_run_metric(run, "os_irq_idle_fraction", rig_fence_idle_fraction(&os), "ratio");
 	fb_run_metric(run, "os_irq_wakeups_per_s", elapsed ? os.irq_wakeups / (elapsed / 1e9) : 0.0, "wakeups/s");
 	/* submission: user-mode doorbell (WDDM 3.2 only) vs kernel-mode (benchmarks/scenarios/submit.h) */
-	rc = fb_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == FB_FENCE_NATIVE);
+	rc = bm_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == RIG_FENCE_NATIVE);
 	if (rc) {
 		fb_hist_free(ir.wait_lat);
 		fb_hist_free(gr.lat);
 		return rc;
 	}
-	fb_fence_p50_p99(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
-	fb_fence_p50_p99(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
+	rig_fence_p50_p99(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
+	rig_fence_p50_p99(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
 	fb_run_metric(run, "lost_wakeups", (double)(os.lost_wakeups + ir.lost_wakeups), "waiters");
 
 	/* the details */
 	fb_run_section(run, "interrupts");
-	fb_fence_report_os(run, &os, elapsed);     /* also fills "power" */
+	rig_fence_report_os(run, &os, elapsed);     /* also fills "power" */
 	fb_run_section(run, "latency");
 	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
 	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
@@ -390,7 +390,7 @@ static int headline_run(struct fb_run *run)
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_headline = {
+const struct fb_scenario bm_scenario_headline = {
 	.name = "headline",
 	.summary = "native vs legacy: interrupts per signal, OS-thread power proxy, CPU- and GPU-wait latency",
 	.params = headline_params, .compares_paths = true, .polling_threads = 2,

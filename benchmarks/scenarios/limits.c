@@ -1,7 +1,7 @@
 /* benchmarks/scenarios/limits.c — scenario "limits": the machine's own limits, as a result.
  *
  * Measures what every latency of fencebench is compared against (see
- * benchmarks/limits.h) with the scenario's own sample counts, and reports each
+ * src/fb_limits.h) with the scenario's own sample counts, and reports each
  * as a latency histogram: the core-to-core cache-line round trip between the
  * first two CPUs of the run (one line; and two lines, each written by one
  * side: a round trip of messages), a bare syscall, and futex wake-to-run.  One
@@ -10,9 +10,9 @@
  */
 #include <errno.h>
 
-#include "benchmarks/hist.h"
-#include "benchmarks/limits.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_hist.h"
+#include "src/fb_limits.h"
+#include "src/fb_scenario.h"
 
 #define BUDGET_MS 2000          /* per measurement: a busy machine gives up, never hangs */
 #define DURATION_SAMPLES 100    /* samples without an iteration count (not reached: --duration is refused) */
@@ -101,7 +101,7 @@ static unsigned limits_polling(const struct fb_run *run)
 	return fb_run_ncpus(run) >= 2 ? 2 : 0;
 }
 
-const struct fb_scenario fb_scenario_limits = {
+const struct fb_scenario bm_scenario_limits = {
 	.name = "limits",
 	.summary = "the machine's limits: cache-line round trips (one line, two lines), bare syscall, futex wake-to-run",
 	.params = limits_params,

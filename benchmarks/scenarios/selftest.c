@@ -100,7 +100,7 @@ static int selftest_run(struct fb_run *run)
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_selftest = {
+const struct fb_scenario bm_scenario_selftest = {
 	.name = "selftest",
 	.summary = "synthetic workload exercising the harness itself (tests; an example scenario)",
 	.params = selftest_params,

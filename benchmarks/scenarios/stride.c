@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "benchmarks/scenario.h"
+#include "src/fb_scenario.h"
 #include "gpu-model/hw/hw.h"
 #include "lockfree/arch.h"
 
@@ -96,7 +96,7 @@ static int stride_run(struct fb_run *run)
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_fence_stride = {
+const struct fb_scenario bm_scenario_fence_stride = {
 	.name = "fence-stride",
 	.summary = "false sharing of packed fence values: two engines signaling neighbouring fences",
 	.params = stride_params, .compares_paths = false, .polling_threads = 2,

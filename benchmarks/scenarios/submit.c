@@ -9,30 +9,30 @@
 #include <string.h>
 #include <time.h>
 
-#include "benchmarks/hist.h"
-#include "benchmarks/limits.h"
-#include "benchmarks/scenario.h"
+#include "src/fb_hist.h"
+#include "src/fb_limits.h"
+#include "src/fb_scenario.h"
 #include "benchmarks/scenarios/submit.h"
 #include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
 
-#define FB_SUBMIT_DEADLINE_NS 2000000000ull   /* a submission not started by then was lost */
-#define FB_SUBMIT_WARMUP      200
-#define FB_SUBMIT_BLOCK       100             /* submissions per path before the other path's turn */
-#define FB_SUBMIT_GAP_NS      2000            /* idle before each submission: the engine is back to waiting for work */
-#define FB_SUBMIT_FLOOR_SAMPLES 5000          /* submissions of the bare doorbell floor */
+#define BM_SUBMIT_DEADLINE_NS 2000000000ull   /* a submission not started by then was lost */
+#define BM_SUBMIT_WARMUP      200
+#define BM_SUBMIT_BLOCK       100             /* submissions per path before the other path's turn */
+#define BM_SUBMIT_GAP_NS      2000            /* idle before each submission: the engine is back to waiting for work */
+#define BM_SUBMIT_FLOOR_SAMPLES 5000          /* submissions of the bare doorbell floor */
 
 /* ---- the rig ---- */
 
-struct fb_submit_rig {
+struct bm_submit_rig {
 	struct rt_stack *s;
 	struct rt_device *d;
 	int cpus[1];
 };
 
-static int fb_submit_up(const struct fb_submit_params *p, unsigned engines, unsigned doorbells,
-			struct fb_submit_rig *g, char *err, size_t errlen)
+static int bm_submit_up(const struct bm_submit_params *p, unsigned engines, unsigned doorbells,
+			struct bm_submit_rig *g, char *err, size_t errlen)
 {
 	struct rt_stack_config sc;
 	rt_stack_config_default(&sc, RT_PATH_NATIVE);
@@ -74,16 +74,16 @@ static int fb_submit_up(const struct fb_submit_params *p, unsigned engines, unsi
 	return 0;
 }
 
-static void fb_submit_down(struct fb_submit_rig *g)
+static void bm_submit_down(struct bm_submit_rig *g)
 {
 	rt_stack_destroy(g->s);
 }
 
 /* Wait (bounded) until *w != 0.  Kernel-mode waits yield at once: the
  * scheduler thread may share this CPU. */
-static int fb_submit_wait_nonzero(_Atomic uint64_t *w, bool yield)
+static int bm_submit_wait_nonzero(_Atomic uint64_t *w, bool yield)
 {
-	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	uint64_t deadline = lf_now_ns() + BM_SUBMIT_DEADLINE_NS;
 	for (unsigned i = 0; !atomic_load_explicit(w, memory_order_acquire); i++) {
 		if (yield || i > 4096)
 			sched_yield();
@@ -95,9 +95,9 @@ static int fb_submit_wait_nonzero(_Atomic uint64_t *w, bool yield)
 	return 0;
 }
 
-static int fb_submit_wait_done(struct rt_queue *q, uint64_t v)
+static int bm_submit_wait_done(struct rt_queue *q, uint64_t v)
 {
-	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	uint64_t deadline = lf_now_ns() + BM_SUBMIT_DEADLINE_NS;
 	for (unsigned i = 0; rt_queue_completed(q) < v; i++) {
 		if (i > 256)
 			sched_yield();
@@ -108,9 +108,9 @@ static int fb_submit_wait_done(struct rt_queue *q, uint64_t v)
 }
 
 /* The engine parked in F1 (bounded wait). */
-static int fb_submit_wait_f1(struct fb_submit_rig *g)
+static int bm_submit_wait_f1(struct bm_submit_rig *g)
 {
-	uint64_t deadline = lf_now_ns() + FB_SUBMIT_DEADLINE_NS;
+	uint64_t deadline = lf_now_ns() + BM_SUBMIT_DEADLINE_NS;
 	while (rt_stack_engine_fstate(g->s, 0) != HW_F1) {
 		if (lf_now_ns() > deadline)
 			return -ETIMEDOUT;
@@ -123,12 +123,12 @@ static int fb_submit_wait_f1(struct fb_submit_rig *g)
 /* Where the engine's STAMP lands: a line of its own, not the submitter's
  * stack (the engine's write would take the line the next submission's
  * locals live on). */
-struct fb_stamp {
+struct bm_stamp {
 	LF_ALIGNED _Atomic uint64_t ticks;
 	LF_PAD(pad, sizeof(uint64_t));
 };
 
-static struct fb_stamp fb_stamp_line;
+static struct bm_stamp bm_stamp_line;
 
 /* One submission of [STAMP]: its submit-to-start latency, in h when non-NULL.
  * Both ends read lf_ticks_ordered(): the engine's timestamp counter (one
@@ -137,40 +137,40 @@ static struct fb_stamp fb_stamp_line;
  * comes back from the engine, which wrote it last, outside the window (a
  * plain store would still be draining when the doorbell store queues up
  * behind it, and a plain RDTSC may run before the exchange finished). */
-static int fb_submit_one(struct rt_queue *q, bool yield, struct fb_hist *h)
+static int bm_submit_one(struct rt_queue *q, bool yield, struct fb_hist *h)
 {
-	struct fb_stamp *stamp = &fb_stamp_line;
+	struct bm_stamp *stamp = &bm_stamp_line;
 	atomic_exchange_explicit(&stamp->ticks, 0, memory_order_seq_cst);
 	struct hw_cmd c = { .op = HW_CMD_STAMP, .stamp = &stamp->ticks };
-	lf_spin_ns(FB_SUBMIT_GAP_NS);
+	lf_spin_ns(BM_SUBMIT_GAP_NS);
 	uint64_t v, t0 = lf_ticks_ordered();
 	int rc = rt_queue_submit(q, &c, 1, &v);
 	if (!rc)
-		rc = fb_submit_wait_nonzero(&stamp->ticks, yield);
+		rc = bm_submit_wait_nonzero(&stamp->ticks, yield);
 	if (!rc)
-		rc = fb_submit_wait_done(q, v);
+		rc = bm_submit_wait_done(q, v);
 	if (!rc && h)
 		fb_hist_record(h, (uint64_t)lf_ticks_ns(atomic_load(&stamp->ticks) - t0));
 	return rc;
 }
 
-static int fb_submit_loop(const struct fb_submit_params *p, struct fb_submit_rig *g, struct rt_queue *um,
-			  struct rt_queue *km, struct fb_submit_result *r, uint64_t n, bool record)
+static int bm_submit_loop(const struct bm_submit_params *p, struct bm_submit_rig *g, struct rt_queue *um,
+			  struct rt_queue *km, struct bm_submit_result *r, uint64_t n, bool record)
 {
 	/* The paths alternate in blocks: both meet the same machine over the
 	 * run, and each block runs with the caches its path leaves (a kernel
 	 * crossing between two user-mode submissions would measure the
 	 * crossing's cache footprint as user-mode latency). */
-	for (uint64_t i = 0; i < n; i += FB_SUBMIT_BLOCK) {
-		uint64_t m = n - i < FB_SUBMIT_BLOCK ? n - i : FB_SUBMIT_BLOCK;
+	for (uint64_t i = 0; i < n; i += BM_SUBMIT_BLOCK) {
+		uint64_t m = n - i < BM_SUBMIT_BLOCK ? n - i : BM_SUBMIT_BLOCK;
 		for (int path = 0; path < 2; path++) {
 			struct rt_queue *q = path == 0 ? um : km;
 			if (!q)
 				continue;
 			for (uint64_t j = 0; j < m; j++) {
-				if (p->parked && fb_submit_wait_f1(g))
+				if (p->parked && bm_submit_wait_f1(g))
 					return -EAGAIN;
-				int rc = fb_submit_one(q, q == km, record ? (q == um ? r->um : r->km) : NULL);
+				int rc = bm_submit_one(q, q == km, record ? (q == um ? r->um : r->km) : NULL);
 				if (rc)
 					return rc;
 			}
@@ -179,13 +179,13 @@ static int fb_submit_loop(const struct fb_submit_params *p, struct fb_submit_rig
 	return 0;
 }
 
-int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result *r, char *err, size_t errlen)
+int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result *r, char *err, size_t errlen)
 {
-	struct fb_submit_rig g = { 0 };
+	struct bm_submit_rig g = { 0 };
 	memset(r, 0, sizeof(*r));
 	err[0] = 0;
 	uint64_t born = lf_now_ns();
-	int rc = fb_submit_up(p, 1, 0, &g, err, errlen);
+	int rc = bm_submit_up(p, 1, 0, &g, err, errlen);
 	if (rc)
 		return rc;
 	struct rt_queue_desc dk = { .engine = 0, .user_mode = false }, du = { .engine = 0, .user_mode = true };
@@ -195,25 +195,25 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
 		rc = rt_queue_create(g.d, &du, &um);
 	if (rc) {
 		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
-		fb_submit_down(&g);
+		bm_submit_down(&g);
 		return rc;
 	}
 	r->km = fb_hist_new();
 	r->um = p->user_mode ? fb_hist_new() : NULL;
-	uint64_t warm = p->submissions < FB_SUBMIT_WARMUP ? p->submissions : FB_SUBMIT_WARMUP;
-	rc = fb_submit_loop(p, &g, um, km, r, p->parked ? warm / 10 + 1 : warm, false);
+	uint64_t warm = p->submissions < BM_SUBMIT_WARMUP ? p->submissions : BM_SUBMIT_WARMUP;
+	rc = bm_submit_loop(p, &g, um, km, r, p->parked ? warm / 10 + 1 : warm, false);
 	if (p->run && p->mark_region)
 		fb_run_measure_begin(p->run);
 	uint64_t t0 = lf_now_ns();
 	if (!rc)
-		rc = fb_submit_loop(p, &g, um, km, r, p->submissions, true);
+		rc = bm_submit_loop(p, &g, um, km, r, p->submissions, true);
 	r->elapsed_ns = lf_now_ns() - t0;
 	if (p->run && p->mark_region)
 		fb_run_measure_end(p->run, (um ? 2 : 1) * p->submissions);
 	if (rc) {
 		snprintf(err, errlen, rc == -EAGAIN ? "the engine never parked (F1) within 2 s"
 						    : "a submission did not start within 2 s: lost (%s)", strerror(-rc));
-		fb_submit_down(&g);
+		bm_submit_down(&g);
 		return rc;
 	}
 	if (um) {
@@ -231,19 +231,19 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
 	struct os_ums_stats us;
 	rt_stack_ums_stats(g.s, &us);
 	r->sched_wakeups = us.sched_wakeups;
-	fb_submit_down(&g);
+	bm_submit_down(&g);
 	return 0;
 }
 
-int fb_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode)
+int bm_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode)
 {
-	struct fb_submit_params p = {
+	struct bm_submit_params p = {
 		.submissions = submissions, .user_mode = user_mode, .model = HW_DOORBELL_DEDICATED,
 		.cfg = cfg, .run = run,
 	};
-	struct fb_submit_result r;
+	struct bm_submit_result r;
 	char err[256];
-	int rc = fb_submit_measure(&p, &r, err, sizeof(err));
+	int rc = bm_submit_measure(&p, &r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	if (r.um) {
@@ -268,7 +268,7 @@ static const struct fb_param latency_params[] = {
 	FB_PARAM_END
 };
 
-static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *r, bool parked)
+static void bm_submit_report(struct fb_run *run, const struct bm_submit_result *r, bool parked)
 {
 	if (r->um)
 		fb_run_hist(run, "um_submit", r->um, FB_LIMIT_CACHELINE_HALF);
@@ -296,12 +296,12 @@ static void fb_submit_report(struct fb_run *run, const struct fb_submit_result *
 /* The seed's mechanism alone on the same CPUs (limits.h,
  * fb_limits_doorbell_floor): what the user-mode median would be with no
  * runtime, OS or engine model around the three lines it writes. */
-static int fb_submit_floor(struct fb_run *run, const struct fb_submit_result *r)
+static int bm_submit_floor(struct fb_run *run, const struct bm_submit_result *r)
 {
 	struct fb_hist *h = fb_hist_new();
 	size_t n = fb_run_ncpus(run);
-	int rc = fb_limits_doorbell_floor(fb_run_cpu(run, 0), fb_run_cpu(run, n - 1), FB_SUBMIT_FLOOR_SAMPLES,
-					  FB_SUBMIT_GAP_NS, 2000, h);
+	int rc = fb_limits_doorbell_floor(fb_run_cpu(run, 0), fb_run_cpu(run, n - 1), BM_SUBMIT_FLOOR_SAMPLES,
+					  BM_SUBMIT_GAP_NS, 2000, h);
 	if (rc == -ETIMEDOUT) {
 		fb_run_note(run, "the doorbell floor timed out after %llu samples: CPUs busy",
 			    (unsigned long long)fb_hist_count(h));
@@ -324,21 +324,21 @@ static int latency_section(struct fb_run *run, bool parked, uint64_t n)
 {
 	/* the first section run registers the role threads and is the measured region */
 	bool first = !parked || !strcmp(fb_run_enum(run, "engine"), "parked");
-	struct fb_submit_params p = {
+	struct bm_submit_params p = {
 		.submissions = n, .parked = parked, .user_mode = true, .run = run,
 		.register_threads = first, .mark_region = first,
 		.model = strcmp(fb_run_enum(run, "doorbell"), "global") ? HW_DOORBELL_DEDICATED : HW_DOORBELL_GLOBAL,
 		.sched_on_engine_cpu = !strcmp(fb_run_enum(run, "sched_cpu"), "engine"),
 	};
-	struct fb_submit_result r;
+	struct bm_submit_result r;
 	char err[256];
-	int rc = fb_submit_measure(&p, &r, err, sizeof(err));
+	int rc = bm_submit_measure(&p, &r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_section(run, parked ? "parked" : "");
-	fb_submit_report(run, &r, parked);
+	bm_submit_report(run, &r, parked);
 	if (!parked && r.um && fb_run_ncpus(run) >= 2)
-		rc = fb_submit_floor(run, &r);
+		rc = bm_submit_floor(run, &r);
 	fb_run_section(run, "");
 	fb_hist_free(r.um);
 	fb_hist_free(r.km);
@@ -358,7 +358,7 @@ static int latency_run(struct fb_run *run)
 	return rc;
 }
 
-const struct fb_scenario fb_scenario_submit_latency = {
+const struct fb_scenario bm_scenario_submit_latency = {
 	.name = "submit-latency",
 	.summary = "submit call -> engine start: user-mode doorbell vs kernel-mode, engine polling vs parked (F1)",
 	.params = latency_params, .compares_paths = false, .polling_threads = 1,
@@ -377,11 +377,11 @@ static int thrash_run(struct fb_run *run)
 {
 	unsigned nq = (unsigned)fb_run_int(run, "queues"), nd = (unsigned)fb_run_int(run, "doorbells");
 	uint64_t n = fb_run_iterations(run) ? fb_run_iterations(run) : 20000;
-	struct fb_submit_params p = { .model = HW_DOORBELL_DEDICATED, .run = run, .register_threads = true };
-	struct fb_submit_rig g = { 0 };
+	struct bm_submit_params p = { .model = HW_DOORBELL_DEDICATED, .run = run, .register_threads = true };
+	struct bm_submit_rig g = { 0 };
 	struct rt_queue *q[64];
 	char err[256] = "";
-	int rc = fb_submit_up(&p, 1, nd, &g, err, sizeof(err));
+	int rc = bm_submit_up(&p, 1, nd, &g, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	for (unsigned i = 0; i < nq && !rc; i++) {
@@ -389,18 +389,18 @@ static int thrash_run(struct fb_run *run)
 		rc = rt_queue_create(g.d, &desc, &q[i]);
 	}
 	if (rc) {
-		fb_submit_down(&g);
+		bm_submit_down(&g);
 		return fb_run_error(run, rc, "creating %u queues: %s", nq, strerror(-rc));
 	}
 	for (uint64_t i = 0; i < 2ull * nq && !rc; i++)
-		rc = fb_submit_one(q[i % nq], false, NULL);
+		rc = bm_submit_one(q[i % nq], false, NULL);
 	struct os_ums_stats s0, s1;
 	rt_stack_ums_stats(g.s, &s0);
 	struct fb_hist *h = fb_hist_new();
 	fb_run_measure_begin(run);
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 0; i < n && !rc; i++)
-		rc = fb_submit_one(q[i % nq], false, h);
+		rc = bm_submit_one(q[i % nq], false, h);
 	uint64_t elapsed = lf_now_ns() - t0;
 	fb_run_measure_end(run, n);
 	rt_stack_ums_stats(g.s, &s1);
@@ -411,7 +411,7 @@ static int thrash_run(struct fb_run *run)
 		retries += qs.retries;
 		connects += qs.connects;
 	}
-	fb_submit_down(&g);
+	bm_submit_down(&g);
 	if (rc) {
 		fb_hist_free(h);
 		return fb_run_error(run, rc, "a submission did not start within 2 s: lost");
@@ -427,7 +427,7 @@ static int thrash_run(struct fb_run *run)
 	return 0;
 }
 
-const struct fb_scenario fb_scenario_doorbell_thrash = {
+const struct fb_scenario bm_scenario_doorbell_thrash = {
 	.name = "doorbell-thrash",
 	.summary = "user-mode submission latency and doorbell victimizations as queues outnumber doorbells",
 	.params = thrash_params, .compares_paths = false, .polling_threads = 1,

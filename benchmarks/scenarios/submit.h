@@ -15,8 +15,8 @@
  * Called from one thread; brings up and tears down its own stack
  * (gpu-model/runtime/stack.h).
  */
-#ifndef FB_SUBMIT_H
-#define FB_SUBMIT_H
+#ifndef BM_SUBMIT_H
+#define BM_SUBMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,7 +26,7 @@
 
 struct fb_run;
 
-struct fb_submit_params {
+struct bm_submit_params {
 	uint64_t submissions;          /* per path (user-mode, kernel-mode) */
 	bool parked;                   /* submit only while the engine is in F1 */
 	bool user_mode;                /* measure the user-mode path (false: kernel-mode only) */
@@ -39,7 +39,7 @@ struct fb_submit_params {
 	bool sched_on_engine_cpu;      /* the scheduler thread on the engine's CPU, not the application's */
 };
 
-struct fb_submit_result {
+struct bm_submit_result {
 	struct fb_hist *um, *km;       /* ns; caller frees (um NULL when !user_mode) */
 	uint64_t um_retries, um_connects, f1_entries, state_irqs, sched_wakeups;
 	uint64_t f1_ns;                /* engine time parked (F1), over the rig's life */
@@ -49,7 +49,7 @@ struct fb_submit_result {
 
 /* 0, or -errno with a one-line reason (a submission not started within 2 s
  * is an error: a lost submission). */
-int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result *r, char *err, size_t errlen);
+int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result *r, char *err, size_t errlen);
 
 /* The headline's "submit" section: `submissions` per path with the engine
  * polling, p50 and p99 of each path beside its limit (user-mode beside the
@@ -57,6 +57,6 @@ int fb_submit_measure(const struct fb_submit_params *p, struct fb_submit_result 
  * user-mode path only when user_mode (the WDDM 3.2 stack; WDDM 2.x has
  * kernel-mode submission only).  Reports into the current section; 0 or the
  * -errno of fb_run_error. */
-int fb_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode);
+int bm_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode);
 
 #endif

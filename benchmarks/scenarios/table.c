@@ -7,31 +7,31 @@
  */
 #include "benchmarks/scenarios/table.h"
 
-extern const struct fb_scenario fb_scenario_limits;
-extern const struct fb_scenario fb_scenario_headline;
-extern const struct fb_scenario fb_scenario_irq_suppression;
-extern const struct fb_scenario fb_scenario_cpu_wait;
-extern const struct fb_scenario fb_scenario_gpu_wait;
-extern const struct fb_scenario fb_scenario_cross_adapter;
-extern const struct fb_scenario fb_scenario_isr_scaling;
-extern const struct fb_scenario fb_scenario_idle;
-extern const struct fb_scenario fb_scenario_fence_stride;
-extern const struct fb_scenario fb_scenario_submit_latency;
-extern const struct fb_scenario fb_scenario_doorbell_thrash;
-extern const struct fb_scenario fb_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
+extern const struct fb_scenario bm_scenario_limits;
+extern const struct fb_scenario bm_scenario_headline;
+extern const struct fb_scenario bm_scenario_irq_suppression;
+extern const struct fb_scenario bm_scenario_cpu_wait;
+extern const struct fb_scenario bm_scenario_gpu_wait;
+extern const struct fb_scenario bm_scenario_cross_adapter;
+extern const struct fb_scenario bm_scenario_isr_scaling;
+extern const struct fb_scenario bm_scenario_idle;
+extern const struct fb_scenario bm_scenario_fence_stride;
+extern const struct fb_scenario bm_scenario_submit_latency;
+extern const struct fb_scenario bm_scenario_doorbell_thrash;
+extern const struct fb_scenario bm_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
 const struct fb_scenario *const bm_scenarios[] = {
-	&fb_scenario_headline,
-	&fb_scenario_limits,
-	&fb_scenario_irq_suppression,
-	&fb_scenario_cpu_wait,
-	&fb_scenario_gpu_wait,
-	&fb_scenario_cross_adapter,
-	&fb_scenario_isr_scaling,
-	&fb_scenario_idle,
-	&fb_scenario_fence_stride,
-	&fb_scenario_submit_latency,
-	&fb_scenario_doorbell_thrash,
-	&fb_scenario_selftest,
+	&bm_scenario_headline,
+	&bm_scenario_limits,
+	&bm_scenario_irq_suppression,
+	&bm_scenario_cpu_wait,
+	&bm_scenario_gpu_wait,
+	&bm_scenario_cross_adapter,
+	&bm_scenario_isr_scaling,
+	&bm_scenario_idle,
+	&bm_scenario_fence_stride,
+	&bm_scenario_submit_latency,
+	&bm_scenario_doorbell_thrash,
+	&bm_scenario_selftest,
 	NULL
 };
