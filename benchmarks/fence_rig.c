@@ -18,8 +18,7 @@ void fb_rig_config(struct os_config *cfg, enum fb_fence_path path)
 	cfg->native_fence_enabled = path == FB_FENCE_NATIVE;
 }
 
-/* splitmix64: the workloads' reproducible randomness */
-static uint64_t fb_rand(uint64_t *s)
+uint64_t fb_rand(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -26,6 +26,9 @@
 
 enum fb_fence_path { FB_FENCE_NATIVE, FB_FENCE_LEGACY };
 
+/* splitmix64: the workloads' (and their tests') reproducible randomness. */
+uint64_t fb_rand(uint64_t *s);
+
 /* Fill cfg for a path: native = native fences enabled; legacy = monitored fences only. */
 void fb_rig_config(struct os_config *cfg, enum fb_fence_path path);
 

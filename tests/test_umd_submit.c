@@ -351,7 +351,33 @@ static void short_buffers_inline_long_ones_indirect(void **state)
 	umt_down(&t);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(um_flag_refused_on_node_without_support),
+/* Normal teardown right after the last wait, again and again: an interrupt
+ * still queued for a progress fence the device destroys is the OS's to
+ * retire, never a bug check (umt_down asserts 0). */
+static void device_destroy_after_last_wait_never_bugchecks(void **state)
+{
+	struct umt t = umt_up(2, HW_DOORBELL_DEDICATED, 4, 0);
+	for (int i = 0; i < 30; i++) {
+		struct rt_device *d = t.d;
+		if (i && rt_device_create(t.u, &d))
+			fail_msg("rt_device_create");
+		struct rt_queue_desc kd = { .engine = (unsigned)i % 2 }, ud = { .engine = (unsigned)i % 2, .user_mode = true };
+		struct rt_queue *km, *um;
+		assert_int_equal(rt_queue_create(d, &kd, &km), 0);
+		assert_int_equal(rt_queue_create(d, &ud, &um), 0);
+		_Atomic uint64_t n = 0;
+		umt_submit_count(km, &n);
+		umt_submit_count(um, &n);
+		assert_int_equal(rt_queue_wait(km, 0, 5 * SEC), 0);
+		assert_int_equal(rt_queue_wait(um, 0, 5 * SEC), 0);
+		assert_int_equal(rt_device_destroy(d), 0);
+	}
+	t.d = NULL;
+	umt_down(&t);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(device_destroy_after_last_wait_never_bugchecks),
+	     cmocka_unit_test(um_flag_refused_on_node_without_support),
 	     cmocka_unit_test(um_and_km_queues_share_an_engine),
 	     cmocka_unit_test(km_scheduler_holds_legacy_waits),
 	     cmocka_unit_test(global_doorbell_several_queues),

@@ -57,6 +57,7 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence 
 	struct hw_irq_rec *rec = hw_irq_alloc();
 	rec->kind = kind;
 	rec->engine = e ? e->index : UINT32_MAX;
+	rec->signaled = f->handle;
 	rec->value = v;
 	if (kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
 		/* Seed, "Native fence signaled interrupt": the exact subset with CPU

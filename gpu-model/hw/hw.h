@@ -166,8 +166,15 @@ struct hw_irq_rec {
 	bool eval_legacy;                 /* EvaluateLegacyMonitoredFences */
 	uint32_t nfences;                 /* 0 = NULL pSignaledNativeFenceArray */
 	uint64_t fences[HW_IRQ_MAX_FENCES]; /* global handles */
-	uint64_t value;                   /* the value written (legacy: the fence's) */
+	/* The fence the signal wrote (global handle; 0: none) and the value it
+	 * wrote, whatever the payload: what the seed's signal log entry
+	 * (FENCE_SIGNAL_EXECUTED: hNativeFence, FenceValue) tells the OS, so a
+	 * release is decided against the value signaled even when the fence was
+	 * rewound before the OS read it. */
+	uint64_t signaled;
+	uint64_t value;
 	uint64_t t_raise_ns;
+	void *ctx;                        /* software records: the OS's own (never read by hw) */
 };
 
 /* Raise an interrupt record (the engines do; the OS tests inject). Any thread. */

@@ -53,6 +53,23 @@ static void os_queue_retry_later(struct os_adapter *a)
 		hw_irq_kick(a->hw);
 }
 
+/* A held WAIT on monitored fence f (legacy): a waiter of f from the moment
+ * the feed reaches it, released like any CPU wait against the value that
+ * was signaled (os.h, the release rule).  True: satisfied, go on. */
+static bool os_held_wait_done(struct os_held *h, struct os_fence *f, uint64_t v)
+{
+	if (!h->wait) {
+		h->wait = os_held_wait(f, v);
+		return !h->wait;
+	}
+	/* released, or reached now (the release may still be on its way) */
+	if (!os_held_wait_ready(h->wait) && os_fence_read(f) < v)
+		return false;
+	os_held_wait_put(f, h->wait);
+	h->wait = NULL;
+	return true;
+}
+
 static size_t os_queue_feed_locked(struct os_queue *q)
 {
 	size_t finished = 0;
@@ -62,7 +79,7 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 			const struct hw_cmd *c = &h->cmds[h->pos];
 			struct os_fence *f = os_cpu_held_fence(q->a, c);
 			if (f) {
-				if (os_fence_read(f) < c->value)
+				if (!os_held_wait_done(h, f, c->value))
 					return finished;        /* held on the CPU until f reaches it */
 				h->pos++;                       /* satisfied: the WAIT is dropped */
 				continue;
@@ -112,6 +129,7 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 	h->next = NULL;
 	h->n = n;
 	h->pos = 0;
+	h->wait = NULL;
 	memcpy(h->cmds, cmds, n * sizeof(*cmds));
 	if (q->tail)
 		q->tail->next = h;

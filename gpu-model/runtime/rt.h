@@ -127,7 +127,11 @@ void rt_queue_stats(const struct rt_queue *q, struct rt_queue_stats *out);
 int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out);
 void rt_fence_destroy(struct rt_fence *f);               /* no waits pending */
 uint64_t rt_fence_completed(struct rt_fence *f);         /* GetCompletedValue: UINT64_MAX once removed */
-int rt_fence_signal(struct rt_fence *f, uint64_t v);     /* CPU Signal */
+/* CPU Signal (ID3D12Fence::Signal: "occurs immediately"): the value is
+ * written and every waiter it satisfies is released before the call returns
+ * (os_fence_signal_cpu); a rewind signaled next takes none of that back.
+ * 0 / -EIO (device removed) / -ERANGE (32-bit GPU, too far from the last value). */
+int rt_fence_signal(struct rt_fence *f, uint64_t v);
 int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns);   /* 0 / -ETIMEDOUT / -EIO */
 struct os_fence *rt_fence_os(struct rt_fence *f);
 
