@@ -44,7 +44,7 @@
  *   os_fence_signal_cpu                      any thread; never waits for the GPU or the interrupt
  *                                            thread (takes the fence's release lock briefly)
  *   os_fence_value                           any thread; never blocks
- *   os_queue_submit                          the queue's one submitting thread
+ *   os_queue_submit                          the queue's one submitting thread; never waits for ring space
  *   the interrupt thread                     internal
  * A fence's waiter set is consumed (waiters released, MonitoredValue published)
  * under the fence's release lock, by the interrupt thread or by a CPU signaler.
@@ -170,8 +170,14 @@ extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
 /* A queue on engine `engine`.  Native GPU waits go to the hardware; a WAIT on a
  * monitored fence is held by the OS on the CPU, with everything after it. */
 struct os_queue *os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots);
-/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL. */
+/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL / -ENOMEM.
+ * Never waits for ring space: what the ring cannot take now is held and
+ * submitted by the interrupt thread as the engine drains (a suspended queue:
+ * once it is resumed, os_queue_resumed). */
 int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
+/* The queue is back on the hardware's run list (context resume): what it
+ * holds for lack of ring space is fed again.  Any thread. */
+void os_queue_resumed(struct os_queue *q);
 /* Command buffers held on the CPU for a monitored-fence wait right now. */
 size_t os_queue_held(struct os_queue *q);
 
