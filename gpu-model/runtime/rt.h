@@ -92,8 +92,11 @@ struct os_device *rt_device_os(struct rt_device *d);
 int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struct rt_queue **out);
 /* Submit cmds[0..n) (n <= RT_MAX_CMDS; ops WORK, SIGNAL, WAIT, COUNT, STAMP)
  * as one command buffer; *value (may be NULL) gets its progress value.
- * 0; -EINVAL; -EIO (device removed); -ETIMEDOUT (all buffers in flight for
- * 10 s); -errno of a kernel-mode submission. */
+ * 0; -EINVAL (n, an op, a SIGNAL/WAIT without a fence, a COUNT/STAMP
+ * without a target); -EIO (device removed); -ETIMEDOUT (all buffers in
+ * flight for 10 s); -errno of a kernel-mode submission.  Only a submission
+ * that returns 0 advances the submitted value: after a failure,
+ * rt_queue_submitted and rt_queue_wait(q, 0, ...) are as before the call. */
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value);
 /* GPU-side Signal / Wait of a fence (a one-command buffer).  A wait on a
  * monitored fence from a user-mode queue: -EINVAL. */
