@@ -267,6 +267,21 @@ static void rw_unstick(struct rw_rig *g, struct rw_waits *w, uint64_t round)
 		os_fence_signal_cpu(g->f[i], 0);
 }
 
+/* GPU source: before the next round registers, the engine has run the whole
+ * buffer (its last rewinds may trail the releases) and the interrupt thread
+ * has handled every interrupt (a legacy scan may release a wait before its
+ * own fence's interrupt is handled: that interrupt, still in flight, would
+ * release the next round's wait of its fence, as the seed's race allows). */
+static void rw_gpu_settle(struct rw_rig *g, uint64_t round)
+{
+	uint64_t end = lf_now_ns() + 5000000000ull;
+	while (atomic_load(&g->gpu_done) < round + 1 && lf_now_ns() < end)
+		sched_yield();
+	for (struct os_stats s = fbt_stats(g->a); s.interrupts < s.gpu_interrupts && lf_now_ns() < end;
+	     s = fbt_stats(g->a))
+		sched_yield();
+}
+
 static void rw_round(struct rw_rig *g, uint64_t round, struct rw_result *r)
 {
 	struct rw_waits w;
@@ -283,10 +298,8 @@ static void rw_round(struct rw_rig *g, uint64_t round, struct rw_result *r)
 	r->due++;
 	r->races += RW_FENCES;
 	r->lost += lost;
-	/* every fence back at 0 before the next round registers: the engine
-	 * has run the whole buffer (its last rewinds may trail the releases) */
-	while (g->p->src == RW_GPU && atomic_load(&g->gpu_done) < round + 1)
-		sched_yield();
+	if (g->p->src == RW_GPU)
+		rw_gpu_settle(g, round);
 	if (lost)
 		rw_unstick(g, &w, round);
 }
