@@ -133,6 +133,21 @@ static inline void fbt_rewind_check(struct fbt_rewind *r, int64_t timeout_ns)
 	assert_int_equal(fbt_waiter_join(&r->blocking), 0);
 }
 
+/* Raise the interrupt an engine raises for its write of v to f (kind, and
+ * for a native fence the payload form), as if raised before now. */
+static inline void fbt_raise_signaled(struct os_adapter *a, enum hw_irq_kind kind, enum hw_irq_payload payload,
+				      struct os_fence *f, uint64_t v)
+{
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = kind;
+	rec->nfences = kind != HW_IRQ_NATIVE_FENCE_SIGNALED || payload == HW_PAYLOAD_FENCE_ARRAY;
+	rec->fences[0] = os_fence_handle(f);
+	rec->eval_legacy = payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
+	rec->signaled = os_fence_handle(f);
+	rec->value = v;
+	hw_irq_raise(os_adapter_hw(a), rec);
+}
+
 static inline void fbt_signal_gpu(struct os_queue *q, struct os_fence *f, uint64_t v)
 {
 	struct hw_cmd c = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = v };

@@ -218,6 +218,14 @@ static void hold_gpu_wait(struct os_queue *q, struct os_fence *f, struct os_fenc
 	assert_int_equal(os_queue_held(q), held + 1);
 }
 
+/* The rewinding tests' fences: f at 10 (the waits are for 20), other and g at 0. */
+static void rewind_fences(struct os_adapter *a, struct os_fence **f, struct os_fence **other, struct os_fence **g)
+{
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 10, 0, f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, other), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, g), 0);
+}
+
 /* CPU: Signal(25); Signal(0) back to back releases every wait for 20, the
  * CPU waits before Signal(25) returns (zero-timeout checks). */
 static void rewind_cpu_signal_releases_waits(void **state)
@@ -225,9 +233,7 @@ static void rewind_cpu_signal_releases_waits(void **state)
 	for (int no64 = 0; no64 <= 1; no64++) {
 		struct os_adapter *a = legacy_adapter(no64);
 		struct os_fence *f, *other, *g;
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 10, 0, &f), 0);
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &other), 0);
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
+		rewind_fences(a, &f, &other, &g);
 		struct os_queue *q = os_queue_create(a, 0, 64);
 		struct fbt_rewind r;
 		fbt_rewind_arm(a, &r, f, other);
@@ -254,20 +260,13 @@ static void rewind_gpu_signal_releases_waits(void **state)
 	for (int no64 = 0; no64 <= 1; no64++) {
 		struct os_adapter *a = legacy_adapter(no64);
 		struct os_fence *f, *other, *g;
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 10, 0, &f), 0);
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &other), 0);
-		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
+		rewind_fences(a, &f, &other, &g);
 		struct os_queue *held = os_queue_create(a, 0, 64), *q = os_queue_create(a, 0, 64);
 		struct fbt_rewind r;
 		fbt_rewind_arm(a, &r, f, other);
 		hold_gpu_wait(held, f, g, 1);
 		atomic_store(os_fence_hw(f)->cv, 0);
-		struct hw_irq_rec *rec = hw_irq_alloc();
-		rec->kind = HW_IRQ_MONITORED_FENCE_SIGNALED;
-		rec->fences[0] = rec->signaled = os_fence_handle(f);
-		rec->nfences = 1;
-		rec->value = 25;
-		hw_irq_raise(os_adapter_hw(a), rec);
+		fbt_raise_signaled(a, HW_IRQ_MONITORED_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 25);
 		fbt_rewind_check(&r, 5000000000ll);
 		assert_true(fbt_eventually(os_fence_value(g) == 1));
 

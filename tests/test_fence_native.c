@@ -380,14 +380,7 @@ static void rewind_gpu_signal_releases_waits(void **state)
 		struct fbt_rewind r;
 		fbt_rewind_arm(a, &r, f, other);
 		atomic_store(os_fence_hw(f)->cv, 0);
-		struct hw_irq_rec *rec = hw_irq_alloc();
-		rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
-		rec->nfences = kinds[k] == HW_PAYLOAD_FENCE_ARRAY;
-		rec->fences[0] = os_fence_handle(f);
-		rec->eval_legacy = kinds[k] == HW_PAYLOAD_NULL_EVAL_LEGACY;
-		rec->signaled = os_fence_handle(f);
-		rec->value = 25;
-		hw_irq_raise(os_adapter_hw(a), rec);
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, kinds[k], f, 25);
 		fbt_rewind_check(&r, 5000000000ll);
 
 		fbt_rewind_arm(a, &r, f, other);
@@ -483,16 +476,8 @@ static void destroy_retires_interrupts_raised_before(void **state)
 	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
-	uint64_t h = os_fence_handle(f);
-	for (int i = 0; i < 64; i++) {
-		struct hw_irq_rec *rec = hw_irq_alloc();
-		rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
-		rec->fences[0] = h;
-		rec->nfences = 1;
-		rec->signaled = h;
-		rec->value = 1;
-		hw_irq_raise(os_adapter_hw(a), rec);
-	}
+	for (int i = 0; i < 64; i++)
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 1);
 	assert_int_equal(os_fence_destroy(f), 0);
 	os_adapter_quiesce(a);
 	assert_int_equal(fbt_stats(a).interrupts, 64);
