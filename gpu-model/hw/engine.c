@@ -416,6 +416,10 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 out:
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
+	/* release, single writer: a barrier that saw this run in progress sees
+	 * it done (hw_adapter_engines_barrier) */
+	atomic_store_explicit(&e->runs_done, atomic_load_explicit(&e->runs_done, memory_order_relaxed) + 1,
+			      memory_order_release);
 	hw_count(&e->cmds, done);
 	return done;
 }
@@ -537,6 +541,24 @@ static void *hw_engine_main(void *arg)
 		idle_since = 0;
 	}
 	return NULL;
+}
+
+void hw_adapter_engines_barrier(struct hw_adapter *a)
+{
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		/* acquire, both: the count first, so that a run in progress when
+		 * `running` is read ends with an increment past it */
+		uint64_t done = atomic_load_explicit(&e->runs_done, memory_order_acquire);
+		if (!atomic_load_explicit(&e->running, memory_order_acquire))
+			continue;               /* between runs: the last one's release is seen */
+		for (unsigned spin = 0; atomic_load_explicit(&e->runs_done, memory_order_acquire) == done; spin++) {
+			if (spin < 64)
+				lf_cpu_relax();
+			else
+				sched_yield();
+		}
+	}
 }
 
 int hw_engines_start(struct hw_adapter *a)

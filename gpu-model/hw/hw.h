@@ -15,6 +15,7 @@
  *   hw_fence_alloc/free             any thread (storage mutex)     no (short lock)
  *   hw_queue_submit                 the queue's one producer       spins while the ring is full
  *   hw_cmp_cpu_signal_notify        any thread                     no
+ *   hw_adapter_engines_barrier      any thread                     until the runs in progress end
  *   hw_irq_pop / hw_irq_park        the OS interrupt thread only   park: yes
  */
 #ifndef HW_HW_H
@@ -214,6 +215,11 @@ void hw_adapter_destroy(struct hw_adapter *a);        /* stops the engines, free
 const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a);
 void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_stats *out);
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine);  /* for perf counters */
+/* Return once every engine has finished the queue run it was in at the call
+ * (acquire: what those commands did, a fence signal included, is visible and
+ * done, so the OS may free a fence no command still queued names).  Any
+ * thread; waits (spins, then yields) only for the runs in progress. */
+void hw_adapter_engines_barrier(struct hw_adapter *a);
 uint64_t hw_adapter_interrupts(const struct hw_adapter *a);      /* sum over engines */
 uint64_t hw_adapter_signals(const struct hw_adapter *a);
 

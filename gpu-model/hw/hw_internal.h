@@ -66,6 +66,7 @@ struct hw_engine {
 	LF_ALIGNED _Atomic uint32_t um_connected;   /* connected doorbells of this engine's queues (KMD) */
 	_Atomic uint32_t um_queues;                 /* user-mode queues on the run list */
 	_Atomic(struct hw_queue *) running;         /* the queue being executed: preemption hand-shake */
+	_Atomic uint64_t runs_done;                 /* queue runs finished (engine writes, release): hw_adapter_engines_barrier */
 	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */

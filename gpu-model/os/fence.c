@@ -555,8 +555,7 @@ void os_fence_free(void *obj)
 		os_cross_put(x);        /* the last instance frees the shared CurrentValue */
 }
 
-/* Release every wait still registered on f as abandoned; how many event and
- * multi waits were among them. */
+/* Release every wait still registered on f as abandoned; how many there were. */
 static size_t os_fence_abandon(struct os_fence *f)
 {
 	struct os_release r = { 0 };
@@ -576,10 +575,13 @@ int os_fence_destroy(struct os_fence *f)
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_DESTROY_NATIVE_FENCE, f->hw.handle, 0);
 	os_table_drop(a, f);
-	/* Interrupts raised for f before now (a GPU signal the application
-	 * already saw complete may still have its interrupt queued) are handled
-	 * while the handle still resolves: the OS retires its own backlog; only a
-	 * payload raised after this names a destroyed fence (a bug check). */
+	/* A GPU signal of f the application already saw land may still be
+	 * finishing (the CMP reads MonitoredValue after writing CurrentValue,
+	 * then raises): wait for the engines' runs in progress.  Then the
+	 * interrupts raised for f before now are handled while the handle still
+	 * resolves: the OS retires its own backlog; only a payload raised after
+	 * this names a destroyed fence (a bug check). */
+	hw_adapter_engines_barrier(a->hw);
 	os_irq_sync(a);
 	size_t abandoned = os_fence_abandon(f);
 	os_rcu_enter();

@@ -178,7 +178,8 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
 /* The queue is back on the hardware's run list (context resume): what it
  * holds for lack of ring space is fed again.  Any thread. */
 void os_queue_resumed(struct os_queue *q);
-/* Command buffers held on the CPU for a monitored-fence wait right now. */
+/* Command buffers held on the CPU right now: behind a monitored-fence wait,
+ * or for ring space. */
 size_t os_queue_held(struct os_queue *q);
 
 /* ---- counters ---- */

@@ -183,8 +183,8 @@ size_t os_queues_feed_held(struct os_adapter *a)
 		struct os_queue *q = a->queues[i];
 		if (!atomic_load_explicit(&q->nheld, memory_order_relaxed))
 			continue;
-		/* the queue's submitter may hold the lock while it waits for ring
-		 * space: do not wait behind it, come back later */
+		/* the queue's submitter may hold the lock: do not wait behind it,
+		 * come back later */
 		if (pthread_mutex_trylock(&q->lock)) {
 			os_queue_retry_later(q);
 			continue;
