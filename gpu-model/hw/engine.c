@@ -264,9 +264,21 @@ void hw_queue_set_scheduled(struct hw_queue *q, bool on)
 
 void hw_queue_retire(struct hw_queue *q)
 {
+	struct hw_engine *e = &q->a->engines[q->engine];
 	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
 	hw_queue_set_scheduled(q, false);
-	lf_wake_notify(&q->a->engines[q->engine].wake);   /* it discards what is left */
+	lf_wake_notify(&e->wake);   /* it discards what is left */
+	/* Until the engine has seen it, it may still look at the fence q waits
+	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
+	 * engine not running (not started, stopping) looks at nothing. */
+	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
+		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
+			return;
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
 }
 
 /* ---- the engine thread ---- */
@@ -364,6 +376,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		hw_queue_refresh(q);
 	if (atomic_load_explicit(&q->retired, memory_order_acquire)) {
 		hw_queue_discard(e, q);
+		/* release: every earlier look at q's wait fence is done */
+		atomic_store_explicit(&q->retire_seen, true, memory_order_release);
 		return 0;
 	}
 	if (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q))

@@ -46,6 +46,7 @@ struct hw_queue {
 	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
 	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
+	_Atomic bool retire_seen;         /* the engine saw it (release): it never touches q's fences again */
 	LF_ALIGNED hw_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
