@@ -23,7 +23,7 @@ void rig_config(struct os_config *cfg, enum rig_fence_path path)
 }
 
 /* splitmix64: the workloads' reproducible randomness */
-static uint64_t rig_rand(uint64_t *s)
+uint64_t rig_rand(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -303,12 +303,11 @@ static void *rig_stress_main(void *arg)
 			lf_spin_ns(rig_rand(&t->seed) % (p->max_app_delay_ns + 1));
 		if (rt_fence_completed(t->f) < i)
 			t->blocked++;
-		int rc = rt_fence_wait(t->f, i, (int64_t)deadline);
-		if (rc == -ETIMEDOUT) {
-			/* not reached within the deadline: a hung GPU, not a lost wake-up;
-			 * wait it out so the pair still completes */
-			rc = rt_fence_wait(t->f, i, -1);
-		}
+		/* not reached within a deadline: a slow GPU, not a lost wake-up; wait
+		 * again (a value that lands meanwhile with nobody to release the
+		 * waiter is a lost wake-up at the next deadline) so the pair completes */
+		while (rt_fence_wait(t->f, i, (int64_t)deadline) == -ETIMEDOUT)
+			;
 		t->pairs++;
 	}
 	return NULL;

@@ -27,6 +27,9 @@
 
 enum rig_fence_path { RIG_FENCE_NATIVE, RIG_FENCE_LEGACY };
 
+/* splitmix64: the workloads' (and their tests') reproducible randomness. */
+uint64_t rig_rand(uint64_t *s);
+
 /* Fill cfg for a path: native = native fences enabled; legacy = monitored fences only. */
 void rig_config(struct os_config *cfg, enum rig_fence_path path);
 

@@ -66,10 +66,15 @@
  *   | lf_waitset_add         | any thread            | add, cancel, release, threshold  | lock-free |
  *   | lf_waitset_cancel      | the waiter's owner    | add, cancel, release, threshold  | wait-free |
  *   | lf_waitset_threshold   | any thread            | everything                       | wait-free |
- *   | lf_waitset_release     | the consumer only     | add, cancel, threshold           | lock-free (rounds repeat only when adders interfere) |
+ *   | lf_waitset_release     | the consumer only (*) | add, cancel, threshold           | lock-free (rounds repeat only when adders interfere) |
  *   | lf_waitset_empty       | the consumer only     | add, cancel, threshold           | wait-free |
  *   | lf_waitset_init,       | one owner             | nothing                          | blocking  |
  *   |   _destroy             |                       |                                  |           |
+ *
+ * (*) One consumer at a time, not necessarily the same thread: threads that
+ * share the role serialize it (a lock whose release/acquire hands the
+ * consumer's private heap from one to the next; the fence stack lets the
+ * interrupt thread and CPU signalers take turns that way).
  *
  * Broken variant (tests only): compiled with -DLF_WAITSET_BROKEN, release
  * publishes with a plain store after a 10 us spin and a sched_yield() (to

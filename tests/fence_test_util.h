@@ -3,11 +3,14 @@
 #define FENCE_TEST_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "gpu-model/os/os.h"
 #include "lockfree/arch.h"
 #include "lockfree/die.h"
+#include "lockfree/event.h"
+#include "tests/fb_test.h"
 
 /* Wait (bounded: 5 s) until cond() holds; returns whether it did. */
 #define fbt_eventually(cond)                                                  \
@@ -53,6 +56,106 @@ static inline struct os_stats fbt_stats(struct os_adapter *a)
 	struct os_stats s;
 	os_adapter_stats(a, &s);
 	return s;
+}
+
+/* Tear an adapter down once its interrupt thread has handled everything
+ * raised so far, asserting the bug checks it saw: 0 at every teardown unless
+ * the test is about the bug check (a teardown that bug-checks is a defect). */
+static inline void fbt_down_bugchecks(struct os_adapter *a, uint64_t bugchecks)
+{
+	os_adapter_quiesce(a);
+	assert_int_equal(fbt_stats(a).bugchecks, bugchecks);
+	os_adapter_destroy(a);
+}
+
+static inline void fbt_down(struct os_adapter *a)
+{
+	fbt_down_bugchecks(a, 0);
+}
+
+/* A thread in a blocking CPU wait (os_fence_wait_cpu(f, v, timeout_ns)). */
+struct fbt_waiter {
+	pthread_t t;
+	struct os_fence *f;
+	uint64_t v;
+	int64_t timeout_ns;
+	_Atomic int rc;
+	_Atomic bool done;
+};
+
+static inline void *fbt_waiter_main(void *arg)
+{
+	struct fbt_waiter *w = arg;
+	atomic_store(&w->rc, os_fence_wait_cpu(w->f, w->v, w->timeout_ns));
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* Start w and return once its wait is registered and asleep-bound (a's
+ * blocked-wait count moved: it counts after the registration's resample),
+ * so that a signal from now on finds it waiting. */
+static inline void fbt_waiter_start(struct os_adapter *a, struct fbt_waiter *w)
+{
+	uint64_t blocked = fbt_stats(a).waits_blocked;
+	atomic_store(&w->done, false);
+	pthread_create(&w->t, NULL, fbt_waiter_main, w);
+	assert_true(fbt_eventually(fbt_stats(a).waits_blocked > blocked));
+}
+
+/* Join w; its wait's result. */
+static inline int fbt_waiter_join(struct fbt_waiter *w)
+{
+	pthread_join(w->t, NULL);
+	return atomic_load(&w->rc);
+}
+
+/* The waits of the rewinding-race tests, all for 20 on fence f (below 20
+ * now): an event wait, a multi wait "any" (f, 20 or `other`, 1000: never
+ * reached), a multi wait "all" (f, 15 and f, 20), a blocking waiter.  A
+ * signal of 25 must release every one, whatever lower value follows it. */
+struct fbt_rewind {
+	struct lf_event ev, any, all;
+	struct fbt_waiter blocking;
+};
+
+static inline void fbt_rewind_arm(struct os_adapter *a, struct fbt_rewind *r, struct os_fence *f,
+				  struct os_fence *other)
+{
+	lf_event_init(&r->ev);
+	lf_event_init(&r->any);
+	lf_event_init(&r->all);
+	assert_int_equal(os_fence_wait_event(f, 20, &r->ev), 0);
+	struct os_fence *any_f[2] = { f, other }, *all_f[2] = { f, f };
+	uint64_t any_v[2] = { 20, 1000 }, all_v[2] = { 15, 20 };
+	assert_int_equal(os_wait_multi(any_f, any_v, 2, false, &r->any), 0);
+	assert_int_equal(os_wait_multi(all_f, all_v, 2, true, &r->all), 0);
+	r->blocking = (struct fbt_waiter){ .f = f, .v = 20, .timeout_ns = 5000000000ll };
+	fbt_waiter_start(a, &r->blocking);
+	assert_false(lf_event_is_set(&r->ev) || lf_event_is_set(&r->any) || lf_event_is_set(&r->all));
+}
+
+/* Every wait of r released within timeout_ns (0: already, when called). */
+static inline void fbt_rewind_check(struct fbt_rewind *r, int64_t timeout_ns)
+{
+	assert_int_equal(lf_event_wait(&r->ev, 0, timeout_ns), 0);
+	assert_int_equal(lf_event_wait(&r->any, 0, timeout_ns), 0);
+	assert_int_equal(lf_event_wait(&r->all, 0, timeout_ns), 0);
+	assert_int_equal(fbt_waiter_join(&r->blocking), 0);
+}
+
+/* Raise the interrupt an engine raises for its write of v to f (kind, and
+ * for a native fence the payload form), as if raised before now. */
+static inline void fbt_raise_signaled(struct os_adapter *a, enum hw_irq_kind kind, enum hw_irq_payload payload,
+				      struct os_fence *f, uint64_t v)
+{
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = kind;
+	rec->nfences = kind != HW_IRQ_NATIVE_FENCE_SIGNALED || payload == HW_PAYLOAD_FENCE_ARRAY;
+	rec->fences[0] = os_fence_handle(f);
+	rec->eval_legacy = payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
+	rec->signaled = os_fence_handle(f);
+	rec->value = v;
+	hw_irq_raise(os_adapter_hw(a), rec);
 }
 
 static inline void fbt_signal_gpu(struct os_queue *q, struct os_fence *f, uint64_t v)

@@ -65,8 +65,8 @@ static void xrig_down(struct xrig *r)
 {
 	os_fence_destroy(r->fd);
 	os_fence_destroy(r->fi);
-	os_adapter_destroy(r->dgpu);
-	os_adapter_destroy(r->igpu);
+	fbt_down(r->dgpu);
+	fbt_down(r->igpu);
 }
 
 /* A native instance's MonitoredValue: 0, always. */
@@ -345,9 +345,9 @@ static void cross_requires_default_type(void **state)
 	os_fence_destroy(g);
 	os_fence_destroy(f);
 	os_fence_destroy(plain);
-	os_adapter_destroy(old);
-	os_adapter_destroy(a);
-	os_adapter_destroy(b);
+	fbt_down(old);
+	fbt_down(a);
+	fbt_down(b);
 }
 
 /* "All GPUs share the same copy of CurrentValue storage, which is always
@@ -379,8 +379,8 @@ static void cross_one_current_value_in_system_memory(void **state)
 	assert_int_equal(os_fence_wait_cpu(fi, 7, 5000000000ll), 0);
 	os_fence_destroy(fi);
 	os_fence_destroy(local);
-	os_adapter_destroy(d);
-	os_adapter_destroy(i);
+	fbt_down(d);
+	fbt_down(i);
 }
 
 /* "setting MonitoredValue for the cross-adapter fence to 0 for its lifetime":
@@ -449,8 +449,8 @@ static void cross_null_payload_scan_propagates(void **state)
 	assert_int_equal(ddi_calls(i, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fi), V), 1);
 	os_fence_destroy(fd);
 	os_fence_destroy(fi);
-	os_adapter_destroy(d);
-	os_adapter_destroy(i);
+	fbt_down(d);
+	fbt_down(i);
 }
 
 /* ---- lock-step stress: signals alternate between the GPUs, the other one's
@@ -575,8 +575,8 @@ static void cross_instances_come_and_go_while_signaling(void **state)
 	assert_int_equal(fbt_stats(i).lost_wakeups, 0);
 	assert_true(xstats(i).received > 0);
 	os_fence_destroy(c.f);
-	os_adapter_destroy(d);
-	os_adapter_destroy(i);
+	fbt_down(d);
+	fbt_down(i);
 }
 
 FB_TEST_MAIN(cmocka_unit_test(scenario1_wait_from_gpu_signal_from_gpu),

@@ -29,7 +29,7 @@ static void gpu_signal_always_interrupts(void **state)
 	struct os_stats s = fbt_stats(a);
 	assert_int_equal(s.gpu_interrupts, 50);
 	assert_int_equal(s.spurious, 50);        /* nobody waited */
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "Goes through the list of fence objects with pending waits ... reads their
@@ -59,7 +59,7 @@ static void interrupt_walks_fences_with_pending_waits(void **state)
 		os_fence_signal_cpu(f[i], 1);
 	for (int i = 0; i < 16; i++)
 		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "GPU wait": no wait on the GPU; "command buffers submitted after the wait
@@ -102,7 +102,7 @@ static void gpu_wait_held_on_cpu_until_signaled(void **state)
 	assert_int_equal(os_fence_value(g), 2);
 	os_fence_signal_cpu(f, 9);
 	assert_true(fbt_eventually(os_fence_value(g) == 3));
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "CPU signal ... immediately unwaits any satisfied waits"; "CPU wait" blocks. */
@@ -115,7 +115,7 @@ static void cpu_signal_unwaits_blocking_waiter(void **state)
 	os_fence_signal_cpu(f, 1);
 	assert_int_equal(os_fence_wait_cpu(f, 1, 0), 0);
 	assert_int_equal(fbt_stats(a).lost_wakeups, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* No64BitAtomics: "the OS handles the fence wraparound case automatically.
@@ -143,7 +143,7 @@ static void no64bit_atomics_wraparound_and_range(void **state)
 	assert_int_equal(os_fence_wait_cpu(f, last + UINT32_MAX / 2 + 1, 0), -ERANGE);
 	assert_int_equal(os_fence_signal_cpu(f, last + UINT32_MAX / 2), 0);
 	assert_true(os_fence_value(f) == last + UINT32_MAX / 2);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* No64BitAtomics with a fence signaled downward, each step within UINT32_MAX/2
@@ -160,7 +160,7 @@ static void no64bit_atomics_downward_signals(void **state)
 	/* not released by a misread value: 0x180000000 is too far ahead now */
 	assert_int_equal(os_fence_wait_cpu(f, 0x180000000ull, 0), -ERANGE);
 	assert_int_equal(os_fence_wait_cpu(f, 0x100000001ull, 1000000), -ETIMEDOUT);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* The OS never waits on the GPU: feeding CPU-held buffers into a full ring
@@ -196,11 +196,118 @@ static void held_feed_never_waits_for_ring_space(void **state)
 	os_fence_signal_cpu(x, 1);                            /* needs the interrupt thread */
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
 	assert_true(fbt_eventually(os_queue_held(q1) == 0 && os_queue_held(q2) == 0));
-	os_adapter_destroy(a);
+	fbt_down(a);
 	alarm(0);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(held_feed_never_waits_for_ring_space),
+/* ---- rewinding: seed multi-engine-synchronization, "If a race does occur,
+ * between a value which will satisfy an outstanding wait, and a lower value
+ * which will not, the wait will be satisfied regardless of which value
+ * remains afterwards."  Legacy: CPU waits of every kind, and a GPU wait held
+ * on the CPU (the buffer behind it is submitted), on 64- and 32-bit GPUs. ---- */
+
+/* Hold a GPU wait for 20 on f in front of SIGNAL(g, n) on queue q. */
+static void hold_gpu_wait(struct os_queue *q, struct os_fence *f, struct os_fence *g, uint64_t n)
+{
+	struct hw_cmd cmds[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 20 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = n },
+	};
+	size_t held = os_queue_held(q);
+	assert_int_equal(os_queue_submit(q, cmds, 2), 0);
+	assert_int_equal(os_queue_held(q), held + 1);
+}
+
+/* The rewinding tests' fences: f at 10 (the waits are for 20), other and g at 0. */
+static void rewind_fences(struct os_adapter *a, struct os_fence **f, struct os_fence **other, struct os_fence **g)
+{
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 10, 0, f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, other), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, g), 0);
+}
+
+/* CPU: Signal(25); Signal(0) back to back releases every wait for 20, the
+ * CPU waits before Signal(25) returns (zero-timeout checks). */
+static void rewind_cpu_signal_releases_waits(void **state)
+{
+	for (int no64 = 0; no64 <= 1; no64++) {
+		struct os_adapter *a = legacy_adapter(no64);
+		struct os_fence *f, *other, *g;
+		rewind_fences(a, &f, &other, &g);
+		struct os_queue *q = fbt_queue(a, 0, 64);
+		struct fbt_rewind r;
+		fbt_rewind_arm(a, &r, f, other);
+		hold_gpu_wait(q, f, g, 1);
+		assert_int_equal(os_fence_signal_cpu(f, 25), 0);
+		assert_int_equal(os_fence_signal_cpu(f, 0), 0);
+		fbt_rewind_check(&r, 0);
+		assert_true(fbt_eventually(os_fence_value(g) == 1));
+		assert_true(fbt_eventually(os_queue_held(q) == 0));
+		assert_int_equal(os_fence_value(f), 0);
+		struct os_stats s = fbt_stats(a);
+		assert_int_equal(s.lost_wakeups + s.timeouts, 0);
+		fbt_down(a);
+	}
+}
+
+/* GPU: the monitored fence signaled interrupt for 25 is handled after the
+ * fence was rewound to 0 and still releases every wait for 20 and the held
+ * buffer: first exactly that order (the engine's record for its write of 25,
+ * handled once CurrentValue reads 0), then end to end (SIGNAL 25, SIGNAL 0
+ * back to back on another queue). */
+static void rewind_gpu_signal_releases_waits(void **state)
+{
+	for (int no64 = 0; no64 <= 1; no64++) {
+		struct os_adapter *a = legacy_adapter(no64);
+		struct os_fence *f, *other, *g;
+		rewind_fences(a, &f, &other, &g);
+		struct os_queue *held = fbt_queue(a, 0, 64), *q = fbt_queue(a, 0, 64);
+		struct fbt_rewind r;
+		fbt_rewind_arm(a, &r, f, other);
+		hold_gpu_wait(held, f, g, 1);
+		atomic_store(os_fence_hw(f)->cv, 0);
+		fbt_raise_signaled(a, HW_IRQ_MONITORED_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 25);
+		fbt_rewind_check(&r, 5000000000ll);
+		assert_true(fbt_eventually(os_fence_value(g) == 1));
+
+		fbt_rewind_arm(a, &r, f, other);
+		hold_gpu_wait(held, f, g, 2);
+		struct hw_cmd cmds[2] = {
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 25 },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 0 },
+		};
+		assert_int_equal(os_queue_submit(q, cmds, 2), 0);
+		fbt_rewind_check(&r, 5000000000ll);
+		assert_true(fbt_eventually(os_fence_value(g) == 2));
+		assert_true(fbt_eventually(os_fence_value(f) == 0));
+		assert_true(fbt_eventually(os_queue_held(held) == 0));
+		assert_int_equal(fbt_stats(a).lost_wakeups, 0);
+		fbt_down(a);
+	}
+}
+
+/* "CPU signal ... immediately unwaits any satisfied waits": the event is set
+ * when the signal returns (a zero-timeout check right after). */
+static void cpu_signal_sets_events_before_it_returns(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f), 0);
+	for (uint64_t v = 1; v <= 1000; v++) {
+		struct lf_event ev;
+		lf_event_init(&ev);
+		assert_int_equal(os_fence_wait_event(f, v, &ev), 0);
+		assert_int_equal(os_fence_signal_cpu(f, v), 0);
+		assert_int_equal(lf_event_wait(&ev, 0, 0), 0);
+	}
+	assert_int_equal(fbt_stats(a).signal_released, 1000);
+	fbt_down(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
+	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
+	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
+	     cmocka_unit_test(held_feed_never_waits_for_ring_space),
 	     cmocka_unit_test(no64bit_atomics_downward_signals),
 	     cmocka_unit_test(gpu_signal_always_interrupts),
 	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),

@@ -29,7 +29,7 @@ static void conditional_interrupt_no_waiter_no_interrupt(void **state)
 	struct os_stats s = fbt_stats(a);
 	assert_int_equal(s.gpu_signals, 100);
 	assert_int_equal(s.gpu_interrupts, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "Monitored value": least currently waited value − 1, UINT64_MAX when none;
@@ -71,7 +71,7 @@ static void monitored_value_tracks_least_waiter(void **state)
 	 * was signaled the moment 42's waiter woke): 50's own interrupt then
 	 * finds nobody, the extra interrupt the seed allows. */
 	assert_true(s.spurious <= 1);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "Synchronization between the GPU and CPU": a value reached before the waiter
@@ -90,7 +90,7 @@ static void resample_value_reached_before_registration(void **state)
 	struct os_stats s = fbt_stats(a);
 	assert_int_equal(s.timeouts, 1);
 	assert_int_equal(s.lost_wakeups, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* "Native fence signaled interrupt": the three payload forms. */
@@ -133,7 +133,7 @@ static void payload_array_null_and_eval_legacy(void **state)
 		assert_int_equal(lf_event_is_set(&lev), kinds[k] == HW_PAYLOAD_NULL_EVAL_LEGACY);
 		os_fence_signal_cpu(legacy, 2);   /* releases it in the other cases */
 		assert_int_equal(lf_event_wait(&lev, 0, 5000000000ll), 0);
-		os_adapter_destroy(a);
+		fbt_down(a);
 	}
 }
 
@@ -152,7 +152,7 @@ static void payload_destroyed_fence_bugcheck(void **state)
 	rec->nfences = 1;
 	hw_irq_raise(os_adapter_hw(a), rec);
 	assert_true(fbt_eventually(fbt_stats(a).bugchecks == 1));
-	os_adapter_destroy(a);
+	fbt_down_bugchecks(a, 1);
 }
 
 /* "GPU wait on a monitored fence value ... without requiring a CPU roundtrip":
@@ -181,7 +181,7 @@ static void gpu_wait_engine_to_engine_no_interrupt(void **state)
 	struct os_stats s = fbt_stats(a);
 	assert_int_equal(s.gpu_interrupts, 0);
 	assert_int_equal(s.interrupts, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* CPU signal: "the OS writes the value and releases waiters (and, native,
@@ -206,7 +206,7 @@ static void cpu_signal_releases_cpu_and_gpu_waiters(void **state)
 	assert_int_equal(os_fence_signal_cpu(f, 3), 0);
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
 	assert_true(fbt_eventually(os_fence_value(g) == 1));
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* CPU waits: many events per fence, one event for many values (all / any). */
@@ -242,7 +242,7 @@ static void cpu_wait_events_many_and_multi(void **state)
 	fbt_signal_gpu(q, f, 10);
 	for (int i = 5; i < 10; i++)
 		assert_int_equal(lf_event_wait(&ev[i], 0, 5000000000ll), 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* A blocking CPU wait is released by a GPU signal through the interrupt. */
@@ -262,7 +262,7 @@ static void cpu_wait_blocking_released_by_gpu(void **state)
 	assert_int_equal(s.waits_blocked, 1);
 	assert_int_equal(s.gpu_interrupts, 1);
 	assert_int_equal(s.lost_wakeups, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* Event waits registered while another thread CPU-signals the very value:
@@ -304,7 +304,13 @@ static void cpu_wait_event_registration_races_signal(void **state)
 	atomic_store(&r.want, UINT64_MAX);
 	pthread_join(t, NULL);
 	assert_int_equal(fbt_stats(a).lost_wakeups, 0);
-	os_adapter_destroy(a);
+	fbt_down(a);
+}
+
+/* os_test_wait_timeout_hook: the value lands as the GPU writes it. */
+static void land_value(struct os_fence *f, uint64_t v)
+{
+	atomic_store(os_fence_hw(f)->cv, v);
 }
 
 /* One thread waiting on two adapters in turn (cross-adapter work does) keeps
@@ -328,11 +334,195 @@ static void cpu_wait_counters_do_not_grow_across_adapters(void **state)
 	assert_true(after <= before + 65536);
 	assert_int_equal(fbt_stats(a).waits, 100001);
 	assert_int_equal(fbt_stats(b).waits, 100001);
-	os_adapter_destroy(a);
-	os_adapter_destroy(b);
+	fbt_down(a);
+	fbt_down(b);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(cpu_wait_counters_do_not_grow_across_adapters),
+/* ---- rewinding: seed multi-engine-synchronization, "If a race does occur,
+ * between a value which will satisfy an outstanding wait, and a lower value
+ * which will not, the wait will be satisfied regardless of which value
+ * remains afterwards." ---- */
+
+/* CPU: Signal(25); Signal(0) back to back releases every wait for 20 (event,
+ * multi any/all, blocking), and before Signal(25) returns: the events are
+ * checked with a zero timeout. */
+static void rewind_cpu_signal_releases_waits(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f, *other;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 10, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &other), 0);
+	struct fbt_rewind r;
+	fbt_rewind_arm(a, &r, f, other);
+	assert_int_equal(os_fence_signal_cpu(f, 25), 0);
+	assert_int_equal(os_fence_signal_cpu(f, 0), 0);
+	fbt_rewind_check(&r, 0);
+	assert_int_equal(os_fence_value(f), 0);
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.lost_wakeups + s.timeouts, 0);
+	assert_int_equal(s.signal_released, 5);   /* event, any, all's two values, blocking */
+	fbt_down(a);
+}
+
+/* GPU: the interrupt for 25 is handled after the fence was rewound to 0 and
+ * still releases every wait for 20: the record carries the value written,
+ * whatever the payload form.  First exactly that order (the engine's record
+ * for its write of 25, handled once CurrentValue reads 0), then end to end:
+ * SIGNAL 25, SIGNAL 0 back to back on one queue. */
+static void rewind_gpu_signal_releases_waits(void **state)
+{
+	const enum hw_irq_payload kinds[] = { HW_PAYLOAD_FENCE_ARRAY, HW_PAYLOAD_NULL, HW_PAYLOAD_NULL_EVAL_LEGACY };
+	for (size_t k = 0; k < 3; k++) {
+		struct os_adapter *a = native_adapter(kinds[k], 1);
+		struct os_fence *f, *other;
+		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 10, 0, &f), 0);
+		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &other), 0);
+		struct fbt_rewind r;
+		fbt_rewind_arm(a, &r, f, other);
+		atomic_store(os_fence_hw(f)->cv, 0);
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, kinds[k], f, 25);
+		fbt_rewind_check(&r, 5000000000ll);
+
+		fbt_rewind_arm(a, &r, f, other);
+		struct os_queue *q = fbt_queue(a, 0, 64);
+		struct hw_cmd cmds[2] = {
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 25 },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = 0 },
+		};
+		assert_int_equal(os_queue_submit(q, cmds, 2), 0);
+		fbt_rewind_check(&r, 5000000000ll);
+		assert_true(fbt_eventually(os_fence_value(f) == 0));
+		assert_int_equal(fbt_stats(a).lost_wakeups, 0);
+		fbt_down(a);
+	}
+}
+
+/* The CPU-side Signal "occurs immediately": the events it satisfies are set
+ * when it returns (an application checks with a zero timeout right after). */
+static void cpu_signal_sets_events_before_it_returns(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f, *g;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
+	for (uint64_t v = 1; v <= 1000; v++) {
+		struct lf_event ev, both;
+		lf_event_init(&ev);
+		lf_event_init(&both);
+		struct os_fence *fs[2] = { f, g };
+		uint64_t vs[2] = { v, v };
+		assert_int_equal(os_fence_wait_event(f, v, &ev), 0);
+		assert_int_equal(os_wait_multi(fs, vs, 2, true, &both), 0);
+		assert_int_equal(os_fence_signal_cpu(f, v), 0);
+		assert_int_equal(lf_event_wait(&ev, 0, 0), 0);
+		assert_false(lf_event_is_set(&both));
+		assert_int_equal(os_fence_signal_cpu(g, v), 0);
+		assert_int_equal(lf_event_wait(&both, 0, 0), 0);
+	}
+	assert_int_equal(fbt_stats(a).signal_released, 3000);
+	fbt_down(a);
+}
+
+/* WaitForMultipleObjects's limit: OS_WAIT_MULTI_MAX pairs work; one more is
+ * -E2BIG and registers nothing; none is -EINVAL. */
+static void wait_multi_limit(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	enum { N = OS_WAIT_MULTI_MAX + 1 };
+	struct os_fence *f[N];
+	uint64_t v[N];
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f[i]), 0);
+		v[i] = 1;
+	}
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_wait_multi(f, v, N, true, &ev), -E2BIG);
+	for (int i = 0; i < N; i++)
+		assert_true(*os_fence_hw(f[i])->mv == UINT64_MAX);   /* nobody registered */
+	assert_int_equal(os_wait_multi(f, v, 0, true, &ev), -EINVAL);
+	assert_int_equal(os_wait_multi(f, v, OS_WAIT_MULTI_MAX, true, &ev), 0);
+	for (int i = 0; i < OS_WAIT_MULTI_MAX; i++) {
+		assert_false(lf_event_is_set(&ev));
+		assert_int_equal(os_fence_signal_cpu(f[i], 1), 0);
+	}
+	assert_int_equal(lf_event_wait(&ev, 0, 0), 0);
+	fbt_down(a);
+}
+
+/* A wait that times out a moment before its value lands is a timeout, not
+ * a lost wake-up: the value lands (the GPU's write, no interrupt handled
+ * yet) after the wait timed out and before it gave up its place. */
+static void timeout_just_before_the_value_lands_is_not_lost(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	os_test_wait_timeout_hook = land_value;
+	int rc = os_fence_wait_cpu(f, 5, 1000000);
+	os_test_wait_timeout_hook = NULL;
+	assert_int_equal(rc, -ETIMEDOUT);
+	assert_int_equal(os_fence_value(f), 5);
+	struct os_stats s = fbt_stats(a);
+	assert_int_equal(s.timeouts, 1);
+	assert_int_equal(s.lost_wakeups, 0);
+	fbt_down(a);
+}
+
+/* Destroying a fence retires the interrupts raised for it before: none is a
+ * bug check (the payload named a live fence when the GPU raised it). */
+static void destroy_retires_interrupts_raised_before(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	for (int i = 0; i < 64; i++)
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 1);
+	assert_int_equal(os_fence_destroy(f), 0);
+	os_adapter_quiesce(a);
+	assert_int_equal(fbt_stats(a).interrupts, 64);
+	fbt_down(a);   /* 0 bug checks */
+}
+
+/* Destroying a fence with event and multi waits still registered releases
+ * them as abandoned (never a silent hang) and says so: -EBUSY. */
+static void destroy_with_waiters_releases_them(void **state)
+{
+	struct os_adapter *a = native_adapter(HW_PAYLOAD_FENCE_ARRAY, 1);
+	const enum os_fence_type types[2] = { OS_FENCE_NATIVE, OS_FENCE_MONITORED };
+	for (int k = 0; k < 2; k++) {
+		struct os_fence *f, *g;
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &f), 0);
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &g), 0);
+		struct lf_event ev, all;
+		lf_event_init(&ev);
+		lf_event_init(&all);
+		struct os_fence *fs[2] = { f, g };
+		uint64_t vs[2] = { 5, 5 };
+		assert_int_equal(os_fence_wait_event(f, 5, &ev), 0);
+		assert_int_equal(os_wait_multi(fs, vs, 2, true, &all), 0);
+		uint64_t before = fbt_stats(a).abandoned;
+		assert_int_equal(os_fence_destroy(f), -EBUSY);
+		assert_int_equal(lf_event_wait(&ev, 0, 0), 0);
+		assert_int_equal(lf_event_wait(&all, 0, 0), 0);
+		assert_int_equal(fbt_stats(a).abandoned - before, 2);
+		assert_int_equal(os_fence_destroy(g), -EBUSY);   /* g's share of the multi wait */
+		assert_int_equal(fbt_stats(a).abandoned - before, 3);
+	}
+	struct os_fence *idle;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &idle), 0);
+	assert_int_equal(os_fence_destroy(idle), 0);
+	fbt_down(a);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
+	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
+	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
+	     cmocka_unit_test(wait_multi_limit),
+	     cmocka_unit_test(timeout_just_before_the_value_lands_is_not_lost),
+	     cmocka_unit_test(destroy_retires_interrupts_raised_before),
+	     cmocka_unit_test(destroy_with_waiters_releases_them),
+	     cmocka_unit_test(cpu_wait_counters_do_not_grow_across_adapters),
 	     cmocka_unit_test(cpu_wait_event_registration_races_signal),
 	     cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),
 	     cmocka_unit_test(monitored_value_tracks_least_waiter),

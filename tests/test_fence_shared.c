@@ -113,7 +113,7 @@ static void shared_walkthrough_process_a_and_b(void **state)
 	os_adapter_quiesce(a);
 	os_process_destroy(pa);
 	os_process_destroy(pb);
-	os_adapter_destroy(a);
+	fbt_down_bugchecks(a, 1);
 }
 
 /* Local handles belong to their process: they do not resolve elsewhere,
@@ -151,7 +151,7 @@ static void shared_local_handles_are_per_process(void **state)
 	assert_int_equal(os_adapter_ddi_count(a, OS_DDI_DESTROY_NATIVE_FENCE), 2);
 	os_process_destroy(pa);
 	os_process_destroy(pb);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* Process exit closes what the process left open, oldest first; a fence
@@ -185,7 +185,7 @@ static void shared_process_exit_closes_its_handles(void **state)
 		{ OS_DDI_DESTROY_NATIVE_FENCE, g2, 0 },
 	};
 	expect_ddis(a, want, sizeof(want) / sizeof(want[0]));
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* A shared native fence keeps the native path: no CPU waiter, no interrupt;
@@ -215,7 +215,7 @@ static void shared_native_fence_keeps_conditional_interrupts(void **state)
 	assert_int_equal(s.lost_wakeups, 0);
 	os_process_destroy(pa);
 	os_process_destroy(pb);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* Without native fence support the shared fence is a monitored fence: the
@@ -239,7 +239,7 @@ static void shared_monitored_fence_has_no_native_ddis(void **state)
 	assert_int_equal(os_adapter_ddi_log(a, log, 4), 0);
 	os_process_destroy(pa);
 	os_process_destroy(pb);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* ---- race: opens and closes against the last close, with payloads naming the fence ---- */
@@ -328,7 +328,7 @@ static void shared_open_close_race_reconciles(void **state)
 	interrupt_naming(a, r.global);
 	assert_int_equal(fbt_stats(a).bugchecks, bc + 1);
 	os_process_destroy(pa);
-	os_adapter_destroy(a);
+	fbt_down_bugchecks(a, bc + 1);
 }
 
 FB_TEST_MAIN(cmocka_unit_test(shared_walkthrough_process_a_and_b),

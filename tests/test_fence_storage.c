@@ -41,7 +41,7 @@ static void nonshareable_fences_packed_by_stride(void **state)
 			struct hw_fence *h = os_fence_hw(f[i]);
 			assert_true((uintptr_t)h->cv / HW_PAGE_SIZE != (uintptr_t)h->mv / HW_PAGE_SIZE);
 		}
-		os_adapter_destroy(a);
+		fbt_down(a);
 	}
 }
 
@@ -62,7 +62,7 @@ static void shareable_fences_get_own_pages(void **state)
 	for (int i = 0; i < 6; i++)
 		for (int j = i + 1; j < 6; j++)
 			assert_true(pages[i] != pages[j]);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* Freed packed slots are reused; values start at the initial value, MV at UINT64_MAX. */
@@ -79,7 +79,7 @@ static void slots_reused_and_initialized(void **state)
 	assert_ptr_equal(os_fence_hw(g)->cv, cv);
 	assert_true(os_fence_value(g) == 9);
 	assert_true(*os_fence_hw(g)->mv == UINT64_MAX);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 static void expect_reject(struct os_config *cfg, const char *needle)
@@ -132,7 +132,7 @@ static void native_disabled_falls_back_to_monitored(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_false(os_fence_is_native(f));
 	assert_false(os_fence_hw(f)->native);
-	os_adapter_destroy(a);
+	fbt_down(a);
 }
 
 /* An adapter destroyed right after it started: the interrupt thread may be
@@ -144,7 +144,7 @@ static void start_destroy_never_hangs(void **state)
 	for (int i = 0; i < 1000; i++) {
 		struct os_config cfg;
 		os_config_default(&cfg);
-		os_adapter_destroy(fbt_adapter(&cfg));
+		fbt_down(fbt_adapter(&cfg));
 	}
 	alarm(0);
 }

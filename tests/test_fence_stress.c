@@ -7,11 +7,22 @@
  *     CurrentValue write is visible ("Synchronization within the GPU");
  *   OS_FAULT_NO_RESAMPLE — the OS does not resample CurrentValue after
  *     changing MonitoredValue ("Synchronization between the GPU and CPU").
- * Each must make the same detector report lost wake-ups. */
+ * Each must make the same detector report lost wake-ups.
+ *
+ * The rewinding race (seed multi-engine-synchronization: "If a race does
+ * occur, between a value which will satisfy an outstanding wait, and a lower
+ * value which will not, the wait will be satisfied regardless"): rounds of
+ * signal(high) racing signal(0) on several fences, against waits of every
+ * kind registered before; every one of them is due and must be released.
+ * Default: 10 000 races per path and signal source (FB_SOAK=1: 10^6 each);
+ * OS_FAULT_RELEASE_CURRENT (releases decided against the value read later)
+ * must be caught by the same count. */
+#include <pthread.h>
 #include <string.h>
 
 #include "benchmarks/fence_rig.h"
 #include "tests/fb_test.h"
+#include "tests/fence_test_util.h"
 
 static struct rig_stress_result stress(enum rig_fence_path path, uint64_t pairs, enum hw_fault hf,
 				      enum os_fault of, uint64_t deadline_ns, uint64_t stop_after_lost)
@@ -87,7 +98,307 @@ static void fault_no_os_resample_is_detected(void **state)
 	assert_true(r.lost_wakeups > 0);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(stress_native_no_lost_wakeups),
+/* ---- the rewinding race ---- */
+
+enum { RW_FENCES = 8, RW_HI_MIN = 8 };
+
+enum rw_source { RW_CPU, RW_GPU };
+
+struct rw_params {
+	enum rig_fence_path path;
+	enum rw_source src;
+	uint64_t races;               /* signal(high)/signal(0) pairs, RW_FENCES per round */
+	uint64_t deadline_ns;         /* a due wait not released this long after the round is lost */
+	enum os_fault fault;
+	uint64_t stop_after_lost;     /* end early (0: never) */
+};
+
+struct rw_result {
+	uint64_t races, due, lost;
+	uint64_t late;                /* CPU: an event not set when the Signal that satisfied it returned */
+	uint64_t early;               /* a wait released before its round signaled anything */
+	uint64_t elapsed_ns;
+	struct os_stats os;
+};
+
+/* One run's shared state: the rig's threads meet at barriers each round. */
+struct rw_rig {
+	const struct rw_params *p;
+	struct os_adapter *a;
+	struct os_fence *f[RW_FENCES];
+	struct os_queue *sq, *hq;     /* GPU signals; legacy: the queue holding a GPU wait */
+	uint64_t hi, x[RW_FENCES];    /* this round's high value and targets */
+	_Atomic bool stop;
+	pthread_barrier_t armed, race, end;   /* blocker+main; helper+main; everyone */
+	_Atomic int blocked_rc;
+	_Atomic uint64_t held_done;   /* legacy: the held GPU wait's buffer ran (COUNT) */
+	_Atomic uint64_t gpu_done;    /* GPU source: the round's signal buffer ran to its end (COUNT) */
+	_Atomic int signaling;        /* CPU source: fences the main thread has started signaling (the helper's cue) */
+	uint64_t seed;
+};
+
+/* The blocking waiter: each round, a blocking wait for f[0]'s target. */
+static void *rw_blocker(void *arg)
+{
+	struct rw_rig *g = arg;
+	for (;;) {
+		pthread_barrier_wait(&g->armed);
+		if (atomic_load(&g->stop))
+			return NULL;
+		atomic_store(&g->blocked_rc, os_fence_wait_cpu(g->f[0], g->x[0], (int64_t)g->p->deadline_ns));
+		pthread_barrier_wait(&g->end);
+	}
+}
+
+/* CPU source: a second rewinding signaler on another thread: 0 on each
+ * fence as soon as the main thread is about to signal its high value there
+ * (bounded: 1 s), so the two Signals race. */
+static void *rw_helper(void *arg)
+{
+	struct rw_rig *g = arg;
+	for (;;) {
+		pthread_barrier_wait(&g->race);
+		if (atomic_load(&g->stop))
+			return NULL;
+		for (int i = 0; i < RW_FENCES; i++) {
+			uint64_t end = lf_now_ns() + 1000000000ull;
+			while (atomic_load(&g->signaling) <= i && lf_now_ns() < end)
+				lf_cpu_relax();
+			os_fence_signal_cpu(g->f[i], 0);
+		}
+		pthread_barrier_wait(&g->end);
+	}
+}
+
+/* The round's waits, registered before anything is signaled. */
+struct rw_waits {
+	struct lf_event ev[RW_FENCES], any, all;
+};
+
+static void rw_arm(struct rw_rig *g, struct rw_waits *w, uint64_t round)
+{
+	g->hi = RW_HI_MIN + round % 8;
+	for (int i = 0; i < RW_FENCES; i++) {
+		g->x[i] = 1 + rig_rand(&g->seed) % g->hi;
+		lf_event_init(&w->ev[i]);
+		os_fence_wait_event(g->f[i], g->x[i], &w->ev[i]);
+	}
+	lf_event_init(&w->any);
+	lf_event_init(&w->all);
+	os_wait_multi(g->f, g->x, RW_FENCES, false, &w->any);
+	os_wait_multi(g->f, g->x, RW_FENCES, true, &w->all);
+	if (g->hq) {
+		struct hw_cmd held[2] = {
+			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(g->f[1]), .value = g->x[1] },
+			{ .op = HW_CMD_COUNT, .stamp = &g->held_done },
+		};
+		os_queue_submit(g->hq, held, 2);
+	}
+}
+
+/* Wait (bounded) for the blocker to be registered: its blocked count moves
+ * after its registration's resample. */
+static void rw_wait_blocker(struct rw_rig *g, uint64_t blocked)
+{
+	uint64_t end = lf_now_ns() + 5000000000ull;
+	while (fbt_stats(g->a).waits_blocked == blocked && lf_now_ns() < end)
+		sched_yield();
+}
+
+/* Signal high then 0 on every fence, back to back: CPU (a helper thread's
+ * 0 races each pair; each high's events are checked as its Signal returns)
+ * or GPU (one buffer). */
+static void rw_signal(struct rw_rig *g, struct rw_waits *w, struct rw_result *r)
+{
+	if (g->p->src == RW_GPU) {
+		struct hw_cmd cmds[2 * RW_FENCES + 1];
+		for (int i = 0; i < RW_FENCES; i++) {
+			cmds[2 * i] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = g->hi };
+			cmds[2 * i + 1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = 0 };
+		}
+		cmds[2 * RW_FENCES] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &g->gpu_done };
+		os_queue_submit(g->sq, cmds, 2 * RW_FENCES + 1);
+		return;
+	}
+	atomic_store(&g->signaling, 0);
+	pthread_barrier_wait(&g->race);
+	for (int i = 0; i < RW_FENCES; i++) {
+		atomic_store(&g->signaling, i + 1);
+		os_fence_signal_cpu(g->f[i], g->hi);
+		r->late += !lf_event_is_set(&w->ev[i]);
+		os_fence_signal_cpu(g->f[i], 0);
+	}
+}
+
+/* Count the round's due waits that were not released within the deadline. */
+static uint64_t rw_lost(struct rw_rig *g, struct rw_waits *w, uint64_t round, struct rw_result *r)
+{
+	int64_t d = (int64_t)g->p->deadline_ns;
+	uint64_t lost = 0;
+	for (int i = 0; i < RW_FENCES; i++)
+		lost += lf_event_wait(&w->ev[i], 0, d) != 0;
+	lost += lf_event_wait(&w->any, 0, d) != 0;
+	lost += lf_event_wait(&w->all, 0, d) != 0;
+	r->due += RW_FENCES + 3;
+	if (g->hq) {
+		uint64_t end = lf_now_ns() + g->p->deadline_ns;
+		while (atomic_load(&g->held_done) < round + 1 && lf_now_ns() < end)
+			sched_yield();
+		lost += atomic_load(&g->held_done) < round + 1;
+		r->due++;
+	}
+	return lost;
+}
+
+/* After a lost round (a broken variant): a value above every target until
+ * what is stuck has been released (a broken release may come late), then
+ * back to 0. */
+static void rw_unstick(struct rw_rig *g, struct rw_waits *w, uint64_t round)
+{
+	for (int i = 0; i < RW_FENCES; i++)
+		os_fence_signal_cpu(g->f[i], 100);
+	for (int i = 0; i < RW_FENCES; i++)
+		lf_event_wait(&w->ev[i], 0, -1);
+	lf_event_wait(&w->any, 0, -1);
+	lf_event_wait(&w->all, 0, -1);
+	while (g->hq && atomic_load(&g->held_done) < round + 1)
+		sched_yield();
+	for (int i = 0; i < RW_FENCES; i++)
+		os_fence_signal_cpu(g->f[i], 0);
+}
+
+/* GPU source: before the next round registers, the engine has run the whole
+ * buffer (its last rewinds may trail the releases) and the interrupt thread
+ * has handled every interrupt (a legacy scan may release a wait before its
+ * own fence's interrupt is handled: that interrupt, still in flight, would
+ * release the next round's wait of its fence, as the seed's race allows). */
+static void rw_gpu_settle(struct rw_rig *g, uint64_t round)
+{
+	uint64_t end = lf_now_ns() + 5000000000ull;
+	while (atomic_load(&g->gpu_done) < round + 1 && lf_now_ns() < end)
+		sched_yield();
+	for (struct os_stats s = fbt_stats(g->a); s.interrupts < s.gpu_interrupts && lf_now_ns() < end;
+	     s = fbt_stats(g->a))
+		sched_yield();
+}
+
+static void rw_round(struct rw_rig *g, uint64_t round, struct rw_result *r)
+{
+	struct rw_waits w;
+	rw_arm(g, &w, round);
+	uint64_t blocked = fbt_stats(g->a).waits_blocked;
+	pthread_barrier_wait(&g->armed);
+	rw_wait_blocker(g, blocked);
+	for (int i = 0; i < RW_FENCES; i++)
+		r->early += lf_event_is_set(&w.ev[i]);
+	rw_signal(g, &w, r);
+	uint64_t lost = rw_lost(g, &w, round, r);
+	pthread_barrier_wait(&g->end);   /* the blocker returned, the helper is done */
+	lost += atomic_load(&g->blocked_rc) != 0;
+	r->due++;
+	r->races += RW_FENCES;
+	r->lost += lost;
+	if (g->p->src == RW_GPU)
+		rw_gpu_settle(g, round);
+	if (lost)
+		rw_unstick(g, &w, round);
+}
+
+static struct rw_result rw_run(const struct rw_params *p)
+{
+	struct rw_result r = { 0 };
+	struct os_config cfg;
+	rig_config(&cfg, p->path);
+	cfg.caps.engines = 1;
+	cfg.fault = p->fault;
+	struct rw_rig g = { .p = p, .a = fbt_adapter(&cfg), .seed = 42 };
+	enum os_fence_type type = p->path == RIG_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
+	for (int i = 0; i < RW_FENCES; i++)
+		assert_int_equal(os_fence_create(g.a, type, 0, 0, &g.f[i]), 0);
+	g.sq = fbt_queue(g.a, 0, 64);
+	g.hq = p->path == RIG_FENCE_LEGACY ? fbt_queue(g.a, 0, 64) : NULL;
+	unsigned cpu = p->src == RW_CPU;
+	pthread_barrier_init(&g.armed, NULL, 2);
+	pthread_barrier_init(&g.race, NULL, 2);
+	pthread_barrier_init(&g.end, NULL, 2 + cpu);
+	pthread_t blocker, helper;
+	pthread_create(&blocker, NULL, rw_blocker, &g);
+	if (cpu)
+		pthread_create(&helper, NULL, rw_helper, &g);
+	uint64_t t0 = lf_now_ns();
+	for (uint64_t round = 0; r.races < p->races; round++) {
+		rw_round(&g, round, &r);
+		if (p->stop_after_lost && r.lost >= p->stop_after_lost)
+			break;
+	}
+	r.elapsed_ns = lf_now_ns() - t0;
+	atomic_store(&g.stop, true);
+	pthread_barrier_wait(&g.armed);
+	pthread_join(blocker, NULL);
+	if (cpu) {
+		pthread_barrier_wait(&g.race);
+		pthread_join(helper, NULL);
+	}
+	pthread_barrier_destroy(&g.armed);
+	pthread_barrier_destroy(&g.race);
+	pthread_barrier_destroy(&g.end);
+	os_adapter_quiesce(g.a);
+	r.os = fbt_stats(g.a);
+	printf("[ REWIND   ] %s, %s signals: races %llu, due waits %llu, lost %llu, late %llu, early %llu, "
+	       "interrupts %llu, released by signals %llu, %.2f s\n",
+	       p->path == RIG_FENCE_NATIVE ? "native" : "legacy", p->src == RW_CPU ? "CPU" : "GPU",
+	       (unsigned long long)r.races, (unsigned long long)r.due, (unsigned long long)r.lost,
+	       (unsigned long long)r.late, (unsigned long long)r.early, (unsigned long long)r.os.interrupts,
+	       (unsigned long long)r.os.signal_released, r.elapsed_ns / 1e9);
+	fbt_down(g.a);
+	return r;
+}
+
+static uint64_t races_per_run(void)
+{
+#ifdef FB_SANITIZER
+	return fb_soak() ? 100000 : 2000;
+#else
+	return fb_soak() ? 1000000 : 10000;
+#endif
+}
+
+/* 0 lost, on both paths, with CPU and with GPU signals; CPU signals set
+ * their events before they return; nothing is released early. */
+static void rewind_race_loses_nothing(void **state)
+{
+	for (int path = 0; path < 2; path++)
+		for (int src = 0; src < 2; src++) {
+			struct rw_params p = { .path = path ? RIG_FENCE_LEGACY : RIG_FENCE_NATIVE,
+					       .src = src ? RW_GPU : RW_CPU, .races = races_per_run(),
+					       .deadline_ns = 1000000000ull };
+			struct rw_result r = rw_run(&p);
+			assert_true(r.races >= p.races);
+			assert_int_equal(r.lost, 0);
+			assert_int_equal(r.late, 0);
+			assert_int_equal(r.early, 0);
+			assert_int_equal(r.os.lost_wakeups, 0);
+		}
+}
+
+/* The detector can fail: releases decided against the value read later
+ * (after a rewind) lose waiters, with CPU and with GPU signals. */
+static void fault_release_current_is_detected(void **state)
+{
+	for (int path = 0; path < 2; path++)
+		for (int src = 0; src < 2; src++) {
+			struct rw_params p = { .path = path ? RIG_FENCE_LEGACY : RIG_FENCE_NATIVE,
+					       .src = src ? RW_GPU : RW_CPU, .races = 2000,
+					       .deadline_ns = 20000000ull, .fault = OS_FAULT_RELEASE_CURRENT,
+					       .stop_after_lost = 3 };
+			struct rw_result r = rw_run(&p);
+			assert_true(r.lost > 0);
+		}
+}
+
+FB_TEST_MAIN(cmocka_unit_test(rewind_race_loses_nothing),
+	     cmocka_unit_test(fault_release_current_is_detected),
+	     cmocka_unit_test(stress_native_no_lost_wakeups),
 	     cmocka_unit_test(stress_legacy_no_lost_wakeups),
 	     cmocka_unit_test(fault_no_cmp_barrier_is_detected),
 	     cmocka_unit_test(fault_no_os_resample_is_detected))

@@ -2,6 +2,8 @@
  * (user-mode-work-submission): hardware context suspend/resume, engine
  * F-state transitions, device D-state transitions, normal and abnormal
  * process termination.  One test per sequence, named after it. */
+#include <unistd.h>
+
 #include "tests/fb_test.h"
 #include "tests/umd_test_util.h"
 
@@ -256,7 +258,45 @@ static void abnormal_termination_waiters_get_error(void **state)
 	umt_down(&t);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
+/* Kernel-mode submission to a suspended context's queue whose ring is full:
+ * the OS scheduler thread holds what the ring cannot take and goes on (it
+ * hands other queues' submissions over meanwhile), nobody polls for the
+ * suspended ring, and the resume submits the rest. */
+static void km_submission_to_suspended_full_ring_is_held(void **state)
+{
+	alarm(60);   /* the bug spins the scheduler; the rest of the test waits 5 s for it */
+	struct umt t = umt_up(2, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = false, .ring_slots = 4 };
+	struct rt_queue *q, *other;
+	/* q first: the scheduler drains queues in creation order, so once other's
+	 * later submission ran, q's were handed over (or held) */
+	assert_int_equal(rt_queue_create(t.d, &desc, &q), 0);
+	other = umt_queue(&t, 1, false);
+	os_context_suspend(rt_queue_context(q));
+	_Atomic uint64_t n = 0, m = 0;
+	struct hw_cmd cmds[3] = {
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+	};
+	for (int i = 0; i < 3; i++)     /* 3 buffers of 4 commands, a ring of 4 */
+		assert_int_equal(rt_queue_submit(q, cmds, 3, NULL), 0);
+	umt_submit_count(other, &m);
+	assert_int_equal(rt_queue_wait(other, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&m), 1);
+	assert_int_equal(atomic_load(&n), 0);
+	uint64_t wakeups = fbt_stats(t.a).irq_wakeups;
+	fbt_settle();
+	assert_true(fbt_stats(t.a).irq_wakeups - wakeups <= 2);   /* no 100 us polling while suspended */
+	os_context_resume(rt_queue_context(q));
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 9);
+	umt_down(&t);
+	alarm(0);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
+	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
 	     cmocka_unit_test(engine_f1_round_trip),
 	     cmocka_unit_test(device_d3_round_trip_by_connect),

@@ -88,9 +88,12 @@ static void km_scheduler_holds_legacy_waits(void **state)
 	assert_int_equal(os_fence_signal_cpu(legacy, 1), 0);
 	assert_int_equal(rt_queue_wait(km, v, 5 * SEC), 0);
 	assert_int_equal(atomic_load(&n), 1);
-	/* the kernel validates: a command-buffer-in-a-command-buffer is refused */
+	/* a command-buffer-in-a-command-buffer: the runtime refuses it at once,
+	 * nothing submitted; one that reaches the kernel anyway, the kernel refuses */
 	struct hw_cmd bad = { .op = HW_CMD_INDIRECT, .ib = cmds, .arg = 2 };
-	assert_int_equal(rt_queue_submit(km, &bad, 1, &v), 0);
+	assert_int_equal(rt_queue_submit(km, &bad, 1, NULL), -EINVAL);
+	assert_int_equal(rt_queue_submitted(km), v);
+	assert_int_equal(os_hwqueue_submit(rt_queue_os(km), &bad, 1, v + 1), 0);
 	assert_true(fbt_eventually(umt_stats(&t).km_rejected == 1));
 	os_fence_destroy(legacy);
 	/* the refused buffer's progress value never completes: terminate */
@@ -351,7 +354,62 @@ static void short_buffers_inline_long_ones_indirect(void **state)
 	umt_down(&t);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(um_flag_refused_on_node_without_support),
+/* A failed submission hands no progress value out: rt_queue_submitted (and
+ * so a wait for "everything submitted") is as before the call. */
+static void failed_submit_advances_nothing(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *km = umt_queue(&t, 0, false), *um = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(km, &n);
+	umt_submit_count(um, &n);
+	assert_int_equal(rt_queue_wait(km, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(um, 0, 5 * SEC), 0);
+	/* a buffer no queue may run: refused before anything is queued */
+	struct hw_cmd bad = { .op = HW_CMD_SIGNAL };
+	assert_int_equal(rt_queue_submit(km, &bad, 1, NULL), -EINVAL);
+	assert_int_equal(rt_queue_submit(um, &bad, 1, NULL), -EINVAL);
+	/* the OS terminated the device under the runtime: both kinds fail */
+	os_device_terminate(rt_device_os(t.d));
+	struct hw_cmd c = { .op = HW_CMD_COUNT, .stamp = &n };
+	uint64_t v = 77;
+	assert_int_equal(rt_queue_submit(km, &c, 1, &v), -ENODEV);
+	assert_int_equal(rt_queue_submit(um, &c, 1, &v), -ENODEV);
+	assert_int_equal(v, 77);
+	assert_int_equal(rt_queue_submitted(km), 1);
+	assert_int_equal(rt_queue_submitted(um), 1);
+	assert_int_equal(atomic_load(&n), 2);
+	umt_down(&t);
+}
+
+/* Normal teardown right after the last wait, again and again: an interrupt
+ * still queued for a progress fence the device destroys is the OS's to
+ * retire, never a bug check (umt_down asserts 0). */
+static void device_destroy_after_last_wait_never_bugchecks(void **state)
+{
+	struct umt t = umt_up(2, HW_DOORBELL_DEDICATED, 4, 0);
+	for (int i = 0; i < 30; i++) {
+		struct rt_device *d = t.d;
+		if (i && rt_device_create(t.u, &d))
+			fail_msg("rt_device_create");
+		struct rt_queue_desc kd = { .engine = (unsigned)i % 2 }, ud = { .engine = (unsigned)i % 2, .user_mode = true };
+		struct rt_queue *km, *um;
+		assert_int_equal(rt_queue_create(d, &kd, &km), 0);
+		assert_int_equal(rt_queue_create(d, &ud, &um), 0);
+		_Atomic uint64_t n = 0;
+		umt_submit_count(km, &n);
+		umt_submit_count(um, &n);
+		assert_int_equal(rt_queue_wait(km, 0, 5 * SEC), 0);
+		assert_int_equal(rt_queue_wait(um, 0, 5 * SEC), 0);
+		assert_int_equal(rt_device_destroy(d), 0);
+	}
+	t.d = NULL;
+	umt_down(&t);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(failed_submit_advances_nothing),
+	     cmocka_unit_test(device_destroy_after_last_wait_never_bugchecks),
+	     cmocka_unit_test(um_flag_refused_on_node_without_support),
 	     cmocka_unit_test(um_and_km_queues_share_an_engine),
 	     cmocka_unit_test(km_scheduler_holds_legacy_waits),
 	     cmocka_unit_test(global_doorbell_several_queues),

@@ -54,13 +54,13 @@ static inline struct umt umt_up(unsigned engines, enum hw_doorbell_model model, 
 	return umt_up_with(&cfg, NULL);
 }
 
-/* Tear down; t->d may have been destroyed already (NULL). */
+/* Tear down (asserting no bug check: fbt_down); t->d may have been destroyed already (NULL). */
 static inline void umt_down(struct umt *t)
 {
 	if (t->d)
 		rt_device_destroy(t->d);
 	os_ums_detach(t->u);
-	os_adapter_destroy(t->a);
+	fbt_down(t->a);
 }
 
 static inline struct rt_queue *umt_queue(struct umt *t, unsigned engine, bool user_mode)

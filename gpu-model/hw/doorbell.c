@@ -53,6 +53,14 @@ uint64_t hw_queue_executed(const struct hw_queue *q)
 	return atomic_load_explicit(&q->executed, memory_order_relaxed);
 }
 
+bool hw_queue_scheduled(const struct hw_queue *q)
+{
+	/* seq_cst: after the OS's hold of a buffer (held_total RMW), the other
+	 * half of the store-buffering pair with hw_queue_set_scheduled's store
+	 * followed by os_queue_resumed's held_total load */
+	return atomic_load_explicit(&q->scheduled, memory_order_seq_cst);
+}
+
 /* ---- the KMD's side ---- */
 
 static struct hw_doorbell_phys *hw_phys(struct hw_adapter *a, unsigned phys)

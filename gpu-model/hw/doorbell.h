@@ -120,8 +120,13 @@ void hw_queue_kick(struct hw_queue *q);
  * runs until it is put back.  Putting it back kicks it (the CMP observes the
  * new write pointer).  The KMD, under its lock. */
 void hw_queue_set_scheduled(struct hw_queue *q, bool on);
+/* On the run list now?  Any thread; a seq_cst load (pairs with a resume's
+ * seq_cst store: the OS decides whether to come back for a full ring). */
+bool hw_queue_scheduled(const struct hw_queue *q);
 /* Destroy: off the run list for good, the engine discards anything left.
- * The memory stays until hw_adapter_destroy (the slot is not reused). */
+ * Returns once the engine has seen it (it never looks at the fence q waited
+ * on again: the OS may free it); waits for a parked engine to wake.  The
+ * memory stays until hw_adapter_destroy (the slot is not reused). */
 void hw_queue_retire(struct hw_queue *q);
 
 /* ---- doorbells (KMD side, serialized by the caller) ---- */

@@ -59,6 +59,7 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence 
 	struct hw_irq_rec *rec = hw_irq_alloc();
 	rec->kind = kind;
 	rec->engine = e ? e->index : UINT32_MAX;
+	rec->signaled = f->handle;
 	rec->value = v;
 	if (kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
 		/* Seed, "Native fence signaled interrupt": the exact subset with CPU
@@ -265,9 +266,21 @@ void hw_queue_set_scheduled(struct hw_queue *q, bool on)
 
 void hw_queue_retire(struct hw_queue *q)
 {
+	struct hw_engine *e = &q->a->engines[q->engine];
 	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
 	hw_queue_set_scheduled(q, false);
-	lf_wake_notify(&q->a->engines[q->engine].wake);   /* it discards what is left */
+	lf_wake_notify(&e->wake);   /* it discards what is left */
+	/* Until the engine has seen it, it may still look at the fence q waits
+	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
+	 * engine not running (not started, stopping) looks at nothing. */
+	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
+		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
+			return;
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
 }
 
 /* ---- the engine thread ---- */
@@ -365,6 +378,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		hw_queue_refresh(q);
 	if (atomic_load_explicit(&q->retired, memory_order_acquire)) {
 		hw_queue_discard(e, q);
+		/* release: every earlier look at q's wait fence is done */
+		atomic_store_explicit(&q->retire_seen, true, memory_order_release);
 		return 0;
 	}
 	if (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q))
@@ -415,6 +430,10 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 out:
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
+	/* release, single writer: a barrier that saw this run in progress sees
+	 * it done (hw_adapter_engines_barrier) */
+	atomic_store_explicit(&e->runs_done, atomic_load_explicit(&e->runs_done, memory_order_relaxed) + 1,
+			      memory_order_release);
 	lf_count(&e->cmds, done);
 	return done;
 }
@@ -532,6 +551,24 @@ static void *hw_engine_main(void *arg)
 		idle_since = 0;
 	}
 	return NULL;
+}
+
+void hw_adapter_engines_barrier(struct hw_adapter *a)
+{
+	for (unsigned i = 0; i < a->caps.engines; i++) {
+		struct hw_engine *e = &a->engines[i];
+		/* acquire, both: the count first, so that a run in progress when
+		 * `running` is read ends with an increment past it */
+		uint64_t done = atomic_load_explicit(&e->runs_done, memory_order_acquire);
+		if (!atomic_load_explicit(&e->running, memory_order_acquire))
+			continue;               /* between runs: the last one's release is seen */
+		for (unsigned spin = 0; atomic_load_explicit(&e->runs_done, memory_order_acquire) == done; spin++) {
+			if (spin < 64)
+				lf_cpu_relax();
+			else
+				sched_yield();
+		}
+	}
 }
 
 int hw_engines_start(struct hw_adapter *a)

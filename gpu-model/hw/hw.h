@@ -15,6 +15,7 @@
  *   hw_fence_alloc/free             any thread (storage mutex)     no (short lock)
  *   hw_queue_submit                 the queue's one producer       spins while the ring is full
  *   hw_cmp_cpu_signal_notify        any thread                     no
+ *   hw_adapter_engines_barrier      any thread                     until the runs in progress end
  *   hw_irq_pop / hw_irq_park        the OS interrupt thread only   park: yes
  */
 #ifndef HW_HW_H
@@ -169,8 +170,15 @@ struct hw_irq_rec {
 	bool eval_legacy;                 /* EvaluateLegacyMonitoredFences */
 	uint32_t nfences;                 /* 0 = NULL pSignaledNativeFenceArray */
 	uint64_t fences[HW_IRQ_MAX_FENCES]; /* global handles */
-	uint64_t value;                   /* the value written (legacy: the fence's) */
+	/* The fence the signal wrote (global handle; 0: none) and the value it
+	 * wrote, whatever the payload: what the seed's signal log entry
+	 * (FENCE_SIGNAL_EXECUTED: hNativeFence, FenceValue) tells the OS, so a
+	 * release is decided against the value signaled even when the fence was
+	 * rewound before the OS read it. */
+	uint64_t signaled;
+	uint64_t value;
 	uint64_t t_raise_ns;
+	void *ctx;                        /* software records: the OS's own (never read by hw) */
 };
 
 /* Raise an interrupt record (the engines do; the OS tests inject). Any thread. */
@@ -210,6 +218,11 @@ void hw_adapter_destroy(struct hw_adapter *a);        /* stops the engines, free
 const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a);
 void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_stats *out);
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine);  /* for perf counters */
+/* Return once every engine has finished the queue run it was in at the call
+ * (acquire: what those commands did, a fence signal included, is visible and
+ * done, so the OS may free a fence no command still queued names).  Any
+ * thread; waits (spins, then yields) only for the runs in progress. */
+void hw_adapter_engines_barrier(struct hw_adapter *a);
 uint64_t hw_adapter_interrupts(const struct hw_adapter *a);      /* sum over engines */
 uint64_t hw_adapter_signals(const struct hw_adapter *a);
 

@@ -41,6 +41,7 @@ struct hw_queue {
 	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
 	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
+	_Atomic bool retire_seen;         /* the engine saw it (release): it never touches q's fences again */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -65,6 +66,7 @@ struct hw_engine {
 	LF_ALIGNED _Atomic uint32_t um_connected;   /* connected doorbells of this engine's queues (KMD) */
 	_Atomic uint32_t um_queues;                 /* user-mode queues on the run list */
 	_Atomic(struct hw_queue *) running;         /* the queue being executed: preemption hand-shake */
+	_Atomic uint64_t runs_done;                 /* queue runs finished (engine writes, release): hw_adapter_engines_barrier */
 	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */

@@ -93,8 +93,16 @@ static struct os_fence *os_lookup(struct os_adapter *a, uint64_t handle)
 	return lf_htab_lookup(a->handles, handle);
 }
 
-/* Walk the scan table: every fence of the kind asked for that has CPU waiters. */
-static size_t os_scan(struct os_adapter *a, bool native, bool legacy)
+/* The value record rec's signal wrote to f, if rec names f as the signaled
+ * fence (0: none; f is then released against its current value). */
+static uint64_t os_signaled_value(const struct hw_irq_rec *rec, const struct os_fence *f)
+{
+	return rec->signaled && rec->signaled == f->hw.handle ? rec->value : 0;
+}
+
+/* Walk the scan table: every fence of the kind asked for that has CPU waiters
+ * (the signaled one, if rec names it, against the value written). */
+static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const struct hw_irq_rec *rec)
 {
 	size_t released = 0, scanned = 0;
 	uint32_t n = atomic_load_explicit(&a->table_hw, memory_order_acquire);
@@ -107,14 +115,14 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy)
 			scanned++;
 			if (f->x)
 				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
-			if (!lf_waitset_empty(&f->ws))
+			if (os_fence_has_waiters(f))
 				batch[nb++] = f;
 		}
 		/* Batch form (seed: DxgkDdiUpdateMonitoredValues updates many values at
 		 * once): release and publish for a batch, then resample them all. */
 		if (nb == OS_BATCH || (i == n && nb)) {
 			for (size_t k = 0; k < nb; k++)
-				released += os_fence_process(batch[k]);
+				released += os_fence_process(batch[k], os_signaled_value(rec, batch[k]), NULL);
 			nb = 0;
 		}
 	}
@@ -130,6 +138,16 @@ static void os_bugcheck(struct os_adapter *a, uint64_t handle)
 		fprintf(stderr, "fencebench: bug check: interrupt payload names fence handle %#llx, which was destroyed\n",
 			(unsigned long long)handle);
 	lf_count(&a->bugchecks, 1);
+}
+
+/* A software record a thread waits on (os_irq_sync): every record queued
+ * before it has been handled.  Returns true when rec was one. */
+static bool os_handle_sync(struct hw_irq_rec *rec)
+{
+	if (rec->kind != HW_IRQ_SOFTWARE || !rec->ctx)
+		return false;
+	lf_event_set(rec->ctx);   /* release: what was handled before is visible to the waiter */
+	return true;
 }
 
 static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
@@ -149,6 +167,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 		scan_legacy = true;                     /* legacy: walk every fence with pending waits */
 		break;
 	default:
+		if (os_handle_sync(rec))
+			return;
 		break;
 	}
 	if (rec->kind == HW_IRQ_SOFTWARE || rec->kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
@@ -160,13 +180,13 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 				continue;
 			}
 			lf_count(&a->fences_scanned, 1);
-			released += os_fence_process(f);
+			released += os_fence_process(f, os_signaled_value(rec, f), NULL);
 			if (f->x)
 				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
 		}
 	}
 	if (scan_native || scan_legacy)
-		released += os_scan(a, scan_native, scan_legacy);
+		released += os_scan(a, scan_native, scan_legacy, rec);
 	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
 		lf_count(&a->held_released, os_queues_feed_held(a));
 	lf_count(&a->released, released);
@@ -214,6 +234,11 @@ static void *os_irq_main(void *arg)
 		}
 		hw_irq_park(a->hw, -1);
 		lf_count(&a->irq_wakeups, 1);
+	}
+	/* records left at the stop: release whoever waits on a sync record */
+	for (struct hw_irq_rec *rec; (rec = hw_irq_pop(a->hw));) {
+		os_handle_sync(rec);
+		hw_irq_free(rec);
 	}
 	/* the last reading of the thread's own clock, for stats after it is gone */
 	struct timespec ts;
@@ -270,6 +295,8 @@ void os_adapter_destroy(struct os_adapter *a)
 		struct os_queue *q = a->queues[i];
 		for (struct os_held *h = q->head, *next; h; h = next) {
 			next = h->next;
+			if (h->wait)
+				os_held_wait_put(NULL, h->wait);   /* its fence's set is gone already */
 			free(h);
 		}
 		pthread_mutex_destroy(&q->lock);
@@ -284,8 +311,26 @@ void os_adapter_destroy(struct os_adapter *a)
 	lf_free(a, sizeof(*a), LF_CACHELINE);
 }
 
+void os_irq_sync(struct os_adapter *a)
+{
+	if (!a->irq_started || os_in_irq_thread || atomic_load_explicit(&a->stop, memory_order_acquire))
+		return;
+	/* The interrupt queue is FIFO (lf_mpsc): once this record is handled,
+	 * every record raised before it has been.  One thread consumes it; the
+	 * event lives on this stack until it is set (the thread touches the
+	 * record, not the event, afterwards). */
+	struct lf_event done;
+	lf_event_init(&done);
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_SOFTWARE;
+	rec->ctx = &done;
+	hw_irq_raise(a->hw, rec);
+	lf_event_wait(&done, a->cfg.wait_spin_ns, -1);
+}
+
 void os_adapter_quiesce(struct os_adapter *a)
 {
+	os_irq_sync(a);
 	os_rcu_enter();
 	lf_htab_barrier();
 	os_rcu_leave();
@@ -373,6 +418,8 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 		o->self_released += OS_LOAD(c->self_released);
 		o->timeouts += OS_LOAD(c->timeouts);
 		o->lost_wakeups += OS_LOAD(c->lost_wakeups);
+		o->signal_released += OS_LOAD(c->signal_released);
+		o->abandoned += OS_LOAD(c->abandoned);
 	}
 	pthread_mutex_unlock(&a->app_lock);
 	if (a->hw) {

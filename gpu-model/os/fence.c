@@ -1,9 +1,12 @@
 /* gpu-model/os/fence.c — fences, CPU waits and CPU signals.
  *
- * CPU waiters are nodes in the fence's lock-free waiter set (lockfree/waitset.h),
- * which publishes the least waited value − 1 straight into the fence's
- * MonitoredValue location (native) or into a word of its own (monitored).
- * The interrupt thread is the only consumer of every set.
+ * CPU waiters (and legacy GPU waits held on the CPU) are nodes in the fence's
+ * lock-free waiter set (lockfree/waitset.h), which publishes the least waited
+ * value − 1 straight into the fence's MonitoredValue location (native) or
+ * into a word of its own (monitored).  Adds are lock-free from any thread;
+ * releases (the set's consumer side) run under the fence's release lock, by
+ * the interrupt thread for GPU signals and by the signaling thread itself for
+ * CPU signals, each against the value its signal wrote (os.h, the release rule).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,8 +16,10 @@
 #include "lockfree/arch.h"
 #include "lockfree/alloc.h"
 
-#define OS_FAULT_WINDOW_NS 50000     /* OS_FAULT_NO_RESAMPLE: the widened check-to-register gap */
+#define OS_FAULT_WINDOW_NS 50000     /* the broken variants' widened windows (NO_RESAMPLE, RELEASE_CURRENT) */
 #define OS_HALF32 ((uint64_t)UINT32_MAX / 2)
+
+void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
 
 /* ---- values ---- */
 
@@ -102,10 +107,18 @@ static void os_multi_hit(struct os_multi *m)
 		lf_event_set(m->ev);   /* setting a set event again is harmless */
 }
 
-/* Release callback (interrupt thread): the last touch of the node by the set. */
+/* What one release pass did (the callbacks' argument). */
+struct os_release {
+	size_t held;                    /* held GPU waits released: the interrupt thread must feed */
+	size_t abandoned;               /* waits released because the fence is destroyed */
+};
+
+/* Release callback (whoever holds the fence's release lock): the last touch
+ * of the node by the set. */
 static void os_waiter_wake(struct lf_waiter *lw, void *arg)
 {
 	struct os_waiter *w = lw->ctx;
+	struct os_release *r = arg;
 	switch (w->kind) {
 	case OS_WAIT_BLOCKING:
 		lf_event_set(&w->ev);   /* the owner frees the node once it sees this */
@@ -119,23 +132,49 @@ static void os_waiter_wake(struct lf_waiter *lw, void *arg)
 		os_multi_put(w->multi);
 		os_waiter_put(w);
 		break;
+	case OS_WAIT_HELD:
+		lf_event_set(&w->ev);   /* the holder sees it at its next feed */
+		os_waiter_put(w);
+		if (r)
+			r->held++;
+		break;
 	}
 }
 
+/* A wait whose fence is destroyed under it: released, marked abandoned.  A
+ * multi wait's event is set whatever `all` says: it can never be complete. */
+static void os_waiter_abandon(struct lf_waiter *lw, void *arg)
+{
+	struct os_waiter *w = lw->ctx;
+	struct os_release *r = arg;
+	/* relaxed: published by the event set (release) that follows */
+	atomic_store_explicit(&w->abandoned, true, memory_order_relaxed);
+	if (r)
+		r->abandoned++;
+	if (w->kind == OS_WAIT_MULTI)
+		lf_event_set(w->multi->ev);
+	os_waiter_wake(lw, r);
+}
+
 /* Nodes handed back by the set: cancelled ones, and (lf_waitset_destroy)
- * ones still waiting when their fence is destroyed. */
+ * ones still waiting when their fence's storage is freed (an adapter
+ * destroyed under them): those are released as abandoned, never left silent. */
 static void os_waiter_reclaim(struct lf_waiter *lw, void *arg)
 {
 	struct os_waiter *w = lw->ctx;
-	if (w->kind == OS_WAIT_BLOCKING) {
-		os_waiter_free(w);
+	uint32_t st = LF_WAITER_WAITING;
+	/* acq_rel, as a release's CAS (lockfree/waitset.h): a cancel racing
+	 * this either sees RELEASED or has won, and then the node is ours */
+	if (atomic_compare_exchange_strong_explicit(&lw->state, &st, LF_WAITER_RELEASED,
+						    memory_order_acq_rel, memory_order_acquire)) {
+		os_waiter_abandon(lw, NULL);
 		return;
 	}
-	/* a multi value never reached nor cancelled: its share of the multi goes too */
-	if (w->kind == OS_WAIT_MULTI &&
-	    atomic_load_explicit(&w->w.state, memory_order_acquire) != LF_WAITER_CANCELLED)
-		os_multi_put(w->multi);
-	os_waiter_put(w);
+	/* cancelled: the set's reference (a blocking waiter gave the whole node up) */
+	if (w->kind == OS_WAIT_BLOCKING)
+		os_waiter_free(w);
+	else
+		os_waiter_put(w);
 }
 
 /* Register w on f and resample (seed: "the OS resamples CurrentValue and
@@ -184,21 +223,29 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 	}
 	lf_count(&c->waits_blocked, 1);
 	int rc = lf_event_wait(&w->ev, f->a->cfg.wait_spin_ns, timeout_ns);
-	if (rc == -ETIMEDOUT && lf_waitset_cancel(&f->ws, &w->w)) {
-		/* A waiter whose value was reached but who was not released within
-		 * its deadline: the lost wake-up every run must report as 0. */
-		if (os_fence_read(f) >= v) {
-			lf_count(&c->lost_wakeups, 1);
-			return 0;
+	if (rc == -ETIMEDOUT) {
+		/* The value when the wait timed out decides: read before giving up
+		 * the node, so a value landing after the timeout (before the cancel)
+		 * is a timeout, not a lost wake-up. */
+		uint64_t at_timeout = os_fence_read(f);
+		if (os_test_wait_timeout_hook)
+			os_test_wait_timeout_hook(f, v);
+		if (lf_waitset_cancel(&f->ws, &w->w)) {
+			/* A waiter whose value was reached but who was not released
+			 * within its deadline: the lost wake-up every run must report as 0. */
+			if (at_timeout >= v) {
+				lf_count(&c->lost_wakeups, 1);
+				return 0;
+			}
+			lf_count(&c->timeouts, 1);
+			return -ETIMEDOUT;
 		}
-		lf_count(&c->timeouts, 1);
-		return -ETIMEDOUT;
-	}
-	/* released (possibly racing the timeout): wait for the callback's set */
-	if (rc == -ETIMEDOUT)
+		/* released, racing the timeout: wait for the callback's set */
 		lf_event_wait(&w->ev, 0, -1);
+	}
+	rc = atomic_load_explicit(&w->abandoned, memory_order_relaxed) ? -EIDRM : 0;
 	os_waiter_free(w);
-	return 0;
+	return rc;
 }
 
 int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev)
@@ -219,8 +266,10 @@ int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev)
 
 int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool all, struct lf_event *ev)
 {
-	if (n == 0 || n > OS_MAX_WAITERS_PER_MULTI)
+	if (n == 0)
 		return -EINVAL;
+	if (n > OS_WAIT_MULTI_MAX)
+		return -E2BIG;
 	for (size_t i = 0; i < n; i++)
 		if (os_out_of_range(f[i], v[i], false))
 			return -ERANGE;
@@ -247,17 +296,97 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 	return 0;
 }
 
-/* ---- deferred release ---- */
+/* ---- GPU waits held on the CPU (legacy; queue.c holds the buffer) ---- */
 
-/* Value v of f was written without a GPU interrupt for this adapter (a CPU
- * signal, a value propagated from another adapter): queue a software record
- * so that f's adapter's interrupt thread, the one consumer of f's waiter set,
- * releases what v satisfies and feeds CPU-held command buffers — only when a
- * waiter or a held buffer may be satisfied, unless `always`.  The seq_cst loads
- * come after the caller's seq_cst write or load of v: they pair with a
- * waiter's threshold RMW + CurrentValue resample (os_waiter_register) and with
- * os_queue_submit's held_total RMW + feed, so either they see v or we see
- * them.  Returns whether a record was queued. */
+struct os_waiter *os_held_wait(struct os_fence *f, uint64_t v)
+{
+	if (os_fence_read(f) >= v)
+		return NULL;
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_HELD);
+	if (!os_waiter_register(f, w))
+		return w;
+	os_waiter_put(w);     /* reached meanwhile: the node is the set's */
+	return NULL;
+}
+
+bool os_held_wait_ready(struct os_waiter *w)
+{
+	return lf_event_is_set(&w->ev);   /* acquire: pairs with the release's set */
+}
+
+void os_held_wait_put(struct os_fence *f, struct os_waiter *w)
+{
+	/* still waiting in a live set: give the place up (the set reclaims it) */
+	if (f && !os_held_wait_ready(w))
+		lf_waitset_cancel(&f->ws, &w->w);
+	os_waiter_put(w);
+}
+
+/* ---- releases ---- */
+
+/* The value a release is decided against: the one the signal wrote
+ * (`signaled`; 0: none) or the current one, whichever satisfies more (the
+ * waiters v satisfies are those with value <= v, so the larger covers both). */
+static uint64_t os_release_value(struct os_fence *f, uint64_t signaled)
+{
+	if (f->a->cfg.fault == OS_FAULT_RELEASE_CURRENT) {
+		/* Broken on purpose: the fence's value read later decides, and the
+		 * delay (an interrupt thread slow to run) lets a lower value
+		 * signaled meanwhile take the wake-up back every time, not by luck. */
+		if (signaled)
+			lf_spin_ns(OS_FAULT_WINDOW_NS);
+		return os_fence_read(f);
+	}
+	uint64_t cur = os_fence_read(f);
+	return signaled > cur ? signaled : cur;
+}
+
+/* Release what the signaled or current value satisfies and publish the new
+ * MonitoredValue; then resample (seed: "Upon return from
+ * DxgkDdiUpdateMonitoredValue, the OS resamples CurrentValue") until the value
+ * no longer exceeds it.  Under the release lock: one releaser at a time. */
+static size_t os_fence_release_locked(struct os_fence *f, uint64_t signaled, struct os_release *r)
+{
+	size_t n = lf_waitset_release(&f->ws, os_release_value(f, signaled), os_waiter_wake, r);
+	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
+		return n;
+	for (;;) {
+		uint64_t th = lf_waitset_threshold(&f->ws);
+		uint64_t cv = os_fence_read(f);
+		if (th == UINT64_MAX || cv <= th)
+			return n;
+		n += lf_waitset_release(&f->ws, cv, os_waiter_wake, r);
+	}
+}
+
+size_t os_fence_process(struct os_fence *f, uint64_t signaled, size_t *held)
+{
+	struct os_release r = { 0 };
+	pthread_mutex_lock(&f->release_lock);
+	size_t n = os_fence_release_locked(f, signaled, &r);
+	pthread_mutex_unlock(&f->release_lock);
+	if (held)
+		*held = r.held;
+	return n;
+}
+
+bool os_fence_has_waiters(const struct os_fence *f)
+{
+	/* the published threshold: UINT64_MAX once the consumer saw no waiter;
+	 * an add lowers it before its resample (lockfree/waitset.h) */
+	return lf_waitset_threshold(&f->ws) != UINT64_MAX;
+}
+
+/* Value v of f was written without a GPU interrupt for this adapter (a value
+ * propagated from another adapter; a CPU signal of a cross-adapter fence, with
+ * v = 0: its waiters are released already): queue a software record so that
+ * f's adapter's interrupt thread releases what v satisfies, feeds CPU-held
+ * command buffers and passes the value on — only when a waiter or a held
+ * buffer may be satisfied, unless `always`.  The seq_cst loads come after the
+ * caller's seq_cst write or load of the value: they pair with a waiter's
+ * threshold RMW + CurrentValue resample (os_waiter_register) and with
+ * os_queue_submit's held_total RMW + feed, so either they see the value or we
+ * see them.  Returns whether a record was queued. */
 bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always)
 {
 	struct os_adapter *a = f->a;
@@ -268,12 +397,40 @@ bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always)
 	rec->kind = HW_IRQ_SOFTWARE;
 	rec->fences[0] = f->hw.handle;
 	rec->nfences = 1;
+	rec->signaled = v ? f->hw.handle : 0;
 	rec->value = v;
 	hw_irq_raise(a->hw, rec);
 	return true;
 }
 
 /* ---- CPU signal ---- */
+
+/* "Immediately unwaits any satisfied waits": the signaling thread releases
+ * what v satisfies itself, before the signal returns — every waiter
+ * registered before the signal, whatever value a racing signal leaves.
+ * The threshold load (seq_cst, after the caller's seq_cst value exchange)
+ * pairs with a waiter's add + resample: a waiter it does not see resamples
+ * the new value itself.  Then the interrupt thread only has what needs it:
+ * held GPU waits to feed, a cross-adapter value to pass on. */
+static void os_signal_release(struct os_fence *f, uint64_t v)
+{
+	struct os_adapter *a = f->a;
+	size_t held = 0;
+	if (a->cfg.fault == OS_FAULT_RELEASE_CURRENT) {
+		/* Broken on purpose: the release is left to the interrupt thread,
+		 * which decides it against the value it reads then */
+		os_fence_defer_release(f, v, f->x != NULL);
+		return;
+	}
+	if (lf_waitset_threshold(&f->ws) < v) {
+		size_t n = os_fence_process(f, v, &held);
+		lf_count(&os_app_counters(a)->signal_released, n);
+	}
+	if (f->x)
+		os_fence_defer_release(f, 0, true);   /* released here; the value goes on from there */
+	else if (held)
+		hw_irq_kick(a->hw);                   /* the interrupt thread feeds what was released */
+}
 
 int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 {
@@ -293,30 +450,10 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 		atomic_store_explicit(&f->last64, v, memory_order_seq_cst);
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
-	/* a cross-adapter fence always: its interrupt thread propagates the value */
-	os_fence_defer_release(f, v, f->x != NULL);
+	os_signal_release(f, v);
 	/* native: GPU queues waiting on this fence re-evaluate their run lists */
 	hw_cmp_cpu_signal_notify(a->hw);
 	return 0;
-}
-
-/* ---- the interrupt thread's part ---- */
-
-/* Release what the current value satisfies and publish the new MonitoredValue;
- * then resample (seed: "Upon return from DxgkDdiUpdateMonitoredValue, the OS
- * resamples CurrentValue") until the value no longer exceeds it. */
-size_t os_fence_process(struct os_fence *f)
-{
-	size_t n = lf_waitset_release(&f->ws, os_fence_read(f), os_waiter_wake, NULL);
-	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
-		return n;
-	for (;;) {
-		uint64_t th = lf_waitset_threshold(&f->ws);
-		uint64_t cv = os_fence_read(f);
-		if (th == UINT64_MAX || cv <= th)
-			return n;
-		n += lf_waitset_release(&f->ws, cv, os_waiter_wake, NULL);
-	}
 }
 
 /* ---- lifetime ---- */
@@ -370,6 +507,7 @@ int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t i
 	if (rc)
 		goto free_fence;
 	f->hw.owner = f;
+	pthread_mutex_init(&f->release_lock, NULL);
 	atomic_init(&f->last64, initial);
 	/* native: the set publishes MonitoredValue where the CMP reads it;
 	 * cross-adapter: MV stays 0 and the set keeps a word of its own */
@@ -396,6 +534,7 @@ remove_handle:
 	os_rcu_leave();
 free_storage:
 	lf_waitset_destroy(&f->ws);
+	pthread_mutex_destroy(&f->release_lock);
 	hw_fence_free(a->hw, &f->hw);
 free_fence:
 	lf_free(f, sizeof(*f), LF_CACHELINE);
@@ -409,13 +548,26 @@ void os_fence_free(void *obj)
 	struct os_fence *f = obj;
 	struct os_cross *x = f->x;
 	lf_waitset_destroy(&f->ws);
+	pthread_mutex_destroy(&f->release_lock);
 	hw_fence_free(f->a->hw, &f->hw);
 	lf_free(f, sizeof(*f), LF_CACHELINE);
 	if (x)
 		os_cross_put(x);        /* the last instance frees the shared CurrentValue */
 }
 
-void os_fence_destroy(struct os_fence *f)
+/* Release every wait still registered on f as abandoned; how many there were. */
+static size_t os_fence_abandon(struct os_fence *f)
+{
+	struct os_release r = { 0 };
+	pthread_mutex_lock(&f->release_lock);
+	lf_waitset_release(&f->ws, UINT64_MAX, os_waiter_abandon, &r);
+	pthread_mutex_unlock(&f->release_lock);
+	if (r.abandoned)
+		lf_count(&os_app_counters(f->a)->abandoned, r.abandoned);
+	return r.abandoned;
+}
+
+int os_fence_destroy(struct os_fence *f)
 {
 	struct os_adapter *a = f->a;
 	if (f->x)
@@ -423,9 +575,19 @@ void os_fence_destroy(struct os_fence *f)
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_DESTROY_NATIVE_FENCE, f->hw.handle, 0);
 	os_table_drop(a, f);
+	/* A GPU signal of f the application already saw land may still be
+	 * finishing (the CMP reads MonitoredValue after writing CurrentValue,
+	 * then raises): wait for the engines' runs in progress.  Then the
+	 * interrupts raised for f before now are handled while the handle still
+	 * resolves: the OS retires its own backlog; only a payload raised after
+	 * this names a destroyed fence (a bug check). */
+	hw_adapter_engines_barrier(a->hw);
+	os_irq_sync(a);
+	size_t abandoned = os_fence_abandon(f);
 	os_rcu_enter();
 	lf_htab_remove(a->handles, f->hw.handle, os_fence_free);
 	os_rcu_leave();
+	return abandoned ? -EBUSY : 0;
 }
 
 bool os_fence_is_native(const struct os_fence *f)

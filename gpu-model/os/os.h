@@ -17,14 +17,37 @@
  * new value satisfies.  An extra interrupt that wakes nobody is counted as
  * spurious; a missed one is a lost wake-up and must never happen.
  *
+ * The release rule (fences may be rewound; seed multi-engine-synchronization:
+ * "If a race does occur, between a value which will satisfy an outstanding
+ * wait, and a lower value which will not, the wait will be satisfied
+ * regardless of which value remains afterwards").  Every release is decided
+ * against the value that was signaled: a CPU signal releases against the
+ * value passed, before it returns; a GPU signal's interrupt carries the value
+ * the engine wrote (with a NULL payload too: the record keeps it, as the
+ * seed's signal log would), and the interrupt thread releases against it and
+ * against what its resample reads then — never only against a value read
+ * later, which a rewind may have lowered.  This holds for blocking, event and
+ * multi waits and for GPU waits held on the CPU (legacy): each is a waiter of
+ * its fence.  A wait that registers after the fence was rewound is compared
+ * against the lower value (it may be released by a GPU signal of the higher
+ * value whose interrupt was still in flight: the race the seed allows).
+ * Hardware GPU waits (native) compare the fence's memory, as the hardware does.
+ *
  * Threads and calls:
  *   os_adapter_create/start/destroy          one setup thread
- *   os_fence_create/open/close/destroy       any thread (not concurrently with waits on that fence)
+ *   os_fence_create/open/close               any thread
+ *   os_fence_destroy                         any thread but the interrupt thread; not concurrently
+ *                                            with blocking waits on that fence; blocks until the
+ *                                            interrupt thread handled what was raised before
  *   os_fence_wait_cpu                        any thread; blocks (spin, then futex) up to timeout
  *   os_fence_wait_event / os_wait_multi      any thread; never block
- *   os_fence_signal_cpu, os_fence_value      any thread; never block
- *   os_queue_submit                          the queue's one submitting thread
- *   the interrupt thread                     internal: the only consumer of every waiter set
+ *   os_fence_signal_cpu                      any thread; never waits for the GPU or the interrupt
+ *                                            thread (takes the fence's release lock briefly)
+ *   os_fence_value                           any thread; never blocks
+ *   os_queue_submit                          the queue's one submitting thread; never waits for ring space
+ *   the interrupt thread                     internal
+ * A fence's waiter set is consumed (waiters released, MonitoredValue published)
+ * under the fence's release lock, by the interrupt thread or by a CPU signaler.
  */
 #ifndef OS_OS_H
 #define OS_OS_H
@@ -39,6 +62,9 @@
 enum os_fault {
 	OS_FAULT_NONE,
 	OS_FAULT_NO_RESAMPLE,     /* neither the waiter nor the ISR resamples CurrentValue after an MV change */
+	OS_FAULT_RELEASE_CURRENT, /* releases are decided against the fence's current value read later, not
+				     against the value signaled (CPU signals leave them to the interrupt
+				     thread, which reads after a widened window): a rewind loses waiters */
 };
 
 struct os_config {
@@ -77,11 +103,21 @@ enum os_fence_type { OS_FENCE_MONITORED, OS_FENCE_NATIVE };
  * 0 / -ENOSPC (table full) / -ENOMEM. */
 int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		    unsigned flags, struct os_fence **out);
-/* Destroy: the handle stops resolving at once (a payload naming it is a bug
+/* Destroy.  First the interrupt thread handles every interrupt raised before
+ * the call (an interrupt the GPU raised for f before f was destroyed is the
+ * OS's to retire, never a bug check); then the handle stops resolving (a
+ * payload naming it from then on is the KMD naming a destroyed fence: a bug
  * check); storage is freed after an RCU grace period (os_adapter_quiesce
- * waits for that).  No waits may be pending on f. */
-void os_fence_destroy(struct os_fence *f);
-/* Wait until every destroyed fence's storage has been freed.  Any thread. */
+ * waits for that).  0; -EBUSY: waits were still registered on f (event and
+ * multi waits, GPU waits held on the CPU): each was released as abandoned (its
+ * event set, a held buffer let go: nobody waits forever on a fence that is
+ * gone) and counted in os_stats.abandoned.  A blocking wait should not be
+ * pending on f (if one is, it returns -EIDRM); nor may a GPU signal of f still
+ * be executing. */
+int os_fence_destroy(struct os_fence *f);
+/* Wait until the interrupt thread has handled every interrupt raised before
+ * the call and every destroyed fence's storage has been freed.  Any thread
+ * but the interrupt thread; blocking. */
 void os_adapter_quiesce(struct os_adapter *a);
 bool os_fence_is_native(const struct os_fence *f);
 uint64_t os_fence_handle(const struct os_fence *f);          /* global handle */
@@ -90,21 +126,44 @@ struct hw_fence *os_fence_hw(struct os_fence *f);            /* for GPU commands
 /* The fence's value as the CPU sees it (64-bit, reconstructed on 32-bit GPUs). */
 uint64_t os_fence_value(struct os_fence *f);
 
-/* CPU signal: write v and release every waiter it satisfies (CPU and GPU).
+/* CPU signal: write v and release every waiter v satisfies (seed legacy
+ * monitored fence, "CPU signal": the value "becomes immediately visible to
+ * any user-mode reader and immediately unwaits any satisfied waits").  When
+ * the call returns, every event of an event or multi wait registered before
+ * the call that v satisfies is set (an lf_event_wait with a zero timeout
+ * right after sees it), and every blocking waiter it satisfies has been
+ * released (it may still be on its way back from its futex).  A later
+ * rewind (a lower value signaled next) takes none of that back.  GPU waits:
+ * native queues re-evaluate their run lists; legacy command buffers held on
+ * the CPU for v are released to the interrupt thread, which submits them.
  * 0 / -ERANGE (32-bit GPU: more than UINT32_MAX/2 from the last signaled value). */
 int os_fence_signal_cpu(struct os_fence *f, uint64_t v);
 
 /* Blocking CPU wait until value >= v.  0 when reached; -ETIMEDOUT; -ERANGE
- * (32-bit GPU, v too far ahead).  timeout_ns < 0: forever. */
+ * (32-bit GPU, v too far ahead); -EIDRM (the fence was destroyed under the
+ * wait: misuse, but never a hang).  timeout_ns < 0: forever.  A wait that
+ * times out is a lost wake-up (os_stats.lost_wakeups, and returns 0) only if
+ * the value had been reached when it timed out; a value that lands after the
+ * timeout, before the waiter gave up its place, makes it a plain timeout
+ * (or a release, if the release got there first). */
 int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns);
 
 /* Event-style wait: ev is set once the value reaches v (at once if it has).
  * Any number of events per fence.  0 / -ERANGE. */
 int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev);
 
-/* One event for many (fence, value) pairs: set when all (all=true) or any is reached.
- * 0 / -ERANGE / -EINVAL (n == 0). */
+/* One event for many (fence, value) pairs: set when all (all=true) or any is
+ * reached.  At most OS_WAIT_MULTI_MAX pairs (WaitForMultipleObjects's
+ * MAXIMUM_WAIT_OBJECTS).  0; -EINVAL (n == 0); -E2BIG (n > OS_WAIT_MULTI_MAX:
+ * nothing is registered); -ERANGE (32-bit GPU, a value too far ahead). */
+#define OS_WAIT_MULTI_MAX 64
 int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool all, struct lf_event *ev);
+
+/* Tests only: when set, os_fence_wait_cpu calls it after its wait timed out
+ * and it read the value, before it gives up its place in the waiter set:
+ * the moment in which a value landing just after the timeout lands.  Set
+ * before the waiting threads start; NULL in every production path. */
+extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
 
 /* ---- queues (kernel-mode view of a HW queue) ---- */
 
@@ -113,9 +172,16 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
  * 0 and *out; -ENOSPC (OS_MAX_QUEUES on the adapter) or hw_queue_create's
  * -EINVAL / -ENOSPC, *out untouched.  One creator at a time per adapter. */
 int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out);
-/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL. */
+/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL / -ENOMEM.
+ * Never waits for ring space: what the ring cannot take now is held and
+ * submitted by the interrupt thread as the engine drains (a suspended queue:
+ * once it is resumed, os_queue_resumed). */
 int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
-/* Command buffers held on the CPU for a monitored-fence wait right now. */
+/* The queue is back on the hardware's run list (context resume): what it
+ * holds for lack of ring space is fed again.  Any thread. */
+void os_queue_resumed(struct os_queue *q);
+/* Command buffers held on the CPU right now: behind a monitored-fence wait,
+ * or for ring space. */
 size_t os_queue_held(struct os_queue *q);
 
 /* ---- counters ---- */
@@ -125,7 +191,7 @@ struct os_stats {
 	uint64_t interrupts;        /* GPU interrupt records handled */
 	uint64_t spurious;          /* ... that released no waiter */
 	uint64_t soft;              /* OS-queued deferred work (CPU signals) */
-	uint64_t released;          /* waiters released by the interrupt thread */
+	uint64_t released;          /* waiters released by the interrupt thread (CPU waits and held GPU waits) */
 	uint64_t fences_scanned;    /* fences looked at by the handler */
 	uint64_t bugchecks;         /* payload named a fence that no longer exists */
 	uint64_t held_released;     /* CPU-held command buffers submitted */
@@ -139,6 +205,8 @@ struct os_stats {
 	uint64_t self_released;     /* ... completed by their own resample */
 	uint64_t timeouts;          /* ... that timed out with the value not reached */
 	uint64_t lost_wakeups;      /* ... that timed out although the value was reached */
+	uint64_t signal_released;   /* waiters released by CPU signals themselves (merged over threads) */
+	uint64_t abandoned;         /* waits released because their fence was destroyed under them */
 	/* GPU (from hw) */
 	uint64_t gpu_signals;
 	uint64_t gpu_interrupts;

@@ -12,13 +12,16 @@
 #include "lockfree/waitset.h"
 
 #define OS_MAX_QUEUES 64
-#define OS_MAX_WAITERS_PER_MULTI 64
 
 struct os_fence {
 	struct os_adapter *a;
 	struct hw_fence hw;
 	enum os_fence_type type;
 	uint32_t index;                 /* slot in the adapter's scan table */
+	/* The waiter set's consumer side: whoever releases waiters (the interrupt
+	 * thread, a CPU signaler, destroy) holds it around lf_waitset_release and
+	 * the resample, so each release is decided against its own signaled value. */
+	pthread_mutex_t release_lock;
 	LF_ALIGNED struct lf_waitset ws;  /* native: publishes into hw.mv; monitored: internal word */
 	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: the reconstruction reference: last CPU-signaled value, raised by newer GPU values read */
 	/* shared.c / cross.c */
@@ -31,7 +34,9 @@ struct os_fence {
 LF_ASSERT_APART(struct os_fence, index, ws);
 LF_ASSERT_APART(struct os_fence, ws, last64);
 
-enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI };
+/* HELD: a legacy GPU wait held on the CPU (queue.c): its node's ev is set
+ * when the value is reached, and the interrupt thread then feeds the buffer. */
+enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI, OS_WAIT_HELD };
 
 struct os_multi {
 	struct lf_event *ev;
@@ -43,15 +48,17 @@ struct os_multi {
 struct os_waiter {
 	struct lf_waiter w;             /* w.ctx = this */
 	uint32_t kind;
-	_Atomic uint32_t refs;          /* event/multi: the registering thread's + the set's */
-	struct lf_event ev;             /* blocking waits sleep here */
+	_Atomic uint32_t refs;          /* event/multi/held: the registering thread's (holder's) + the set's */
+	_Atomic bool abandoned;         /* released because the fence was destroyed (before ev is set) */
+	struct lf_event ev;             /* blocking waits sleep here; held waits: set when released */
 	struct lf_event *user_ev;       /* event-style waits */
 	struct os_multi *multi;
 };
 
 /* Counters of one application thread (cache-line private, merged on read). */
 struct os_app_counters {
-	LF_ALIGNED lf_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups;
+	LF_ALIGNED lf_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups,
+		signal_released, abandoned;
 	struct os_app_counters *next;
 	uint64_t adapter_id;
 	pid_t tid;                      /* the thread it counts for */
@@ -60,6 +67,7 @@ struct os_app_counters {
 struct os_held {                    /* a command buffer (rest) held on the CPU */
 	struct os_held *next;
 	size_t n, pos;
+	struct os_waiter *wait;         /* the WAIT at pos, registered with its fence (NULL: none yet) */
 	struct hw_cmd cmds[];
 };
 
@@ -130,12 +138,27 @@ extern __thread bool os_in_irq_thread;
 /* adapter.c: nesting RCU reader registration for the handle table */
 void os_rcu_enter(void);
 void os_rcu_leave(void);
+/* adapter.c: wait until the interrupt thread has handled every record raised
+ * before the call (a no-op when it does not run, or on the interrupt thread) */
+void os_irq_sync(struct os_adapter *a);
 /* fence.c */
 void os_fence_free(void *obj);                                /* deferred (call_rcu) */
 bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always);  /* queue a software record */
 uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
-size_t os_fence_process(struct os_fence *f);                  /* interrupt thread: release + publish + resample */
+/* Release what `signaled` (the value a signal wrote; 0: none) or the current
+ * value satisfies, publish, resample; under f's release lock.  Any thread.
+ * Returns the waiters released; *held counts the held GPU waits among them. */
+size_t os_fence_process(struct os_fence *f, uint64_t signaled, size_t *held);
+bool os_fence_has_waiters(const struct os_fence *f);          /* published threshold: someone may wait */
 struct os_app_counters *os_app_counters(struct os_adapter *a);
+/* A GPU wait held on the CPU, as a waiter of its fence (queue.c's side).
+ * os_held_wait: NULL when f already reached v, else a registered node the
+ * caller holds a reference to; os_held_wait_ready: released (value reached,
+ * or the fence destroyed); os_held_wait_put: the holder is done with it
+ * (f: its fence while it lives, NULL once the fence is gone). */
+struct os_waiter *os_held_wait(struct os_fence *f, uint64_t v);
+bool os_held_wait_ready(struct os_waiter *w);
+void os_held_wait_put(struct os_fence *f, struct os_waiter *w);
 /* queue.c */
 size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu-model/hw/doorbell.h"
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/thread.h"
@@ -42,12 +43,17 @@ static struct os_fence *os_cpu_held_fence(struct os_adapter *a, const struct hw_
 	return c->fence->owner;
 }
 
-/* Feed the ring from the held FIFO until a WAIT on a monitored fence is not
- * yet satisfied.  Returns the number of held buffers finished.  q->lock held. */
 /* Some held command buffer could not be fed now (ring full, queue busy): the
- * interrupt thread polls for it (a bounded park) until it can. */
-static void os_queue_retry_later(struct os_adapter *a)
+ * interrupt thread polls for it (a bounded park) until it can.  A queue off
+ * the run list (its context suspended) drains nothing: no polling, its resume
+ * comes back (os_queue_resumed). */
+static void os_queue_retry_later(struct os_queue *q)
 {
+	struct os_adapter *a = q->a;
+	/* seq_cst load after the hold's held_total RMW: pairs with a resume's
+	 * scheduled store + held_total load (os_queue_resumed) */
+	if (!hw_queue_scheduled(q->hwq))
+		return;
 	/* from a submitter, wake the interrupt thread, which may be parked for
 	 * good (a record: a bare notify could be lost); the interrupt thread
 	 * itself polls on its own (os_irq_main) */
@@ -55,6 +61,35 @@ static void os_queue_retry_later(struct os_adapter *a)
 		hw_irq_kick(a->hw);
 }
 
+void os_queue_resumed(struct os_queue *q)
+{
+	/* seq_cst: after the caller's seq_cst scheduled store (the other half of
+	 * os_queue_retry_later's pair): a hold it does not see saw the queue on
+	 * the run list and asked for the retry itself */
+	if (atomic_load_explicit(&q->a->held_total, memory_order_seq_cst) &&
+	    !atomic_exchange_explicit(&q->a->feed_retry, true, memory_order_seq_cst))
+		hw_irq_kick(q->a->hw);
+}
+
+/* A held WAIT on monitored fence f (legacy): a waiter of f from the moment
+ * the feed reaches it, released like any CPU wait against the value that
+ * was signaled (os.h, the release rule).  True: satisfied, go on. */
+static bool os_held_wait_done(struct os_held *h, struct os_fence *f, uint64_t v)
+{
+	if (!h->wait) {
+		h->wait = os_held_wait(f, v);
+		return !h->wait;
+	}
+	/* released, or reached now (the release may still be on its way) */
+	if (!os_held_wait_ready(h->wait) && os_fence_read(f) < v)
+		return false;
+	os_held_wait_put(f, h->wait);
+	h->wait = NULL;
+	return true;
+}
+
+/* Feed the ring from the held FIFO until a WAIT on a monitored fence is not
+ * yet satisfied.  Returns the number of held buffers finished.  q->lock held. */
 static size_t os_queue_feed_locked(struct os_queue *q)
 {
 	lf_mutex_assert_held(&q->lock);
@@ -65,7 +100,7 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 			const struct hw_cmd *c = &h->cmds[h->pos];
 			struct os_fence *f = os_cpu_held_fence(q->a, c);
 			if (f) {
-				if (os_fence_read(f) < c->value)
+				if (!os_held_wait_done(h, f, c->value))
 					return finished;        /* held on the CPU until f reaches it */
 				h->pos++;                       /* satisfied: the WAIT is dropped */
 				continue;
@@ -75,7 +110,7 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 			 * buffer can release would never drain it.  The interrupt thread
 			 * comes back (os_queue_retry_later). */
 			if (!hw_queue_submit_some(q->hwq, c, 1)) {
-				os_queue_retry_later(q->a);
+				os_queue_retry_later(q);
 				return finished;
 			}
 			h->pos++;
@@ -91,30 +126,16 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 	return finished;
 }
 
-int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+/* Hold cmds[0..n) behind what q holds already, and feed.  q->lock held. */
+static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
-			return -EINVAL;
-	pthread_mutex_lock(&q->lock);
-	bool direct = !q->head;
-	for (size_t i = 0; direct && i < n; i++)
-		if (cmds[i].op == HW_CMD_WAIT && !cmds[i].fence->native)
-			direct = false;
-	if (direct) {
-		/* nothing held, no CPU-held wait: straight to the ring */
-		hw_queue_submit(q->hwq, cmds, n);
-		pthread_mutex_unlock(&q->lock);
-		return 0;
-	}
 	struct os_held *h = malloc(sizeof(*h) + n * sizeof(*cmds));
-	if (!h) {
-		pthread_mutex_unlock(&q->lock);
+	if (!h)
 		return -ENOMEM;
-	}
 	h->next = NULL;
 	h->n = n;
 	h->pos = 0;
+	h->wait = NULL;
 	memcpy(h->cmds, cmds, n * sizeof(*cmds));
 	if (q->tail)
 		q->tail->next = h;
@@ -127,8 +148,29 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 	 * here (pairs with its held_total load after reading CurrentValue). */
 	atomic_fetch_add_explicit(&q->a->held_total, 1, memory_order_seq_cst);
 	os_queue_feed_locked(q);
-	pthread_mutex_unlock(&q->lock);
 	return 0;
+}
+
+int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
+			return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	bool direct = !q->head;
+	for (size_t i = 0; direct && i < n; i++)
+		if (cmds[i].op == HW_CMD_WAIT && !cmds[i].fence->native)
+			direct = false;
+	size_t k = 0;
+	if (direct) {
+		/* nothing held, no CPU-held wait: straight to the ring, as much as
+		 * it takes now; never wait for space (a suspended queue drains
+		 * nothing: the submitting thread, the OS scheduler, would spin) */
+		k = hw_queue_submit_some(q->hwq, cmds, n);
+	}
+	int rc = k == n ? 0 : os_queue_hold_locked(q, cmds + k, n - k);
+	pthread_mutex_unlock(&q->lock);
+	return rc;
 }
 
 size_t os_queue_held(struct os_queue *q)
@@ -144,10 +186,10 @@ size_t os_queues_feed_held(struct os_adapter *a)
 		struct os_queue *q = a->queues[i];
 		if (!atomic_load_explicit(&q->nheld, memory_order_relaxed))
 			continue;
-		/* the queue's submitter may hold the lock while it waits for ring
-		 * space: do not wait behind it, come back later */
+		/* the queue's submitter may hold the lock: do not wait behind it,
+		 * come back later */
 		if (pthread_mutex_trylock(&q->lock)) {
-			os_queue_retry_later(a);
+			os_queue_retry_later(q);
 			continue;
 		}
 		n += os_queue_feed_locked(q);

@@ -275,9 +275,14 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 void os_context_apply_locked(struct os_context *c)
 {
 	lf_mutex_assert_held(&c->d->u->lock);
-	for (struct os_hwqueue *q = c->queues; q; q = q->next)
-		if (!atomic_load_explicit(&q->gone, memory_order_relaxed))
-			hw_queue_set_scheduled(q->hwq, c->suspended == 0);
+	for (struct os_hwqueue *q = c->queues; q; q = q->next) {
+		if (atomic_load_explicit(&q->gone, memory_order_relaxed))
+			continue;
+		hw_queue_set_scheduled(q->hwq, c->suspended == 0);
+		/* kernel-mode: what the OS holds for lack of ring space goes on */
+		if (q->kq && c->suspended == 0)
+			os_queue_resumed(q->kq);
+	}
 }
 
 void os_context_suspend(struct os_context *c)

@@ -425,9 +425,34 @@ static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib,
 	return os_hwqueue_submit(q->osq, ib, n, v);
 }
 
+/* What a command buffer may hold (rt.h): checked before anything is queued,
+ * as the KMD would reject it later (kernel mode) or the engine stop on it. */
+static bool rt_cmds_valid(const struct hw_cmd *cmds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct hw_cmd *c = &cmds[i];
+		if (c->op > HW_CMD_STAMP)
+			return false;
+		if ((c->op == HW_CMD_SIGNAL || c->op == HW_CMD_WAIT) && !c->fence)
+			return false;
+		if ((c->op == HW_CMD_STAMP || c->op == HW_CMD_COUNT) && !c->stamp)
+			return false;
+	}
+	return true;
+}
+
+/* Hand the filled command buffer for progress value v to the queue. */
+static int rt_queue_hand(struct rt_queue *q, uint64_t v, struct hw_cmd *ib, size_t n)
+{
+	if (q->um)
+		return rt_submit_um(q, v, ib, n);
+	lf_count(&q->km_submits, 1);
+	return os_hwqueue_submit(q->osq, ib, n, v);
+}
+
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value)
 {
-	if (n > RT_MAX_CMDS)
+	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
 		return -EINVAL;
 	if (rt_device_removed(q->d))
 		return -EIO;
@@ -439,14 +464,15 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 	/* Fill out the command buffer; its last instruction writes N+1. */
 	memcpy(ib, cmds, n * sizeof(*cmds));
 	ib[n] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
+	rc = rt_queue_hand(q, v, ib, n + 1);
+	if (rc)
+		return rc;        /* nothing queued: v is handed out again next time */
+	/* release: a reader of the submitted value sees a queued buffer behind it */
 	atomic_store_explicit(&q->next, v, memory_order_release);
 	lf_count(&q->submits, 1);
 	if (value)
 		*value = v;
-	if (q->um)
-		return rt_submit_um(q, v, ib, n + 1);
-	lf_count(&q->km_submits, 1);
-	return os_hwqueue_submit(q->osq, ib, n + 1, v);
+	return 0;
 }
 
 int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v)

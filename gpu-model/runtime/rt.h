@@ -92,8 +92,11 @@ struct os_device *rt_device_os(struct rt_device *d);
 int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struct rt_queue **out);
 /* Submit cmds[0..n) (n <= RT_MAX_CMDS; ops WORK, SIGNAL, WAIT, COUNT, STAMP)
  * as one command buffer; *value (may be NULL) gets its progress value.
- * 0; -EINVAL; -EIO (device removed); -ETIMEDOUT (all buffers in flight for
- * 10 s); -errno of a kernel-mode submission. */
+ * 0; -EINVAL (n, an op, a SIGNAL/WAIT without a fence, a COUNT/STAMP
+ * without a target); -EIO (device removed); -ETIMEDOUT (all buffers in
+ * flight for 10 s); -errno of a kernel-mode submission.  Only a submission
+ * that returns 0 advances the submitted value: after a failure,
+ * rt_queue_submitted and rt_queue_wait(q, 0, ...) are as before the call. */
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value);
 /* GPU-side Signal / Wait of a fence (a one-command buffer).  A wait on a
  * monitored fence from a user-mode queue: -EINVAL. */
@@ -127,7 +130,11 @@ void rt_queue_stats(const struct rt_queue *q, struct rt_queue_stats *out);
 int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out);
 void rt_fence_destroy(struct rt_fence *f);               /* no waits pending */
 uint64_t rt_fence_completed(struct rt_fence *f);         /* GetCompletedValue: UINT64_MAX once removed */
-int rt_fence_signal(struct rt_fence *f, uint64_t v);     /* CPU Signal */
+/* CPU Signal (ID3D12Fence::Signal: "occurs immediately"): the value is
+ * written and every waiter it satisfies is released before the call returns
+ * (os_fence_signal_cpu); a rewind signaled next takes none of that back.
+ * 0 / -EIO (device removed) / -ERANGE (32-bit GPU, too far from the last value). */
+int rt_fence_signal(struct rt_fence *f, uint64_t v);
 int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns);   /* 0 / -ETIMEDOUT / -EIO */
 struct os_fence *rt_fence_os(struct rt_fence *f);
 

@@ -132,7 +132,7 @@ static void check_opts(const struct fb_opts *o)
 	check_sets_unique(o);
 	if (o->cmd == FB_CMD_MERGE)
 		assert(o->ninputs >= 1 && !o->scenario && !o->nsets && !o->grid.n);
-	else
+	else if (o->cmd != FB_CMD_HELP)   /* merge IN... --help: help, the inputs unused */
 		assert(!o->ninputs);
 	assert(o->shard_count >= 1 && o->shard_index < o->shard_count);
 	assert(o->paths >= 1 && o->paths <= 3);

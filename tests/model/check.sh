@@ -36,6 +36,11 @@ variants=(
 	"no-cmp-barrier|counterexample|-DNO_CMP_BARRIER"
 	"no-os-barrier|counterexample|-DNO_OS_BARRIER"
 	"no-os-resample|counterexample|-DNO_OS_RESAMPLE"
+	"rewind|verify|-DREWIND"
+	"legacy-rewind|verify|-DLEGACY -DREWIND"
+	"release-current|verify|-DRELEASE_CURRENT"
+	"rewind-release-current|counterexample|-DREWIND -DRELEASE_CURRENT"
+	"legacy-rewind-release-current|counterexample|-DLEGACY -DREWIND -DRELEASE_CURRENT"
 )
 
 # build_pan DIR DEFINES... -- generate and compile the verifier in DIR.

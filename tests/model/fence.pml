@@ -12,7 +12,10 @@
  * Processes
  *   Engine     one GPU engine + its CMP: for v = 1..NSIG: write CV := v,
  *              barrier (CMP step 2), read MV, raise an interrupt iff CV > MV
- *              ("Synchronization within the GPU between the engine and CMP").
+ *              ("Synchronization within the GPU between the engine and CMP");
+ *              the interrupt carries v, the value written.  REWIND: then
+ *              CV := 0, a lower value signaled right after (the fence is
+ *              rewound; seed multi-engine-synchronization).
  *   Waiter(i)  a CPU thread waiting for value V (V chosen nondeterministically
  *              in 1..NSIG, or 0: this thread never waits, so NWAITERS = 2
  *              also covers one waiter): under the OS lock, add itself
@@ -22,8 +25,10 @@
  *              resamples CurrentValue"), then block until released.
  *   ISR        the OS interrupt handler: per interrupt, under the OS lock
  *              (DxgkDdiUpdateMonitoredValue runs at DIRQL, synchronized with
- *              the ISR): release waiters CV satisfies, MV := least remaining
- *              - 1 (or MAXV), barrier, resample CV, release again.
+ *              the ISR): release waiters that the interrupt's value or CV
+ *              satisfies (the release rule: decided against the value that
+ *              was signaled), MV := least remaining - 1 (or MAXV), barrier,
+ *              resample CV, release again.
  *   Drain*     memory: each writer has a one-entry store buffer (x86-TSO
  *              like) that drains to memory at any moment, or at a barrier.
  *   Monitor    fires on `timeout` (nothing else can move: signals done,
@@ -52,14 +57,22 @@
  *                                                         -> counterexample
  *   LEGACY          legacy monitored fence: always interrupt, no MV test
  *                                                         -> must verify
+ *   REWIND          the engine rewinds the fence to 0 after its signals
+ *                                                         -> must verify
+ *   RELEASE_CURRENT the ISR releases against CV only, ignoring the value the
+ *                   interrupt carries (the old rule)      -> verifies alone,
+ *                                                  counterexample with REWIND
  *   NSIG, NWAITERS  bounds (default 2 signals, 2 waiters; one engine, one
  *                   fence, waiters never time out)
  *
  * Properties: (1) no lost wake-up: in the quiescent end state no waiter with
- * V <= CV is still blocked (Monitor's assert; a waiter stuck in its blocking
- * step is also an invalid end state for pan); (2) no early wake-up: a
- * released waiter observes CV >= V.  Extra interrupts that release nobody
- * are allowed, as the seed says.
+ * V <= CV is still blocked, and no waiter is blocked that was due — a value
+ * >= V became visible after its registration was complete (the seed: such a
+ * wait "will be satisfied regardless of which value remains afterwards")
+ * (Monitor's asserts; a waiter stuck in its blocking step is also an invalid
+ * end state for pan); (2) no early wake-up: a released waiter's V was
+ * reached (CV >= V at some point).  Extra interrupts that release nobody are
+ * allowed, as the seed says.
  */
 
 #ifndef NSIG
@@ -80,24 +93,40 @@ byte cvBuf;
 bool mvFull[NCPU];               /* CPU k's store buffer holds an MV store */
 byte mvBuf[NCPU];
 
-byte irq = 0;                    /* interrupts raised and not yet taken by the ISR */
+chan irqq = [NSIG] of { byte }; /* interrupts raised and not yet taken, each with its value */
 bool osLock = false;             /* DIRQL: waiter-set/MV changes and the ISR exclude each other */
 byte wval[NWAITERS];             /* value waiter i waits for; 0 until chosen */
 bool inSet[NWAITERS];            /* waiter i is in the OS waiter set */
 bool released[NWAITERS];         /* waiter i's event is set */
+bool registered[NWAITERS];       /* ghost: waiter i's registration is complete (OS lock released) */
+bool due[NWAITERS];              /* ghost: a value >= V became visible after that */
+byte peak = 0;                   /* ghost: the highest CV ever visible */
 bool engineDone = false;
 
 byte tj;                         /* scratch for d_steps only, reset to 0 at their end */
 byte tm;
+byte tk;                         /* scratch of flush_cv (called inside other d_steps) */
 
 /* ---- memory: one-entry store buffers ---- */
 
+/* CV becomes visible: every registered waiter it satisfies is due from now on. */
 inline flush_cv()
 {
 	if
 	:: cvFull ->
 		CV = cvBuf; cvFull = false;
-		printf("memory: CV = %d visible\n", CV)
+		printf("memory: CV = %d visible\n", CV);
+		if
+		:: CV > peak -> peak = CV
+		:: else -> skip
+		fi;
+		for (tk : 0 .. NWAITERS - 1) {
+			if
+			:: registered[tk] && wval[tk] <= CV -> due[tk] = true
+			:: else -> skip
+			fi
+		}
+		tk = 0
 	:: else -> skip
 	fi
 }
@@ -159,22 +188,28 @@ inline os_unlock(k)
 	d_step { flush_mv(k); osLock = false }
 }
 
-/* Read CV from memory (CPUs never store CV) and release every waiter in the
- * set whose value it satisfies.  Caller holds osLock. */
-inline os_release_satisfied()
+/* Release every waiter in the set whose value `val` satisfies.  Caller
+ * holds osLock. */
+inline os_release_upto(val)
 {
 	d_step {
 		for (tj : 0 .. NWAITERS - 1) {
 			if
-			:: inSet[tj] && wval[tj] <= CV ->
+			:: inSet[tj] && wval[tj] <= val ->
 				inSet[tj] = false;
 				released[tj] = true;
-				printf("os: CV = %d releases waiter %d (V = %d)\n", CV, tj, wval[tj])
+				printf("os: value %d releases waiter %d (V = %d)\n", val, tj, wval[tj])
 			:: else -> skip
 			fi
 		}
 		tj = 0
 	}
+}
+
+/* Read CV from memory (CPUs never store CV) and release what it satisfies. */
+inline os_release_satisfied()
+{
+	os_release_upto(CV)
 }
 
 /* After changing MV: barrier, resample CV, release, recompute MV.
@@ -208,7 +243,7 @@ active proctype Engine()
 		d_step { flush_cv() };       /* CMP step 2: barrier, CV visible before MV is read */
 #endif
 #ifdef LEGACY
-		atomic { flush_cv(); irq++ } /* legacy: always raise */
+		atomic { flush_cv(); irqq ! v } /* legacy: always raise */
 #else
 		d_step {                     /* CMP step 3: read MV; CV is v (forwarded from its own store) */
 			if
@@ -220,13 +255,16 @@ active proctype Engine()
 			fi
 		}
 		if
-		:: raise -> atomic { flush_cv(); irq++; raise = false }
+		:: raise -> atomic { flush_cv(); irqq ! v; raise = false }
 		:: else -> skip
 		fi;
 #endif
 		v++
 	:: else -> break
 	od;
+#ifdef REWIND
+	store_cv(0);                     /* signal 0: never above MV, no interrupt */
+#endif
 	engineDone = true
 }
 
@@ -243,21 +281,36 @@ proctype Waiter(byte i)
 	inSet[i] = true;
 	store_mv_least(i);               /* MV := min(MV, V - 1) */
 	os_resample(i);
-	os_unlock(i);
+	d_step { os_unlock(i); registered[i] = true };
 	printf("waiter %d: waits for %d\n", i, w);
+#ifdef REWIND
+end_wait:                            /* registered after the rewind: may never be released (Monitor judges) */
+#endif
 	released[i];                     /* block until the OS sets the event */
-	assert(CV >= wval[i]);           /* no early wake-up */
+	assert(peak >= wval[i]);         /* no early wake-up: V was reached */
 done:
 	skip
 }
 
 active proctype ISR()
 {
+	byte iv;
 end:
 	do
-	:: atomic { irq > 0 -> irq--; printf("isr: interrupt taken\n") } ->
+	:: atomic { irqq ? iv -> printf("isr: interrupt taken, value %d\n", iv) } ->
 		os_lock();
-		os_release_satisfied();
+#ifdef RELEASE_CURRENT
+		os_release_satisfied();      /* the old rule: the value read now */
+#else
+		d_step {                     /* the rule: the value signaled, or CV if higher */
+			if
+			:: CV > iv -> iv = CV
+			:: else -> skip
+			fi
+		};
+		os_release_upto(iv);
+		iv = 0;
+#endif
 		store_mv_least(ISR_CPU);     /* advance MV past the released waiters */
 		os_resample(ISR_CPU);
 		os_unlock(ISR_CPU)
@@ -285,12 +338,12 @@ active proctype Monitor()
 	byte i;
 
 	timeout ->
-	assert(engineDone && irq == 0 && !cvFull);
+	assert(engineDone && len(irqq) == 0 && !cvFull);
 	for (i : 0 .. NWAITERS - 1) {
-		if                           /* the lost wake-up: value reached, waiter still blocked */
-		:: wval[i] != 0 && wval[i] <= CV && !released[i] ->
-			printf("LOST WAKE-UP: waiter %d waits for %d, CV = %d, MV = %d\n",
-			       i, wval[i], CV, MV);
+		if                           /* the lost wake-up: value reached (or due), waiter still blocked */
+		:: wval[i] != 0 && (wval[i] <= CV || due[i]) && !released[i] ->
+			printf("LOST WAKE-UP: waiter %d waits for %d, CV = %d, MV = %d, due %d\n",
+			       i, wval[i], CV, MV, due[i]);
 			assert(false)
 		:: else -> skip
 		fi
