@@ -66,16 +66,11 @@ static int rig_start(struct rt_stack *s, int queue_rc, char *err, size_t errlen)
 	return queue_rc;
 }
 
-/* Let the interrupt thread handle what the last signals raised (bounded: 1 s), then read the counters. */
+/* Settle the stack (the last signals raised and handled), then read the counters. */
 static void rig_drain(struct rt_stack *st, struct os_stats *s)
 {
-	for (int k = 0; k < 1000; k++) {
-		rt_stack_os_stats(st, s);
-		if (s->interrupts >= s->gpu_interrupts)
-			return;
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
+	rt_stack_settle(st);
+	rt_stack_os_stats(st, s);
 }
 
 /* ---- irq suppression: lockstep signals, a fraction CPU-waited ---- */
@@ -159,7 +154,7 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 	for (uint64_t n = 0; lf_now_ns() - w0 < p->warmup_ns; n++)
 		rig_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
 	struct os_stats s0;
-	rt_stack_os_stats(st, &s0);
+	rig_drain(st, &s0);   /* the warm-up's last interrupts are not the region's */
 	if (p->started)
 		p->started(p->started_arg, st);
 	r->wait_lat = fb_hist_new();
@@ -252,7 +247,7 @@ int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_resul
 		if (rig_gpuwait_one(&g, NULL))
 			goto hung;
 	struct os_stats s0;
-	rt_stack_os_stats(st, &s0);
+	rig_drain(st, &s0);   /* the warm-up's last interrupts are not the region's */
 	if (p->started)
 		p->started(p->started_arg, st);
 	r->lat = fb_hist_new();

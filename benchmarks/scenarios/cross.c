@@ -156,17 +156,11 @@ static void cross_snap(struct cross_rig *r, struct cross_snap *s)
 	s->t = lf_now_ns();
 }
 
-/* Let both interrupt threads finish what the last signal raised (bounded: 1 s). */
+/* Let both stacks settle: the last signals raised and handled on A and on B. */
 static void cross_drain(struct cross_rig *r)
 {
-	for (int k = 0; k < 1000; k++) {
-		struct os_stats sa;
-		rt_stack_os_stats(r->a, &sa);
-		if (sa.interrupts >= sa.gpu_interrupts)
-			return;
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
+	rt_stack_settle(r->a);
+	rt_stack_settle(r->b);
 }
 
 #define D(field) ((double)(e->field - s->field))

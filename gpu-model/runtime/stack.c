@@ -129,6 +129,12 @@ pid_t rt_stack_power_tid(const struct rt_stack *s)
 
 /* ---- statistics ---- */
 
+void rt_stack_settle(struct rt_stack *s)
+{
+	hw_adapter_engines_barrier(os_adapter_hw(s->a));   /* the runs that wrote a value have raised */
+	os_adapter_quiesce(s->a);                          /* ... and the OS has handled what they raised */
+}
+
 void rt_stack_os_stats(struct rt_stack *s, struct os_stats *out)
 {
 	os_adapter_stats(s->a, out);

@@ -82,6 +82,15 @@ pid_t rt_stack_power_tid(const struct rt_stack *s);   /* the OS power thread (en
 
 /* ---- statistics ---- */
 
+/* Settle the stack before reading counters at a region's edge: return once
+ * every engine has finished the run it was in at the call (its signals'
+ * interrupts raised) and the interrupt thread has handled every interrupt
+ * raised before that.  A CPU that saw a fence value may run ahead of the
+ * interrupt the same signal raises; without this, a count read at an edge
+ * could split a signal from its interrupt.  Any thread but the interrupt
+ * thread; blocking (bounded by the runs in progress). */
+void rt_stack_settle(struct rt_stack *s);
+
 void rt_stack_os_stats(struct rt_stack *s, struct os_stats *out);         /* interrupts, waits, power proxy */
 void rt_stack_ums_stats(struct rt_stack *s, struct os_ums_stats *out);    /* doorbells, F/D-states, km submits */
 void rt_stack_cross_stats(struct rt_stack *s, struct os_cross_stats *out);  /* cross-adapter propagation */
