@@ -67,6 +67,7 @@ static void stress_native_no_lost_wakeups(void **state)
 	struct rig_stress_result r = stress(RIG_FENCE_NATIVE, pairs_per_path(), HW_FAULT_NONE, OS_FAULT_NONE, 1000000000ull, 0);
 	assert_int_equal(r.pairs, 4 * pairs_per_path());
 	assert_int_equal(r.lost_wakeups, 0);
+	assert_int_equal(r.os.bugchecks, 0);
 	assert_int_equal(r.os.interrupts, r.os.gpu_interrupts);
 	assert_true(r.os.gpu_interrupts <= r.os.gpu_signals);
 	assert_true(r.os.interrupts - r.os.spurious <= r.blocked);
@@ -80,6 +81,7 @@ static void stress_legacy_no_lost_wakeups(void **state)
 	struct rig_stress_result r = stress(RIG_FENCE_LEGACY, pairs_per_path(), HW_FAULT_NONE, OS_FAULT_NONE, 1000000000ull, 0);
 	assert_int_equal(r.pairs, 4 * pairs_per_path());
 	assert_int_equal(r.lost_wakeups, 0);
+	assert_int_equal(r.os.bugchecks, 0);
 	assert_int_equal(r.os.gpu_interrupts, r.os.gpu_signals);
 	assert_int_equal(r.os.interrupts, r.os.gpu_interrupts);
 }

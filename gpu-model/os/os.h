@@ -38,7 +38,8 @@
  *   os_fence_create/open/close               any thread
  *   os_fence_destroy                         any thread but the interrupt thread; not concurrently
  *                                            with blocking waits on that fence; blocks until the
- *                                            interrupt thread handled what was raised before
+ *                                            engines' runs in progress ended and the interrupt
+ *                                            thread handled what was raised before
  *   os_fence_wait_cpu                        any thread; blocks (spin, then futex) up to timeout
  *   os_fence_wait_event / os_wait_multi      any thread; never block
  *   os_fence_signal_cpu                      any thread; never waits for the GPU or the interrupt
@@ -103,17 +104,19 @@ enum os_fence_type { OS_FENCE_MONITORED, OS_FENCE_NATIVE };
  * 0 / -ENOSPC (table full) / -ENOMEM. */
 int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		    unsigned flags, struct os_fence **out);
-/* Destroy.  First the interrupt thread handles every interrupt raised before
- * the call (an interrupt the GPU raised for f before f was destroyed is the
- * OS's to retire, never a bug check); then the handle stops resolving (a
+/* Destroy.  First the engines finish the queue runs they are in (a signal of
+ * f the application saw land may still be reading MonitoredValue) and the
+ * interrupt thread handles every interrupt raised before the call (an
+ * interrupt the GPU raised for f before f was destroyed is the OS's to
+ * retire, never a bug check); then the handle stops resolving (a
  * payload naming it from then on is the KMD naming a destroyed fence: a bug
  * check); storage is freed after an RCU grace period (os_adapter_quiesce
  * waits for that).  0; -EBUSY: waits were still registered on f (event and
  * multi waits, GPU waits held on the CPU): each was released as abandoned (its
  * event set, a held buffer let go: nobody waits forever on a fence that is
  * gone) and counted in os_stats.abandoned.  A blocking wait should not be
- * pending on f (if one is, it returns -EIDRM); nor may a GPU signal of f still
- * be executing. */
+ * pending on f (if one is, it returns -EIDRM); nor may a command still queued
+ * for the GPU name f. */
 int os_fence_destroy(struct os_fence *f);
 /* Wait until the interrupt thread has handled every interrupt raised before
  * the call and every destroyed fence's storage has been freed.  Any thread
