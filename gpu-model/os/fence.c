@@ -307,7 +307,15 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
  * resamples CurrentValue") until the value no longer exceeds it. */
 size_t os_fence_process(struct os_fence *f)
 {
-	size_t n = lf_waitset_release(&f->ws, os_fence_read(f), os_waiter_wake, NULL);
+	return os_fence_process_at(f, os_fence_read(f));
+}
+
+/* logbuf: release against v (the optimized interrupt's logged value), then the
+ * same publish + resample as any release (a signal past the new MonitoredValue
+ * may have found the old one and raised nothing). */
+size_t os_fence_process_at(struct os_fence *f, uint64_t v)
+{
+	size_t n = lf_waitset_release(&f->ws, v, os_waiter_wake, NULL);
 	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
 		return n;
 	for (;;) {
