@@ -53,7 +53,7 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 	 * be atomic for the CPU and the GPU; a 32-bit-only GPU cannot do native fences. */
 	if (c->native_fence && c->no_64bit_atomics)
 		return hw_caps_error(err, errlen, "native_fence with no_64bit_atomics: native fences need atomic 64-bit CurrentValue writes");
-	if (c->payload > HW_PAYLOAD_NULL_EVAL_LEGACY)
+	if (c->payload > HW_PAYLOAD_OPTIMIZED_NULL)
 		return hw_caps_error(err, errlen, "payload=%d: unknown interrupt payload kind", (int)c->payload);
 	if (c->storage == HW_STORAGE_LOCAL && c->numa_node >= 0 &&
 	    (numa_available() < 0 || c->numa_node > numa_max_node()))

@@ -53,8 +53,28 @@ static bool hw_cv_above_mv(const struct hw_adapter *a, uint64_t cv, uint64_t mv)
 	return cv > mv;
 }
 
-static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f,
-		     uint64_t v, enum hw_irq_kind kind)
+/* logbuf: with the OptimizedNativeFenceSignaledInterrupt cap, a queue that
+ * logs its signals is named by its kernel handle (or a NULL handle); others
+ * fall back to the fence array. */
+static void hw_raise_optimized(const struct hw_adapter *a, const struct hw_queue *q, const struct hw_fence *f,
+			       struct hw_irq_rec *rec)
+{
+	if (a->caps.payload != HW_PAYLOAD_OPTIMIZED && a->caps.payload != HW_PAYLOAD_OPTIMIZED_NULL)
+		return;
+	if (!q || !atomic_load_explicit(&q->log[HW_LOG_SIGNALS], memory_order_relaxed)) {
+		rec->fences[0] = f->handle;
+		rec->nfences = 1;
+		return;
+	}
+	rec->optimized = true;
+	if (a->caps.payload == HW_PAYLOAD_OPTIMIZED) {
+		rec->hwqueues[0] = hw_queue_handle(q);
+		rec->nqueues = 1;
+	}
+}
+
+static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_queue *q,
+		     struct hw_fence *f, uint64_t v, enum hw_irq_kind kind)
 {
 	struct hw_irq_rec *rec = hw_irq_alloc();
 	rec->kind = kind;
@@ -70,6 +90,7 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, struct hw_fence 
 			rec->nfences = 1;
 		}
 		rec->eval_legacy = a->caps.payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
+		hw_raise_optimized(a, q, f, rec);   /* logbuf */
 	} else {
 		rec->fences[0] = f->handle;
 		rec->nfences = 1;
@@ -118,7 +139,7 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 		lf_count(&e->signals, 1);
 	if (!f->native) {
 		atomic_store_explicit(f->cv, wv, memory_order_seq_cst);
-		hw_raise(a, e, f, v, HW_IRQ_MONITORED_FENCE_SIGNALED);
+		hw_raise(a, e, NULL, f, v, HW_IRQ_MONITORED_FENCE_SIGNALED);
 		hw_notify_waiters(a, e);
 		return;
 	}
@@ -135,7 +156,43 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 	}
 	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
 	if (hw_cv_above_mv(a, cv, mv))
-		hw_raise(a, e, f, v, HW_IRQ_NATIVE_FENCE_SIGNALED);
+		hw_raise(a, e, NULL, f, v, HW_IRQ_NATIVE_FENCE_SIGNALED);
+	hw_notify_waiters(a, e);
+}
+
+/* ---- logbuf: the seed's write order on a queue that logs its signals ----
+ * "Signal Fence(N): write N as a new current value; Write LOG entry including
+ * the GPU timestamp; Increment FirstFreeEntryIndex; MemoryBarrier; Monitored
+ * fence interrupt (N)": the SIGNAL writes CurrentValue and leaves the CMP's
+ * decision pending; the LOG that follows writes the entry, then decides. */
+static bool hw_queue_logs_signals(const struct hw_queue *q, const struct hw_fence *f)
+{
+	return f->native && atomic_load_explicit(&q->log[HW_LOG_SIGNALS], memory_order_relaxed);
+}
+
+static void hw_signal_write(struct hw_engine *e, struct hw_queue *q, struct hw_fence *f, uint64_t v)
+{
+	lf_count(&e->signals, 1);
+	/* seq_cst RMW: the CurrentValue write before the CMP's MonitoredValue
+	 * load in hw_cmp_decide (seed, "Synchronization within the GPU") */
+	atomic_exchange_explicit(f->cv, v, memory_order_seq_cst);
+	q->cmp_fence = f;
+	q->cmp_value = v;
+}
+
+/* The CMP's pending decision for q's last signal, if any.  `logged`: its LOG
+ * ran, so an optimized payload may name q; else the payload names the fence. */
+static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool logged)
+{
+	struct hw_fence *f = q->cmp_fence;
+	if (!f)
+		return;
+	q->cmp_fence = NULL;
+	/* seq_cst: after the CurrentValue exchange and the log's barrier */
+	uint64_t mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
+	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
+	if (hw_cv_above_mv(a, cv, mv))
+		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 }
 
@@ -243,7 +300,7 @@ void hw_queue_kick(struct hw_queue *q)
  * either the engine sees the cleared flag, or this sees q.  The engine enters
  * a queue on every pass and the KMD preempts rarely: the engine's side is the
  * cheap one. */
-static void hw_queue_preempt_wait(struct hw_queue *q)
+void hw_queue_preempt_wait(struct hw_queue *q)
 {
 	struct hw_engine *e = &q->a->engines[q->engine];
 	lf_asym_heavy();
@@ -397,12 +454,21 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_relaxed) &&
 	       hw_queue_fetch(q, &c)) {
 		done++;
+		if (c.op != HW_CMD_LOG)
+			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
 		switch (c.op) {
 		case HW_CMD_WORK:
 			hw_work(a, c.arg);
 			break;
 		case HW_CMD_SIGNAL:
-			hw_engine_signal(a, e, c.fence, c.value);
+			if (q->um && hw_queue_logs_signals(q, c.fence))
+				hw_signal_write(e, q, c.fence, c.value);   /* logbuf: decided after the LOG */
+			else
+				hw_engine_signal(a, e, c.fence, c.value);
+			break;
+		case HW_CMD_LOG:
+			hw_engine_log(a, q, &c);
+			hw_cmp_decide(a, e, q, true);
 			break;
 		case HW_CMD_STAMP:
 			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);
@@ -413,6 +479,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_WAIT:
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
+			q->wait_observed_ts = lf_now_ns();   /* logbuf: FenceObservedGpuTimestamp */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
@@ -428,6 +495,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		lf_count(&q->executed, 1);
 	}
 out:
+	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
 	/* release, single writer: a barrier that saw this run in progress sees

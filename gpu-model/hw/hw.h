@@ -47,6 +47,11 @@ enum hw_irq_payload {
 	HW_PAYLOAD_FENCE_ARRAY,       /* the exact signaled fences that have CPU waiters */
 	HW_PAYLOAD_NULL,              /* no array: the OS scans all native fence waiters */
 	HW_PAYLOAD_NULL_EVAL_LEGACY,  /* no array + EvaluateLegacyMonitoredFences: scan all waiters */
+	/* OptimizedNativeFenceSignaledInterrupt cap set (seed, "Optimized native
+	 * fence signaled interrupt"): the payload names HW queues, not fences.  A
+	 * queue without a signal log (kernel-mode) still reports a fence array. */
+	HW_PAYLOAD_OPTIMIZED,         /* the kernel handle of the HW queue that ran */
+	HW_PAYLOAD_OPTIMIZED_NULL,    /* the GPU cannot tell the queue: a NULL handle (scan the engine's logs) */
 };
 
 /* How doorbells reach the engines (seed user-mode-work-submission, "Doorbells"). */
@@ -59,6 +64,7 @@ enum hw_doorbell_model {
 enum hw_fault {
 	HW_FAULT_NONE,
 	HW_FAULT_NO_CMP_BARRIER,   /* CMP reads MonitoredValue before its CurrentValue write is visible */
+	HW_FAULT_LOG_INDEX_FIRST,  /* LOG: FirstFreeEntryIndex incremented before the entry is written */
 };
 
 /* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
@@ -126,6 +132,7 @@ enum hw_cmd_op {
 	HW_CMD_COUNT,      /* GPU atomic add: *stamp += 1 (tests count executions with it) */
 	HW_CMD_STAMP,      /* write the engine's timestamp counter (lf_ticks_ordered) to *(uint64_t *)ptr: submission latency */
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
+	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
 };
 
 struct hw_cmd {
@@ -177,6 +184,9 @@ struct hw_irq_rec {
 	 * rewound before the OS read it. */
 	uint64_t signaled;
 	uint64_t value;
+	bool optimized;                   /* OptimizedNativeFenceSignaledInterrupt payload: hwqueues, not fences */
+	uint32_t nqueues;                 /* optimized: 0 = a NULL hHWQueue */
+	uint64_t hwqueues[HW_IRQ_MAX_FENCES]; /* optimized: kernel handles of the HW queues that ran (hw_queue_handle) */
 	uint64_t t_raise_ns;
 	void *ctx;                        /* software records: the OS's own (never read by hw) */
 };
@@ -198,6 +208,84 @@ void hw_irq_kick(struct hw_adapter *a);
  * engines with queues waiting re-evaluate their run lists (no CPU round trip for
  * GPU waits otherwise).  Any thread. */
 void hw_cmp_cpu_signal_notify(struct hw_adapter *a);
+
+/* ---- native fence log buffers (gpu-model/hw/logbuf.c) ----
+ *
+ * Seed native-gpu-fence, "Native fence log buffer design": the OS gives each
+ * user-mode HW queue two log buffers (waits, signals; DxgkDdiSetNativeFenceLogBuffer
+ * analog: hw_queue_set_log).  After a native wait or signal the UMD puts a
+ * HW_CMD_LOG naming the entry to write; the engine writes, in the seed's order
+ * ("Synchronously updating the native fence log"): the fence value (the
+ * SIGNAL), the entry with its GPU timestamp, FirstFreeEntryIndex + 1 (a wrap
+ * bumps WraparoundCount), a memory barrier, then the CMP's conditional
+ * interrupt for that signal.  The reader pays the other barrier
+ * (hw_log_update, the DxgkDdiUpdateNativeFenceLogs analog).  The GPU may
+ * overwrite entries the OS has not read (no back pressure).
+ *
+ * GPU timestamps are CLOCK_MONOTONIC ns (lf_now_ns) in the model.
+ *
+ *   operation            who                                  blocks?
+ *   hw_log_create/destroy  the OS (a log not set on a queue)   no
+ *   hw_queue_set_log     the OS, with the queue off the run list or never run   no
+ *   hw_log_write         the engine running the queue (single writer per log)   no
+ *   hw_log_header / entry reads   any reader; entries may be overwritten meanwhile:
+ *                        re-read the header after reading them (os/logbuf.c)
+ */
+#define HW_LOG_SIZE 4096u               /* bytes of one log buffer (seed: 4 KB) */
+#define HW_LOG_HEADER_BYTES 64u
+
+enum hw_log_type { HW_LOG_WAITS, HW_LOG_SIGNALS, HW_LOG_TYPES };
+enum hw_log_op {                        /* DXGK_NATIVE_FENCE_LOG_OPERATION_* */
+	HW_LOG_OP_NONE,                 /* never written */
+	HW_LOG_OP_SIGNAL_EXECUTED,
+	HW_LOG_OP_WAIT_UNBLOCKED,
+};
+
+/* DXGK_NATIVE_FENCE_LOG_ENTRY: fields are relaxed atomics because a reader
+ * may read an entry the engine is overwriting (it then discards the read). */
+struct hw_log_entry {
+	_Atomic uint64_t fence;         /* hNativeFence: the fence's global handle */
+	_Atomic uint64_t value;         /* FenceValue */
+	_Atomic uint64_t op;            /* enum hw_log_op */
+	_Atomic uint64_t observed_ts;   /* FenceObservedGpuTimestamp (waits: when the GPU queued the wait) */
+	_Atomic uint64_t end_ts;        /* FenceEndGpuTimestamp */
+};
+
+/* DXGK_NATIVE_FENCE_LOG_HEADER + entries, `bytes` in all. */
+struct hw_log {
+	/* FirstFreeEntryIndex (low 32 bits) and WraparoundCount (high 32) in one
+	 * word: the engine writes it (release, after the entry), readers acquire */
+	LF_ALIGNED _Atomic uint64_t header;
+	uint32_t capacity;              /* entries */
+	uint32_t bytes;
+	LF_ALIGNED struct hw_log_entry entries[];
+};
+_Static_assert(sizeof(struct hw_log) == HW_LOG_HEADER_BYTES, "log header is one line");
+
+/* A zeroed log of `bytes` (>= HW_LOG_HEADER_BYTES + one entry) whose header says
+ * position `pos` (entries written so far: a recreated log continues the old
+ * one's progression).  NULL on bad size / no memory. */
+struct hw_log *hw_log_create(size_t bytes, uint64_t pos);
+void hw_log_destroy(struct hw_log *log);
+/* The header's FirstFreeEntryIndex + WraparoundCount as a count of entries ever written. */
+uint64_t hw_log_pos(const struct hw_log *log, uint64_t header);
+/* Acquire load of the header (pairs with the engine's release increment). */
+uint64_t hw_log_header(const struct hw_log *log);
+/* The engine's LOG command: entry `n` (the UMD's count) gets the payload and the
+ * end timestamp, then the header moves on, then a full barrier. */
+void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, uint64_t fence,
+		  uint64_t value, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts);
+/* DxgkDdiSetNativeFenceLogBuffer analog: the engine uses `log` for q's
+ * entries of type t from its next LOG (NULL: none).  The caller keeps q off
+ * the run list (hw_queue_set_scheduled false) or q never ran. */
+void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log);
+/* DxgkDdiUpdateNativeFenceLogs analog for one queue: a full barrier, so log
+ * entries written before FirstFreeEntryIndex moved are seen.  Any thread. */
+void hw_log_update(struct hw_queue *q);
+/* The kernel handle the optimized interrupt reports for q (never 0), and
+ * its engine and run-list slot: the OS maps it back. */
+uint64_t hw_queue_handle(const struct hw_queue *q);
+#define HW_QUEUE_HANDLES (HW_MAX_ENGINES * HW_MAX_QUEUES)   /* handles are 1..HW_QUEUE_HANDLES */
 
 /* ---- adapter ---- */
 

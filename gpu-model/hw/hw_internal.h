@@ -42,6 +42,13 @@ struct hw_queue {
 	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
 	_Atomic bool retire_seen;         /* the engine saw it (release): it never touches q's fences again */
+	/* logbuf: the OS's log buffers (hw_queue_set_log; the engine acquires)
+	 * and the engine-private state of the seed's write order: the CMP decision
+	 * of a signal waits for the LOG that follows it */
+	_Atomic(struct hw_log *) log[HW_LOG_TYPES];
+	struct hw_fence *cmp_fence;       /* engine-private: signaled, interrupt not yet decided */
+	uint64_t cmp_value;
+	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -129,4 +136,8 @@ unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uin
  * (dedicated: its owner on this engine), or NULL (run the whole list). */
 bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, uint64_t now, struct hw_queue **run);
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e);
+/* engine.c: wait until the engine is not inside q (the KMD's preemption hand-shake) */
+void hw_queue_preempt_wait(struct hw_queue *q);
+/* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
+void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

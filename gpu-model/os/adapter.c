@@ -75,7 +75,8 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 	atomic_init(&a->next_handle, (a->id << 32) | 1);
 	a->table = calloc(cfg->max_fences, sizeof(*a->table));
 	a->free_idx = calloc(cfg->max_fences, sizeof(*a->free_idx));
-	if (!a->handles || !a->table || !a->free_idx) {
+	a->logs = os_logs_create();   /* logbuf */
+	if (!a->handles || !a->table || !a->free_idx || !a->logs) {
 		snprintf(err, errlen, "out of memory creating an adapter for %u fences", cfg->max_fences);
 		os_adapter_destroy(a);
 		return -ENOMEM;
@@ -156,9 +157,11 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	bool scan_native = false, scan_legacy = false;
 	uint64_t propagated = atomic_load_explicit(&a->x_propagated, memory_order_relaxed);
 
+	/* logbuf: optimized payloads read HW queue logs; an overrun sets scan_native */
+	released += os_logs_interrupt(a, rec, &scan_native);
 	switch (rec->kind) {
 	case HW_IRQ_NATIVE_FENCE_SIGNALED:
-		if (rec->nfences == 0) {
+		if (rec->nfences == 0 && !rec->optimized) {
 			scan_native = true;             /* NULL pSignaledNativeFenceArray */
 			scan_legacy = rec->eval_legacy;
 		}
@@ -306,6 +309,7 @@ void os_adapter_destroy(struct os_adapter *a)
 		next = c->next;
 		lf_free(c, sizeof(*c), LF_CACHELINE);
 	}
+	os_logs_destroy(a->logs);   /* logbuf: engines and interrupt thread are gone */
 	free(a->table);
 	free(a->free_idx);
 	lf_free(a, sizeof(*a), LF_CACHELINE);
@@ -426,4 +430,5 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 		o->gpu_signals = hw_adapter_signals(a->hw);
 		o->gpu_interrupts = hw_adapter_interrupts(a->hw);
 	}
+	os_logs_stats(a, o);   /* logbuf */
 }

@@ -66,6 +66,7 @@ enum os_fault {
 	OS_FAULT_RELEASE_CURRENT, /* releases are decided against the fence's current value read later, not
 				     against the value signaled (CPU signals leave them to the interrupt
 				     thread, which reads after a widened window): a rewind loses waiters */
+	OS_FAULT_NO_LOG_FALLBACK, /* a log overrun is counted but the ISR does not read every fence */
 };
 
 struct os_config {
@@ -213,8 +214,60 @@ struct os_stats {
 	/* GPU (from hw) */
 	uint64_t gpu_signals;
 	uint64_t gpu_interrupts;
+	/* native fence log buffers (os/logbuf.c) */
+	uint64_t log_entries;       /* log entries read */
+	uint64_t log_updates;       /* UpdateNativeFenceLogs calls (one per log with new entries) */
+	uint64_t log_overruns;      /* reads that found unread entries overwritten */
+	uint64_t log_fallbacks;     /* optimized interrupts that fell back to reading every fence */
+	uint64_t log_released;      /* waiters released against logged values */
+	uint64_t log_ts_zero;       /* entries with a zero FenceEndGpuTimestamp (accepted) */
+	uint64_t log_ts_repeated;   /* ... equal to the previous one (accepted) */
+	uint64_t log_ts_backwards;  /* ... less than the previous one (reported) */
+	uint64_t log_bad_entries;   /* entries whose operation is not the log's (never written / torn) */
+	uint64_t log_bad_handles;   /* optimized payloads naming a queue without logs */
+	uint64_t log_recreates;     /* log buffers destroyed and recreated */
 };
 void os_adapter_stats(struct os_adapter *a, struct os_stats *out);
+
+/* ==== native fence log buffers, the OS side (gpu-model/os/logbuf.c) ====
+ *
+ * Seed native-gpu-fence, "Native fence log buffer design".  Every user-mode
+ * HW queue gets two log buffers (waits, signals) when it is created
+ * (os_log_attach, from os_hwqueue_create; kernel-mode queues get none), each
+ * set on the hardware queue with the DxgkDdiSetNativeFenceLogBuffer analog,
+ * again whenever the OS recreates one (os_hwqueue_recreate_logs).  The OS
+ * keeps, per log, the position it read up to (its cached FirstFreeEntryIndex
+ * and WraparoundCount) and the last GPU timestamp.
+ *
+ * Reading a log: load the header; no new entries: done.  Else call
+ * UpdateNativeFenceLogs for the queue (hw_log_update), then read the entries
+ * and re-read the header: a log's worth or more written past the cached
+ * position means the GPU may have overwritten entries not yet read (it
+ * writes an entry before it moves the header, so a full log's oldest entry
+ * may be under rewrite): an overrun, "permitted" by the seed: counted, the position jumps to the header's, and a reader
+ * that releases waiters falls back to reading every native fence.  Timestamps:
+ * a zero or repeated FenceEndGpuTimestamp is accepted, a backwards one is
+ * counted and reported on stderr (once per adapter).
+ *
+ *   call                    who                                           blocks?
+ *   os_log_attach           os_hwqueue_create (under the ums lock)        no
+ *   os_log_read             any registered thread; one log mutex           the log mutex
+ *   os_hwqueue_recreate_logs  any thread (takes the ums lock)            until the engine leaves the queue
+ */
+struct os_log;
+struct hw_queue;
+/* Give q two log buffers of `bytes` each and register q's kernel handle.  0 or -EINVAL (size). */
+int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct os_log **out);
+/* Read both logs' new entries for their timestamps (never releases waiters:
+ * that is the interrupt thread's, os_logs_interrupt).  Returns 0; *overrun
+ * (may be NULL) says whether a log overran.  Counts go to os_stats. */
+size_t os_log_read(struct os_log *l, bool *overrun);
+/* The log of the queue with kernel handle h (hw_queue_handle), or NULL. */
+struct os_log *os_log_by_handle(struct os_adapter *a, uint64_t h);
+/* Buffer size now in use (bytes). */
+size_t os_log_bytes(const struct os_log *l);
+/* The log buffer of type t now set on the queue (tests, timelines). */
+struct hw_log *os_log_hw(struct os_log *l, enum hw_log_type t);
 
 /* ==== shared fences and cross-adapter fences (gpu-model/os/shared.c, cross.c) ====
  *

@@ -124,6 +124,7 @@ struct os_adapter {
 	struct os_ddi_log ddi;
 	LF_ALIGNED lf_counter x_propagated;  /* interrupt thread (single writer) */
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
+	struct os_logs *logs;           /* logbuf.c: the log buffers of user-mode HW queues */
 };
 /* submitters' held count | stop (polled by the interrupt thread) | its
  * counters | the DDI log (any thread) | cross-adapter counts of two writers */
@@ -159,6 +160,17 @@ struct os_app_counters *os_app_counters(struct os_adapter *a);
 struct os_waiter *os_held_wait(struct os_fence *f, uint64_t v);
 bool os_held_wait_ready(struct os_waiter *w);
 void os_held_wait_put(struct os_fence *f, struct os_waiter *w);
+
+/* logbuf.c (native fence log buffers) */
+struct os_logs *os_logs_create(void);
+void os_logs_destroy(struct os_logs *l);              /* after the engines and the interrupt thread stopped */
+/* Interrupt thread, inside a read-side section: the log part of a native fence
+ * signaled interrupt.  Optimized payload: read the named queues' signal logs
+ * (a NULL handle: every queue of the engine) and release waiters against the
+ * logged values; *fallback set when a log overran (scan every fence).  Other
+ * payloads: read the engine's logs for their timestamps only.  Returns waiters released. */
+size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, bool *fallback);
+void os_logs_stats(const struct os_adapter *a, struct os_stats *o);
 /* queue.c */
 size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */
 

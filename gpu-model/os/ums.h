@@ -209,4 +209,15 @@ struct os_ums_stats {
 };
 void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
 
+/* ---- native fence log buffers of a user-mode queue (gpu-model/os/logbuf.c) ---- */
+struct os_log;
+/* The queue's logs (os.h, "native fence log buffers"); NULL for a kernel-mode queue. */
+struct os_log *os_hwqueue_log(struct os_hwqueue *q);
+/* Destroy and recreate q's two log buffers at `bytes` each, calling the
+ * SetNativeFenceLogBuffer analog for each; the new logs continue the old
+ * entry numbering.  Takes q off the run list meanwhile.  Unread signal
+ * entries make the interrupt thread read every fence.  0, -EINVAL
+ * (kernel-mode queue, bad size) or -ENODEV (destroyed). */
+int os_hwqueue_recreate_logs(struct os_hwqueue *q, size_t bytes);
+
 #endif

@@ -49,6 +49,7 @@ struct os_hwqueue {
 	LF_ALIGNED _Atomic bool gone;    /* destroyed: the scheduler discards its submissions */
 	bool resident;                   /* ring allocations resident (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
+	struct os_log *log;              /* logbuf: user-mode queues' native fence logs; NULL for kernel-mode */
 };
 /* read-only after create | the application's last queued | the OS's doorbell | gone */
 LF_ASSERT_APART(struct os_hwqueue, progress, last_queued);

@@ -14,7 +14,8 @@
 #include "lockfree/counter.h"
 #include "lockfree/ring.h"
 
-#define RT_IB_CMDS        (RT_MAX_CMDS + 1)
+/* every command may be a native wait or signal followed by its LOG */
+#define RT_IB_CMDS        (2 * (RT_MAX_CMDS + 1))
 /* A user-mode command buffer of at most this many commands (the progress
  * write included) is copied into the ring itself, as the OS writes a
  * kernel-mode submission's commands into the engine's ring; a longer one is
@@ -47,6 +48,11 @@ struct rt_queue {
 	size_t nslots;
 	struct hw_cmd *ibs;              /* nslots command buffers of RT_IB_CMDS */
 	struct rt_queue *next_q;         /* in the device */
+	/* logbuf (submitter-private): the next entry of each log (the UMD controls
+	 * the progression) and the FENCE_*_QUEUED events, the last RT_EVENTS kept */
+	uint64_t log_next[HW_LOG_TYPES];
+	uint64_t nevents;
+	struct rt_fence_event events[RT_EVENTS];
 	LF_ALIGNED lf_counter submits, um_submits, km_submits, rings, retries, connects, notifies,
 		fallbacks, full_waits;
 };
@@ -287,6 +293,62 @@ static int rt_queue_fallback(struct rt_queue *q)
 	return rt_queue_open_os(q, false);
 }
 
+/* ---- logbuf: LOG commands and the FENCE_*_QUEUED events ---- */
+
+/* Seed, "CPU timestamps of fence queued operations": the runtime emits the
+ * queued event with a CPU timestamp when it records the operation. */
+static void rt_event(struct rt_queue *q, const struct hw_cmd *c, uint64_t entry)
+{
+	struct rt_fence_event *e = &q->events[q->nevents++ % RT_EVENTS];
+	e->kind = c->op == HW_CMD_SIGNAL ? RT_EVENT_FENCE_SIGNAL_QUEUED : RT_EVENT_FENCE_WAIT_QUEUED;
+	e->fence = c->fence->handle;
+	e->value = c->value;
+	e->entry = entry;
+	e->cpu_ns = lf_now_ns();
+}
+
+/* Append c to ib at k; after a native wait or signal on a user-mode queue
+ * also the LOG naming its entry (seed: "Immediately after UMD inserts a
+ * native fence wait or signal instruction in the command list, it also
+ * inserts a command instructing the GPU to write a payload at a particular
+ * entry into the log buffer").  Returns the new length. */
+static size_t rt_record(struct rt_queue *q, struct hw_cmd *ib, size_t k, const struct hw_cmd *c)
+{
+	ib[k++] = *c;
+	if (!q->um || (c->op != HW_CMD_SIGNAL && c->op != HW_CMD_WAIT) || !c->fence->native)
+		return k;
+	enum hw_log_type t = c->op == HW_CMD_SIGNAL ? HW_LOG_SIGNALS : HW_LOG_WAITS;
+	uint64_t entry = q->log_next[t]++;
+	ib[k++] = (struct hw_cmd){
+		.op = HW_CMD_LOG, .fence = c->fence, .value = c->value, .arg = entry,
+		.pad = c->op == HW_CMD_SIGNAL ? HW_LOG_OP_SIGNAL_EXECUTED : HW_LOG_OP_WAIT_UNBLOCKED,
+	};
+	rt_event(q, c, entry);
+	return k;
+}
+
+/* A buffer going to a kernel-mode queue after all (fallback): no LOGs
+ * (kernel-mode queues have no log buffers).  Returns the new length. */
+static size_t rt_strip_logs(struct hw_cmd *ib, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ib[i].op != HW_CMD_LOG)
+			ib[k++] = ib[i];
+	return k;
+}
+
+size_t rt_queue_events(const struct rt_queue *q, struct rt_fence_event *out, size_t max, uint64_t *total)
+{
+	uint64_t first = q->nevents > RT_EVENTS ? q->nevents - RT_EVENTS : 0;
+	size_t n = 0;
+	for (uint64_t i = first; i < q->nevents && n < max; i++)
+		out[n++] = q->events[i % RT_EVENTS];
+	if (total)
+		*total = q->nevents;
+	return n;
+}
+
 static uint64_t rt_status(const struct rt_queue *q)
 {
 	/* seq_cst: after a ring, ordered after the ring's RMW (see ums.h) */
@@ -422,7 +484,7 @@ static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib,
 	if (rc || was_visible)
 		return rc;                    /* visible: the fallback's destroy ran it */
 	lf_count(&q->km_submits, 1);
-	return os_hwqueue_submit(q->osq, ib, n, v);
+	return os_hwqueue_submit(q->osq, ib, rt_strip_logs((struct hw_cmd *)ib, n), v);
 }
 
 /* What a command buffer may hold (rt.h): checked before anything is queued,
@@ -462,11 +524,20 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 	if (rc)
 		return rc;
 	/* Fill out the command buffer; its last instruction writes N+1. */
-	memcpy(ib, cmds, n * sizeof(*cmds));
-	ib[n] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
-	rc = rt_queue_hand(q, v, ib, n + 1);
-	if (rc)
-		return rc;        /* nothing queued: v is handed out again next time */
+	uint64_t log_next[HW_LOG_TYPES], nevents = q->nevents;
+	memcpy(log_next, q->log_next, sizeof(log_next));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k = rt_record(q, ib, k, &cmds[i]);
+	struct hw_cmd progress = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
+	k = rt_record(q, ib, k, &progress);
+	rc = rt_queue_hand(q, v, ib, k);
+	if (rc) {
+		/* nothing queued: v, the log entries and the queued events are handed out again next time */
+		memcpy(q->log_next, log_next, sizeof(log_next));
+		q->nevents = nevents;
+		return rc;
+	}
 	/* release: a reader of the submitted value sees a queued buffer behind it */
 	atomic_store_explicit(&q->next, v, memory_order_release);
 	lf_count(&q->submits, 1);

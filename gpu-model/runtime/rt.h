@@ -124,6 +124,25 @@ struct rt_queue_stats {
 /* Counters of the submitting thread (relaxed; exact once it stopped). */
 void rt_queue_stats(const struct rt_queue *q, struct rt_queue_stats *out);
 
+/* ---- native fence log buffers: the UMD's part (seed native-gpu-fence) ----
+ * On a user-mode queue every native GPU wait and signal the runtime records
+ * (rt_queue_submit, the progress write included) is followed by a HW_CMD_LOG
+ * naming the next entry of the queue's wait or signal log, and emits a
+ * FENCE_WAIT_QUEUED / FENCE_SIGNAL_QUEUED event with a CPU timestamp
+ * (lf_now_ns), kept per queue for a timeline.  Kernel-mode queues: neither. */
+#define RT_EVENTS 1024                 /* queued events kept per queue (the last ones) */
+enum rt_event_kind { RT_EVENT_FENCE_WAIT_QUEUED, RT_EVENT_FENCE_SIGNAL_QUEUED };
+struct rt_fence_event {
+	uint32_t kind;                     /* enum rt_event_kind */
+	uint64_t fence;                    /* the fence's global handle */
+	uint64_t value;
+	uint64_t entry;                    /* the log entry its LOG names */
+	uint64_t cpu_ns;                   /* CPU timestamp when recorded */
+};
+/* Copy up to max of the kept events, oldest first; *total (may be NULL) gets
+ * how many were ever emitted.  The submitting thread, or any once it stopped. */
+size_t rt_queue_events(const struct rt_queue *q, struct rt_fence_event *out, size_t max, uint64_t *total);
+
 /* ---- fences ---- */
 
 /* A fence (native where the adapter supports it).  0 / -errno. */

@@ -1,0 +1,362 @@
+/* gpu-model/os/logbuf.c — native fence log buffers, the OS side (os.h, "native
+ * fence log buffers"): giving user-mode HW queues their logs, reading them
+ * (UpdateNativeFenceLogs first, overrun detection, timestamp validation), the
+ * optimized native fence signaled interrupt, recreation.  The hardware side
+ * (the engine's LOG, the header word) is gpu-model/hw/logbuf.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "gpu-model/os/ums_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/htab.h"
+#include "lockfree/thread.h"
+
+#define OS_LOG_CHUNK 64   /* entries copied before the header is re-checked */
+
+/* One user-mode HW queue's two logs, as the OS sees them. */
+struct os_log {
+	pthread_mutex_t lock;             /* readers vs recreation */
+	struct os_adapter *a;
+	struct hw_queue *hwq;
+	unsigned engine;
+	size_t bytes;
+	struct hw_log *log[HW_LOG_TYPES];
+	uint64_t read[HW_LOG_TYPES];      /* entries consumed: the cached FirstFreeEntryIndex + WraparoundCount */
+	uint64_t last_ts[HW_LOG_TYPES];   /* last nonzero FenceEndGpuTimestamp */
+};
+
+struct os_logs {
+	/* kernel handle -> log; written once at attach (release), read by the interrupt thread */
+	_Atomic(struct os_log *) by_handle[HW_QUEUE_HANDLES + 1];
+	_Atomic bool resync;              /* a recreation dropped unread entries: read every fence */
+	/* any reader, under its log's lock: relaxed RMWs */
+	_Atomic uint64_t entries, updates, overruns, fallbacks, released, ts_zero, ts_repeated,
+		ts_backwards, bad_entries, bad_handles, recreates;
+};
+
+#define OS_LOG_COUNT(l, field, n) atomic_fetch_add_explicit(&(l)->a->logs->field, (n), memory_order_relaxed)
+
+struct os_logs *os_logs_create(void)
+{
+	return calloc(1, sizeof(struct os_logs));
+}
+
+void os_logs_destroy(struct os_logs *ls)
+{
+	if (!ls)
+		return;
+	for (size_t h = 0; h <= HW_QUEUE_HANDLES; h++) {
+		struct os_log *l = atomic_load_explicit(&ls->by_handle[h], memory_order_relaxed);
+		if (!l)
+			continue;
+		for (int t = 0; t < HW_LOG_TYPES; t++)
+			hw_log_destroy(l->log[t]);
+		pthread_mutex_destroy(&l->lock);
+		free(l);
+	}
+	free(ls);
+}
+
+int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct os_log **out)
+{
+	uint64_t h = hw_queue_handle(q);
+	assert(h >= 1 && h <= HW_QUEUE_HANDLES);
+	struct os_log *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->a = a;
+	l->hwq = q;
+	l->engine = (unsigned)((h - 1) / HW_MAX_QUEUES);
+	l->bytes = bytes;
+	for (int t = 0; t < HW_LOG_TYPES; t++) {
+		l->log[t] = hw_log_create(bytes, 0);
+		if (!l->log[t]) {
+			hw_log_destroy(l->log[0]);
+			free(l);
+			return -EINVAL;
+		}
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	/* DxgkDdiSetNativeFenceLogBuffer, once for waits and once for signals */
+	for (int t = 0; t < HW_LOG_TYPES; t++)
+		hw_queue_set_log(q, (enum hw_log_type)t, l->log[t]);
+	/* release: the interrupt thread sees an initialized log once it finds it */
+	atomic_store_explicit(&a->logs->by_handle[h], l, memory_order_release);
+	*out = l;
+	return 0;
+}
+
+struct os_log *os_log_by_handle(struct os_adapter *a, uint64_t h)
+{
+	if (h == 0 || h > HW_QUEUE_HANDLES)
+		return NULL;
+	/* acquire: pairs with os_log_attach's release */
+	return atomic_load_explicit(&a->logs->by_handle[h], memory_order_acquire);
+}
+
+size_t os_log_bytes(const struct os_log *l)
+{
+	return l->bytes;
+}
+
+struct hw_log *os_log_hw(struct os_log *l, enum hw_log_type t)
+{
+	assert(t < HW_LOG_TYPES);
+	return l->log[t];
+}
+
+/* Seed, "Empty or repeated log buffer timestamps": zero and equal accepted,
+ * backwards reported. */
+static void os_log_check_ts(struct os_log *l, enum hw_log_type t, uint64_t ts)
+{
+	if (ts == 0) {
+		OS_LOG_COUNT(l, ts_zero, 1);
+	} else if (ts == l->last_ts[t]) {
+		OS_LOG_COUNT(l, ts_repeated, 1);
+	} else if (ts < l->last_ts[t]) {
+		if (OS_LOG_COUNT(l, ts_backwards, 1) == 0)
+			fprintf(stderr, "fencebench: native fence log of HW queue %#" PRIx64 " went back in time: "
+				"%" PRIu64 " after %" PRIu64 " ns\n", hw_queue_handle(l->hwq), ts, l->last_ts[t]);
+	} else {
+		l->last_ts[t] = ts;
+	}
+}
+
+struct os_log_copy {
+	uint64_t fence, value, op, end_ts;
+};
+
+/* One entry read by the OS; released waiters returned. */
+static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct os_log_copy *c, bool release)
+{
+	uint64_t want = t == HW_LOG_SIGNALS ? HW_LOG_OP_SIGNAL_EXECUTED : HW_LOG_OP_WAIT_UNBLOCKED;
+	if (c->op != want) {
+		OS_LOG_COUNT(l, bad_entries, 1);   /* never written, or torn */
+		return 0;
+	}
+	os_log_check_ts(l, t, c->end_ts);
+	if (!release || t != HW_LOG_SIGNALS)
+		return 0;
+	struct os_fence *f = lf_htab_lookup(l->a->handles, c->fence);
+	if (!f)
+		return 0;                          /* destroyed since: nobody waits on it */
+	size_t n = os_fence_process(f, c->value, NULL);
+	if (f->x)
+		os_cross_propagate(f);             /* cross-adapter: pass the new value on */
+	return n;
+}
+
+/* Entries [from, from + n) copied; false when the GPU may have overwritten
+ * one meanwhile: the header reached from + capacity, so the engine may be
+ * writing entry from's slot (it writes before it moves the header). */
+static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n, struct os_log_copy *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct hw_log_entry *en = &log->entries[(from + i) % log->capacity];
+		/* acquire: each entry load comes before the header re-read below (a
+		 * seqlock-style validation against the engine's next writes; no
+		 * standalone fence, which ThreadSanitizer does not model) */
+		out[i].fence = atomic_load_explicit(&en->fence, memory_order_acquire);
+		out[i].value = atomic_load_explicit(&en->value, memory_order_acquire);
+		out[i].op = atomic_load_explicit(&en->op, memory_order_acquire);
+		out[i].end_ts = atomic_load_explicit(&en->end_ts, memory_order_acquire);
+	}
+	uint64_t now = hw_log_pos(log, hw_log_header(log));
+	return now - from < log->capacity;
+}
+
+/* Read one log's new entries (l->lock held).  Returns waiters released;
+ * *overrun set when unread entries were overwritten. */
+static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool release, bool *overrun)
+{
+	struct hw_log *log = l->log[t];
+	uint64_t pos = hw_log_pos(log, hw_log_header(log));
+	size_t released = 0;
+	if (pos == l->read[t])
+		return 0;
+	/* Seed, "Synchronously updating the native fence log": for every log
+	 * with new entries, DxgkDdiUpdateNativeFenceLogs before reading them. */
+	hw_log_update(l->hwq);
+	OS_LOG_COUNT(l, updates, 1);
+	while (l->read[t] < pos) {
+		struct os_log_copy c[OS_LOG_CHUNK];
+		uint64_t from = l->read[t];
+		size_t n = pos - from < OS_LOG_CHUNK ? (size_t)(pos - from) : OS_LOG_CHUNK;
+		if (pos - from >= log->capacity || !os_log_copy_chunk(log, from, n, c)) {
+			/* Seed, "Log buffer overrun is permitted": resume at the header */
+			OS_LOG_COUNT(l, overruns, 1);
+			*overrun = true;
+			l->read[t] = hw_log_pos(log, hw_log_header(log));
+			return released;
+		}
+		for (size_t i = 0; i < n; i++)
+			released += os_log_consume(l, t, &c[i], release);
+		OS_LOG_COUNT(l, entries, n);
+		l->read[t] = from + n;
+	}
+	return released;
+}
+
+static size_t os_log_read_all(struct os_log *l, bool release, bool *overrun)
+{
+	size_t released = 0;
+	pthread_mutex_lock(&l->lock);
+	for (int t = 0; t < HW_LOG_TYPES; t++)
+		released += os_log_read_one_locked(l, (enum hw_log_type)t, release, overrun);
+	pthread_mutex_unlock(&l->lock);
+	return released;
+}
+
+size_t os_log_read(struct os_log *l, bool *overrun)
+{
+	bool ov = false;
+	size_t n = os_log_read_all(l, false, &ov);
+	if (overrun)
+		*overrun = ov;
+	return n;
+}
+
+/* Every log of the engine's queues (a NULL hHWQueue: seed, "it falls back to
+ * rescan the log buffer of all HWQueues on this engine"). */
+static size_t os_logs_read_engine(struct os_adapter *a, unsigned engine, bool release, bool *overrun)
+{
+	size_t released = 0;
+	if (engine >= HW_MAX_ENGINES)
+		return 0;
+	for (uint64_t h = (uint64_t)engine * HW_MAX_QUEUES + 1; h <= (uint64_t)(engine + 1) * HW_MAX_QUEUES; h++) {
+		struct os_log *l = os_log_by_handle(a, h);
+		if (l)
+			released += os_log_read_all(l, release, overrun);
+	}
+	return released;
+}
+
+/* Optimized payload: the named queues' logs; a name without logs cannot say
+ * which fences signaled, so the caller reads every fence. */
+static size_t os_logs_read_named(struct os_adapter *a, const struct hw_irq_rec *rec, bool *overrun)
+{
+	size_t released = 0;
+	for (uint32_t i = 0; i < rec->nqueues; i++) {
+		struct os_log *l = os_log_by_handle(a, rec->hwqueues[i]);
+		if (!l) {
+			atomic_fetch_add_explicit(&a->logs->bad_handles, 1, memory_order_relaxed);
+			*overrun = true;
+			continue;
+		}
+		released += os_log_read_all(l, true, overrun);
+	}
+	return released;
+}
+
+size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, bool *fallback)
+{
+	struct os_logs *ls = a->logs;
+	size_t released = 0;
+	bool overrun = false;
+	if (atomic_load_explicit(&ls->resync, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&ls->resync, false, memory_order_acq_rel))
+		*fallback = true;
+	if (rec->kind != HW_IRQ_NATIVE_FENCE_SIGNALED)
+		return 0;
+	if (!rec->optimized) {
+		/* Seed, "Future hardware requirements": current hardware names the
+		 * fence; the OS reads the logs for the timestamps only */
+		os_logs_read_engine(a, rec->engine, false, &overrun);
+		return 0;
+	}
+	if (rec->nqueues == 0)
+		released = os_logs_read_engine(a, rec->engine, true, &overrun);
+	else
+		released = os_logs_read_named(a, rec, &overrun);
+	atomic_fetch_add_explicit(&ls->released, released, memory_order_relaxed);
+	if (overrun && a->cfg.fault != OS_FAULT_NO_LOG_FALLBACK) {
+		/* "it falls back to the nonoptimized path that reads the live value
+		 * of every fence owned by the same device" */
+		atomic_fetch_add_explicit(&ls->fallbacks, 1, memory_order_relaxed);
+		*fallback = true;
+	}
+	return released;
+}
+
+/* Recreate l's logs at `bytes` (the queue off the run list): the new ones
+ * continue the old progression, so the UMD's entry numbers stay valid.
+ * Entries not read yet are read (timestamps) without releasing; true if any
+ * were signals or a log overran: their waiters need a read of every fence. */
+static bool os_log_replace_locked(struct os_log *l, size_t bytes)
+{
+	bool lost = false, overrun = false;
+	for (int t = 0; t < HW_LOG_TYPES; t++) {
+		struct hw_log *old = l->log[t];
+		bool unread = hw_log_pos(old, hw_log_header(old)) != l->read[t];
+		os_log_read_one_locked(l, (enum hw_log_type)t, false, &overrun);
+		if (t == HW_LOG_SIGNALS && (unread || overrun))
+			lost = true;
+		/* the engine is out of the queue: the header no longer moves */
+		uint64_t pos = hw_log_pos(old, hw_log_header(old));
+		struct hw_log *nl = hw_log_create(bytes, pos);
+		hw_queue_set_log(l->hwq, (enum hw_log_type)t, nl);   /* DxgkDdiSetNativeFenceLogBuffer */
+		hw_log_destroy(old);
+		l->log[t] = nl;
+		l->read[t] = pos;
+	}
+	l->bytes = bytes;
+	return lost;
+}
+
+int os_hwqueue_recreate_logs(struct os_hwqueue *q, size_t bytes)
+{
+	struct os_ums *u = q->u;
+	struct os_log *l = q->log;
+	if (!l)
+		return -EINVAL;                      /* kernel-mode queues have none */
+	if (bytes < HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) || bytes > UINT32_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&u->lock);
+	if (atomic_load_explicit(&q->gone, memory_order_relaxed)) {
+		pthread_mutex_unlock(&u->lock);
+		return -ENODEV;
+	}
+	hw_queue_set_scheduled(q->hwq, false);      /* the engine leaves the queue */
+	pthread_mutex_lock(&l->lock);
+	bool lost = os_log_replace_locked(l, bytes);
+	pthread_mutex_unlock(&l->lock);
+	hw_queue_set_scheduled(q->hwq, q->ctx->suspended == 0);
+	pthread_mutex_unlock(&u->lock);
+	atomic_fetch_add_explicit(&u->a->logs->recreates, HW_LOG_TYPES, memory_order_relaxed);
+	if (lost) {
+		/* signals never released from the old log: the interrupt thread
+		 * reads every fence (release: the flag after the swap) */
+		atomic_store_explicit(&u->a->logs->resync, true, memory_order_release);
+		hw_irq_kick(u->hw);
+	}
+	return 0;
+}
+
+struct os_log *os_hwqueue_log(struct os_hwqueue *q)
+{
+	return q->log;
+}
+
+#define OS_LOG_LOAD(x) atomic_load_explicit(&ls->x, memory_order_relaxed)
+
+void os_logs_stats(const struct os_adapter *a, struct os_stats *o)
+{
+	const struct os_logs *ls = a->logs;
+	if (!ls)
+		return;
+	o->log_entries = OS_LOG_LOAD(entries);
+	o->log_updates = OS_LOG_LOAD(updates);
+	o->log_overruns = OS_LOG_LOAD(overruns);
+	o->log_fallbacks = OS_LOG_LOAD(fallbacks);
+	o->log_released = OS_LOG_LOAD(released);
+	o->log_ts_zero = OS_LOG_LOAD(ts_zero);
+	o->log_ts_repeated = OS_LOG_LOAD(ts_repeated);
+	o->log_ts_backwards = OS_LOG_LOAD(ts_backwards);
+	o->log_bad_entries = OS_LOG_LOAD(bad_entries);
+	o->log_bad_handles = OS_LOG_LOAD(bad_handles);
+	o->log_recreates = OS_LOG_LOAD(recreates);
+}
