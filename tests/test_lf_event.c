@@ -11,6 +11,10 @@
 #include "tests/fb_test.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -180,11 +184,13 @@ struct sleeper_arg {
 	struct lf_event *ev;
 	int rc;
 	uint64_t syscalls;
+	_Atomic pid_t tid;   /* published before the wait: await_in_futex reads its state */
 };
 
 static void *sleeper_main(void *p)
 {
 	struct sleeper_arg *a = p;
+	atomic_store(&a->tid, (pid_t)syscall(SYS_gettid));
 	uint64_t s0 = lf_futex_syscalls();
 	a->rc = lf_event_wait(a->ev, 0, SYNC_TIMEOUT_NS);
 	a->syscalls = lf_futex_syscalls() - s0;
@@ -197,7 +203,35 @@ static void await_sleepers(struct lf_event *ev)
 	for (int i = 0; i < 20000 && !lf_event_has_sleepers(ev); i++)
 		nanosleep(&(struct timespec){0, 100000}, NULL);
 	assert_true(lf_event_has_sleepers(ev));
-	nanosleep(&(struct timespec){0, 5000000}, NULL); /* let the others reach the futex too */
+}
+
+/* Whether thread tid is blocked in futex(2) now (/proc/self/task/TID/syscall
+ * starts with the number of the system call a blocked thread is in). */
+static bool in_futex(pid_t tid)
+{
+	char path[64], buf[32] = "";
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool in = fgets(buf, sizeof(buf), f) && atol(buf) == SYS_futex;
+	fclose(f);
+	return in;
+}
+
+/* Poll (bounded: 20 s, 100 us a time) until every sleeper is blocked in the
+ * futex: a timed guess ("5 ms is enough") fails on a loaded machine. */
+static void await_in_futex(struct sleeper_arg *args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 200000; k++) {
+			pid_t tid = atomic_load(&args[i].tid);
+			if (tid && in_futex(tid))
+				break;
+			nanosleep(&(struct timespec){0, 100000}, NULL);
+		}
+		assert_true(in_futex(atomic_load(&args[i].tid)));
+	}
 }
 
 static void event_wakes_all_sleepers(void **state)
@@ -213,6 +247,7 @@ static void event_wakes_all_sleepers(void **state)
 		assert_int_equal(pthread_create(&t[i], NULL, sleeper_main, &args[i]), 0);
 	}
 	await_sleepers(&ev);
+	await_in_futex(args, N);
 	uint64_t s0 = lf_futex_syscalls();
 	lf_event_set(&ev);
 	assert_int_equal(lf_futex_syscalls() - s0, 1); /* one FUTEX_WAKE for all */
