@@ -1,4 +1,4 @@
-/* gpu-model/hw/adapter.c — adapter caps, creation, the interrupt line, statistics. */
+/* gpu-model/hw/adapter.c — adapter caps, creation and teardown, statistics.  The interrupt lines are in irq.c. */
 #include <errno.h>
 #include <numa.h>
 #include <stdarg.h>
@@ -136,53 +136,6 @@ void hw_adapter_destroy(struct hw_adapter *a)
 const struct hw_caps *hw_adapter_caps(const struct hw_adapter *a)
 {
 	return &a->caps;
-}
-
-/* ---- the interrupt line ---- */
-
-struct hw_irq_rec *hw_irq_alloc(void)
-{
-	return lf_alloc(sizeof(struct hw_irq_rec), LF_CACHELINE);
-}
-
-void hw_irq_free(struct hw_irq_rec *rec)
-{
-	lf_free(rec, sizeof(*rec), LF_CACHELINE);
-}
-
-void hw_irq_raise(struct hw_adapter *a, struct hw_irq_rec *rec)
-{
-	rec->t_raise_ns = lf_now_ns();
-	/* Wake the interrupt thread only when the queue was empty: otherwise it
-	 * has not drained yet and will see this record (lf_mpsc_push contract). */
-	if (lf_mpsc_push(&a->irq_q, &rec->node))
-		lf_wake_notify(&a->irq_wake);
-}
-
-struct hw_irq_rec *hw_irq_pop(struct hw_adapter *a)
-{
-	struct lf_mpsc_node *n = lf_mpsc_pop(&a->irq_q);
-	return n ? (struct hw_irq_rec *)((char *)n - offsetof(struct hw_irq_rec, node)) : NULL;
-}
-
-int hw_irq_park(struct hw_adapter *a, int64_t timeout_ns)
-{
-	lf_wake_prepare(&a->irq_wake);
-	if (!lf_mpsc_empty(&a->irq_q)) {
-		lf_wake_cancel(&a->irq_wake);
-		return 0;
-	}
-	return lf_wake_park(&a->irq_wake, timeout_ns);
-}
-
-void hw_irq_kick(struct hw_adapter *a)
-{
-	/* A record, not a bare notify: a thread between its stop check and its
-	 * park re-checks only the queue, so a notify alone could come before it
-	 * announced itself and be lost.  The record is an empty software one. */
-	struct hw_irq_rec *rec = hw_irq_alloc();
-	rec->kind = HW_IRQ_SOFTWARE;
-	hw_irq_raise(a, rec);
 }
 
 /* ---- statistics ---- */

@@ -1,5 +1,6 @@
 /* gpu-model/hw/doorbell.c — doorbell registers, their polling by the engines,
- * engine-state-change interrupts.  Contract and protocol in doorbell.h. */
+ * the doorbell caps.  The engine-state-change interrupt line is in irq.c,
+ * queues in queue.c.  Calls queue.c (kicks).  Contract and protocol in doorbell.h. */
 #include <errno.h>
 #include <stddef.h>
 
@@ -13,11 +14,6 @@ LF_ASSERT_OWN_LINE(struct hw_doorbell_phys, queue);
 
 /* ---- caps ---- */
 
-bool hw_engine_um_supported(const struct hw_adapter *a, unsigned engine)
-{
-	return engine < a->caps.engines && !(a->caps.no_um_engines & (1u << engine));
-}
-
 enum hw_doorbell_model hw_doorbell_model(const struct hw_adapter *a)
 {
 	return a->caps.doorbell_model;
@@ -29,36 +25,6 @@ unsigned hw_doorbell_count(const struct hw_adapter *a)
 		return 1;
 	unsigned n = a->caps.doorbells ? a->caps.doorbells : HW_DOORBELLS_DEFAULT;
 	return n > HW_MAX_DOORBELLS ? HW_MAX_DOORBELLS : n;
-}
-
-/* ---- queues ---- */
-
-struct lf_ring *hw_queue_ring(struct hw_queue *q)
-{
-	return q->ring;
-}
-
-unsigned hw_queue_engine(const struct hw_queue *q)
-{
-	return q->engine;
-}
-
-bool hw_queue_is_um(const struct hw_queue *q)
-{
-	return q->um;
-}
-
-uint64_t hw_queue_executed(const struct hw_queue *q)
-{
-	return atomic_load_explicit(&q->executed, memory_order_relaxed);
-}
-
-bool hw_queue_scheduled(const struct hw_queue *q)
-{
-	/* seq_cst: after the OS's hold of a buffer (held_total RMW), the other
-	 * half of the store-buffering pair with hw_queue_set_scheduled's store
-	 * followed by os_queue_resumed's held_total load */
-	return atomic_load_explicit(&q->scheduled, memory_order_seq_cst);
 }
 
 /* ---- the KMD's side ---- */
@@ -80,7 +46,7 @@ _Atomic uint64_t *hw_doorbell_connect(struct hw_adapter *a, unsigned phys, struc
 	/* release: the engine that reads q->phys sees the register set up */
 	atomic_store_explicit(&q->phys, p, memory_order_release);
 	/* seq_cst RMW, then notify: the engine re-checks um_connected after
-	 * announcing a park (hw_engine_main), so it polls again (F1 -> F0) */
+	 * announcing a park (hw_engine_park), so it polls again (F1 -> F0) */
 	atomic_fetch_add_explicit(&e->um_connected, 1, memory_order_seq_cst);
 	lf_wake_notify(&e->wake);
 	return &p->word;
@@ -273,43 +239,6 @@ bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, 
 		k += looked;
 	}
 	return false;
-}
-
-void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e)
-{
-	lf_count(&e->state_irqs, 1);
-	/* seq_cst RMW on the status word, then the line: pairs with the power
-	 * thread's exchange after its prepare (hw_state_irq_park) */
-	atomic_fetch_or_explicit(&a->state_irq, 1u << e->index, memory_order_seq_cst);
-	lf_wake_notify(&a->state_wake);
-}
-
-/* ---- engine-state-change interrupt line (the OS power thread) ---- */
-
-uint32_t hw_state_irq_take(struct hw_adapter *a)
-{
-	if (!atomic_load_explicit(&a->state_irq, memory_order_relaxed))
-		return 0;
-	return atomic_exchange_explicit(&a->state_irq, 0, memory_order_acq_rel);
-}
-
-int hw_state_irq_park(struct hw_adapter *a, int64_t timeout_ns)
-{
-	lf_wake_prepare(&a->state_wake);
-	if (atomic_load_explicit(&a->state_irq, memory_order_seq_cst)) {
-		lf_wake_cancel(&a->state_wake);
-		return 0;
-	}
-	return lf_wake_park(&a->state_wake, timeout_ns);
-}
-
-void hw_state_irq_kick(struct hw_adapter *a)
-{
-	/* Set a bit, not only notify: the power thread re-checks state_irq after
-	 * announcing its park, so a kick that comes before the announcement is
-	 * seen there instead of lost.  HW_STATE_IRQ_KICK names no engine. */
-	atomic_fetch_or_explicit(&a->state_irq, HW_STATE_IRQ_KICK, memory_order_seq_cst);
-	lf_wake_notify(&a->state_wake);
 }
 
 void hw_engine_wake(struct hw_adapter *a, unsigned engine)

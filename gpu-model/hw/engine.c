@@ -15,6 +15,9 @@
  * polls on until the OS has disconnected them.  Queues off the run list
  * (context suspended) are skipped; the running-queue hand-shake lets the KMD
  * take a queue off at a command boundary.
+ *
+ * Queue creation, submission and kicks are in queue.c, the interrupt lines
+ * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
  */
 #include <errno.h>
 #include <sched.h>
@@ -106,7 +109,7 @@ static void hw_notify_waiters(struct hw_adapter *a, const struct hw_engine *self
 	/* seq_cst RMW: the CurrentValue write above is ordered before the loads of
 	 * waiting_queues below; pairs with the engine's waiting_queues increment
 	 * (hw_queue_run) + lf_wake_prepare + CurrentValue re-check
-	 * (hw_engine_has_work) before it parks in hw_engine_main. */
+	 * (hw_engine_has_work) before it parks in hw_engine_park. */
 	atomic_fetch_add_explicit(&a->signal_epoch, 1, memory_order_seq_cst);
 	for (unsigned i = 0; i < a->caps.engines; i++) {
 		struct hw_engine *e = &a->engines[i];
@@ -194,150 +197,6 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 	if (hw_cv_above_mv(a, cv, mv))
 		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
-}
-
-/* ---- queues ---- */
-
-/* Create a queue (kernel-mode, or user-mode when um) and append it to the run list. */
-static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots, bool um, struct hw_queue **out)
-{
-	if (engine >= a->caps.engines)
-		return -EINVAL;
-	struct hw_engine *e = &a->engines[engine];
-	struct hw_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
-	q->ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots);
-	if (!q->ring) {
-		lf_free(q, sizeof(*q), LF_CACHELINE);
-		return -EINVAL;
-	}
-	q->a = a;
-	q->engine = engine;
-	q->um = um;
-	atomic_init(&q->scheduled, true);
-	pthread_mutex_lock(&a->queue_lock);
-	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
-	if (n == HW_MAX_QUEUES) {
-		pthread_mutex_unlock(&a->queue_lock);
-		lf_ring_destroy(q->ring);
-		lf_free(q, sizeof(*q), LF_CACHELINE);
-		return -ENOSPC;
-	}
-	q->id = engine * HW_MAX_QUEUES + n;
-	e->queues[n] = q;
-	/* release: the engine sees an initialized queue once it sees the new count */
-	atomic_store_explicit(&e->nqueues, n + 1, memory_order_release);
-	if (um)
-		atomic_fetch_add_explicit(&e->um_queues, 1, memory_order_release);
-	pthread_mutex_unlock(&a->queue_lock);
-	*out = q;
-	return 0;
-}
-
-int hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
-{
-	return hw_queue_new(a, engine, ring_slots, false, out);
-}
-
-int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
-{
-	if (engine < a->caps.engines && !hw_engine_um_supported(a, engine))
-		return -ENOTSUP;
-	return hw_queue_new(a, engine, ring_slots, true, out);
-}
-
-void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
-{
-	struct hw_engine *e = &q->a->engines[q->engine];
-	for (size_t i = 0; i < n; i++) {
-		while (!lf_ring_push_spsc(q->ring, &cmds[i])) {
-			lf_wake_notify(&e->wake);   /* full: make sure the engine drains */
-			sched_yield();
-		}
-	}
-	q->submitted += n;
-	/* the doorbell: wakes the engine only if it parked (no syscall otherwise) */
-	lf_wake_notify(&e->wake);
-}
-
-size_t hw_queue_submit_some(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
-{
-	struct hw_engine *e = &q->a->engines[q->engine];
-	size_t k = 0;
-	while (k < n && lf_ring_push_spsc(q->ring, &cmds[k]))
-		k++;
-	q->submitted += k;
-	/* the doorbell (also when full: the engine must drain for the rest) */
-	lf_wake_notify(&e->wake);
-	return k;
-}
-
-size_t hw_queue_pending(const struct hw_queue *q)
-{
-	return lf_ring_size(q->ring) + (q->waiting ? 1 : 0);
-}
-
-void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr)
-{
-	/* raise to wptr (a lower kick racing this one must not undo it); release:
-	 * pairs with the engine's acquire exchange in hw_queue_refresh, so the
-	 * slots below wptr, which the kicker saw published, are seen */
-	uint64_t cur = atomic_load_explicit(&q->kick, memory_order_relaxed);
-	while (cur < wptr && !atomic_compare_exchange_weak_explicit(&q->kick, &cur, wptr, memory_order_release,
-								     memory_order_relaxed))
-		;
-}
-
-void hw_queue_kick(struct hw_queue *q)
-{
-	/* the write pointer as of now: what was published before this call */
-	hw_queue_kick_at(q, lf_ring_write_index(q->ring));
-	lf_wake_notify(&q->a->engines[q->engine].wake);
-}
-
-/* Wait until the engine is not inside q.  The caller cleared `scheduled`;
- * the heavy fence pairs with the engine's light one between its store of
- * `running` and its load of `scheduled` (lockfree/asym.h, a Dekker pair):
- * either the engine sees the cleared flag, or this sees q.  The engine enters
- * a queue on every pass and the KMD preempts rarely: the engine's side is the
- * cheap one. */
-void hw_queue_preempt_wait(struct hw_queue *q)
-{
-	struct hw_engine *e = &q->a->engines[q->engine];
-	lf_asym_heavy();
-	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_acquire) == q; spin++) {
-		if (spin < 64)
-			lf_cpu_relax();
-		else
-			sched_yield();
-	}
-}
-
-void hw_queue_set_scheduled(struct hw_queue *q, bool on)
-{
-	atomic_store_explicit(&q->scheduled, on, memory_order_seq_cst);
-	if (on)
-		hw_queue_kick(q);
-	else
-		hw_queue_preempt_wait(q);
-}
-
-void hw_queue_retire(struct hw_queue *q)
-{
-	struct hw_engine *e = &q->a->engines[q->engine];
-	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
-	hw_queue_set_scheduled(q, false);
-	lf_wake_notify(&e->wake);   /* it discards what is left */
-	/* Until the engine has seen it, it may still look at the fence q waits
-	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
-	 * engine not running (not started, stopping) looks at nothing. */
-	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
-		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
-			return;
-		if (spin < 64)
-			lf_cpu_relax();
-		else
-			sched_yield();
-	}
 }
 
 /* ---- the engine thread ---- */
@@ -534,89 +393,122 @@ static void hw_pin(const struct hw_adapter *a, unsigned idx)
 		lf_thread_pin_self(a->cpus[idx % a->caps.ncpus]);
 }
 
+/* The engine loop's clock: when it last read the time, since when it has been
+ * idle (0: busy), idle passes since the last read.  The engine thread's own. */
+struct hw_engine_clock {
+	uint64_t now, idle_since;
+	unsigned idle_passes;
+};
+
+/* One pass: the connected doorbells, then the run list round-robin.  Returns
+ * the commands run. */
+static inline unsigned hw_engine_pass(struct hw_adapter *a, struct hw_engine *e, uint64_t now)
+{
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	unsigned done = 0;
+	if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
+		hw_engine_poll_doorbells(a, e, now);
+	for (uint32_t i = 0; i < n; i++)
+		done += hw_queue_run(a, e, e->queues[i]);
+	return done;
+}
+
+/* Busy since the last clock read: at most HW_IDLE_CLOCK_PASSES idle passes
+ * too much, and no clock read per idle pass. */
+static inline void hw_engine_busy(struct hw_engine *e, struct hw_engine_clock *c)
+{
+	uint64_t t = lf_now_ns();
+	lf_count(&e->busy_ns, t - c->now);
+	c->now = t;
+	c->idle_since = 0;
+	c->idle_passes = 0;
+}
+
+/* After a pass that ran nothing: watch the doorbells, spin, or ask the OS for
+ * F1.  Returns true to pass again, false when the engine may park. */
+static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, struct hw_engine_clock *c)
+{
+	if (c->idle_passes + 1 < HW_IDLE_CLOCK_PASSES &&
+	    atomic_load_explicit(&e->um_connected, memory_order_relaxed)) {
+		/* idle with doorbells connected: watch them instead of pausing;
+		 * what a ring starts counts as busy like any other run */
+		struct hw_queue *q;
+		if (hw_engine_watch(a, e, HW_WATCH_LOADS, c->now, &q) && q && hw_queue_run(a, e, q)) {
+			hw_engine_busy(e, c);
+			return true;
+		}
+		c->idle_passes++;
+		return true;
+	}
+	if (++c->idle_passes < HW_IDLE_CLOCK_PASSES) {
+		lf_cpu_relax();
+		return true;
+	}
+	c->idle_passes = 0;
+	c->now = lf_now_ns();
+	if (!c->idle_since)
+		c->idle_since = c->now;
+	if (c->now - c->idle_since < a->caps.idle_spin_ns) {
+		lf_cpu_relax();
+		return true;
+	}
+	/* Doorbells connected: rings are memory writes, keep polling; idle
+	 * long enough, ask the OS for F1 (it disconnects them). */
+	if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
+		uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
+		if (c->now - c->idle_since >= timeout && c->now - e->f1_asked_ns >= timeout) {
+			e->f1_asked_ns = c->now;
+			hw_engine_raise_f1(a, e);
+		}
+		lf_cpu_relax();
+		return true;
+	}
+	return false;
+}
+
+/* F1: announce, re-check, park.  Submitters, signalers, kickers and doorbell
+ * connects notify after publishing, so nothing published after this prepare
+ * is missed. */
+static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, struct hw_engine_clock *c)
+{
+	lf_wake_prepare(&e->wake);
+	if (hw_engine_has_work(a, e) || atomic_load_explicit(&e->um_connected, memory_order_seq_cst) ||
+	    atomic_load(&a->stop)) {
+		lf_wake_cancel(&e->wake);
+		return;
+	}
+	lf_count(&e->parks, 1);
+	atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
+	lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
+	atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);
+	uint64_t t = lf_now_ns();
+	lf_count(&e->f1_ns, t - c->now);
+	c->now = t;
+	c->idle_since = 0;
+}
+
+/* The engine thread: pass; after a pass that ran nothing, idle; once idle
+ * long enough with no doorbell connected, park. */
 static void *hw_engine_main(void *arg)
 {
 	struct hw_engine *e = arg;
 	struct hw_adapter *a = e->a;
+	struct hw_engine_clock c = { 0 };
 	char name[16];
-	uint64_t idle_since = 0, now;
-	unsigned idle_passes = 0;
 
 	snprintf(name, sizeof(name), "fb-engine%u", e->index);
 	pthread_setname_np(pthread_self(), name);
 	atomic_store(&e->tid, gettid());
 	hw_pin(a, e->index);
 
-	now = lf_now_ns();
+	c.now = lf_now_ns();
 	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
-		uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
-		unsigned done = 0;
-		if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
-			hw_engine_poll_doorbells(a, e, now);
-		for (uint32_t i = 0; i < n; i++)
-			done += hw_queue_run(a, e, e->queues[i]);
-		if (!done && idle_passes + 1 < HW_IDLE_CLOCK_PASSES &&
-		    atomic_load_explicit(&e->um_connected, memory_order_relaxed)) {
-			/* idle with doorbells connected: watch them instead of pausing;
-			 * what a ring starts counts as busy like any other run */
-			struct hw_queue *q;
-			if (hw_engine_watch(a, e, HW_WATCH_LOADS, now, &q) && q)
-				done = hw_queue_run(a, e, q);
-			if (!done) {
-				idle_passes++;
-				continue;
-			}
-		}
-		if (done) {
-			/* busy since the last clock read: at most HW_IDLE_CLOCK_PASSES
-			 * idle passes too much, and no clock read per idle pass */
-			uint64_t t = lf_now_ns();
-			lf_count(&e->busy_ns, t - now);
-			now = t;
-			idle_since = 0;
-			idle_passes = 0;
+		if (hw_engine_pass(a, e, c.now)) {
+			hw_engine_busy(e, &c);
 			continue;
 		}
-		if (++idle_passes < HW_IDLE_CLOCK_PASSES) {
-			lf_cpu_relax();
-			continue;
-		}
-		idle_passes = 0;
-		now = lf_now_ns();
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < a->caps.idle_spin_ns) {
-			lf_cpu_relax();
-			continue;
-		}
-		/* Doorbells connected: rings are memory writes, keep polling; idle
-		 * long enough, ask the OS for F1 (it disconnects them). */
-		if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
-			uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
-			if (now - idle_since >= timeout && now - e->f1_asked_ns >= timeout) {
-				e->f1_asked_ns = now;
-				hw_engine_raise_f1(a, e);
-			}
-			lf_cpu_relax();
-			continue;
-		}
-		/* F1: announce, re-check, park.  Submitters, signalers, kickers and
-		 * doorbell connects notify after publishing, so nothing published
-		 * after this prepare is missed. */
-		lf_wake_prepare(&e->wake);
-		if (hw_engine_has_work(a, e) || atomic_load_explicit(&e->um_connected, memory_order_seq_cst) ||
-		    atomic_load(&a->stop)) {
-			lf_wake_cancel(&e->wake);
-			continue;
-		}
-		lf_count(&e->parks, 1);
-		atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
-		lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
-		atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);
-		uint64_t t = lf_now_ns();
-		lf_count(&e->f1_ns, t - now);
-		now = t;
-		idle_since = 0;
+		if (!hw_engine_idle(a, e, &c))
+			hw_engine_park(a, e, &c);
 	}
 	return NULL;
 }

@@ -126,7 +126,7 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 int hw_engines_start(struct hw_adapter *a);
 void hw_engines_stop(struct hw_adapter *a);
 
-/* engine.c: kick q up to write pointer wptr (no wake-up) */
+/* queue.c: kick q up to write pointer wptr (no wake-up) */
 void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr);
 /* doorbell.c, called by the engine thread */
 unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uint64_t now);
@@ -135,6 +135,7 @@ unsigned hw_engine_poll_doorbells(struct hw_adapter *a, struct hw_engine *e, uin
  * True when one was rung and consumed; *run is then the queue to run now
  * (dedicated: its owner on this engine), or NULL (run the whole list). */
 bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, uint64_t now, struct hw_queue **run);
+/* irq.c, called by the engine thread: raise the engine-state-change line for e */
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e);
 /* engine.c: wait until the engine is not inside q (the KMD's preemption hand-shake) */
 void hw_queue_preempt_wait(struct hw_queue *q);

@@ -71,7 +71,7 @@ struct os_held {                    /* a command buffer (rest) held on the CPU *
 	struct hw_cmd cmds[];
 };
 
-/* shared.c: the DDI calls made on an adapter.  Slots are reserved by a
+/* ddi.c: the DDI calls made on an adapter.  Slots are reserved by a
  * fetch-add and published by their own ready flag (release), so appends from
  * any thread never block; only the first OS_DDI_LOG_MAX are kept. */
 struct os_ddi_rec {
@@ -120,7 +120,7 @@ struct os_adapter {
 		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups;
 	pthread_mutex_t app_lock;
 	struct os_app_counters *app;
-	/* shared.c / cross.c */
+	/* ddi.c / cross.c */
 	struct os_ddi_log ddi;
 	LF_ALIGNED lf_counter x_propagated;  /* interrupt thread (single writer) */
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
@@ -134,12 +134,14 @@ LF_ASSERT_APART(struct os_adapter, irq_wakeups, ddi);
 LF_ASSERT_APART(struct os_adapter, ddi, x_propagated);
 LF_ASSERT_APART(struct os_adapter, x_propagated, x_received);
 
-/* adapter.c: true on an adapter's interrupt thread */
+/* irq.c: true on an adapter's interrupt thread */
 extern __thread bool os_in_irq_thread;
-/* adapter.c: nesting RCU reader registration for the handle table */
+/* irq.c: the interrupt thread's body (os_adapter_start starts it on the adapter) */
+void *os_irq_main(void *arg);
+/* rcu.c: nesting RCU reader registration for the handle table */
 void os_rcu_enter(void);
 void os_rcu_leave(void);
-/* adapter.c: wait until the interrupt thread has handled every record raised
+/* irq.c: wait until the interrupt thread has handled every record raised
  * before the call (a no-op when it does not run, or on the interrupt thread) */
 void os_irq_sync(struct os_adapter *a);
 /* fence.c */
@@ -151,6 +153,7 @@ uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed C
  * Returns the waiters released; *held counts the held GPU waits among them. */
 size_t os_fence_process(struct os_fence *f, uint64_t signaled, size_t *held);
 bool os_fence_has_waiters(const struct os_fence *f);          /* published threshold: someone may wait */
+/* stats.c: this thread's counter block for adapter a */
 struct os_app_counters *os_app_counters(struct os_adapter *a);
 /* A GPU wait held on the CPU, as a waiter of its fence (queue.c's side).
  * os_held_wait: NULL when f already reached v, else a registered node the
@@ -174,9 +177,9 @@ void os_logs_stats(const struct os_adapter *a, struct os_stats *o);
 /* queue.c */
 size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */
 
-/* ---- shared.c / cross.c ---- */
+/* ---- ddi.c / shared.c / cross.c ---- */
 struct os_cross;
-/* Record one DDI call on a.  Any thread; wait-free. */
+/* ddi.c: record one DDI call on a.  Any thread; wait-free. */
 void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value);
 /* fence.c's create, with the cross-adapter group to join (NULL: none). */
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,

@@ -1,4 +1,4 @@
-/* gpu-model/os/shared.c — shared fences: processes, local handles, the DDI log.
+/* gpu-model/os/shared.c — shared fences: processes, local handles.  The DDI log is in ddi.c.
  *
  * Seed (native-gpu-fence, "Global and local handles for shared fences"): a
  * shared fence has one global handle (the fence's own, in the adapter's
@@ -45,60 +45,6 @@ struct os_process {
 };
 
 static _Atomic uint64_t os_process_ids = 1;
-
-/* ---- the DDI log ---- */
-
-void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value)
-{
-	struct os_ddi_log *l = &a->ddi;
-	atomic_fetch_add_explicit(&l->count[d], 1, memory_order_relaxed);
-	/* a full log costs one load, not a contended fetch-add */
-	if (atomic_load_explicit(&l->n, memory_order_relaxed) >= OS_DDI_LOG_MAX)
-		return;
-	uint64_t i = atomic_fetch_add_explicit(&l->n, 1, memory_order_relaxed);
-	if (i >= OS_DDI_LOG_MAX)
-		return;
-	l->rec[i].ddi = d;
-	l->rec[i].handle = handle;
-	l->rec[i].value = value;
-	/* release: a reader that sees ready sees the fields (pairs with the acquire below) */
-	atomic_store_explicit(&l->rec[i].ready, 1, memory_order_release);
-}
-
-size_t os_adapter_ddi_log(struct os_adapter *a, struct os_ddi_call *out, size_t max)
-{
-	struct os_ddi_log *l = &a->ddi;
-	uint64_t n = atomic_load_explicit(&l->n, memory_order_acquire);
-	size_t k = 0;
-	for (uint64_t i = 0; i < n && i < OS_DDI_LOG_MAX && k < max; i++) {
-		/* a slot reserved but not yet written ends the ordered prefix */
-		if (!atomic_load_explicit(&l->rec[i].ready, memory_order_acquire))
-			break;
-		out[k].ddi = (enum os_ddi)l->rec[i].ddi;
-		out[k].handle = l->rec[i].handle;
-		out[k].value = l->rec[i].value;
-		k++;
-	}
-	return k;
-}
-
-uint64_t os_adapter_ddi_count(struct os_adapter *a, enum os_ddi d)
-{
-	return d < OS_DDI_KINDS ? atomic_load_explicit(&a->ddi.count[d], memory_order_relaxed) : 0;
-}
-
-const char *os_ddi_name(enum os_ddi d)
-{
-	static const char *const names[OS_DDI_KINDS] = {
-		[OS_DDI_CREATE_NATIVE_FENCE] = "DxgkDdiCreateNativeFence",
-		[OS_DDI_OPEN_NATIVE_FENCE] = "DxgkDdiOpenNativeFence",
-		[OS_DDI_CLOSE_NATIVE_FENCE] = "DxgkDdiCloseNativeFence",
-		[OS_DDI_DESTROY_NATIVE_FENCE] = "DxgkDdiDestroyNativeFence",
-		[OS_DDI_UPDATE_CV_FROM_CPU] = "DxgkDdiUpdateCurrentValuesFromCpu",
-		[OS_DDI_UPDATE_CV_NOTIFY_ONLY] = "DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly)",
-	};
-	return d < OS_DDI_KINDS ? names[d] : "?";
-}
 
 /* ---- processes ---- */
 

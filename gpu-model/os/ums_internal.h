@@ -1,4 +1,5 @@
-/* gpu-model/os/ums_internal.h — layouts shared by ums.c and power.c only. */
+/* gpu-model/os/ums_internal.h — layouts shared by the user-mode submission files
+ * only: ums.c, device.c, doorbell.c, sched.c, power.c. */
 #ifndef OS_UMS_INTERNAL_H
 #define OS_UMS_INTERNAL_H
 
@@ -109,9 +110,12 @@ LF_ASSERT_APART(struct os_ums, stop, connects);
 LF_ASSERT_APART(struct os_ums, lost_at_abnormal, km_rejected);
 LF_ASSERT_APART(struct os_ums, sched_wakeups, km_submits);
 
-/* ums.c, u->lock held */
+/* doorbell.c, u->lock held */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status);
+/* device.c, u->lock held */
 void os_context_apply_locked(struct os_context *c);
+/* sched.c: the scheduler thread's body (os_ums_attach starts it on the instance) */
+void *os_sched_main(void *arg);
 /* power.c */
 void *os_power_main(void *arg);
 void os_power_d0_locked(struct os_ums *u);

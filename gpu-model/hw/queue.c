@@ -1,0 +1,196 @@
+/* gpu-model/hw/queue.c — HW queues, the submitter's and the OS's side:
+ * creation (kernel- or user-mode) onto an engine's run list, submission,
+ * kicks, taking a queue off the run list at a command boundary (the
+ * running-queue hand-shake with engine.c), retirement, accessors.  What the
+ * engine does with a queue is in engine.c.  Calls only lockfree/; contracts in
+ * hw.h and doorbell.h.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+#include "lockfree/asym.h"
+#include "lockfree/ring.h"
+
+/* ---- caps ---- */
+
+bool hw_engine_um_supported(const struct hw_adapter *a, unsigned engine)
+{
+	return engine < a->caps.engines && !(a->caps.no_um_engines & (1u << engine));
+}
+
+/* ---- queues ---- */
+
+/* Create a queue (kernel-mode, or user-mode when um) and append it to the run list. */
+static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots, bool um, struct hw_queue **out)
+{
+	if (engine >= a->caps.engines)
+		return -EINVAL;
+	struct hw_engine *e = &a->engines[engine];
+	struct hw_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
+	q->ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots);
+	if (!q->ring) {
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return -EINVAL;
+	}
+	q->a = a;
+	q->engine = engine;
+	q->um = um;
+	atomic_init(&q->scheduled, true);
+	pthread_mutex_lock(&a->queue_lock);
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
+	if (n == HW_MAX_QUEUES) {
+		pthread_mutex_unlock(&a->queue_lock);
+		lf_ring_destroy(q->ring);
+		lf_free(q, sizeof(*q), LF_CACHELINE);
+		return -ENOSPC;
+	}
+	q->id = engine * HW_MAX_QUEUES + n;
+	e->queues[n] = q;
+	/* release: the engine sees an initialized queue once it sees the new count */
+	atomic_store_explicit(&e->nqueues, n + 1, memory_order_release);
+	if (um)
+		atomic_fetch_add_explicit(&e->um_queues, 1, memory_order_release);
+	pthread_mutex_unlock(&a->queue_lock);
+	*out = q;
+	return 0;
+}
+
+int hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
+{
+	return hw_queue_new(a, engine, ring_slots, false, out);
+}
+
+int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
+{
+	if (engine < a->caps.engines && !hw_engine_um_supported(a, engine))
+		return -ENOTSUP;
+	return hw_queue_new(a, engine, ring_slots, true, out);
+}
+
+void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	for (size_t i = 0; i < n; i++) {
+		while (!lf_ring_push_spsc(q->ring, &cmds[i])) {
+			lf_wake_notify(&e->wake);   /* full: make sure the engine drains */
+			sched_yield();
+		}
+	}
+	q->submitted += n;
+	/* the doorbell: wakes the engine only if it parked (no syscall otherwise) */
+	lf_wake_notify(&e->wake);
+}
+
+size_t hw_queue_submit_some(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	size_t k = 0;
+	while (k < n && lf_ring_push_spsc(q->ring, &cmds[k]))
+		k++;
+	q->submitted += k;
+	/* the doorbell (also when full: the engine must drain for the rest) */
+	lf_wake_notify(&e->wake);
+	return k;
+}
+
+size_t hw_queue_pending(const struct hw_queue *q)
+{
+	return lf_ring_size(q->ring) + (q->waiting ? 1 : 0);
+}
+
+void hw_queue_kick_at(struct hw_queue *q, uint64_t wptr)
+{
+	/* raise to wptr (a lower kick racing this one must not undo it); release:
+	 * pairs with the engine's acquire exchange in hw_queue_refresh, so the
+	 * slots below wptr, which the kicker saw published, are seen */
+	uint64_t cur = atomic_load_explicit(&q->kick, memory_order_relaxed);
+	while (cur < wptr && !atomic_compare_exchange_weak_explicit(&q->kick, &cur, wptr, memory_order_release,
+								     memory_order_relaxed))
+		;
+}
+
+void hw_queue_kick(struct hw_queue *q)
+{
+	/* the write pointer as of now: what was published before this call */
+	hw_queue_kick_at(q, lf_ring_write_index(q->ring));
+	lf_wake_notify(&q->a->engines[q->engine].wake);
+}
+
+/* Wait until the engine is not inside q.  The caller cleared `scheduled`;
+ * the heavy fence pairs with the engine's light one between its store of
+ * `running` and its load of `scheduled` (lockfree/asym.h, a Dekker pair):
+ * either the engine sees the cleared flag, or this sees q.  The engine enters
+ * a queue on every pass and the KMD preempts rarely: the engine's side is the
+ * cheap one. */
+void hw_queue_preempt_wait(struct hw_queue *q)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	lf_asym_heavy();
+	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_acquire) == q; spin++) {
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void hw_queue_set_scheduled(struct hw_queue *q, bool on)
+{
+	atomic_store_explicit(&q->scheduled, on, memory_order_seq_cst);
+	if (on)
+		hw_queue_kick(q);
+	else
+		hw_queue_preempt_wait(q);
+}
+
+void hw_queue_retire(struct hw_queue *q)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
+	hw_queue_set_scheduled(q, false);
+	lf_wake_notify(&e->wake);   /* it discards what is left */
+	/* Until the engine has seen it, it may still look at the fence q waits
+	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
+	 * engine not running (not started, stopping) looks at nothing. */
+	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
+		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
+			return;
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+/* ---- accessors ---- */
+
+struct lf_ring *hw_queue_ring(struct hw_queue *q)
+{
+	return q->ring;
+}
+
+unsigned hw_queue_engine(const struct hw_queue *q)
+{
+	return q->engine;
+}
+
+bool hw_queue_is_um(const struct hw_queue *q)
+{
+	return q->um;
+}
+
+uint64_t hw_queue_executed(const struct hw_queue *q)
+{
+	return atomic_load_explicit(&q->executed, memory_order_relaxed);
+}
+
+bool hw_queue_scheduled(const struct hw_queue *q)
+{
+	/* seq_cst: after the OS's hold of a buffer (held_total RMW), the other
+	 * half of the store-buffering pair with hw_queue_set_scheduled's store
+	 * followed by os_queue_resumed's held_total load */
+	return atomic_load_explicit(&q->scheduled, memory_order_seq_cst);
+}

@@ -1,0 +1,206 @@
+/* gpu-model/os/irq.c — the interrupt thread (ISR + DPC).
+ *
+ * The interrupt thread drains interrupt records, releases satisfied CPU
+ * waiters, advances MonitoredValues and resamples, submits CPU-held legacy
+ * command buffers, and parks when there is nothing to do.  Its busy time,
+ * idle time and wake-ups are the power proxy.  Started and stopped by
+ * adapter.c; calls fence.c, cross.c, queue.c and hw/ (the interrupt line).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu-model/os/os_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+#include "lockfree/thread.h"
+
+#define OS_BATCH 32
+#define OS_FEED_RETRY_NS 100000     /* poll for ring space every 100 us while a held buffer waits */
+
+/* ---- the interrupt thread ---- */
+
+static struct os_fence *os_lookup(struct os_adapter *a, uint64_t handle)
+{
+	return lf_htab_lookup(a->handles, handle);
+}
+
+/* The value record rec's signal wrote to f, if rec names f as the signaled
+ * fence (0: none; f is then released against its current value). */
+static uint64_t os_signaled_value(const struct hw_irq_rec *rec, const struct os_fence *f)
+{
+	return rec->signaled && rec->signaled == f->hw.handle ? rec->value : 0;
+}
+
+/* Walk the scan table: every fence of the kind asked for that has CPU waiters
+ * (the signaled one, if rec names it, against the value written). */
+static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const struct hw_irq_rec *rec)
+{
+	size_t released = 0, scanned = 0;
+	uint32_t n = atomic_load_explicit(&a->table_hw, memory_order_acquire);
+	struct os_fence *batch[OS_BATCH];
+	size_t nb = 0;
+
+	for (uint32_t i = 0; i <= n; i++) {
+		struct os_fence *f = i < n ? atomic_load_explicit(&a->table[i], memory_order_acquire) : NULL;
+		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
+			scanned++;
+			if (f->x)
+				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
+			if (os_fence_has_waiters(f))
+				batch[nb++] = f;
+		}
+		/* Batch form (seed: DxgkDdiUpdateMonitoredValues updates many values at
+		 * once): release and publish for a batch, then resample them all. */
+		if (nb == OS_BATCH || (i == n && nb)) {
+			for (size_t k = 0; k < nb; k++)
+				released += os_fence_process(batch[k], os_signaled_value(rec, batch[k]), NULL);
+			nb = 0;
+		}
+	}
+	lf_count(&a->fences_scanned, scanned);
+	return released;
+}
+
+static void os_bugcheck(struct os_adapter *a, uint64_t handle)
+{
+	/* Seed: "Passing a handle to a destroyed native fence object causes a bug
+	 * check."  Reported and counted; the fence's memory is never touched. */
+	if (atomic_load_explicit(&a->bugchecks, memory_order_relaxed) == 0)
+		fprintf(stderr, "fencebench: bug check: interrupt payload names fence handle %#llx, which was destroyed\n",
+			(unsigned long long)handle);
+	lf_count(&a->bugchecks, 1);
+}
+
+/* A software record a thread waits on (os_irq_sync): every record queued
+ * before it has been handled.  Returns true when rec was one. */
+static bool os_handle_sync(struct hw_irq_rec *rec)
+{
+	if (rec->kind != HW_IRQ_SOFTWARE || !rec->ctx)
+		return false;
+	lf_event_set(rec->ctx);   /* release: what was handled before is visible to the waiter */
+	return true;
+}
+
+static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
+{
+	size_t released = 0;
+	bool scan_native = false, scan_legacy = false;
+	uint64_t propagated = atomic_load_explicit(&a->x_propagated, memory_order_relaxed);
+
+	/* logbuf: optimized payloads read HW queue logs; an overrun sets scan_native */
+	released += os_logs_interrupt(a, rec, &scan_native);
+	switch (rec->kind) {
+	case HW_IRQ_NATIVE_FENCE_SIGNALED:
+		if (rec->nfences == 0 && !rec->optimized) {
+			scan_native = true;             /* NULL pSignaledNativeFenceArray */
+			scan_legacy = rec->eval_legacy;
+		}
+		break;
+	case HW_IRQ_MONITORED_FENCE_SIGNALED:
+		scan_legacy = true;                     /* legacy: walk every fence with pending waits */
+		break;
+	default:
+		if (os_handle_sync(rec))
+			return;
+		break;
+	}
+	if (rec->kind == HW_IRQ_SOFTWARE || rec->kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
+		for (uint32_t i = 0; i < rec->nfences; i++) {
+			struct os_fence *f = os_lookup(a, rec->fences[i]);
+			if (!f) {
+				if (rec->kind != HW_IRQ_SOFTWARE)
+					os_bugcheck(a, rec->fences[i]);
+				continue;
+			}
+			lf_count(&a->fences_scanned, 1);
+			released += os_fence_process(f, os_signaled_value(rec, f), NULL);
+			if (f->x)
+				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
+		}
+	}
+	if (scan_native || scan_legacy)
+		released += os_scan(a, scan_native, scan_legacy, rec);
+	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
+		lf_count(&a->held_released, os_queues_feed_held(a));
+	lf_count(&a->released, released);
+	if (rec->kind == HW_IRQ_SOFTWARE) {
+		lf_count(&a->soft, 1);
+	} else {
+		lf_count(&a->interrupts, 1);
+		/* spurious: released no waiter here and passed nothing to another adapter */
+		if (!released && atomic_load_explicit(&a->x_propagated, memory_order_relaxed) == propagated)
+			lf_count(&a->spurious, 1);
+	}
+}
+
+__thread bool os_in_irq_thread;
+
+void *os_irq_main(void *arg)
+{
+	struct os_adapter *a = arg;
+	os_in_irq_thread = true;
+	pthread_setname_np(pthread_self(), "fb-os-irq");
+	atomic_store(&a->irq_tid, gettid());
+	lf_thread_pin_self(a->cfg.irq_cpu);
+	os_rcu_enter();
+	while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+		struct hw_irq_rec *rec = hw_irq_pop(a->hw);
+		if (rec) {
+			lf_htab_read_lock();
+			os_handle(a, rec);
+			lf_htab_read_unlock();
+			hw_irq_free(rec);
+			continue;
+		}
+		/* Parked with no timeout: every wake-up is a real one (the power
+		 * proxy).  Outside any read-side section: grace periods go on.
+		 * While a held command buffer waits for ring space, a bounded park:
+		 * the engine drains without telling the OS. */
+		bool retry = atomic_exchange_explicit(&a->feed_retry, false, memory_order_seq_cst);
+		if (retry) {
+			lf_htab_read_lock();
+			lf_count(&a->held_released, os_queues_feed_held(a));
+			lf_htab_read_unlock();
+			if (atomic_load_explicit(&a->feed_retry, memory_order_seq_cst))
+				hw_irq_park(a->hw, OS_FEED_RETRY_NS);   /* returns at once on a record */
+			continue;
+		}
+		hw_irq_park(a->hw, -1);
+		lf_count(&a->irq_wakeups, 1);
+	}
+	/* records left at the stop: release whoever waits on a sync record */
+	for (struct hw_irq_rec *rec; (rec = hw_irq_pop(a->hw));) {
+		os_handle_sync(rec);
+		hw_irq_free(rec);
+	}
+	/* the last reading of the thread's own clock, for stats after it is gone */
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t wall = lf_now_ns() - a->irq_t0;
+	lf_count(&a->isr_busy_ns, cpu);
+	lf_count(&a->irq_idle_ns, wall > cpu ? wall - cpu : 0);
+	os_rcu_leave();
+	return NULL;
+}
+
+void os_irq_sync(struct os_adapter *a)
+{
+	if (!a->irq_started || os_in_irq_thread || atomic_load_explicit(&a->stop, memory_order_acquire))
+		return;
+	/* The interrupt queue is FIFO (lf_mpsc): once this record is handled,
+	 * every record raised before it has been.  One thread consumes it; the
+	 * event lives on this stack until it is set (the thread touches the
+	 * record, not the event, afterwards). */
+	struct lf_event done;
+	lf_event_init(&done);
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_SOFTWARE;
+	rec->ctx = &done;
+	hw_irq_raise(a->hw, rec);
+	lf_event_wait(&done, a->cfg.wait_spin_ns, -1);
+}

@@ -1,0 +1,127 @@
+/* gpu-model/os/sched.c — the kernel-mode scheduler thread: kernel-mode
+ * submissions of user-mode-capable queues (os_hwqueue_submit) handed to the
+ * thread, which feeds them to the hardware, bringing the device to D0 first.
+ * Contract in ums.h.  Calls power.c (D0) and hw/; started by ums.c.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "gpu-model/os/ums_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/arch.h"
+#include "lockfree/asym.h"
+#include "lockfree/die.h"
+#include "lockfree/thread.h"
+
+/* ---- the scheduler thread: kernel-mode submission ---- */
+
+/* What the KMD accepts from user mode: the ops a kernel-mode buffer may hold. */
+static bool os_km_valid(const struct os_km_desc *d)
+{
+	if (!d->n)
+		return false;
+	for (uint64_t i = 0; i < d->n; i++) {
+		const struct hw_cmd *c = &d->cmds[i];
+		if (c->op > HW_CMD_STAMP)
+			return false;      /* INDIRECT: no user-built ring entries through the kernel */
+		if ((c->op == HW_CMD_SIGNAL || c->op == HW_CMD_WAIT) && !c->fence)
+			return false;
+		if ((c->op == HW_CMD_STAMP || c->op == HW_CMD_COUNT) && !c->stamp)
+			return false;
+	}
+	return true;
+}
+
+/* Consume q's submissions: validate, resolve dependencies (os_queue_submit
+ * holds monitored-fence waits on the CPU) and write the engine's ring. */
+/* Hand q's pending kernel-mode submissions to the engine; returns how many. */
+static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
+{
+	struct os_km_desc d;
+	unsigned handed = 0;
+	while (lf_ring_pop_spsc(q->subq, &d)) {
+		if (atomic_load_explicit(&q->gone, memory_order_acquire)) {
+			lf_count(&u->km_discarded, 1);
+			continue;
+		}
+		if (!os_km_valid(&d) || os_queue_submit(q->kq, d.cmds, (size_t)d.n)) {
+			lf_count(&u->km_rejected, 1);
+			continue;
+		}
+		handed++;
+	}
+	return handed;
+}
+
+static bool os_sched_d3(struct os_ums *u)
+{
+	pthread_mutex_lock(&u->lock);
+	bool d3 = u->d3;
+	pthread_mutex_unlock(&u->lock);
+	return d3;
+}
+
+void *os_sched_main(void *arg)
+{
+	struct os_ums *u = arg;
+	pthread_setname_np(pthread_self(), "fb-os-sched");
+	lf_thread_pin_self(u->cfg.sched_cpu);
+	atomic_store(&u->sched_tid, gettid());
+	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
+		uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_acquire);
+		bool any = false;
+		for (uint32_t i = 0; i < n; i++) {
+			struct os_hwqueue *q = u->queues[i];
+			if (!q->um && lf_ring_size(q->subq))
+				any = true;
+		}
+		/* work for a powered-down device: Dxgkrnl brings it to D0 first */
+		if (any && os_sched_d3(u))
+			os_power_d0(u);
+		unsigned handed = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (!u->queues[i]->um)
+				handed += os_sched_drain(u, u->queues[i]);
+		/* A D3 that came between the check above and the hand-over suspended
+		 * the queues this work now sits in: bring the device back, or the
+		 * work waits for some later submission to do it. */
+		if (handed && os_sched_d3(u))
+			os_power_d0(u);
+		/* Sleep in the kernel until the next submission's write.  The
+		 * eventfd counter makes it race-free: a write after the drain above
+		 * makes this read return at once. */
+		uint64_t cnt;
+		while (read(u->efd, &cnt, sizeof(cnt)) < 0 && errno == EINTR)
+			;
+		lf_count(&u->sched_wakeups, 1);
+	}
+	return NULL;
+}
+
+int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n, uint64_t progress)
+{
+	if (q->um || !n)
+		return -EINVAL;
+	if (atomic_load_explicit(&q->ctx->d->error, memory_order_acquire))
+		return -ENODEV;
+	atomic_store_explicit(&q->last_queued, progress, memory_order_seq_cst);
+	struct os_km_desc d = { .cmds = cmds, .n = n, .progress = progress };
+	/* release (the ring's push): the command buffer is visible to the scheduler */
+	for (unsigned spin = 0; !lf_ring_push_spsc(q->subq, &d); spin++) {
+		uint64_t one = 1;
+		if (write(q->u->efd, &one, sizeof(one)) < 0)
+			return -errno;
+		sched_yield();
+	}
+	atomic_fetch_add_explicit(&q->u->km_submits, 1, memory_order_relaxed);
+	/* the kernel crossing: always a syscall, as entering Dxgkrnl is */
+	uint64_t one = 1;
+	if (write(q->u->efd, &one, sizeof(one)) < 0)
+		return -errno;
+	return 0;
+}
