@@ -338,7 +338,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_WAIT:
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
-			q->wait_observed_ts = lf_now_ns();   /* logbuf: FenceObservedGpuTimestamp */
+			q->wait_observed_ts = hw_gpu_timestamp(a);   /* logbuf: FenceObservedGpuTimestamp */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */

@@ -88,6 +88,7 @@ LF_ASSERT_APART(struct hw_engine, busy_ns, um_connected);
 struct hw_adapter {
 	struct hw_caps caps;
 	int cpus[64];
+	uint64_t ts_epoch_ns;         /* lf_now_ns at creation: GPU timestamp 0 (read-only after create) */
 	LF_ALIGNED struct lf_mpsc irq_q;          /* engines -> OS interrupt thread */
 	LF_ALIGNED struct lf_wake irq_wake;       /* the interrupt line: the OS thread parks here */
 	LF_ALIGNED _Atomic uint64_t signal_epoch; /* bumped by every fence write that may unblock a WAIT */

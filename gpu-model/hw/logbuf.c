@@ -110,7 +110,7 @@ void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd
 	struct hw_log *log = atomic_load_explicit(&q->log[t], memory_order_acquire);
 	if (!log)
 		return;                   /* no log buffer (yet): nothing to write */
-	uint64_t now = lf_now_ns();
+	uint64_t now = hw_gpu_timestamp(a);   /* FenceEndGpuTimestamp, on the GPU's counter */
 	uint64_t observed = op == HW_LOG_OP_WAIT_UNBLOCKED ? q->wait_observed_ts : 0;
 	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, op, observed, now);
 }
