@@ -182,10 +182,15 @@ size_t rt_stack_trace_count(const struct rt_stack *s)
 	return os_trace_count(s->a);
 }
 
-size_t rt_stack_trace_take(struct rt_stack *s, struct os_trace_rec *out, size_t max, uint64_t *dropped)
+size_t rt_stack_trace_flush(struct rt_stack *s)
 {
 	rt_stack_settle(s);          /* the last signals' interrupts handled */
 	os_logs_read_every(s->a);    /* entries no interrupt made the OS read */
+	return os_trace_count(s->a);
+}
+
+size_t rt_stack_trace_take(struct rt_stack *s, struct os_trace_rec *out, size_t max, uint64_t *dropped)
+{
 	return os_trace_take(s->a, out, max, dropped);
 }
 

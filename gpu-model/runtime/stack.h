@@ -103,19 +103,23 @@ enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /*
  * rt_stack_trace_start: from now on the OS keeps trace records (interrupt
  * handling, the log entries it reads, lost entries) and the runtime adds its
  * FENCE_*_QUEUED events and CPU waits; user-mode queues' log buffers are
- * enlarged first (os_ums_trace_start).  rt_stack_trace_take: settle, read
- * every log's last entries, copy the records.  Log entries carry GPU
+ * enlarged first (os_ums_trace_start).  rt_stack_trace_flush: settle and
+ * read every log's last entries; then rt_stack_trace_take copies the records.  Log entries carry GPU
  * timestamps: rt_stack_clock_calibration converts them to lf_now_ns's clock.
  *
  *   rt_stack_trace_start       the setup thread, no log recreation running     no
- *   rt_stack_trace_take        the setup thread, no submission in progress     settles (rt_stack_settle)
+ *   rt_stack_trace_flush       the setup thread, no submission in progress     settles (rt_stack_settle)
+ *   rt_stack_trace_take        the setup thread, after rt_stack_trace_flush     no
  *   rt_stack_clock_calibration any thread                                      no
  */
 /* records: capacity (0: OS_TRACE_RECORDS_DEFAULT).  0, -EALREADY, -ENOMEM. */
 int rt_stack_trace_start(struct rt_stack *s, size_t records);
 bool rt_stack_tracing(const struct rt_stack *s);
-/* Records kept so far (bound for rt_stack_trace_take's max). */
+/* Records kept so far. */
 size_t rt_stack_trace_count(const struct rt_stack *s);
+/* Settle the stack and read the logs' last entries (those no interrupt made
+ * the OS read); returns the records kept, the bound for rt_stack_trace_take. */
+size_t rt_stack_trace_flush(struct rt_stack *s);
 /* Copy up to max records into out; *dropped: records not copied. */
 size_t rt_stack_trace_take(struct rt_stack *s, struct os_trace_rec *out, size_t max, uint64_t *dropped);
 /* ID3D12CommandQueue::GetClockCalibration + GetTimestampFrequency: a GPU
