@@ -12,6 +12,13 @@ struct rig_clock {
 	enum rig_trace_broken broken;
 };
 
+/* One tick of the GPU counter in ns (rounded up): a GPU timestamp says
+ * "within this tick", so a logged point is drawn as the tick's span. */
+static uint64_t rig_tick_ns(const struct rig_clock *k)
+{
+	return (1000000000ull + k->hz - 1) / k->hz;
+}
+
 static uint64_t rig_trace_cpu_ns(const struct rig_clock *k, uint64_t gpu)
 {
 	if (k->broken == RIG_TRACE_BROKEN_RAW_GPU_TS)
@@ -90,7 +97,7 @@ static void rig_trace_one(struct rig_copy *k, const struct os_trace_rec *r)
 		a = rig_fence_args(r);
 		json_object_set_new(a, "end_gpu_ts", json_integer((json_int_t)r->t1));
 		fb_trace_span(k->t, rig_track_queue(k, r->queue, r->engine), "SIGNAL_EXECUTED", "log",
-			      rig_trace_cpu_ns(&k->clock, r->t1), 0, a);
+			      rig_trace_cpu_ns(&k->clock, r->t1), rig_tick_ns(&k->clock), a);
 		k->c.log_signals++;
 		break;
 	case OS_TRACE_LOG_WAIT: {
@@ -99,7 +106,7 @@ static void rig_trace_one(struct rig_copy *k, const struct os_trace_rec *r)
 		json_object_set_new(a, "observed_gpu_ts", json_integer((json_int_t)r->t0));
 		json_object_set_new(a, "end_gpu_ts", json_integer((json_int_t)r->t1));
 		fb_trace_span(k->t, rig_track_queue(k, r->queue, r->engine), "WAIT_UNBLOCKED", "log", t0,
-			      t1 > t0 ? t1 - t0 : 0, a);
+			      (t1 > t0 ? t1 - t0 : 0) + rig_tick_ns(&k->clock), a);
 		k->c.log_waits++;
 		break;
 	}
@@ -181,21 +188,27 @@ static int rig_trace_flows(struct rig_copy *k, const struct os_trace_rec *r, siz
 						    .ts = rig_trace_cpu_ns(&k->clock, r[i].t1),
 						    .track = rig_track_queue(k, r[i].queue, r[i].engine) };
 	qsort(s, ns, sizeof(*s), rig_sig_cmp);
+	/* each arrow's ends strictly inside their spans (Perfetto binds an end
+	 * to the slice enclosing it): mid-tick for log entries, a ns before a
+	 * CPU wait's end */
+	uint64_t half = rig_tick_ns(&k->clock) / 2;
 	for (size_t i = 0; i < n; i++) {
 		unsigned to;
-		uint64_t end;
+		uint64_t end, at;
 		if (r[i].kind == OS_TRACE_LOG_WAIT) {
 			to = rig_track_queue(k, r[i].queue, r[i].engine);
 			end = rig_trace_cpu_ns(&k->clock, r[i].t1);
+			at = end + half;
 		} else if (r[i].kind == OS_TRACE_CPU_WAIT && r[i].n == 0) {
 			to = rig_track_cpu(k, r[i].tid);
 			end = r[i].t1;
+			at = end > r[i].t0 ? end - 1 : end;
 		} else {
 			continue;
 		}
 		const struct rig_sig *from = rig_unblocker(s, ns, r[i].fence, r[i].value, end);
 		if (from) {
-			fb_trace_flow(k->t, "unblocks", from->track, from->ts, to, end);
+			fb_trace_flow(k->t, "unblocks", from->track, from->ts + half, to, at);
 			k->c.flows++;
 		}
 	}

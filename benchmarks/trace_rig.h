@@ -11,9 +11,10 @@
  *                 each application thread (FENCE_SIGNAL_QUEUED /
  *                 FENCE_WAIT_QUEUED instants, CPU wait spans)
  *   GPU engines   one per engine: the interrupts it raised
- *   HW queues     one per user-mode HW queue: SIGNAL_EXECUTED (a span of 0
- *                 at FenceEndGpuTimestamp), WAIT_UNBLOCKED (a span from
- *                 FenceObservedGpuTimestamp to FenceEndGpuTimestamp), and
+ *   HW queues     one per user-mode HW queue: SIGNAL_EXECUTED (the GPU tick
+ *                 of FenceEndGpuTimestamp), WAIT_UNBLOCKED (from
+ *                 FenceObservedGpuTimestamp to the end of FenceEndGpuTimestamp's
+ *                 tick: a GPU timestamp says "within this tick"), and
  *                 "lost N" instants where an overrun skipped N entries
  * GPU timestamps are converted to the CPU clock through the stack's clock
  * calibration (rt_stack_clock_calibration).  A flow arrow goes from each
