@@ -49,6 +49,8 @@ struct hw_queue {
 	struct hw_fence *cmp_fence;       /* engine-private: signaled, interrupt not yet decided */
 	uint64_t cmp_value;
 	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
+	uint64_t wait_end_ts;             /* engine-private: when the engine saw the last WAIT unblocked (GPUT2) */
+	uint64_t signal_end_ts;           /* engine-private: when the last SIGNAL executed (GPUT1) */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
