@@ -155,6 +155,11 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 		rig_irq_one(&g, ++v, (double)(n % 100) < p->waited_fraction * 100.0, NULL);
 	struct os_stats s0;
 	rig_drain(st, &s0);   /* the warm-up's last interrupts are not the region's */
+	if (p->trace && (rc = rt_stack_trace_start(st, 0))) {
+		snprintf(err, errlen, "starting the timeline trace: %s", strerror(-rc));
+		rt_stack_destroy(st);
+		return rc;
+	}
 	if (p->started)
 		p->started(p->started_arg, st);
 	r->wait_lat = fb_hist_new();
@@ -175,6 +180,13 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 	rig_drain(st, &r->os);
 	rig_stats_sub(&r->os, &s0);
 	r->signals = r->os.gpu_signals;
+	if (p->trace && (rc = rig_trace_copy(st, p->trace, p->trace_label, RIG_TRACE_OK, &r->trace))) {
+		snprintf(err, errlen, "copying the timeline: %s", strerror(-rc));
+		fb_hist_free(r->wait_lat);
+		r->wait_lat = NULL;
+		rt_stack_destroy(st);
+		return rc;
+	}
 	rt_stack_destroy(st);
 	return 0;
 }

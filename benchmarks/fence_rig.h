@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "src/fb_hist.h"
+#include "benchmarks/trace_rig.h"
 #include "gpu-model/runtime/stack.h"
 
 enum rig_fence_path { RIG_FENCE_NATIVE, RIG_FENCE_LEGACY };
@@ -46,6 +47,8 @@ struct rig_irq_params {
 	uint64_t warmup_ns;           /* the same workload this long first, not counted */
 	void (*started)(void *arg, struct rt_stack *s);   /* optional: threads are up (perf hooks) */
 	void *started_arg;
+	struct fb_trace *trace;       /* optional: the measured region's timeline goes here (trace_rig.h) */
+	const char *trace_label;      /* its track groups' label ("native") */
 };
 
 struct rig_irq_result {
@@ -55,6 +58,7 @@ struct rig_irq_result {
 	uint64_t lost_wakeups;        /* waited signals whose waiter missed its deadline */
 	uint64_t elapsed_ns;
 	struct fb_hist *wait_lat;     /* GPU signal -> waiter running, ns (caller frees) */
+	struct rig_trace_counts trace;   /* with params.trace: what the timeline holds */
 };
 
 /* 0, or -errno with a one-line reason in err. */

@@ -40,6 +40,8 @@ static void print_length(const struct fb_scenario *s)
 	printf(" (%s), warm-up %g s (--warmup D)\n",
 	       s->takes_duration ? "--iterations N or --duration D" : "--iterations N; it takes no --duration",
 	       s->default_warmup_s);
+	if (s->takes_trace)
+		printf("timeline: run --trace FILE writes one (Chrome Trace Event Format JSON)\n");
 }
 
 static int cmd_help(const struct fb_scenario *const *table, const char *name)
@@ -110,6 +112,8 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 	char *text = fb_output_render(o->format, ctx, points);
 	int rc = fb_app_emit(s, text, err, sizeof(err));
 	free(text);
+	if (!rc)
+		rc = fb_session_write_trace(s, err, sizeof(err));
 	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE) {
 		text = fb_output_render(FB_FORMAT_CONSOLE, ctx, points);
 		fputs(text, stdout);

@@ -13,7 +13,7 @@
 enum opt_id {
 	O_SET, O_GRID, O_PATH, O_DURATION, O_ITERATIONS, O_WARMUP, O_REPETITIONS, O_SEED,
 	O_CPUS, O_FORMAT, O_OUT, O_PERF_EVENTS, O_PERF_CTL_FD, O_PERF_ACK_FD, O_QUIET,
-	O_RESUME, O_SHARD, O_HELP,
+	O_RESUME, O_SHARD, O_HELP, O_TRACE,
 };
 
 #define RUN   (1u << FB_CMD_RUN)
@@ -37,6 +37,7 @@ static const struct opt {
 	{ "--cpus", O_CPUS, true, RUN | SWEEP },
 	{ "--format", O_FORMAT, true, RUN | SWEEP | MERGE },
 	{ "--out", O_OUT, true, RUN | SWEEP | MERGE },
+	{ "--trace", O_TRACE, true, RUN },
 	{ "--perf-events", O_PERF_EVENTS, true, RUN | SWEEP },
 	{ "--perf-ctl-fd", O_PERF_CTL_FD, true, RUN | SWEEP },
 	{ "--perf-ack-fd", O_PERF_ACK_FD, true, RUN | SWEEP },
@@ -82,6 +83,10 @@ static const char usage_text[] =
 	"  --perf-ctl-fd FD      perf stat --control fd:CTL,ACK: enable perf only around\n"
 	"  --perf-ack-fd FD        the measured region (with perf stat -D -1); both FIFOs\n"
 	"  --quiet, -q           no context block, notes or progress on stderr\n"
+	"options of run only:\n"
+	"  --trace FILE          write the run's timeline to FILE as Chrome Trace Event Format JSON\n"
+	"                        (open it in ui.perfetto.dev or chrome://tracing); checked and\n"
+	"                        written like --out; only scenarios that have one: fencebench help SCENARIO\n"
 	"options of sweep only:\n"
 	"  --grid key=v1,v2,...  an axis of the grid (repeatable: the grid is their product)\n"
 	"  --resume              skip points already in FILE's journal (needs --out FILE)\n"
@@ -212,6 +217,7 @@ static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *e
 			o->format = (enum fb_format)i;
 		return rc;
 	case O_OUT:      set_str(&o->out, v); return 0;
+	case O_TRACE:    set_str(&o->trace, v); return 0;
 	case O_PERF_EVENTS: set_str(&o->perf_events, v); return 0;
 	case O_PERF_CTL_FD: return parse_fd_opt(op->name, v, &o->perf_ctl_fd, err, errlen);
 	case O_PERF_ACK_FD: return parse_fd_opt(op->name, v, &o->perf_ack_fd, err, errlen);
@@ -381,6 +387,7 @@ void fb_opts_free(struct fb_opts *o)
 	free(o->scenario);
 	free(o->cpus);
 	free(o->out);
+	free(o->trace);
 	free(o->perf_events);
 	memset(o, 0, sizeof(*o));
 }

@@ -55,6 +55,7 @@ struct fb_opts {
 	char *cpus;                   /* --cpus, NULL = all this process may use */
 	enum fb_format format;        /* --format, default console (merge: json) */
 	char *out;                    /* --out, NULL = stdout */
+	char *trace;                  /* --trace (run), NULL = no timeline */
 	char *perf_events;            /* --perf-events, NULL = the default spec */
 	int perf_ctl_fd, perf_ack_fd; /* -1 = not given */
 	bool quiet;                   /* --quiet: no context block, notes or progress on stderr */

@@ -58,6 +58,7 @@ const struct fb_params *fb_run_params(const struct fb_run *run) { return run->pa
 enum fb_path fb_run_path(const struct fb_run *run) { return run->path; }
 uint64_t fb_run_seed(const struct fb_run *run) { return run->session->opts->seed; }
 unsigned fb_run_repetition(const struct fb_run *run) { return run->rep; }
+struct fb_trace *fb_run_trace(const struct fb_run *run) { return run->session->trace; }
 size_t fb_run_ncpus(const struct fb_run *run) { return run->session->cpus.n; }
 const int *fb_run_cpus(const struct fb_run *run) { return run->session->cpus.ids; }
 int fb_run_cpu(const struct fb_run *run, size_t slot) { return run->session->cpus.ids[slot % run->session->cpus.n]; }

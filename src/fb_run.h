@@ -23,6 +23,7 @@
 #include "src/fb_cli.h"
 #include "src/fb_cpus.h"
 #include "src/fb_file.h"
+#include "src/fb_trace.h"
 
 struct fb_perf_spec;
 struct fb_perf_group;
@@ -53,6 +54,8 @@ struct fb_session {
 	struct fb_cpus cpus;
 	struct fb_out out;              /* --out, checked (has_out); per shard when sharded */
 	bool has_out;
+	struct fb_out trace_out;        /* --trace, checked; trace != NULL when given */
+	struct fb_trace *trace;         /* the run's timeline (src/fb_trace.h) */
 	struct fb_limits limits;
 	struct fb_perf_spec *spec;      /* NULL: no perf counters */
 	struct fb_perf_ctl *ctl;        /* NULL: no --perf-ctl-fd */
@@ -106,6 +109,9 @@ void fb_session_note(struct fb_session *s, const char *note);
 /* Add a warning once (context "warnings"), printed "***WARNING*** ..." unless --quiet.
  * The CLI thread, between runs. */
 void fb_session_warn(struct fb_session *s, const char *warning);
+/* Write the --trace file (nothing without --trace) and note it.  0, or
+ * -errno with one line "--trace PATH: why" in err.  The CLI thread, after the run. */
+int fb_session_write_trace(struct fb_session *s, char *err, size_t errlen);
 /* The context block: machine facts plus this session's. New reference. */
 json_t *fb_session_context(struct fb_session *s);
 

@@ -103,6 +103,7 @@
 
 struct fb_hist;
 struct fb_run;
+struct fb_trace;
 
 /* ---- fence paths ---- */
 
@@ -175,6 +176,9 @@ struct fb_scenario {
 	 * harness refuses --duration for the scenario (it counts iterations). */
 	bool takes_duration;
 	double default_duration_s;
+	/* The scenario adds a timeline to fb_run_trace() when it is not NULL
+	 * (`run --trace FILE`).  Without it the harness refuses --trace. */
+	bool takes_trace;
 	double default_warmup_s;
 	/* Do the work and report.  0, or -errno after fb_run_error (the harness
 	 * prints the message, writes no output and exits non-zero). */
@@ -239,6 +243,10 @@ const struct fb_params *fb_run_params(const struct fb_run *run);
 enum fb_path fb_run_path(const struct fb_run *run);
 uint64_t fb_run_seed(const struct fb_run *run);          /* --seed (default 1): seed every RNG from it */
 unsigned fb_run_repetition(const struct fb_run *run);     /* 0-based repetition index */
+/* The timeline of `run --trace FILE` (src/fb_trace.h), NULL without one.
+ * Every path and repetition of the run adds to the same trace: name track
+ * groups after them (fb_path_name, fb_run_repetition).  The run's thread. */
+struct fb_trace *fb_run_trace(const struct fb_run *run);
 
 /* The CPUs of the run (--cpus, default: every CPU this process may use), in
  * ascending order; pin role threads from it.  fb_run_cpu wraps: slot % n. */

@@ -12,6 +12,7 @@
 #include "src/fb_context.h"
 #include "src/fb_file.h"
 #include "src/fb_run.h"
+#include "src/fb_trace.h"
 #include "src/fb_util.h"
 #include "src/perf.h"
 
@@ -229,6 +230,59 @@ static int open_out(struct fb_session *s, const struct fb_opts *o, char *err, si
 	return rc;
 }
 
+/* An --out message ("--out PATH: why") said of --trace. */
+static void as_trace_error(char *err, size_t errlen)
+{
+	if (!strncmp(err, "--out ", 6)) {
+		char *rest = fb_xstrdup(err + 6);
+		snprintf(err, errlen, "--trace %s", rest);
+		free(rest);
+	}
+}
+
+/* --trace FILE: a scenario with a timeline, a place the file can go
+ * (checked like --out, before any work). */
+static int open_trace(struct fb_session *s, const struct fb_opts *o, char *err, size_t errlen)
+{
+	if (!o->trace)
+		return 0;
+	if (!s->scenario->takes_trace) {
+		snprintf(err, errlen, "--trace: scenario '%s' has no timeline to write (fencebench help SCENARIO "
+			 "says which do)", s->scenario->name);
+		return -EINVAL;
+	}
+	int rc = fb_out_open(&s->trace_out, o->trace, err, errlen);
+	if (rc) {
+		as_trace_error(err, errlen);
+		return rc;
+	}
+	if (s->has_out && s->out.target && s->trace_out.target && !strcmp(s->out.target, s->trace_out.target)) {
+		snprintf(err, errlen, "--trace and --out name the same file: give two");
+		return -EINVAL;
+	}
+	s->trace = fb_trace_new();
+	return 0;
+}
+
+int fb_session_write_trace(struct fb_session *s, char *err, size_t errlen)
+{
+	if (!s->trace)
+		return 0;
+	char *text = fb_trace_render(s->trace);
+	int rc = fb_out_write(&s->trace_out, text, strlen(text), err, errlen);
+	free(text);
+	if (rc) {
+		as_trace_error(err, errlen);
+		return rc;
+	}
+	char *note = fb_xasprintf("timeline: %zu events, %zu flows in %s (open it in ui.perfetto.dev or "
+				  "chrome://tracing)", fb_trace_events(s->trace), fb_trace_flows(s->trace),
+				  s->trace_out.path);
+	fb_session_note(s, note);
+	free(note);
+	return 0;
+}
+
 int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table, const struct fb_opts *o,
 		    char *err, size_t errlen)
 {
@@ -239,6 +293,8 @@ int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table
 	int rc = validate(s, table, o, err, errlen);
 	if (!rc)
 		rc = open_out(s, o, err, errlen);
+	if (!rc)
+		rc = open_trace(s, o, err, errlen);
 	if (rc)
 		return rc;
 	s->paths = s->scenario->compares_paths ? o->paths : 0;
@@ -265,6 +321,8 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 void fb_session_close(struct fb_session *s)
 {
 	fb_out_free(&s->out);
+	fb_out_free(&s->trace_out);
+	fb_trace_free(s->trace);
 	fb_params_free(s->base);
 	fb_cpus_free(&s->cpus);
 	fb_perf_spec_free(s->spec);

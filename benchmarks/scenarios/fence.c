@@ -110,6 +110,13 @@ static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t 
 	p->warmup_ns = fb_run_warmup_ns(run);
 	if (!p->signals)
 		p->signals = fb_run_iterations(run) ? fb_run_iterations(run) : fallback;
+	char label[64];
+	if ((p->trace = fb_run_trace(run))) {
+		snprintf(label, sizeof(label), "%s", fb_path_name(fb_run_path(run)));
+		if (fb_run_repetition(run))
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), " #%u", fb_run_repetition(run) + 1);
+		p->trace_label = label;
+	}
 	int rc = rig_irq_run(p, r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
@@ -121,6 +128,15 @@ static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t 
 	r->wait_lat = NULL;
 	if (r->lost_wakeups)
 		fb_run_note(run, "%llu lost wake-ups: the protocol is broken", (unsigned long long)r->lost_wakeups);
+	if (p->trace) {
+		fb_run_note(run, "timeline recorded: the measured region includes the tracing overhead");
+		if (r->trace.dropped)
+			fb_run_note(run, "timeline: %llu records dropped (the record array was full): shorten the run",
+				    (unsigned long long)r->trace.dropped);
+		if (!r->trace.log_signals && !r->trace.log_waits)
+			fb_run_note(run, "timeline: no log entries (this scenario's queues are not user-mode HW queues): "
+				    "interrupts, ISR/DPC and CPU waits only");
+	}
 	return 0;
 }
 
@@ -151,7 +167,7 @@ const struct fb_scenario bm_scenario_irq_suppression = {
 	.name = "irq-suppression",
 	.summary = "interrupts per GPU signal vs the fraction of signals with a CPU waiter",
 	.params = irq_params, .compares_paths = true, .polling_threads = 1,
-	.default_iterations = 20000, .run = irq_run,
+	.default_iterations = 20000, .takes_trace = true, .run = irq_run,
 };
 
 /* ---- cpu-wait ---- */
@@ -177,7 +193,7 @@ const struct fb_scenario bm_scenario_cpu_wait = {
 	.name = "cpu-wait",
 	.summary = "GPU signal -> blocked CPU waiter running, through the OS interrupt path",
 	.params = cpu_wait_params, .compares_paths = true, .polling_threads = 1,
-	.default_iterations = 5000, .run = cpu_wait_run,
+	.default_iterations = 5000, .takes_trace = true, .run = cpu_wait_run,
 };
 
 /* ---- gpu-wait ---- */
@@ -257,7 +273,7 @@ const struct fb_scenario bm_scenario_idle = {
 	.name = "idle",
 	.summary = "power proxy vs signal rate: OS-thread wake-ups, idle fraction, modeled energy",
 	.params = idle_params, .compares_paths = true, .polling_threads = 1,
-	.default_iterations = 2000, .run = idle_run,
+	.default_iterations = 2000, .takes_trace = true, .run = idle_run,
 };
 
 /* ---- isr-scaling ---- */
@@ -290,7 +306,7 @@ const struct fb_scenario bm_scenario_isr_scaling = {
 	.name = "isr-scaling",
 	.summary = "interrupt handler cost as fences with waiters grow: legacy scan vs signaled-fence array",
 	.params = isr_params, .compares_paths = true, .polling_threads = 1,
-	.default_iterations = 2000, .run = isr_run,
+	.default_iterations = 2000, .takes_trace = true, .run = isr_run,
 };
 
 /* ---- headline ---- */

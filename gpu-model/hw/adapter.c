@@ -81,6 +81,9 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	for (size_t i = 0; i < caps->ncpus; i++)
 		a->cpus[i] = caps->cpus[i];
 	a->caps.cpus = a->cpus;
+	if (!a->caps.gpu_ts_hz)
+		a->caps.gpu_ts_hz = HW_GPU_TS_HZ_DEFAULT;
+	a->ts_epoch_ns = lf_now_ns();
 	lf_mpsc_init(&a->irq_q);
 	lf_wake_init(&a->irq_wake);
 	pthread_mutex_init(&a->storage_lock, NULL);
@@ -92,6 +95,30 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	}
 	*out = a;
 	return 0;
+}
+
+/* ns since the epoch in ticks of hz, without overflowing 64 bits for ~900 years of ns. */
+static uint64_t hw_ticks_of(uint64_t ns, uint64_t hz)
+{
+	return ns / 1000000000ull * hz + ns % 1000000000ull * hz / 1000000000ull;
+}
+
+uint64_t hw_gpu_timestamp(const struct hw_adapter *a)
+{
+	uint64_t now = lf_now_ns();
+	return hw_ticks_of(now - a->ts_epoch_ns, a->caps.gpu_ts_hz);
+}
+
+void hw_clock_calibration(const struct hw_adapter *a, uint64_t *gpu, uint64_t *cpu_ns, uint64_t *hz)
+{
+	/* one clock read for both: the pair names the same instant (up to the
+	 * counter's resolution, the tick holding it) */
+	uint64_t now = lf_now_ns();
+	uint64_t ticks = hw_ticks_of(now - a->ts_epoch_ns, a->caps.gpu_ts_hz);
+	*gpu = ticks;
+	*hz = a->caps.gpu_ts_hz;
+	/* the CPU time of the tick's start, so the pair converts exactly */
+	*cpu_ns = a->ts_epoch_ns + ticks / *hz * 1000000000ull + ticks % *hz * 1000000000ull / *hz;
 }
 
 int hw_adapter_start(struct hw_adapter *a)

@@ -308,6 +308,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		goto out;
 	if (q->waiting) {
 		q->waiting = false;
+		if (q->um)
+			q->wait_end_ts = hw_gpu_timestamp(a);   /* logbuf: seen unblocked */
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
 	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_relaxed) &&
@@ -320,6 +322,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_work(a, c.arg);
 			break;
 		case HW_CMD_SIGNAL:
+			if (q->um)   /* logbuf: the time the signal executed, before its value is seen */
+				q->signal_end_ts = hw_gpu_timestamp(a);
 			if (q->um && hw_queue_logs_signals(q, c.fence))
 				hw_signal_write(e, q, c.fence, c.value);   /* logbuf: decided after the LOG */
 			else
@@ -338,7 +342,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_WAIT:
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
-			q->wait_observed_ts = lf_now_ns();   /* logbuf: FenceObservedGpuTimestamp */
+			q->wait_observed_ts = hw_gpu_timestamp(a);   /* logbuf: FenceObservedGpuTimestamp */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
@@ -347,6 +351,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				lf_count(&q->executed, 1);
 				goto out;
 			}
+			if (q->um)
+				q->wait_end_ts = q->wait_observed_ts;   /* satisfied when observed */
 			break;
 		default:
 			lf_die("bad command op %u (a command buffer inside a command buffer?)", c.op);

@@ -88,7 +88,15 @@ struct hw_caps {
 	unsigned doorbells;           /* physical dedicated doorbells, 1..HW_MAX_DOORBELLS; 0: HW_DOORBELLS_DEFAULT */
 	uint32_t no_um_engines;       /* bit e: node e lacks UserModeSubmissionSupported */
 	uint64_t f1_timeout_ns;       /* idle this long with doorbells connected: ask for F1; 0: HW_F1_TIMEOUT_DEFAULT_NS */
+	uint64_t gpu_ts_hz;           /* GPU timestamp counter frequency; 0: HW_GPU_TS_HZ_DEFAULT */
 };
+
+/* The GPU's timestamp counter (what log entries carry): its own clock,
+ * ticking at caps.gpu_ts_hz from 0 when the adapter was created, so a GPU
+ * timestamp means nothing on the CPU's clock until converted through a
+ * calibration (ID3D12CommandQueue::GetClockCalibration and
+ * GetTimestampFrequency).  19.2 MHz: a common GPU timestamp frequency. */
+#define HW_GPU_TS_HZ_DEFAULT 19200000ull
 
 /* Defaults: native, 64-bit atomics, stride 64, fence array payload, system memory. */
 void hw_caps_default(struct hw_caps *caps);
@@ -190,6 +198,15 @@ struct hw_irq_rec {
 	uint64_t t_raise_ns;
 	void *ctx;                        /* software records: the OS's own (never read by hw) */
 };
+
+/* ---- the GPU timestamp counter (gpu-model/hw/adapter.c) ---- */
+
+/* Now on a's GPU timestamp counter (ticks).  Any thread; wait-free. */
+uint64_t hw_gpu_timestamp(const struct hw_adapter *a);
+/* A GPU timestamp and the CPU time (lf_now_ns) of the same instant, and the
+ * counter's frequency: cpu_ns(gpu) = *cpu_ns + (gpu - *gpu) * 1e9 / *hz.
+ * Any thread; wait-free. */
+void hw_clock_calibration(const struct hw_adapter *a, uint64_t *gpu, uint64_t *cpu_ns, uint64_t *hz);
 
 /* Raise an interrupt record (the engines do; the OS tests inject). Any thread. */
 void hw_irq_raise(struct hw_adapter *a, struct hw_irq_rec *rec);

@@ -49,6 +49,8 @@ struct hw_queue {
 	struct hw_fence *cmp_fence;       /* engine-private: signaled, interrupt not yet decided */
 	uint64_t cmp_value;
 	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
+	uint64_t wait_end_ts;             /* engine-private: when the engine saw the last WAIT unblocked (GPUT2) */
+	uint64_t signal_end_ts;           /* engine-private: when the last SIGNAL executed (GPUT1) */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -88,6 +90,7 @@ LF_ASSERT_APART(struct hw_engine, busy_ns, um_connected);
 struct hw_adapter {
 	struct hw_caps caps;
 	int cpus[64];
+	uint64_t ts_epoch_ns;         /* lf_now_ns at creation: GPU timestamp 0 (read-only after create) */
 	LF_ALIGNED struct lf_mpsc irq_q;          /* engines -> OS interrupt thread */
 	LF_ALIGNED struct lf_wake irq_wake;       /* the interrupt line: the OS thread parks here */
 	LF_ALIGNED _Atomic uint64_t signal_epoch; /* bumped by every fence write that may unblock a WAIT */

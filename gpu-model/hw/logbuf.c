@@ -110,9 +110,12 @@ void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd
 	struct hw_log *log = atomic_load_explicit(&q->log[t], memory_order_acquire);
 	if (!log)
 		return;                   /* no log buffer (yet): nothing to write */
-	uint64_t now = lf_now_ns();
-	uint64_t observed = op == HW_LOG_OP_WAIT_UNBLOCKED ? q->wait_observed_ts : 0;
-	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, op, observed, now);
+	/* Seed, "Native fence log buffer design": FenceEndGpuTimestamp is the GPU
+	 * time the signal executed (GPUT1) or the wait was seen unblocked (GPUT2),
+	 * taken then on the GPU's counter, not when this LOG runs */
+	bool wait = op == HW_LOG_OP_WAIT_UNBLOCKED;
+	uint64_t end = wait ? q->wait_end_ts : q->signal_end_ts;
+	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, op, wait ? q->wait_observed_ts : 0, end);
 }
 
 void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log)

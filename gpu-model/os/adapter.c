@@ -121,6 +121,7 @@ void os_adapter_destroy(struct os_adapter *a)
 		lf_free(c, sizeof(*c), LF_CACHELINE);
 	}
 	os_logs_destroy(a->logs);   /* logbuf: engines and interrupt thread are gone */
+	os_trace_free(a);
 	free(a->table);
 	free(a->free_idx);
 	lf_free(a, sizeof(*a), LF_CACHELINE);

@@ -85,13 +85,35 @@ static bool os_handle_sync(struct hw_irq_rec *rec)
 	return true;
 }
 
+/* The timeline trace (os.h): the interrupt as raised, its ISR (t0..t1) and
+ * DPC (t1..now) spans. */
+static void os_trace_irq(struct os_adapter *a, const struct hw_irq_rec *rec, uint64_t t0, uint64_t t1,
+			 size_t released)
+{
+	uint64_t t2 = lf_now_ns();
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_IRQ_RAISED, .engine = rec->engine, .fence = rec->signaled, .value = rec->value,
+		.t0 = rec->t_raise_ns, .n = rec->kind,
+	};
+	os_trace_add(a, &r);
+	r = (struct os_trace_rec){ .kind = OS_TRACE_ISR, .engine = rec->engine, .tid = gettid(), .t0 = t0, .t1 = t1,
+				   .n = rec->kind, .fence = rec->signaled, .value = rec->value };
+	os_trace_add(a, &r);
+	r = (struct os_trace_rec){ .kind = OS_TRACE_DPC, .engine = rec->engine, .tid = gettid(), .t0 = t1, .t1 = t2,
+				   .n = released };
+	os_trace_add(a, &r);
+}
+
 static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 {
 	size_t released = 0;
 	bool scan_native = false, scan_legacy = false;
 	uint64_t propagated = atomic_load_explicit(&a->x_propagated, memory_order_relaxed);
+	bool trace = rec->kind != HW_IRQ_SOFTWARE && os_tracing(a);
+	uint64_t t0 = trace ? lf_now_ns() : 0, t1;
 
-	/* logbuf: optimized payloads read HW queue logs; an overrun sets scan_native */
+	/* ISR: the payload; logbuf: optimized payloads read HW queue logs (an
+	 * overrun sets scan_native) */
 	released += os_logs_interrupt(a, rec, &scan_native);
 	switch (rec->kind) {
 	case HW_IRQ_NATIVE_FENCE_SIGNALED:
@@ -108,6 +130,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 			return;
 		break;
 	}
+	t1 = trace ? lf_now_ns() : 0;
+	/* DPC: release what the payload names, scan, feed held buffers */
 	if (rec->kind == HW_IRQ_SOFTWARE || rec->kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
 		for (uint32_t i = 0; i < rec->nfences; i++) {
 			struct os_fence *f = os_lookup(a, rec->fences[i]);
@@ -127,6 +151,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
 		lf_count(&a->held_released, os_queues_feed_held(a));
 	lf_count(&a->released, released);
+	if (trace)
+		os_trace_irq(a, rec, t0, t1, released);
 	if (rec->kind == HW_IRQ_SOFTWARE) {
 		lf_count(&a->soft, 1);
 	} else {

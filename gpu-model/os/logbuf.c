@@ -8,10 +8,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "gpu-model/os/os_internal.h"
 #include "gpu-model/os/ums_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/arch.h"
 #include "lockfree/htab.h"
 #include "lockfree/thread.h"
 
@@ -127,8 +129,29 @@ static void os_log_check_ts(struct os_log *l, enum hw_log_type t, uint64_t ts)
 }
 
 struct os_log_copy {
-	uint64_t fence, value, op, end_ts;
+	uint64_t fence, value, op, observed_ts, end_ts;
 };
+
+/* The timeline trace: an entry as read (GPU timestamps as the GPU wrote them). */
+static void os_log_trace_entry(struct os_log *l, enum hw_log_type t, const struct os_log_copy *c)
+{
+	struct os_trace_rec r = {
+		.kind = t == HW_LOG_SIGNALS ? OS_TRACE_LOG_SIGNAL : OS_TRACE_LOG_WAIT, .engine = l->engine,
+		.queue = hw_queue_handle(l->hwq), .fence = c->fence, .value = c->value,
+		.t0 = c->observed_ts, .t1 = c->end_ts,
+	};
+	os_trace_add(l->a, &r);
+}
+
+/* The timeline trace: n entries of l's log t skipped by an overrun. */
+static void os_log_trace_lost(struct os_log *l, enum hw_log_type t, uint64_t n)
+{
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_LOG_LOST, .engine = l->engine, .tid = gettid(), .queue = hw_queue_handle(l->hwq),
+		.value = t, .t0 = lf_now_ns(), .n = n,
+	};
+	os_trace_add(l->a, &r);
+}
 
 /* One entry read by the OS; released waiters returned. */
 static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct os_log_copy *c, bool release)
@@ -139,6 +162,8 @@ static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct 
 		return 0;
 	}
 	os_log_check_ts(l, t, c->end_ts);
+	if (os_tracing(l->a))
+		os_log_trace_entry(l, t, c);
 	if (!release || t != HW_LOG_SIGNALS)
 		return 0;
 	struct os_fence *f = lf_htab_lookup(l->a->handles, c->fence);
@@ -163,6 +188,7 @@ static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n,
 		out[i].fence = atomic_load_explicit(&en->fence, memory_order_acquire);
 		out[i].value = atomic_load_explicit(&en->value, memory_order_acquire);
 		out[i].op = atomic_load_explicit(&en->op, memory_order_acquire);
+		out[i].observed_ts = atomic_load_explicit(&en->observed_ts, memory_order_acquire);
 		out[i].end_ts = atomic_load_explicit(&en->end_ts, memory_order_acquire);
 	}
 	uint64_t now = hw_log_pos(log, hw_log_header(log));
@@ -191,6 +217,8 @@ static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool 
 			OS_LOG_COUNT(l, overruns, 1);
 			*overrun = true;
 			l->read[t] = hw_log_pos(log, hw_log_header(log));
+			if (os_tracing(l->a))
+				os_log_trace_lost(l, t, l->read[t] - from);   /* never shown: "lost N" */
 			return released;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -218,6 +246,15 @@ size_t os_log_read(struct os_log *l, bool *overrun)
 	if (overrun)
 		*overrun = ov;
 	return n;
+}
+
+void os_logs_read_every(struct os_adapter *a)
+{
+	for (uint64_t h = 1; h <= HW_QUEUE_HANDLES; h++) {
+		struct os_log *l = os_log_by_handle(a, h);
+		if (l)
+			os_log_read(l, NULL);
+	}
 }
 
 /* Every log of the engine's queues (a NULL hHWQueue: seed, "it falls back to
@@ -332,6 +369,33 @@ int os_hwqueue_recreate_logs(struct os_hwqueue *q, size_t bytes)
 		 * reads every fence (release: the flag after the swap) */
 		atomic_store_explicit(&u->a->logs->resync, true, memory_order_release);
 		hw_irq_kick(u->hw);
+	}
+	return 0;
+}
+
+int os_ums_trace_start(struct os_ums *u, size_t records, size_t log_bytes)
+{
+	if (!log_bytes)
+		log_bytes = OS_TRACE_LOG_BYTES;
+	if (log_bytes < HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) || log_bytes > UINT32_MAX)
+		return -EINVAL;
+	int rc = os_trace_start(u->a, records);
+	if (rc)
+		return rc;
+	/* new queues get the larger logs; the existing ones are recreated at
+	 * that size (DxgkDdiSetNativeFenceLogBuffer again), continuing their
+	 * progression */
+	pthread_mutex_lock(&u->lock);
+	u->log_bytes = log_bytes;
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_acquire);
+	pthread_mutex_unlock(&u->lock);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (!q->log || atomic_load_explicit(&q->gone, memory_order_relaxed) || os_log_bytes(q->log) >= log_bytes)
+			continue;
+		rc = os_hwqueue_recreate_logs(q, log_bytes);
+		if (rc && rc != -ENODEV)
+			return rc;
 	}
 	return 0;
 }

@@ -262,12 +262,70 @@ int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct
  * that is the interrupt thread's, os_logs_interrupt).  Returns 0; *overrun
  * (may be NULL) says whether a log overran.  Counts go to os_stats. */
 size_t os_log_read(struct os_log *l, bool *overrun);
+/* os_log_read on every log of a's user-mode queues (a timeline's last
+ * entries, which no interrupt made the OS read).  Any registered thread. */
+void os_logs_read_every(struct os_adapter *a);
 /* The log of the queue with kernel handle h (hw_queue_handle), or NULL. */
 struct os_log *os_log_by_handle(struct os_adapter *a, uint64_t h);
 /* Buffer size now in use (bytes). */
 size_t os_log_bytes(const struct os_log *l);
 /* The log buffer of type t now set on the queue (tests, timelines). */
 struct hw_log *os_log_hw(struct os_log *l, enum hw_log_type t);
+
+/* ==== the timeline trace (gpu-model/os/trace.c) ====
+ *
+ * While tracing, the OS keeps records of what a timeline shows (GPUView's
+ * view of the seed's ETW events): its interrupt handling (ISR: the payload
+ * and the logs it names, DPC: releasing waiters, resampling, held buffers),
+ * the interrupts the engines raised, every native fence log entry it reads
+ * (GPU timestamps, on the GPU's counter: hw_clock_calibration converts),
+ * the entries an overrun made it skip, and what the runtime adds: its
+ * FENCE_*_QUEUED events and CPU waits.  Records go into one bounded array
+ * (a slot taken by an atomic increment, published with a release store);
+ * records past its capacity are dropped and counted.  Tracing once started
+ * stays on until the adapter is destroyed.  With tracing, user-mode HW
+ * queues get larger log buffers (os_ums_trace_start: seed, "the OS may
+ * allocate a larger log buffer when tracing is enabled").
+ *
+ *   call              who                                         blocks?
+ *   os_trace_start    one setup thread, before the records it wants  no (allocates)
+ *   os_trace_add      any thread (wait-free; drops when full)     no
+ *   os_tracing        any thread                                  no
+ *   os_trace_take     any thread, once the writers are idle        no
+ *                     (rt_stack_settle): a record being written is skipped
+ */
+enum os_trace_kind {
+	OS_TRACE_ISR,              /* interrupt thread, t0..t1 (CPU ns); n = hw_irq_kind, engine */
+	OS_TRACE_DPC,              /* interrupt thread, t0..t1 (CPU ns); n = waiters released */
+	OS_TRACE_IRQ_RAISED,       /* engine raised an interrupt at t0 (CPU ns); fence/value: what it signaled */
+	OS_TRACE_LOG_SIGNAL,       /* SIGNAL_EXECUTED entry of queue: fence, value, t1 = FenceEndGpuTimestamp (GPU) */
+	OS_TRACE_LOG_WAIT,         /* WAIT_UNBLOCKED: t0 = FenceObservedGpuTimestamp, t1 = FenceEndGpuTimestamp (GPU) */
+	OS_TRACE_LOG_LOST,         /* an overrun skipped n entries of queue's log (value = enum hw_log_type), at t0 (CPU ns) */
+	OS_TRACE_SIGNAL_QUEUED,    /* runtime: FENCE_SIGNAL_QUEUED on queue by thread tid at t0 (CPU ns) */
+	OS_TRACE_WAIT_QUEUED,      /* runtime: FENCE_WAIT_QUEUED */
+	OS_TRACE_CPU_WAIT,         /* runtime: thread tid CPU-waited for fence >= value, t0..t1 (CPU ns); n = 0 ok, else -errno */
+	OS_TRACE_KINDS
+};
+struct os_trace_rec {
+	uint32_t kind;             /* enum os_trace_kind */
+	uint32_t engine;
+	pid_t tid;                 /* the CPU thread (0 for GPU records) */
+	uint64_t queue;            /* HW queue kernel handle (hw_queue_handle); 0: none */
+	uint64_t fence, value;     /* global handle and value */
+	uint64_t t0, t1;
+	uint64_t n;
+};
+#define OS_TRACE_RECORDS_DEFAULT (1u << 18)
+/* Start keeping up to `records` records (0: OS_TRACE_RECORDS_DEFAULT).  0, -EALREADY, -ENOMEM. */
+int os_trace_start(struct os_adapter *a, size_t records);
+bool os_tracing(const struct os_adapter *a);
+/* Keep *r (copied); counted as dropped when the array is full.  No-op when not tracing. */
+void os_trace_add(struct os_adapter *a, const struct os_trace_rec *r);
+/* Copy up to max records, in the order their slots were taken; *dropped
+ * (may be NULL) gets the records not copied (full, still being written, past max). */
+size_t os_trace_take(struct os_adapter *a, struct os_trace_rec *out, size_t max, uint64_t *dropped);
+/* Records kept so far (an upper bound for os_trace_take). */
+size_t os_trace_count(const struct os_adapter *a);
 
 /* ==== shared fences and cross-adapter fences (gpu-model/os/shared.c, cross.c) ====
  *

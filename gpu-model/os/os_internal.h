@@ -125,6 +125,7 @@ struct os_adapter {
 	LF_ALIGNED lf_counter x_propagated;  /* interrupt thread (single writer) */
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 	struct os_logs *logs;           /* logbuf.c: the log buffers of user-mode HW queues */
+	_Atomic(struct os_trace *) trace;  /* trace.c: NULL until tracing starts (then set once, release) */
 };
 /* submitters' held count | stop (polled by the interrupt thread) | its
  * counters | the DDI log (any thread) | cross-adapter counts of two writers */
@@ -134,6 +135,8 @@ LF_ASSERT_APART(struct os_adapter, irq_wakeups, ddi);
 LF_ASSERT_APART(struct os_adapter, ddi, x_propagated);
 LF_ASSERT_APART(struct os_adapter, x_propagated, x_received);
 
+/* trace.c: free the adapter's trace (adapter teardown) */
+void os_trace_free(struct os_adapter *a);
 /* irq.c: true on an adapter's interrupt thread */
 extern __thread bool os_in_irq_thread;
 /* irq.c: the interrupt thread's body (os_adapter_start starts it on the adapter) */

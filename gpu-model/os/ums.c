@@ -43,6 +43,7 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 	u->a = a;
 	u->hw = os_adapter_hw(a);
 	u->cfg = *cfg;
+	u->log_bytes = HW_LOG_SIZE;
 	pthread_mutex_init(&u->lock, NULL);
 	u->efd = eventfd(0, EFD_CLOEXEC);
 	if (u->efd < 0) {

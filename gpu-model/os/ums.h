@@ -219,5 +219,13 @@ struct os_log *os_hwqueue_log(struct os_hwqueue *q);
  * entries make the interrupt thread read every fence.  0, -EINVAL
  * (kernel-mode queue, bad size) or -ENODEV (destroyed). */
 int os_hwqueue_recreate_logs(struct os_hwqueue *q, size_t bytes);
+/* Start the adapter's timeline trace (os.h: os_trace_start, `records`) and,
+ * first, give user-mode queues larger logs (seed: "when tracing is enabled,
+ * the OS may allocate a larger log buffer"): `log_bytes` each (0:
+ * OS_TRACE_LOG_BYTES), existing queues' logs recreated at that size, new
+ * queues created with it.  One setup thread, with no log recreation running.
+ * 0, -EINVAL (size), -EALREADY, -ENOMEM. */
+#define OS_TRACE_LOG_BYTES (64u * 1024u)   /* 16 times the default: about 1600 entries a log */
+int os_ums_trace_start(struct os_ums *u, size_t records, size_t log_bytes);
 
 #endif

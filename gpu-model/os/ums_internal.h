@@ -78,6 +78,7 @@ struct os_ums {
 	struct hw_adapter *hw;
 	struct os_ums_config cfg;
 	pthread_mutex_t lock;            /* every doorbell, context, power and lifetime change */
+	size_t log_bytes;                /* logbuf: bytes of each new user-mode queue's logs (lock) */
 	LF_ALIGNED _Atomic uint64_t dummy[LF_CACHELINE / 8];   /* the dummy page: rings here are lost */
 	struct os_hwqueue *phys_owner[HW_MAX_DOORBELLS];       /* dedicated: who holds each register */
 	/* every queue ever created, append-only until detach (the scheduler walks it) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu-model/runtime/rt.h"
 #include "lockfree/alloc.h"
@@ -177,10 +178,27 @@ int rt_fence_signal(struct rt_fence *f, uint64_t v)
 	return os_fence_signal_cpu(f->f, v);
 }
 
+/* The device's adapter (the timeline trace's records go there). */
+static struct os_adapter *rt_adapter(const struct rt_device *d)
+{
+	return os_ums_adapter(d->u);
+}
+
 int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns)
 {
+	bool trace = os_tracing(rt_adapter(f->d));
+	uint64_t t0 = trace ? lf_now_ns() : 0;
 	int rc = os_fence_wait_cpu(f->f, v, timeout_ns);
-	return rt_device_removed(f->d) ? -EIO : rc;
+	rc = rt_device_removed(f->d) ? -EIO : rc;
+	if (trace) {
+		/* the timeline: this thread waited from t0 until it ran again */
+		struct os_trace_rec r = {
+			.kind = OS_TRACE_CPU_WAIT, .tid = gettid(), .fence = os_fence_handle(f->f), .value = v,
+			.t0 = t0, .t1 = lf_now_ns(), .n = (uint64_t)(int64_t)rc,
+		};
+		os_trace_add(rt_adapter(f->d), &r);
+	}
+	return rc;
 }
 
 struct os_fence *rt_fence_os(struct rt_fence *f)
@@ -305,6 +323,14 @@ static void rt_event(struct rt_queue *q, const struct hw_cmd *c, uint64_t entry)
 	e->value = c->value;
 	e->entry = entry;
 	e->cpu_ns = lf_now_ns();
+	if (os_tracing(rt_adapter(q->d))) {
+		struct os_trace_rec r = {
+			.kind = c->op == HW_CMD_SIGNAL ? OS_TRACE_SIGNAL_QUEUED : OS_TRACE_WAIT_QUEUED,
+			.engine = q->desc.engine, .tid = gettid(), .queue = hw_queue_handle(os_hwqueue_hw(q->osq)),
+			.fence = e->fence, .value = e->value, .t0 = e->cpu_ns, .n = entry,
+		};
+		os_trace_add(rt_adapter(q->d), &r);
+	}
 }
 
 /* Append c to ib at k; after a native wait or signal on a user-mode queue

@@ -165,6 +165,40 @@ enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine)
 	return hw_engine_fstate(os_adapter_hw(s->a), engine);
 }
 
+/* ---- the timeline trace ---- */
+
+int rt_stack_trace_start(struct rt_stack *s, size_t records)
+{
+	return os_ums_trace_start(s->u, records, 0);
+}
+
+bool rt_stack_tracing(const struct rt_stack *s)
+{
+	return os_tracing(s->a);
+}
+
+size_t rt_stack_trace_count(const struct rt_stack *s)
+{
+	return os_trace_count(s->a);
+}
+
+size_t rt_stack_trace_flush(struct rt_stack *s)
+{
+	rt_stack_settle(s);          /* the last signals' interrupts handled */
+	os_logs_read_every(s->a);    /* entries no interrupt made the OS read */
+	return os_trace_count(s->a);
+}
+
+size_t rt_stack_trace_take(struct rt_stack *s, struct os_trace_rec *out, size_t max, uint64_t *dropped)
+{
+	return os_trace_take(s->a, out, max, dropped);
+}
+
+void rt_stack_clock_calibration(struct rt_stack *s, uint64_t *gpu, uint64_t *cpu_ns, uint64_t *hz)
+{
+	hw_clock_calibration(os_adapter_hw(s->a), gpu, cpu_ns, hz);
+}
+
 /* ---- the direct queue ----
  * An rt_direct_queue is the OS queue itself: the runtime keeps no state of
  * its own for it, so a submission costs exactly what os_queue_submit costs.

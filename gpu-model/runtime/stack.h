@@ -98,6 +98,35 @@ uint64_t rt_stack_ddi_count(struct rt_stack *s, enum os_ddi ddi);          /* DD
 void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_engine_um_stats *out);
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /* F0 polling / F1 parked */
 
+/* ---- the timeline trace (os.h, "the timeline trace") ----
+ *
+ * rt_stack_trace_start: from now on the OS keeps trace records (interrupt
+ * handling, the log entries it reads, lost entries) and the runtime adds its
+ * FENCE_*_QUEUED events and CPU waits; user-mode queues' log buffers are
+ * enlarged first (os_ums_trace_start).  rt_stack_trace_flush: settle and
+ * read every log's last entries; then rt_stack_trace_take copies the records.  Log entries carry GPU
+ * timestamps: rt_stack_clock_calibration converts them to lf_now_ns's clock.
+ *
+ *   rt_stack_trace_start       the setup thread, no log recreation running     no
+ *   rt_stack_trace_flush       the setup thread, no submission in progress     settles (rt_stack_settle)
+ *   rt_stack_trace_take        the setup thread, after rt_stack_trace_flush     no
+ *   rt_stack_clock_calibration any thread                                      no
+ */
+/* records: capacity (0: OS_TRACE_RECORDS_DEFAULT).  0, -EALREADY, -ENOMEM. */
+int rt_stack_trace_start(struct rt_stack *s, size_t records);
+bool rt_stack_tracing(const struct rt_stack *s);
+/* Records kept so far. */
+size_t rt_stack_trace_count(const struct rt_stack *s);
+/* Settle the stack and read the logs' last entries (those no interrupt made
+ * the OS read); returns the records kept, the bound for rt_stack_trace_take. */
+size_t rt_stack_trace_flush(struct rt_stack *s);
+/* Copy up to max records into out; *dropped: records not copied. */
+size_t rt_stack_trace_take(struct rt_stack *s, struct os_trace_rec *out, size_t max, uint64_t *dropped);
+/* ID3D12CommandQueue::GetClockCalibration + GetTimestampFrequency: a GPU
+ * timestamp and the lf_now_ns of the same instant, and the GPU counter's
+ * frequency (Hz). */
+void rt_stack_clock_calibration(struct rt_stack *s, uint64_t *gpu, uint64_t *cpu_ns, uint64_t *hz);
+
 /* ---- the direct queue ----
  *
  * A queue whose command buffers the OS writes into the engine's ring on the

@@ -1,0 +1,462 @@
+/* tests/test_trace.c — the timeline trace (`fencebench run ... --trace FILE`).
+ *
+ * A short workload on user-mode queues (engine A signals, engine B waits on
+ * the GPU, the application CPU-waits) is traced through the model
+ * (rt_stack_trace_*), copied into the harness's sink (benchmarks/trace_rig.c)
+ * and rendered; the file is then checked against the Chrome Trace Event
+ * Format's rules and the timeline's own: valid JSON, every event with name,
+ * ph, ts, pid, tid (dur for "X"), times monotonic per track, every flow with
+ * both ends, each end inside a span of its track, and GPU and CPU times on
+ * one clock (a signal's converted GPU time lies between its FENCE_SIGNAL_QUEUED
+ * and the end of the CPU wait it released).  Broken variants: flows written
+ * without their end, GPU timestamps not converted; each is caught.  With
+ * tracing the logs are enlarged first, and an overrun shows as "lost N"
+ * with every entry accounted for.  Last, `fencebench run isr-scaling --trace`.
+ */
+#include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "benchmarks/trace_rig.h"
+#include "gpu-model/os/ums.h"
+#include "gpu-model/runtime/stack.h"
+#include "src/fb_trace.h"
+
+static char fencebench[PATH_MAX + 16];
+static char tmpdir[] = "/tmp/fb_test_trace.XXXXXX";
+
+#define WAIT_NS 5000000000ll
+#define EPS_US 1e-3            /* 1 ns: the file's times are microseconds as doubles */
+
+/* ---- the checker: the format's rules and the timeline's, as counts ---- */
+
+struct trace_check {
+	bool valid_json;
+	size_t events, missing_fields, bad_dur, nonmonotonic;
+	size_t flow_starts, flow_ends, flows_unpaired, flow_ends_unbound;
+	size_t clock_checked, clock_bad;
+	size_t signals, waits_unblocked, cpu_waits, queued, isr, dpc, lost_instants;
+	uint64_t lost_total;
+};
+
+struct ev {
+	const char *name, *ph;
+	double ts, dur;
+	long long track, id;
+	json_t *args;
+};
+
+static long long track_of(json_t *e)
+{
+	return json_integer_value(json_object_get(e, "pid")) * 1000000 + json_integer_value(json_object_get(e, "tid"));
+}
+
+static uint64_t arg_u(const struct ev *e, const char *key)
+{
+	return (uint64_t)json_integer_value(json_object_get(e->args, key));
+}
+
+/* The fields every event needs; false (counted) when one is missing. */
+static bool fields_ok(json_t *e, struct trace_check *c)
+{
+	const char *need[] = { "name", "ph", "ts", "pid", "tid" };
+	for (size_t k = 0; k < 5; k++)
+		if (!json_object_get(e, need[k])) {
+			c->missing_fields++;
+			return false;
+		}
+	if (!json_is_string(json_object_get(e, "name")) || !json_is_string(json_object_get(e, "ph")) ||
+	    !json_is_number(json_object_get(e, "ts"))) {
+		c->missing_fields++;
+		return false;
+	}
+	return true;
+}
+
+/* Per-track times never go back (the file's order). */
+static void check_monotonic(const struct ev *v, size_t n, struct trace_check *c)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j-- > 0;)
+			if (v[j].track == v[i].track) {
+				c->nonmonotonic += v[i].ts + EPS_US < v[j].ts;
+				break;
+			}
+}
+
+/* Each flow id: one "s" and one "f"; each end inside an "X" of its track. */
+static void check_flows(const struct ev *v, size_t n, struct trace_check *c)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool s = !strcmp(v[i].ph, "s"), f = !strcmp(v[i].ph, "f");
+		if (!s && !f)
+			continue;
+		c->flow_starts += s;
+		c->flow_ends += f;
+		size_t other = 0;
+		for (size_t j = 0; j < n; j++)
+			other += j != i && v[j].id == v[i].id && !strcmp(v[j].ph, s ? "f" : "s");
+		c->flows_unpaired += other != 1;
+		bool bound = false;
+		for (size_t j = 0; j < n && !bound; j++)
+			bound = !strcmp(v[j].ph, "X") && v[j].track == v[i].track && v[j].ts <= v[i].ts + EPS_US &&
+				v[i].ts <= v[j].ts + v[j].dur + EPS_US;
+		c->flow_ends_unbound += !bound;
+	}
+}
+
+/* One clock: FENCE_SIGNAL_QUEUED <= SIGNAL_EXECUTED <= end of the CPU wait it released. */
+static void check_clock(const struct ev *v, size_t n, struct trace_check *c)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].name, "SIGNAL_EXECUTED"))
+			continue;
+		const struct ev *q = NULL, *w = NULL;
+		for (size_t j = 0; j < n; j++) {
+			if (!v[j].args || arg_u(&v[j], "fence") != arg_u(&v[i], "fence") ||
+			    arg_u(&v[j], "value") != arg_u(&v[i], "value"))
+				continue;
+			if (!strcmp(v[j].name, "FENCE_SIGNAL_QUEUED"))
+				q = &v[j];
+			else if (!strcmp(v[j].name, "CPU wait") && arg_u(&v[j], "result") == 0)
+				w = &v[j];
+		}
+		if (!q || !w)
+			continue;
+		c->clock_checked++;
+		c->clock_bad += !(q->ts <= v[i].ts + EPS_US && v[i].ts <= w->ts + w->dur + EPS_US);
+	}
+}
+
+static void count_kinds(const struct ev *e, struct trace_check *c)
+{
+	c->signals += !strcmp(e->name, "SIGNAL_EXECUTED");
+	c->waits_unblocked += !strcmp(e->name, "WAIT_UNBLOCKED");
+	c->cpu_waits += !strcmp(e->name, "CPU wait");
+	c->queued += !strcmp(e->name, "FENCE_SIGNAL_QUEUED") || !strcmp(e->name, "FENCE_WAIT_QUEUED");
+	c->isr += !strcmp(e->name, "ISR");
+	c->dpc += !strcmp(e->name, "DPC");
+	if (!strncmp(e->name, "lost ", 5) && !strcmp(e->ph, "i")) {
+		c->lost_instants++;
+		c->lost_total += arg_u(e, "entries");
+		assert_int_equal(strtoull(e->name + 5, NULL, 10), arg_u(e, "entries"));   /* "lost N" says N */
+	}
+}
+
+static struct trace_check check_trace(const char *text)
+{
+	struct trace_check c = { 0 };
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+	json_t *evs = root ? json_object_get(root, "traceEvents") : NULL;
+	c.valid_json = root && json_is_array(evs);
+	if (!c.valid_json) {
+		json_decref(root);
+		return c;
+	}
+	size_t n = json_array_size(evs), m = 0;
+	struct ev *v = calloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_array_get(evs, i);
+		c.events++;
+		if (!fields_ok(e, &c))
+			continue;
+		struct ev x = {
+			.name = json_string_value(json_object_get(e, "name")),
+			.ph = json_string_value(json_object_get(e, "ph")),
+			.ts = json_number_value(json_object_get(e, "ts")), .track = track_of(e),
+			.id = json_integer_value(json_object_get(e, "id")), .args = json_object_get(e, "args"),
+		};
+		if (!strcmp(x.ph, "X")) {
+			json_t *d = json_object_get(e, "dur");
+			c.bad_dur += !json_is_number(d) || json_number_value(d) < 0;
+			x.dur = json_number_value(d);
+		}
+		count_kinds(&x, &c);
+		v[m++] = x;
+	}
+	check_monotonic(v, m, &c);
+	check_flows(v, m, &c);
+	check_clock(v, m, &c);
+	free(v);
+	json_decref(root);
+	return c;
+}
+
+/* Everything the format and the timeline require. */
+static void assert_trace_ok(const struct trace_check *c)
+{
+	assert_true(c->valid_json);
+	assert_true(c->events > 0);
+	assert_int_equal(c->missing_fields, 0);
+	assert_int_equal(c->bad_dur, 0);
+	assert_int_equal(c->nonmonotonic, 0);
+	assert_int_equal(c->flows_unpaired, 0);
+	assert_int_equal(c->flow_ends_unbound, 0);
+	assert_int_equal(c->flow_starts, c->flow_ends);
+	assert_int_equal(c->clock_bad, 0);
+}
+
+/* ---- the traced workload ---- */
+
+struct traced {
+	struct rig_trace_counts counts;
+	char *text;
+	unsigned rounds;
+};
+
+/* Rounds of: B waits on the GPU for f >= i then signals g = i; A works 20 us
+ * and signals f = i; the application CPU-waits for f >= i and g >= i. */
+static struct traced trace_workload(unsigned rounds, enum rig_trace_broken broken, enum fb_trace_broken tbroken)
+{
+	struct rt_stack_config cfg;
+	struct rt_stack *s;
+	char err[256];
+	rt_stack_config_default(&cfg, RT_PATH_NATIVE);
+	cfg.os.caps.engines = 2;
+	assert_int_equal(rt_stack_create(&cfg, &s, err, sizeof(err)), 0);
+	struct rt_device *d = rt_stack_device(s);
+	struct rt_queue *qa, *qb;
+	struct rt_fence *f, *g;
+	assert_int_equal(rt_queue_create(d, &(struct rt_queue_desc){ .engine = 0, .user_mode = true }, &qa), 0);
+	assert_int_equal(rt_queue_create(d, &(struct rt_queue_desc){ .engine = 1, .user_mode = true }, &qb), 0);
+	assert_int_equal(rt_fence_create(d, 0, &f), 0);
+	assert_int_equal(rt_fence_create(d, 0, &g), 0);
+	assert_int_equal(rt_stack_trace_start(s, 0), 0);
+	assert_int_equal(rt_stack_trace_start(s, 0), -EALREADY);
+	for (uint64_t i = 1; i <= rounds; i++) {
+		assert_int_equal(rt_queue_wait_gpu(qb, f, i), 0);
+		assert_int_equal(rt_queue_signal(qb, g, i), 0);
+		struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 20000 }, rt_cmd_signal(f, i) };
+		assert_int_equal(rt_queue_submit(qa, cmds, 2, NULL), 0);
+		assert_int_equal(rt_fence_wait(f, i, WAIT_NS), 0);
+		assert_int_equal(rt_fence_wait(g, i, WAIT_NS), 0);
+	}
+	struct fb_trace *t = fb_trace_new();
+	fb_trace_test_break(t, tbroken);
+	struct traced r = { .rounds = rounds };
+	assert_int_equal(rig_trace_copy(s, t, "native", broken, &r.counts), 0);
+	assert_int_equal(rt_stack_destroy(s), 0);
+	r.text = fb_trace_render(t);
+	fb_trace_free(t);
+	return r;
+}
+
+/* The trace of a short run passes every rule, and holds what happened:
+ * every signal and wait logged, each round's three flows (A's signal to B's
+ * GPU wait and to the CPU wait on f, B's signal to the CPU wait on g). */
+static void trace_of_a_short_run_follows_the_format(void **state)
+{
+	struct traced r = trace_workload(20, RIG_TRACE_OK, FB_TRACE_OK);
+	const char *dump = getenv("FB_TRACE_DUMP");   /* FB_TRACE_DUMP=FILE: keep it to look at */
+	FILE *fp = dump ? fopen(dump, "w") : NULL;
+	if (fp) {
+		fputs(r.text, fp);
+		fclose(fp);
+	}
+	struct trace_check c = check_trace(r.text);
+	assert_trace_ok(&c);
+	assert_int_equal(r.counts.dropped, 0);
+	assert_int_equal(r.counts.lost, 0);
+	assert_int_equal(c.lost_instants, 0);
+	/* f and g: one signal each per round, plus the progress writes (one per submission) */
+	assert_true(c.signals >= 2 * r.rounds);
+	assert_int_equal(c.signals, r.counts.log_signals);
+	assert_int_equal(c.waits_unblocked, r.rounds);
+	assert_int_equal(c.cpu_waits, 2 * r.rounds);
+	assert_true(c.queued >= 3 * r.rounds);          /* each signal and wait the runtime recorded */
+	assert_true(c.isr >= 1 && c.isr == c.dpc);      /* CPU waits that blocked took an interrupt */
+	assert_true(c.flow_starts >= 3 * r.rounds);
+	assert_int_equal(c.flow_starts, r.counts.flows);
+	assert_true(c.clock_checked >= 2 * r.rounds);   /* f and g of every round */
+	free(r.text);
+}
+
+/* Broken on purpose: arrows without their end. */
+static void broken_flows_without_end_are_caught(void **state)
+{
+	struct traced r = trace_workload(5, RIG_TRACE_OK, FB_TRACE_BROKEN_FLOW_END);
+	struct trace_check c = check_trace(r.text);
+	assert_true(c.valid_json);
+	assert_true(c.flow_starts >= 15);
+	assert_int_equal(c.flow_ends, 0);
+	assert_int_equal(c.flows_unpaired, c.flow_starts);   /* every one of them */
+	free(r.text);
+}
+
+/* Broken on purpose: GPU timestamps left on the GPU's own clock. */
+static void broken_unconverted_gpu_times_are_caught(void **state)
+{
+	struct traced r = trace_workload(5, RIG_TRACE_BROKEN_RAW_GPU_TS, FB_TRACE_OK);
+	struct trace_check c = check_trace(r.text);
+	assert_true(c.valid_json);
+	assert_true(c.clock_checked >= 10);
+	assert_int_equal(c.clock_bad, c.clock_checked);      /* every signal off the CPU's timeline */
+	free(r.text);
+}
+
+/* Tracing first enlarges an existing user-mode queue's logs (recreated:
+ * SetNativeFenceLogBuffer again) and gives new queues the larger size; an
+ * overrun still happens when enough signals go unread, and shows as "lost N"
+ * instants: every entry the engine wrote is in the trace or counted lost. */
+static void tracing_enlarges_logs_and_flags_lost_entries(void **state)
+{
+	struct rt_stack_config cfg;
+	struct rt_stack *s;
+	char err[256];
+	rt_stack_config_default(&cfg, RT_PATH_NATIVE);
+	assert_int_equal(rt_stack_create(&cfg, &s, err, sizeof(err)), 0);
+	struct rt_device *d = rt_stack_device(s);
+	struct rt_queue *q, *q2;
+	struct rt_fence *f;
+	assert_int_equal(rt_queue_create(d, &(struct rt_queue_desc){ .engine = 0, .user_mode = true }, &q), 0);
+	assert_int_equal(rt_fence_create(d, 0, &f), 0);
+	struct os_stats st;
+	rt_stack_os_stats(s, &st);
+	uint64_t recreates0 = st.log_recreates;
+	assert_int_equal(os_log_bytes(os_hwqueue_log(rt_queue_os(q))), HW_LOG_SIZE);
+	assert_int_equal(rt_stack_trace_start(s, 0), 0);
+	rt_stack_os_stats(s, &st);
+	assert_int_equal(st.log_recreates - recreates0, HW_LOG_TYPES);
+	assert_int_equal(os_log_bytes(os_hwqueue_log(rt_queue_os(q))), OS_TRACE_LOG_BYTES);
+	assert_int_equal(rt_queue_create(d, &(struct rt_queue_desc){ .engine = 0, .user_mode = true }, &q2), 0);
+	assert_int_equal(os_log_bytes(os_hwqueue_log(rt_queue_os(q2))), OS_TRACE_LOG_BYTES);
+
+	/* no CPU waiter: no interrupt, nobody reads the log while it fills */
+	size_t cap = (OS_TRACE_LOG_BYTES - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry);
+	uint64_t v = 0, entries = 0, last = 0;
+	struct hw_cmd cmds[RT_MAX_CMDS];
+	while (entries < cap + cap / 2) {
+		for (size_t k = 0; k < RT_MAX_CMDS; k++)
+			cmds[k] = rt_cmd_signal(f, ++v);
+		assert_int_equal(rt_queue_submit(q, cmds, RT_MAX_CMDS, &last), 0);
+		entries += RT_MAX_CMDS + 1;                 /* + the progress write */
+	}
+	assert_int_equal(rt_queue_wait(q, last, WAIT_NS), 0);
+	struct fb_trace *t = fb_trace_new();
+	struct rig_trace_counts counts;
+	assert_int_equal(rig_trace_copy(s, t, "native", RIG_TRACE_OK, &counts), 0);
+	assert_int_equal(rt_stack_destroy(s), 0);
+	char *text = fb_trace_render(t);
+	fb_trace_free(t);
+	struct trace_check c = check_trace(text);
+	assert_trace_ok(&c);
+	assert_int_equal(counts.dropped, 0);
+	assert_true(c.lost_instants >= 1);
+	assert_true(c.lost_total > 0);
+	assert_int_equal(c.lost_total, counts.lost);
+	assert_int_equal(c.signals + c.lost_total, entries);   /* shown or flagged: none vanishes */
+	free(text);
+}
+
+/* Without tracing nothing is kept, and the logs keep the seed's 4 KiB. */
+static void no_trace_without_start(void **state)
+{
+	struct rt_stack_config cfg;
+	struct rt_stack *s;
+	char err[256];
+	rt_stack_config_default(&cfg, RT_PATH_NATIVE);
+	assert_int_equal(rt_stack_create(&cfg, &s, err, sizeof(err)), 0);
+	struct rt_queue *q;
+	struct rt_fence *f;
+	assert_int_equal(rt_queue_create(rt_stack_device(s), &(struct rt_queue_desc){ .user_mode = true }, &q), 0);
+	assert_int_equal(rt_fence_create(rt_stack_device(s), 0, &f), 0);
+	assert_int_equal(rt_queue_signal(q, f, 1), 0);
+	assert_int_equal(rt_fence_wait(f, 1, WAIT_NS), 0);
+	assert_false(rt_stack_tracing(s));
+	assert_int_equal(rt_stack_trace_count(s), 0);
+	assert_int_equal(os_log_bytes(os_hwqueue_log(rt_queue_os(q))), HW_LOG_SIZE);
+	assert_int_equal(rt_stack_destroy(s), 0);
+}
+
+/* ---- through the binary ---- */
+
+static struct fb_exec_result run_fencebench(const char *const *args)
+{
+	const char *argv[32] = { fencebench };
+	size_t n = 1;
+	for (; args[n - 1]; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_int_not_equal(r.status, -1);
+	return r;
+}
+#define FENCEBENCH(...) run_fencebench((const char *const[]){ __VA_ARGS__, NULL })
+
+/* `fencebench run isr-scaling --trace t.json` (short): the file passes the
+ * format check and has both paths' interrupt handling. */
+static void cli_isr_scaling_trace_passes_the_format_check(void **state)
+{
+	fb_need_binary(fencebench);
+	const char *path = fb_tmp_path(tmpdir, "t.json");
+	struct fb_exec_result r = FENCEBENCH("run", "isr-scaling", "--iterations", "30", "--set", "fences=4",
+					     "--trace", path, "--format", "json", "-q");
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	char *text = fb_slurp(path);
+	assert_non_null(text);
+	struct trace_check c = check_trace(text);
+	assert_trace_ok(&c);
+	assert_true(c.isr >= 60 && c.isr == c.dpc);   /* 30 waited signals on each path */
+	assert_non_null(strstr(text, "\"native: CPU threads\""));
+	assert_non_null(strstr(text, "\"legacy: CPU threads\""));
+	assert_non_null(strstr(text, "\"native: GPU engines\""));
+	free(text);
+}
+
+/* --trace is refused, before anything runs, where it cannot be honoured. */
+static void cli_trace_refusals(void **state)
+{
+	fb_need_binary(fencebench);
+	const char *path = fb_tmp_path(tmpdir, "r.json");
+	struct fb_exec_result r = FENCEBENCH("run", "selftest", "--trace", path);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--trace: scenario 'selftest' has no timeline"));
+	fb_exec_free(&r);
+	r = FENCEBENCH("run", "isr-scaling", "--trace", fb_tmp_path(tmpdir, "no/such/t.json"));
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--trace "));
+	fb_exec_free(&r);
+	r = FENCEBENCH("run", "isr-scaling", "--trace", path, "--out", path);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "same file"));
+	fb_exec_free(&r);
+	r = FENCEBENCH("sweep", "isr-scaling", "--grid", "fences=1,2", "--trace", path);
+	assert_int_equal(r.status, 2);
+	fb_exec_free(&r);
+	assert_int_equal(access(path, F_OK), -1);   /* nothing written */
+}
+
+static int setup(void **state)
+{
+	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
+	assert_non_null(mkdtemp(tmpdir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fb_remove_tree(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(trace_of_a_short_run_follows_the_format),
+		cmocka_unit_test(broken_flows_without_end_are_caught),
+		cmocka_unit_test(broken_unconverted_gpu_times_are_caught),
+		cmocka_unit_test(tracing_enlarges_logs_and_flags_lost_entries),
+		cmocka_unit_test(no_trace_without_start),
+		cmocka_unit_test(cli_isr_scaling_trace_passes_the_format_check),
+		cmocka_unit_test(cli_trace_refusals),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
