@@ -162,7 +162,7 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 		goto unlock;
 	}
 	if (q->um)
-		os_log_attach(u->a, q->hwq, HW_LOG_SIZE, &q->log);   /* logbuf: kernel-mode queues get none */
+		os_log_attach(u->a, q->hwq, u->cfg.log_bytes, &q->log);   /* logbuf: kernel-mode queues get none */
 	if (c->suspended)
 		hw_queue_set_scheduled(q->hwq, false);
 	q->next = c->queues;
