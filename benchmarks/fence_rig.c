@@ -9,6 +9,7 @@
 
 #include "benchmarks/fence_rig.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 
 static enum rt_path rig_path(enum rig_fence_path path)
 {
@@ -31,16 +32,28 @@ uint64_t rig_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+static int rig_up_logs(const struct os_config *cfg, size_t log_bytes, enum rig_fence_path path,
+		       struct rt_stack **s, struct rt_fence **f, unsigned nf, char *err, size_t errlen);
+
 /* Bring up the stack (cfg NULL: rig_config(path)) with nf fences on its
  * device (native where the adapter is: the path's type).  0 or -errno with
  * the reason in err; nothing is left on failure. */
 static int rig_up(const struct os_config *cfg, enum rig_fence_path path, struct rt_stack **s,
 		     struct rt_fence **f, unsigned nf, char *err, size_t errlen)
 {
+	return rig_up_logs(cfg, 0, path, s, f, nf, err, errlen);
+}
+
+/* rig_up with user-mode HW queues' log buffers of log_bytes each (0: the default). */
+static int rig_up_logs(const struct os_config *cfg, size_t log_bytes, enum rig_fence_path path,
+		       struct rt_stack **s, struct rt_fence **f, unsigned nf, char *err, size_t errlen)
+{
 	struct rt_stack_config sc;
 	rt_stack_config_default(&sc, rig_path(path));
 	if (cfg)
 		sc.os = *cfg;
+	if (log_bytes)
+		sc.ums.log_bytes = log_bytes;
 	int rc = rt_stack_create(&sc, s, err, errlen);
 	if (rc)
 		return rc;
@@ -79,7 +92,8 @@ static void rig_drain(struct rt_stack *st, struct os_stats *s)
 struct rig_irq_rig {
 	const struct rig_irq_params *p;
 	struct rt_fence *f;
-	struct rt_direct_queue *q;
+	struct rt_direct_queue *q;    /* the direct queue, or */
+	struct rt_queue *uq;          /* the user-mode queue (p->user_mode) */
 	_Atomic uint64_t stamp;
 	uint64_t deadline;
 };
@@ -99,10 +113,20 @@ static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct f
 		{ .op = HW_CMD_STAMP, .stamp = &g->stamp },
 		rt_cmd_signal(g->f, v),
 	};
-	rt_direct_queue_submit(g->q, cmds, 3);
+	if (g->uq) {
+		if (rt_queue_submit(g->uq, cmds, 3, NULL))
+			lf_die("user-mode submission failed");   /* only on device removal or a 10 s stall */
+	} else {
+		rt_direct_queue_submit(g->q, cmds, 3);
+	}
 	if (waited) {
 		if (lf_event_wait(&ev, 2000, (int64_t)g->deadline)) {
 			lost = rt_fence_completed(g->f) >= v;
+			/* a lost waiter is counted, then freed by a CPU signal of the
+			 * value it waits for (released before the call returns), so
+			 * a broken protocol ends the run instead of hanging it */
+			if (lost && rt_fence_signal(g->f, v))
+				lf_die("freeing a lost waiter: the CPU signal failed");
 			lf_event_wait(&ev, 0, -1);
 		}
 		if (lat)
@@ -131,10 +155,16 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 	struct rt_stack *st;
 	struct rig_irq_rig g = { .p = p, .deadline = p->deadline_ns ? p->deadline_ns : 1000000000ull };
 	memset(r, 0, sizeof(*r));
-	int rc = rig_up(p->cfg, p->path, &st, &g.f, 1, err, errlen);
+	int rc = rig_up_logs(p->cfg, p->log_bytes, p->path, &st, &g.f, 1, err, errlen);
 	if (rc)
 		return rc;
-	rc = rig_start(st, rt_direct_queue_create(st, 0, 256, &g.q), err, errlen);
+	if (p->user_mode) {
+		struct rt_queue_desc desc = { .engine = 0, .user_mode = true, .ring_slots = 256 };
+		rc = rt_queue_create(rt_stack_device(st), &desc, &g.uq);
+	} else {
+		rc = rt_direct_queue_create(st, 0, 256, &g.q);
+	}
+	rc = rig_start(st, rc, err, errlen);
 	if (rc)
 		return rc;
 	/* fences with a waiter that nothing satisfies: what a scan has to walk */

@@ -45,6 +45,10 @@ struct rig_irq_params {
 	unsigned idle_fences;         /* more fences, each with a CPU waiter never satisfied (ISR scaling) */
 	uint64_t period_ns;           /* pace: submit signal i at start + i * period (0: back to back) */
 	uint64_t warmup_ns;           /* the same workload this long first, not counted */
+	bool user_mode;               /* submit through a user-mode HW queue (native: it has log buffers, and
+	                               * the runtime's progress write + LOG follow each buffer) instead of a
+	                               * direct kernel-mode queue */
+	size_t log_bytes;             /* user_mode: each log buffer's size (0: the OS default, 4 KiB) */
 	void (*started)(void *arg, struct rt_stack *s);   /* optional: threads are up (perf hooks) */
 	void *started_arg;
 	struct fb_trace *trace;       /* optional: the measured region's timeline goes here (trace_rig.h) */

@@ -8,6 +8,7 @@
 #include "tests/fb_test.h"
 #include "tests/umd_test_util.h"
 #include "lockfree/event.h"
+#include "gpu-model/runtime/stack.h"
 
 #define LOG_ENTRIES ((HW_LOG_SIZE - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry))
 
@@ -50,6 +51,33 @@ static void log_buffers_user_mode_queues_only(void **state)
 		assert_int_equal(os_log_hw(queue_log(um), (enum hw_log_type)ty)->capacity, LOG_ENTRIES);
 	assert_int_equal(os_hwqueue_recreate_logs(rt_queue_os(km), HW_LOG_SIZE), -EINVAL);
 	umt_down(&t);
+}
+
+/* The log size is the stack's choice (os_ums_config.log_bytes, through
+ * rt_stack_config): every user-mode queue gets logs of that size; a size
+ * that cannot hold one entry, or past the OS's largest, is refused. */
+static void log_size_chosen_at_stack_creation(void **state)
+{
+	struct rt_stack_config sc;
+	struct rt_stack *s;
+	char err[256];
+	rt_stack_config_default(&sc, RT_PATH_NATIVE);
+	sc.ums.log_bytes = HW_LOG_HEADER_BYTES + 10 * sizeof(struct hw_log_entry);
+	assert_int_equal(rt_stack_create(&sc, &s, err, sizeof(err)), 0);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
+	struct rt_queue *q;
+	assert_int_equal(rt_queue_create(rt_stack_device(s), &desc, &q), 0);
+	assert_int_equal(os_log_bytes(queue_log(q)), sc.ums.log_bytes);
+	for (int ty = 0; ty < HW_LOG_TYPES; ty++)
+		assert_int_equal(os_log_hw(queue_log(q), (enum hw_log_type)ty)->capacity, 10);
+	assert_int_equal(rt_stack_destroy(s), 0);
+	const size_t bad[] = { HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) - 1, OS_LOG_MAX_BYTES + 1 };
+	for (size_t i = 0; i < 2; i++) {
+		sc.ums.log_bytes = bad[i];
+		err[0] = 0;
+		assert_int_equal(rt_stack_create(&sc, &s, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "log_bytes="));
+	}
 }
 
 /* The runtime logs every native wait and signal it records (the progress
@@ -445,6 +473,7 @@ static void recreate_with_unread_signals_loses_nothing(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(log_buffers_user_mode_queues_only),
+	     cmocka_unit_test(log_size_chosen_at_stack_creation),
 	     cmocka_unit_test(log_entries_and_queued_events),
 	     cmocka_unit_test(write_order_entry_before_index),
 	     cmocka_unit_test(write_order_broken_index_first_caught),

@@ -476,13 +476,35 @@ static void readings_follow_the_numbers(void **state)
 
 	md = report_of(fixture("isr-scaling"), "read-isr");
 	assert_contains(md, "goes 5 µs → 5 µs with the fence array, 5 µs → 520 µs with a NULL payload");
-	assert_contains(md, "This is what the native-gpu-fence seed predicts: the fence array names");
+	assert_contains(md, "This is what the native-gpu-fence seed predicts: the fence array and the optimized interrupt");
 	free(md);
 	/* the array's handler grows with the fences as a scan would */
 	md = report_of(fixture_changed("isr-scaling", "isr-scaling/power/path:native/fences:1024/payload:array",
 				       "isr_ns_per_irq", 520000, NULL, "isr.json"), "read-isr2");
 	assert_contains(md, "goes 5 µs → 520 µs with the fence array");
 	assert_contains(md, "this run departs from it: with the fence array the cost grows as fences^0.67.");
+	free(md);
+
+	md = report_of(fixture("isr-scaling"), "read-isr3");
+	assert_contains(md, "6 µs → 6 µs with the optimized interrupt (the queue's log), 5 µs → 520 µs with an "
+			    "overrunning log (fallback)");
+	free(md);
+	/* the optimized interrupt's handler grows as a scan would */
+	md = report_of(fixture_changed("isr-scaling", "isr-scaling/power/path:native/fences:1024/payload:log",
+				       "isr_ns_per_irq", 520000, NULL, "isr3.json"), "read-isr4");
+	assert_contains(md, "this run departs from it: with the optimized interrupt (the queue's log) the cost "
+			    "grows as fences^0.64.");
+	free(md);
+
+	md = report_of(fixture("log-overrun"), "read-lo");
+	assert_contains(md, "at 5000 signals/s (5 per CPU wait) 199 at 256 bytes and 0 at 4096 bytes");
+	assert_contains(md, "This is what the native-gpu-fence seed predicts: a log overruns exactly when");
+	free(md);
+	/* a 100-entry log that overran with 10 entries between reads */
+	md = report_of(fixture_changed("log-overrun", "log-overrun/log_bytes:4096/rate:5000", "log_overruns", 3, NULL,
+				       "lo.json"), "read-lo2");
+	assert_contains(md, "this run departs from it: 3 overruns at 4096 bytes (100 entries) with 10 entries "
+			    "between reads.");
 	free(md);
 
 	/* a native GPU wait as slow as the CPU-held one */
@@ -547,7 +569,7 @@ static void fbrun_refuses_a_modified_tree(void **state)
 	expect_ok(&r, "fbrun --dry-run, clean tree");
 	assert_contains(r.out, "build/fencebench run headline --repetitions 3 --format json --out ");
 	assert_contains(r.out, "/runs/idle.json -q\n");
-	assert_int_equal(fb_count_lines(r.out), 11);
+	assert_int_equal(fb_count_lines(r.out), 13);
 	fb_exec_free(&r);
 
 	write_text(file, "two\n");

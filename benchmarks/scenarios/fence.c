@@ -1,5 +1,6 @@
 /* benchmarks/scenarios/fence.c — the fence-stack scenarios: irq-suppression,
- * cpu-wait, gpu-wait, isr-scaling.  Each runs once per path (native, legacy). */
+ * cpu-wait, gpu-wait, isr-scaling (each once per path: native, legacy), and
+ * log-overrun (native only). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -278,35 +279,143 @@ const struct fb_scenario bm_scenario_idle = {
 
 /* ---- isr-scaling ---- */
 
+/* The five interrupt paths of the ISR curve (seed native-gpu-fence, "Native
+ * fence signaled interrupt", "Optimized native fence signaled interrupt",
+ * "Log buffer overrun is permitted"): the legacy path scans every waited
+ * fence whatever the payload; on the native path "array" names the signaled
+ * fence, "null" (and "null-legacy") make the OS scan the waited fences,
+ * "log" is the optimized interrupt (the payload names the running HW queue,
+ * the OS reads only that queue's new log entries: a user-mode queue, whose
+ * buffers the runtime ends with its progress write), "log-overrun" the same
+ * with a log of one entry, so every interrupt finds it overrun and falls
+ * back to reading every fence of the device. */
 static const struct fb_param isr_params[] = {
-	FB_PARAM_INT("fences", "fences", 64, 0, 60000, "other fences with a pending CPU waiter (what a scan walks)"),
-	FB_PARAM_ENUM("payload", "array", "native interrupt payload (adapter cap)", "array", "null", "null-legacy"),
+	FB_PARAM_INT("fences", "fences", 64, 0, 100000, "other fences with a pending CPU waiter (what a scan walks)"),
+	FB_PARAM_ENUM("payload", "array", "native interrupt payload (adapter cap); log, log-overrun: the optimized "
+		      "interrupt on a user-mode queue (log-overrun: a one-entry log)",
+		      "array", "null", "null-legacy", "log", "log-overrun"),
 	FB_PARAM_ENUM("storage", "local", "where fence values live", "system", "local"),
 	FB_PARAM_INT("read_ns", "ns", 500, 0, 100000, "modeled PCIe cost of one CPU read of local memory"),
 	FB_PARAM_END
 };
+
+#define BM_LOG_ONE_ENTRY (HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry))   /* the smallest log */
+
+/* What the interrupt handler read, per interrupt: fence values, log entries;
+ * the logs' overruns and fallbacks (main section). */
+static void bm_report_logs(struct fb_run *run, const struct rig_irq_result *r, uint64_t app_signals)
+{
+	const struct os_stats *s = &r->os;
+	double irq = s->interrupts ? (double)s->interrupts : 1.0;
+	double sig = app_signals ? (double)app_signals : 1.0;
+	fb_run_metric(run, "log_entries_per_irq", s->log_entries / irq, "entries/irq");
+	fb_run_metric(run, "log_overruns", (double)s->log_overruns, "overruns");
+	/* per 1000 of the application's signals (the runtime's progress writes are not counted) */
+	fb_run_metric(run, "log_overruns_per_1000_signals", s->log_overruns * 1000.0 / sig, "overruns/1000 signals");
+	fb_run_metric(run, "log_fallbacks", (double)s->log_fallbacks, "scans");
+	fb_run_metric(run, "log_fallbacks_per_irq", s->log_fallbacks / irq, "scans/irq");
+	fb_run_metric(run, "log_released", (double)s->log_released, "waiters");
+}
 
 static int isr_run(struct fb_run *run)
 {
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
 	struct rig_irq_result r;
+	const char *payload = fb_run_enum(run, "payload");
+	bool log = !strcmp(payload, "log"), overrun = !strcmp(payload, "log-overrun");
+	bool native = fb_run_path(run) != FB_PATH_LEGACY;
+	unsigned fences = (unsigned)fb_run_int(run, "fences");
 	rig_fence_config(run, &cfg, cpus, 1);
-	cfg.caps.payload = rig_fence_payload(run);
+	if (log || overrun)
+		cfg.caps.payload = native ? HW_PAYLOAD_OPTIMIZED : HW_PAYLOAD_FENCE_ARRAY;   /* legacy: no payload */
+	else
+		cfg.caps.payload = rig_fence_payload(run);
 	cfg.caps.storage = !strcmp(fb_run_enum(run, "storage"), "local") ? HW_STORAGE_LOCAL : HW_STORAGE_SYSTEM;
 	cfg.caps.local_read_ns = (uint32_t)fb_run_int(run, "read_ns");
+	if (cfg.max_fences < fences + 64)
+		cfg.max_fences = fences + 64;   /* the scan table holds the idle fences and the rig's own */
 	struct rig_irq_params p = {
-		.waited_fraction = 1.0, .work_ns = 2000, .cfg = &cfg,
-		.idle_fences = (unsigned)fb_run_int(run, "fences"),
+		.waited_fraction = 1.0, .work_ns = 2000, .cfg = &cfg, .idle_fences = fences,
+		.user_mode = native && (log || overrun), .log_bytes = overrun ? BM_LOG_ONE_ENTRY : 0,
 	};
-	return rig_fence_irq(run, &p, 2000, &r);
+	int rc = rig_fence_irq(run, &p, 2000, &r);
+	if (rc)
+		return rc;
+	bm_report_logs(run, &r, p.signals);
+	return 0;
 }
 
 const struct fb_scenario bm_scenario_isr_scaling = {
 	.name = "isr-scaling",
-	.summary = "interrupt handler cost as fences with waiters grow: legacy scan vs signaled-fence array",
+	.summary = "interrupt handler cost as fences with waiters grow: legacy scan, fence array, NULL, log, log overrun",
 	.params = isr_params, .compares_paths = true, .polling_threads = 1,
 	.default_iterations = 2000, .takes_trace = true, .run = isr_run,
+};
+
+/* ---- log-overrun: how often a native fence log overruns ---- */
+
+/* The OS reads a user-mode queue's log only when an interrupt names the
+ * queue, and an interrupt comes only from a signal with a CPU waiter.  The
+ * application waits on one signal per wait period while the GPU signals at
+ * `rate`, so rate x period signals (each followed by the runtime's progress
+ * write: two log entries) land between two reads; more than the log holds
+ * overruns it, and the OS falls back to reading every fence of the device
+ * (seed native-gpu-fence, "Log buffer overrun is permitted"). */
+static const struct fb_param overrun_params[] = {
+	FB_PARAM_INT("log_bytes", "bytes", 1024, (int64_t)BM_LOG_ONE_ENTRY, OS_LOG_MAX_BYTES,
+		     "each native fence log buffer: a 64-byte header + 40 bytes per entry"),
+	FB_PARAM_DOUBLE("rate", "signals/s", 10000.0, 1.0, 1000000.0, "GPU signals per second (the application paces them)"),
+	FB_PARAM_DOUBLE("wait_us", "us", 1000.0, 1.0, 1000000.0,
+			"the application CPU-waits on one signal per this period (the OS reads the log at its interrupt)"),
+	FB_PARAM_END
+};
+
+static int overrun_run(struct fb_run *run)
+{
+	struct os_config cfg;
+	int cpus[HW_MAX_ENGINES];
+	struct rig_irq_result r;
+	double rate = fb_run_double(run, "rate"), wait_us = fb_run_double(run, "wait_us");
+	double per_wait = rate * wait_us / 1e6;
+	uint64_t signals = fb_run_iterations(run) ? fb_run_iterations(run) : 2000;
+	size_t log_bytes = (size_t)fb_run_int(run, "log_bytes");
+	if (per_wait < 1.0)
+		return fb_run_error(run, -EINVAL, "rate=%g signals/s x wait_us=%g us is %.3g signals per CPU wait: "
+				    "under one, every signal is waited and nothing accumulates in the log", rate, wait_us,
+				    per_wait);
+	if (per_wait > (double)signals)
+		return fb_run_error(run, -EINVAL, "rate=%g signals/s x wait_us=%g us is %.0f signals per CPU wait, more "
+				    "than the %llu signals of the run: no wait would complete a period", rate, wait_us,
+				    per_wait, (unsigned long long)signals);
+	if ((log_bytes - HW_LOG_HEADER_BYTES) % sizeof(struct hw_log_entry))
+		fb_run_note(run, "log_bytes=%zu holds %zu entries; the last %zu bytes are unused", log_bytes,
+			    (log_bytes - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry),
+			    (log_bytes - HW_LOG_HEADER_BYTES) % sizeof(struct hw_log_entry));
+	rig_config(&cfg, RIG_FENCE_NATIVE);
+	cfg.caps.engines = 1;
+	rig_fence_pin(run, &cfg, cpus);
+	cfg.caps.payload = HW_PAYLOAD_OPTIMIZED;
+	struct rig_irq_params p = {
+		.path = RIG_FENCE_NATIVE, .signals = signals, .waited_fraction = 1.0 / per_wait, .work_ns = 0,
+		.period_ns = (uint64_t)(1e9 / rate), .cfg = &cfg, .user_mode = true, .log_bytes = log_bytes,
+	};
+	int rc = rig_fence_irq(run, &p, signals, &r);
+	if (rc)
+		return rc;
+	fb_run_metric(run, "log_capacity", (double)((log_bytes - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry)),
+		      "entries");
+	fb_run_metric(run, "signals_per_wait", per_wait, "signals");
+	fb_run_metric(run, "achieved_rate", r.elapsed_ns ? r.signals * 1e9 / (double)r.elapsed_ns : 0.0, "signals/s");
+	bm_report_logs(run, &r, p.signals);
+	return 0;
+}
+
+const struct fb_scenario bm_scenario_log_overrun = {
+	.name = "log-overrun",
+	.summary = "native fence log overruns per 1000 signals and fallback scans vs log size and signal rate",
+	.params = overrun_params, .compares_paths = false, .polling_threads = 1,
+	.default_iterations = 2000, .run = overrun_run,
 };
 
 /* ---- headline ---- */

@@ -14,6 +14,7 @@ extern const struct fb_scenario bm_scenario_cpu_wait;
 extern const struct fb_scenario bm_scenario_gpu_wait;
 extern const struct fb_scenario bm_scenario_cross_adapter;
 extern const struct fb_scenario bm_scenario_isr_scaling;
+extern const struct fb_scenario bm_scenario_log_overrun;
 extern const struct fb_scenario bm_scenario_idle;
 extern const struct fb_scenario bm_scenario_fence_stride;
 extern const struct fb_scenario bm_scenario_submit_latency;
@@ -28,6 +29,7 @@ const struct fb_scenario *const bm_scenarios[] = {
 	&bm_scenario_gpu_wait,
 	&bm_scenario_cross_adapter,
 	&bm_scenario_isr_scaling,
+	&bm_scenario_log_overrun,
 	&bm_scenario_idle,
 	&bm_scenario_fence_stride,
 	&bm_scenario_submit_latency,

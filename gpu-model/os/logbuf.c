@@ -386,7 +386,8 @@ int os_ums_trace_start(struct os_ums *u, size_t records, size_t log_bytes)
 	 * that size (DxgkDdiSetNativeFenceLogBuffer again), continuing their
 	 * progression */
 	pthread_mutex_lock(&u->lock);
-	u->log_bytes = log_bytes;
+	if (log_bytes > u->log_bytes)   /* never below what the stack was configured with */
+		u->log_bytes = log_bytes;
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_acquire);
 	pthread_mutex_unlock(&u->lock);
 	for (uint32_t i = 0; i < n; i++) {

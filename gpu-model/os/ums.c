@@ -23,6 +23,7 @@ void os_ums_config_default(struct os_ums_config *cfg)
 	cfg->sched_cpu = -1;
 	cfg->power_cpu = -1;
 	cfg->drain_timeout_ns = 10000000000ll;
+	cfg->log_bytes = HW_LOG_SIZE;
 }
 
 /* ---- attach / detach ---- */
@@ -39,11 +40,16 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 		snprintf(err, errlen, "doorbells=%u: at most %d physical doorbells", caps->doorbells, HW_MAX_DOORBELLS);
 		return -EINVAL;
 	}
+	if (cfg->log_bytes < HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) || cfg->log_bytes > OS_LOG_MAX_BYTES) {
+		snprintf(err, errlen, "log_bytes=%zu: a native fence log buffer is %zu..%u bytes (header + at least one entry)",
+			 cfg->log_bytes, (size_t)HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry), OS_LOG_MAX_BYTES);
+		return -EINVAL;
+	}
 	struct os_ums *u = lf_alloc(sizeof(*u), LF_CACHELINE);
 	u->a = a;
 	u->hw = os_adapter_hw(a);
 	u->cfg = *cfg;
-	u->log_bytes = HW_LOG_SIZE;
+	u->log_bytes = cfg->log_bytes;   /* os_ums_trace_start may raise it */
 	pthread_mutex_init(&u->lock, NULL);
 	u->efd = eventfd(0, EFD_CLOEXEC);
 	if (u->efd < 0) {

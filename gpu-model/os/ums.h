@@ -95,8 +95,11 @@ struct os_ums_config {
 	int power_cpu;              /* pin the power thread (engine-state-change interrupts); -1 */
 	uint32_t notify_engines;    /* bit e: the KMD asks for NotifyWorkSubmission on engine e (CONNECTED_NOTIFY) */
 	int64_t drain_timeout_ns;   /* normal termination waits this long per queue; < 0: forever */
+	size_t log_bytes;           /* each native fence log buffer of a user-mode HW queue: header + entries,
+	                             * HW_LOG_HEADER_BYTES + one entry .. OS_LOG_MAX_BYTES (seed: 4 KiB) */
 };
-/* Defaults: nothing pinned, no notify, 10 s drain timeout. */
+#define OS_LOG_MAX_BYTES (1u << 20)   /* the largest log buffer the OS allocates */
+/* Defaults: nothing pinned, no notify, 10 s drain timeout, 4 KiB log buffers. */
 void os_ums_config_default(struct os_ums_config *cfg);
 
 /* Start user-mode submission support on adapter a: the scheduler and power

@@ -53,7 +53,8 @@ enum rt_path {
 
 struct rt_stack_config {
 	struct os_config os;          /* the adapter's caps (engines, their CPUs, payload, ...) and the OS (irq_cpu, ...) */
-	struct os_ums_config ums;     /* user-mode submission (scheduler and power thread CPUs, drain timeout) */
+	struct os_ums_config ums;     /* user-mode submission (scheduler and power thread CPUs, drain timeout,
+	                               * the size of each user-mode HW queue's native fence log buffers) */
 };
 
 /* Defaults for a path: os_config_default with native fences on (native) or
@@ -62,7 +63,8 @@ struct rt_stack_config {
 void rt_stack_config_default(struct rt_stack_config *cfg, enum rt_path path);
 
 /* Bring the whole stack up.  0; -EINVAL with a one-line reason in err (bad
- * caps, native support advertised but not enabled, bad doorbell caps);
+ * caps, native support advertised but not enabled, bad doorbell caps, a
+ * log buffer size out of range);
  * -errno (threads, memory, device table).  Nothing is left on failure. */
 int rt_stack_create(const struct rt_stack_config *cfg, struct rt_stack **out, char *err, size_t errlen);
 /* Tear it down (order above).  No thread may use the stack's fences or

@@ -171,24 +171,68 @@ def isr_scaling(files):
     if not native or not legacy:
         return None
     names = {"array": "with the fence array", "null": "with a NULL payload",
-             "null-legacy": "with NULL + EvaluateLegacyMonitoredFences"}
+             "null-legacy": "with NULL + EvaluateLegacyMonitoredFences",
+             "log": "with the optimized interrupt (the queue's log)",
+             "log-overrun": "with an overrunning log (fallback)"}
     parts = [f"{ft.ns(s[0][1])} → {ft.ns(s[-1][1])} {names.get(p, p)}" for p, s in native.items()]
     x0, x1 = legacy[0][0], legacy[-1][0]
     shape = (f"From {_x(x0)} to {_x(x1)} fences with waiters the native ISR cost per interrupt goes "
              f"{', '.join(parts)}, and the legacy scan {ft.ns(legacy[0][1])} → {ft.ns(legacy[-1][1])}.")
     dep = []
-    flat = _slope(native.get("array", []))
-    if flat is not None and flat >= 0.25:      # flat: grows slower than fences^0.25
-        dep.append(f"with the fence array the cost grows as fences^{flat:.2f}")
-    for what, s in [(names.get(p, p), native[p]) for p in ("null", "null-legacy") if p in native] + \
+    for p in ("array", "log"):
+        flat = _slope(native.get(p, []))
+        if flat is not None and flat >= 0.25:      # flat: grows slower than fences^0.25
+            dep.append(f"{names[p]} the cost grows as fences^{flat:.2f}")
+    for what, s in [(names.get(p, p), native[p]) for p in ("null", "null-legacy", "log-overrun") if p in native] + \
             [("the legacy scan", legacy)]:
         k = _slope(s)
         if k is not None and k <= 0.5:         # a scan grows at least as fences^0.5
             dep.append(f"{what} the cost grows only as fences^{k:.2f}")
     return shape, _verdict("native-gpu-fence",
-                           "the fence array names the signaled fences so the handler's cost stays flat, "
-                           "while a NULL payload and the legacy monitored fence make the OS scan every "
-                           "waited fence, growing with their number", dep)
+                           "the fence array and the optimized interrupt (one read of the running queue's "
+                           "log) keep the handler's cost flat, while a NULL payload, an overrun log's "
+                           "fallback and the legacy monitored fence make the OS read every waited fence, "
+                           "growing with their number", dep)
+
+
+def log_overrun(files):
+    groups = fr.sweep_points(files, "log-overrun", "log_bytes")
+    lines = []
+    for label, pts in groups.items():
+        runs = [(q[0], q[1]) for q in pts
+                if q[1] is not None and "log_overruns_per_1000_signals" in q[1].counters]
+        if runs:
+            lines.append((label, runs))
+    if not lines:
+        return None
+    parts = []
+    dep = []
+    for label, runs in lines:
+        rate = label.replace("rate=", "") or "?"
+        spw = _g(runs[0][1], "signals_per_wait")
+        parts.append(f"at {rate} signals/s ({_x(spw or 0)} per CPU wait) "
+                     f"{_g(runs[0][1], 'log_overruns_per_1000_signals'):.3g} at {_x(runs[0][0])} bytes and "
+                     f"{_g(runs[-1][1], 'log_overruns_per_1000_signals'):.3g} at {_x(runs[-1][0])} bytes")
+        for x, r in runs:
+            cap, ov = _g(r, "log_capacity"), _g(r, "log_overruns")
+            entries = 2 * (spw or 0)           # each signal and the runtime's progress write after it
+            lost = _g(r, "lost_wakeups") or 0
+            if lost:
+                dep.append(f"{_x(lost)} wake-ups lost at {_x(x)} bytes, {rate} signals/s")
+            if cap is None or ov is None:
+                continue
+            # tolerance: one entry racing the read makes a log that holds exactly what lands count
+            # as overrun, so only a margin of 2 entries either way is a departure
+            if entries + 2 <= cap and ov > 0:
+                dep.append(f"{_x(ov)} overruns at {_x(x)} bytes ({_x(cap)} entries) with {_x(entries)} "
+                           f"entries between reads")
+            elif entries >= cap + 2 and ov == 0:
+                dep.append(f"no overrun at {_x(x)} bytes ({_x(cap)} entries) with {_x(entries)} entries "
+                           "between reads")
+    shape = f"Log overruns per 1000 signals: {'; '.join(parts)}."
+    return shape, _verdict("native-gpu-fence",
+                           "a log overruns exactly when more entries land between two of the OS's reads "
+                           "than it holds, and the fallback to reading every fence loses no waiter", dep)
 
 
 def cross_adapter(files):
