@@ -216,6 +216,16 @@ struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q)
 	return q->hwq;
 }
 
+void os_hwqueue_set_priority(struct os_hwqueue *q, int32_t priority)
+{
+	hw_queue_set_priority(q->hwq, priority);
+}
+
+int32_t os_hwqueue_priority(const struct os_hwqueue *q)
+{
+	return hw_queue_priority(q->hwq);
+}
+
 /* ---- destruction ---- */
 
 /* Disconnect the doorbell and have the CMP look at the final write pointer. */

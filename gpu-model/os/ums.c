@@ -143,6 +143,7 @@ void os_ums_stats(struct os_ums *u, struct os_ums_stats *o)
 	o->km_rejected = UMS_LOAD(u->km_rejected);
 	o->km_discarded = UMS_LOAD(u->km_discarded);
 	o->sched_wakeups = UMS_LOAD(u->sched_wakeups);
+	o->preempt_requests = UMS_LOAD(u->preempt_requests);
 	o->km_submits = UMS_LOAD(u->km_submits);
 	o->notifies = UMS_LOAD(u->notifies);
 }

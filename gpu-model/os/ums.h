@@ -147,6 +147,13 @@ uint64_t os_hwqueue_completed(struct os_hwqueue *q);
 /* last queued > completed: the queue has work pending.  Any thread. */
 bool os_hwqueue_pending(struct os_hwqueue *q);
 struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
+/* The queue's scheduling priority (higher runs first; 0 by default).  On
+ * the engine's run list at once; kernel-mode submissions to a queue that
+ * outranks the one its engine runs make the scheduler send a preemption
+ * request (DxgkDdiPreemptCommand), user-mode queues are seen by the run
+ * list itself (hw.h, "preemption").  Any thread. */
+void os_hwqueue_set_priority(struct os_hwqueue *q, int32_t priority);
+int32_t os_hwqueue_priority(const struct os_hwqueue *q);
 
 /* Kernel-mode submission (D3DKMTSubmitCommandToHwQueue): record `progress`
  * as the last queued value, hand cmds[0..n) to the scheduler thread and make
@@ -206,6 +213,7 @@ struct os_ums_stats {
 	uint64_t sched_wakeups;       /* scheduler thread returns from its eventfd read */
 	uint64_t drain_timeouts;      /* normal terminations whose wait timed out */
 	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
+	uint64_t preempt_requests;    /* preemption requests the scheduler sent for higher-priority work */
 };
 void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
 

@@ -99,7 +99,7 @@ struct os_ums {
 	LF_ALIGNED lf_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
 		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
 		drain_timeouts, lost_at_abnormal;
-	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
+	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests;   /* scheduler thread */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
 };
 /* the lock apart from the dummy page (rings on disconnected doorbells); the

@@ -229,6 +229,8 @@ static int rt_queue_open_os(struct rt_queue *q, bool um)
 	int rc = os_hwqueue_create(q->ctx, flags, ring_slots, q->progress->f, &q->osq);
 	if (rc)
 		return rc;
+	if (q->desc.priority)
+		os_hwqueue_set_priority(q->osq, q->desc.priority);
 	q->um = um;
 	q->visible = false;
 	q->wptr = 0;
@@ -531,6 +533,7 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 		k = rt_record(q, ib, k, &cmds[i]);
 	struct hw_cmd progress = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
 	k = rt_record(q, ib, k, &progress);
+	ib[k - 1].pad |= HW_CMD_END_OF_BUFFER;   /* the DMA buffer ends here (preemption boundaries) */
 	rc = rt_queue_hand(q, v, ib, k);
 	if (rc) {
 		/* nothing queued: v, the log entries and the queued events are handed out again next time */
