@@ -112,9 +112,12 @@ static void dma_boundary_engine_never_stops_mid_buffer(void **state)
 		pt_run(&t, um, 4, 64, &r);
 		pt_assert_whole(&r);
 		assert_true(pt_dma_respected(&r));
-		assert_int_equal(r.end2_at_hi, 0);          /* preempted at the first buffer's end */
-		assert_true(r.st.at_buffer_end >= 1);
-		assert_true(r.st.ctx_restores >= 1);
+		assert_int_equal(r.end2_at_hi, 0);          /* it ran between the two buffers */
+		/* kernel-mode: the scheduler's request preempted at the buffer's
+		 * end; user-mode: the same, or the engine had not yet seen the
+		 * second buffer's ring and left the queue with nothing known to run */
+		if (!um)
+			assert_true(r.st.at_buffer_end >= 1 && r.st.ctx_restores >= 1);
 		umt_down(&t);
 	}
 }

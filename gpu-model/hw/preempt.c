@@ -197,6 +197,8 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 		return false;          /* withdrawn */
 	q->faulted = true;
 	q->work_slices_left = 0;
+	/* the TDR's preemption request went unanswered: it dies with the reset */
+	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	q->ctx_saved = false;
 	lf_count(&e->resets, 1);
 	e->preempted_now = true;       /* the pass starts over */

@@ -90,13 +90,37 @@ enum os_doorbell_status {
 	OS_DOORBELL_DISCONNECTED_ABORT = 3,
 };
 
+/* ---- TDR (gpu-model/os/tdr.c) ----
+ * A watchdog thread per adapter (started by os_ums_attach): an engine inside
+ * one queue without progress for TdrDelay gets a preemption request first
+ * (always: seed gpu-preemption), then TdrDelay to yield; an engine that does
+ * not is reset: the queue it ran is faulted, its device is guilty and
+ * terminated (os_device_terminate: error, doorbells DISCONNECTED_ABORT, every
+ * waiter on the device's fences released, queues must be re-created on a
+ * new device); queues of other devices lose nothing.  TdrLimitCount resets
+ * within TdrLimitTime: a bug check (every device terminated, no device or
+ * context can be created any more).  Counted in os_ums_stats (tdr_*). */
+#define OS_TDR_DELAY_DEFAULT_NS      2000000000ll
+#define OS_TDR_LIMIT_COUNT_DEFAULT   5u
+#define OS_TDR_LIMIT_TIME_DEFAULT_NS 60000000000ull
+#define OS_TDR_HISTORY               16
+enum os_tdr_fault {
+	OS_TDR_FAULT_NONE,
+	OS_TDR_FAULT_NO_PREEMPT,    /* broken on purpose: resets without sending the preemption request first */
+};
+
 struct os_ums_config {
 	int sched_cpu;              /* pin the scheduler thread (kernel-mode submission); -1: not pinned */
 	int power_cpu;              /* pin the power thread (engine-state-change interrupts); -1 */
 	uint32_t notify_engines;    /* bit e: the KMD asks for NotifyWorkSubmission on engine e (CONNECTED_NOTIFY) */
 	int64_t drain_timeout_ns;   /* normal termination waits this long per queue; < 0: forever */
+	/* TDR (gpu-model/os/tdr.c) */
+	int64_t tdr_delay_ns;       /* TdrDelay; 0: OS_TDR_DELAY_DEFAULT_NS; < 0: no watchdog (TdrLevel off) */
+	uint32_t tdr_limit_count;   /* TdrLimitCount; 0: OS_TDR_LIMIT_COUNT_DEFAULT (at most OS_TDR_HISTORY) */
+	uint64_t tdr_limit_time_ns; /* TdrLimitTime; 0: OS_TDR_LIMIT_TIME_DEFAULT_NS */
+	enum os_tdr_fault tdr_fault;  /* tests only */
 };
-/* Defaults: nothing pinned, no notify, 10 s drain timeout. */
+/* Defaults: nothing pinned, no notify, 10 s drain timeout, TdrDelay 2 s, 5 TDRs in 60 s. */
 void os_ums_config_default(struct os_ums_config *cfg);
 
 /* Start user-mode submission support on adapter a: the scheduler and power
@@ -119,6 +143,13 @@ int os_device_destroy(struct os_device *d);
 /* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
 void os_device_terminate(struct os_device *d);
 bool os_device_in_error(const struct os_device *d);
+/* The device's own fences, beside its queues' progress fences: an abnormal
+ * termination (a TDR's included) signals them UINT64_MAX, so no waiter on
+ * them hangs.  Untrack before destroying the fence.  Any thread (u->lock). */
+void os_device_track_fence(struct os_device *d, struct os_fence *f);
+void os_device_untrack_fence(struct os_device *d, struct os_fence *f);
+pid_t os_ums_tdr_tid(const struct os_ums *u);   /* the watchdog thread (0: none) */
+bool os_ums_bugchecked(struct os_ums *u);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
@@ -214,6 +245,12 @@ struct os_ums_stats {
 	uint64_t drain_timeouts;      /* normal terminations whose wait timed out */
 	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
 	uint64_t preempt_requests;    /* preemption requests the scheduler sent for higher-priority work */
+	uint64_t tdr_timeouts;        /* engines found without progress for TdrDelay */
+	uint64_t tdr_preempt_requests;/* ... sent a preemption request */
+	uint64_t tdr_preempted;       /* ... that yielded to it (nothing reset) */
+	uint64_t tdr_resets;          /* engines reset (DxgkDdiResetEngine that aborted a command) */
+	uint64_t tdr_guilty;          /* devices terminated as guilty */
+	uint64_t tdr_bugchecks;       /* TdrLimitCount reached */
 };
 void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
 

@@ -82,9 +82,17 @@ int rt_device_create(struct os_ums *u, struct rt_device **out)
 	return 0;
 }
 
-bool rt_device_removed(const struct rt_device *d)
+/* The process's own rt_device_terminate (not the OS's): submissions to a
+ * device the OS terminated still reach the OS, which refuses them (-ENODEV). */
+static bool rt_device_terminated(const struct rt_device *d)
 {
 	return atomic_load_explicit(&d->removed, memory_order_acquire);
+}
+
+bool rt_device_removed(const struct rt_device *d)
+{
+	/* the process terminated it, or the OS did (a TDR found it guilty) */
+	return atomic_load_explicit(&d->removed, memory_order_acquire) || os_device_in_error(d->od);
 }
 
 struct os_device *rt_device_os(struct rt_device *d)
@@ -113,6 +121,7 @@ int rt_device_destroy(struct rt_device *d)
 	}
 	for (struct rt_fence *f = d->fences, *next; f; f = next) {
 		next = f->next;
+		os_device_untrack_fence(d->od, f->f);
 		os_fence_destroy(f->f);
 		lf_free(f, sizeof(*f), LF_CACHELINE);
 	}
@@ -129,6 +138,7 @@ static struct rt_fence *rt_fence_adopt(struct rt_device *d, struct os_fence *of)
 	struct rt_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->f = of;
 	f->d = d;
+	os_device_track_fence(d->od, of);   /* released if the OS removes the device */
 	pthread_mutex_lock(&d->lock);
 	f->next = d->fences;
 	d->fences = f;
@@ -161,6 +171,7 @@ void rt_fence_destroy(struct rt_fence *f)
 			break;
 		}
 	pthread_mutex_unlock(&d->lock);
+	os_device_untrack_fence(d->od, f->f);
 	os_fence_destroy(f->f);
 	lf_free(f, sizeof(*f), LF_CACHELINE);
 }
@@ -172,7 +183,7 @@ uint64_t rt_fence_completed(struct rt_fence *f)
 
 int rt_fence_signal(struct rt_fence *f, uint64_t v)
 {
-	if (rt_device_removed(f->d))
+	if (rt_device_terminated(f->d))
 		return -EIO;
 	return os_fence_signal_cpu(f->f, v);
 }
@@ -518,7 +529,7 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 {
 	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
 		return -EINVAL;
-	if (rt_device_removed(q->d))
+	if (rt_device_terminated(q->d))
 		return -EIO;
 	uint64_t v = atomic_load_explicit(&q->next, memory_order_relaxed) + 1;
 	struct hw_cmd *ib;
