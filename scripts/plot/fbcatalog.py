@@ -109,6 +109,9 @@ FIGURES = [
 NOT_DRAWN = {
     "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
                 "nothing about fences to publish",
+    "preempt": "figure not written yet (latency by granularity, missed vsyncs): run it by hand, "
+               "`fencebench sweep preempt --grid granularity=none,dma,primitive,triangle,pixel,shader`",
+    "tdr": "figure not written yet (hang to waiters released, survivors running): run it by hand",
 }
 
 
