@@ -515,6 +515,31 @@ static void readings_follow_the_numbers(void **state)
 	free(md);
 }
 
+/* The preemption and TDR readings follow their numbers (scripts/plot/fbreading_preempt.py). */
+static void preempt_readings_follow_the_numbers(void **state)
+{
+	need_matplotlib();
+	char *md = report_of(fixture("preempt"), "read-pre");
+	assert_contains(md, "This is what the gpu-preemption seed predicts: finer preemption granularity");
+	assert_contains(md, "This is what the gpu-preemption seed predicts: high-priority work such as the DWM's");
+	free(md);
+	/* the finest granularity no faster than NONE */
+	md = report_of(fixture_changed("preempt", "preempt/path:native/granularity:shader", "frame_latency_p50",
+				       30000000, NULL, "pre.json"), "read-pre2");
+	assert_contains(md, "this run departs from it: at shader granularity the p50 is only ×1.07 below NONE's");
+	free(md);
+	md = report_of(fixture_changed("preempt", "preempt/path:native/granularity:shader", "missed_vsync_fraction",
+				       0.5, NULL, "pre3.json"), "read-pre3");
+	assert_contains(md, "this run departs from it: at shader granularity 50.0% of the frames still missed");
+	free(md);
+	md = report_of(fixture("tdr"), "read-tdr");
+	assert_contains(md, "innocent work lost: 0 buffers. This is what the gpu-preemption seed predicts");
+	free(md);
+	md = report_of(fixture_changed("tdr", "tdr/path:legacy", "innocent_lost", 2, NULL, "tdr.json"), "read-tdr2");
+	assert_contains(md, "this run departs from it: 2 buffers of the innocent process were lost");
+	free(md);
+}
+
 /* A report from results of a modified tree is refused unless allowed, and then says so. */
 static void modified_tree_refused(void **state)
 {
@@ -569,7 +594,7 @@ static void fbrun_refuses_a_modified_tree(void **state)
 	expect_ok(&r, "fbrun --dry-run, clean tree");
 	assert_contains(r.out, "build/fencebench run headline --repetitions 3 --format json --out ");
 	assert_contains(r.out, "/runs/idle.json -q\n");
-	assert_int_equal(fb_count_lines(r.out), 13);
+	assert_int_equal(fb_count_lines(r.out), 15);   /* one line per RUNS entry */
 	fb_exec_free(&r);
 
 	write_text(file, "two\n");
@@ -786,6 +811,7 @@ int main(void)
 		cmocka_unit_test(plot_every_figure_and_the_report),
 		cmocka_unit_test(every_scenario_has_a_figure),
 		cmocka_unit_test(readings_follow_the_numbers),
+		cmocka_unit_test(preempt_readings_follow_the_numbers),
 		cmocka_unit_test(modified_tree_refused),
 		cmocka_unit_test(fbrun_refuses_a_modified_tree),
 		cmocka_unit_test(index_of_published_runs),

@@ -19,6 +19,8 @@ extern const struct fb_scenario bm_scenario_idle;
 extern const struct fb_scenario bm_scenario_fence_stride;
 extern const struct fb_scenario bm_scenario_submit_latency;
 extern const struct fb_scenario bm_scenario_doorbell_thrash;
+extern const struct fb_scenario bm_scenario_preempt;        /* preempt.c */
+extern const struct fb_scenario bm_scenario_tdr;            /* preempt.c */
 extern const struct fb_scenario bm_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
 const struct fb_scenario *const bm_scenarios[] = {
@@ -34,6 +36,8 @@ const struct fb_scenario *const bm_scenarios[] = {
 	&bm_scenario_fence_stride,
 	&bm_scenario_submit_latency,
 	&bm_scenario_doorbell_thrash,
+	&bm_scenario_preempt,
+	&bm_scenario_tdr,
 	&bm_scenario_selftest,
 	NULL
 };

@@ -1,5 +1,6 @@
 /* gpu-model/hw/adapter.c — adapter caps, creation and teardown, statistics.  The interrupt lines are in irq.c. */
 #include <errno.h>
+#include <limits.h>
 #include <numa.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,12 @@ void hw_caps_default(struct hw_caps *caps)
 	caps->engines = 1;
 	caps->idle_spin_ns = 20000;
 	caps->work_spin_max_ns = 50000;
+	/* the Windows 8 model, preemption between commands (what a run list
+	 * switching queues at command boundaries always did) */
+	caps->preemption_aware = true;
+	caps->multi_engine_aware = true;
+	caps->gfx_preempt = HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY;
+	caps->compute_preempt = HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY;
 }
 
 static int hw_caps_error(char *err, size_t errlen, const char *fmt, ...)
@@ -61,6 +68,9 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 				     c->numa_node, numa_available() < 0 ? 0 : numa_max_node());
 	if (c->local_read_ns > 1000000)
 		return hw_caps_error(err, errlen, "local_read_ns=%u: more than 1 ms per read is not a PCIe read", c->local_read_ns);
+	if (c->gfx_preempt > HW_GFX_PREEMPT_SHADER_BOUNDARY || c->compute_preempt > HW_COMPUTE_PREEMPT_SHADER_BOUNDARY)
+		return hw_caps_error(err, errlen, "preemption granularity %d/%d: unknown", (int)c->gfx_preempt,
+				     (int)c->compute_preempt);
 	if (c->ncpus > 64)
 		return hw_caps_error(err, errlen, "%zu CPUs: at most 64", c->ncpus);
 	for (size_t i = 0; i < c->ncpus; i++)
@@ -92,6 +102,7 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 		a->engines[i].index = i;
 		a->engines[i].a = a;
 		lf_wake_init(&a->engines[i].wake);
+		atomic_init(&a->engines[i].preempt_prio, INT32_MIN);   /* no request */
 	}
 	*out = a;
 	return 0;

@@ -20,6 +20,7 @@
  * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,17 +202,6 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 
 /* ---- the engine thread ---- */
 
-static void hw_work(const struct hw_adapter *a, uint64_t ns)
-{
-	if (ns <= a->caps.work_spin_max_ns) {
-		lf_spin_ns(ns);
-		return;
-	}
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue *q)
 {
 	/* seq_cst: the re-check after waiting_queues++ / lf_wake_prepare (RMWs),
@@ -253,14 +243,18 @@ static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
 	for (;;) {
 		if (q->ib_pos < q->ib_n) {
 			*c = q->ib[q->ib_pos++];
+			/* preempt.c: the end of an INDIRECT buffer ends a DMA buffer */
+			q->mid_buffer = q->ib_pos < q->ib_n && !(c->pad & HW_CMD_END_OF_BUFFER);
 			return true;
 		}
 		if (q->um && lf_ring_read_index(q->ring) >= q->known_wptr)
 			return false;
 		if (!lf_ring_pop_spsc(q->ring, c))
 			return false;
-		if (c->op != HW_CMD_INDIRECT)
+		if (c->op != HW_CMD_INDIRECT) {
+			q->mid_buffer = !(c->pad & HW_CMD_END_OF_BUFFER);
 			return true;
+		}
 		q->ib = c->ib;
 		q->ib_n = c->arg;
 		q->ib_pos = 0;
@@ -278,10 +272,50 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
+	if (q->work_slices_left)
+		n++;                       /* a preempted WORK's rest */
+	q->work_slices_left = 0;
+	q->ctx_saved = false;
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
 	if (n)
 		lf_count(&e->discarded, n);
+}
+
+static inline void hw_engine_progress_bump(struct hw_engine *e)
+{
+	/* release, single writer: the watchdog (hw_engine_progress) */
+	atomic_store_explicit(&e->progress, atomic_load_explicit(&e->progress, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/* A preempted queue runs again: restore its context, finish its WORK.
+ * False: preempted again (or reset) inside that WORK. */
+static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	if (a->caps.ctx_restore_ns)
+		lf_spin_ns(a->caps.ctx_restore_ns);
+	lf_count(&e->ctx_restores, 1);
+	q->ctx_saved = false;
+	if (!q->work_slices_left)
+		return true;
+	if (!hw_work_resume(a, e, q))
+		return false;
+	lf_count(&q->executed, 1);     /* the WORK is done now */
+	hw_engine_progress_bump(e);
+	return true;
+}
+
+bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q)
+{
+	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) ||
+	    atomic_load_explicit(&q->retired, memory_order_relaxed) || q->faulted)
+		return false;
+	if (q->um)
+		hw_queue_refresh(q);
+	if (q->ctx_saved)
+		return true;
+	return q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q);
 }
 
 /* Execute up to HW_BUDGET commands of q; returns the number executed. */
@@ -298,7 +332,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		atomic_store_explicit(&q->retire_seen, true, memory_order_release);
 		return 0;
 	}
-	if (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q))
+	if (q->faulted)
+		return 0;                  /* reset by a TDR: the OS retires it */
+	if (!q->ctx_saved && (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q)))
 		return 0;
 	/* the preemption hand-shake: announce, then check the run-list bit
 	 * (the light side of the pair with hw_queue_preempt_wait) */
@@ -312,14 +348,19 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			q->wait_end_ts = hw_gpu_timestamp(a);   /* logbuf: seen unblocked */
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	while (done < HW_BUDGET && atomic_load_explicit(&q->scheduled, memory_order_relaxed) &&
-	       hw_queue_fetch(q, &c)) {
+	if (q->ctx_saved && !hw_queue_restore(a, e, q))
+		goto out;
+	/* NONE and DMA_BUFFER granularities cannot switch inside a DMA buffer:
+	 * the round-robin budget waits for its end */
+	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2)) &&
+	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(q, &c)) {
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
 		switch (c.op) {
 		case HW_CMD_WORK:
-			hw_work(a, c.arg);
+			if (!hw_work_run(a, e, q, &c))
+				goto out;          /* preempted inside (the rest kept) or reset */
 			break;
 		case HW_CMD_SIGNAL:
 			if (q->um)   /* logbuf: the time the signal executed, before its value is seen */
@@ -358,6 +399,14 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			lf_die("bad command op %u (a command buffer inside a command buffer?)", c.op);
 		}
 		lf_count(&q->executed, 1);
+		hw_engine_progress_bump(e);
+		if (hw_reset_check(e, q))
+			goto out;
+		unsigned level = q->mid_buffer ? 2 : 1;
+		if (hw_queue_has_cmds(q) && hw_preempt_due(a, e, q, level)) {
+			hw_preempt_take(a, e, q, level);
+			goto out;
+		}
 	}
 out:
 	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */
@@ -385,9 +434,9 @@ static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
 				return true;   /* left to discard */
 			continue;
 		}
-		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed))
-			continue;      /* suspended: resume kicks */
-		if (q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q))
+		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) || q->faulted)
+			continue;      /* suspended: resume kicks; faulted: retired next */
+		if (q->ctx_saved || (q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q)))
 			return true;
 	}
 	return false;
@@ -414,8 +463,22 @@ static inline unsigned hw_engine_pass(struct hw_adapter *a, struct hw_engine *e,
 	unsigned done = 0;
 	if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
 		hw_engine_poll_doorbells(a, e, now);
-	for (uint32_t i = 0; i < n; i++)
-		done += hw_queue_run(a, e, e->queues[i]);
+	/* preempt.c: with priorities, only the highest runnable ones run (a
+	 * retired queue is visited whatever its priority: it discards) */
+	bool prios = atomic_load_explicit(&e->prios, memory_order_relaxed);
+	int32_t top = prios ? hw_engine_top_priority(a, e) : INT32_MIN;
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_queue *q = e->queues[i];
+		if (prios && atomic_load_explicit(&q->priority, memory_order_relaxed) < top &&
+		    !atomic_load_explicit(&q->retired, memory_order_relaxed))
+			continue;
+		done += hw_queue_run(a, e, q);
+		if (e->preempted_now) {
+			/* a queue was left for another: choose again */
+			e->preempted_now = false;
+			return done + 1;
+		}
+	}
 	return done;
 }
 

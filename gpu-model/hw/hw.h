@@ -65,6 +65,29 @@ enum hw_fault {
 	HW_FAULT_NONE,
 	HW_FAULT_NO_CMP_BARRIER,   /* CMP reads MonitoredValue before its CurrentValue write is visible */
 	HW_FAULT_LOG_INDEX_FIRST,  /* LOG: FirstFreeEntryIndex incremented before the entry is written */
+	HW_FAULT_PREEMPT_ANYWHERE, /* preemption-aware engines stop wherever asked, whatever their granularity */
+};
+
+/* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
+ * name the same levels of a WORK command's structure (gpu-model/hw/preempt.c):
+ * 0 never, 1 between DMA buffers, 2 between commands (a draw / a dispatch),
+ * 3 between the WORK's sub-units (triangles / thread groups), 4 and 5 finer
+ * slices of those (pixels / threads, shader instructions). */
+enum hw_gfx_preempt {
+	HW_GFX_PREEMPT_NONE,
+	HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY,
+	HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY,
+	HW_GFX_PREEMPT_TRIANGLE_BOUNDARY,
+	HW_GFX_PREEMPT_PIXEL_BOUNDARY,
+	HW_GFX_PREEMPT_SHADER_BOUNDARY,
+};
+enum hw_compute_preempt {
+	HW_COMPUTE_PREEMPT_NONE,
+	HW_COMPUTE_PREEMPT_DMA_BUFFER_BOUNDARY,
+	HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY,
+	HW_COMPUTE_PREEMPT_THREAD_GROUP_BOUNDARY,
+	HW_COMPUTE_PREEMPT_THREAD_BOUNDARY,
+	HW_COMPUTE_PREEMPT_SHADER_BOUNDARY,
 };
 
 /* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
@@ -89,6 +112,16 @@ struct hw_caps {
 	uint32_t no_um_engines;       /* bit e: node e lacks UserModeSubmissionSupported */
 	uint64_t f1_timeout_ns;       /* idle this long with doorbells connected: ask for F1; 0: HW_F1_TIMEOUT_DEFAULT_NS */
 	uint64_t gpu_ts_hz;           /* GPU timestamp counter frequency; 0: HW_GPU_TS_HZ_DEFAULT */
+	/* preemption (seed gpu-preemption; gpu-model/hw/preempt.c).  Defaults:
+	 * Windows 8 model, preemption between commands, no save/restore cost */
+	bool preemption_aware;        /* DXGK_VIDSCHCAPS::PreemptionAware (0: Windows 7, never preempts) */
+	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware */
+	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
+	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo (recorded; no display source modeled) */
+	enum hw_gfx_preempt gfx_preempt;
+	enum hw_compute_preempt compute_preempt;
+	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
+	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
 };
 
 /* The GPU's timestamp counter (what log entries carry): its own clock,
@@ -130,6 +163,18 @@ uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y);
 
 /* ---- commands, queues, engines ---- */
+
+/* WORK (gpu-model/hw/preempt.c): arg = duration (ns; UINT64_MAX: never ends,
+ * a hang); value = sub-units (triangles of a draw / thread groups of a
+ * dispatch; 0 counts as 1), each an equal slice of the duration, and each
+ * cut again HW_WORK_FANOUT ways per finer level; pad = HW_WORK_GRAPHICS or
+ * HW_WORK_COMPUTE (which granularity applies). */
+#define HW_WORK_GRAPHICS 0u
+#define HW_WORK_COMPUTE  1u
+#define HW_WORK_FANOUT   8u
+/* pad flag of any command: the last command of a DMA buffer (os_queue_submit
+ * and the runtime set it; the end of an INDIRECT buffer is one too) */
+#define HW_CMD_END_OF_BUFFER 0x80000000u
 
 /* Ops a kernel-mode submission may carry are those up to HW_CMD_STAMP
  * (os_queue_submit validates op <= HW_CMD_STAMP): keep STAMP the last of them. */
@@ -303,6 +348,62 @@ void hw_log_update(struct hw_queue *q);
  * its engine and run-list slot: the OS maps it back. */
 uint64_t hw_queue_handle(const struct hw_queue *q);
 #define HW_QUEUE_HANDLES (HW_MAX_ENGINES * HW_MAX_QUEUES)   /* handles are 1..HW_QUEUE_HANDLES */
+
+/* ---- preemption, priorities, engine reset (gpu-model/hw/preempt.c) ----
+ *
+ * Seed gpu-preemption.  Every HW queue has a priority (0 by default); each
+ * pass an engine runs only the highest-priority runnable queues of its run
+ * list.  A preemption request (hw_engine_preempt: the OS scheduler for
+ * kernel-mode work, the OS watchdog before a TDR) asks the engine to leave
+ * a queue of lower priority than the request's; the engine's own run list
+ * raises one itself when a higher-priority user-mode queue is rung or a
+ * higher-priority queue's HW wait is satisfied.  The engine honours it at
+ * the next point its granularity allows (the WORK's kind picks graphics or
+ * compute): DMA_BUFFER at the end of a DMA buffer, PRIMITIVE/DISPATCH
+ * between commands, finer levels between slices of a WORK; NONE and
+ * PreemptionAware = 0 never.  The context's state is saved (ctx_save_ns)
+ * and the rest of an interrupted WORK kept; both are restored
+ * (ctx_restore_ns) when the queue runs again.  A queue blocked in a HW WAIT
+ * is always switched out, the wait still in force.  Without preemption an
+ * engine with a NONE or DMA_BUFFER granularity never leaves a queue inside
+ * a DMA buffer (the round-robin budget waits for its end).
+ *
+ * Reset (the TDR's last step): hw_engine_reset aborts the command the
+ * engine runs in queue q; q is faulted and never runs again (the OS
+ * retires it); the engine's other queues are untouched.
+ *
+ *   operation                     who                         blocks?
+ *   hw_queue_set_priority         the OS (any thread)         no
+ *   hw_engine_preempt             any thread                  no
+ *   hw_engine_reset               the OS watchdog             until the engine aborts or the timeout
+ *   hw_engine_running/progress, stats   any thread            no
+ */
+#define HW_PRIORITY_PREEMPT_ALL INT32_MAX   /* a request that preempts any queue (TDR) */
+void hw_queue_set_priority(struct hw_queue *q, int32_t priority);
+int32_t hw_queue_priority(const struct hw_queue *q);
+bool hw_queue_faulted(const struct hw_queue *q);
+/* Ask engine `engine` to leave the queue it runs if that queue's priority is
+ * below `priority`; the request stands until honoured (or superseded by a
+ * reset).  seq_cst; wakes nothing (a parked engine runs nothing). */
+void hw_engine_preempt(struct hw_adapter *a, unsigned engine, int32_t priority);
+/* The queue engine `engine` is inside now (NULL: between runs), and its
+ * progress count (bumped by every command and every preemption): the
+ * watchdog's view.  Acquire loads. */
+struct hw_queue *hw_engine_running(const struct hw_adapter *a, unsigned engine);
+uint64_t hw_engine_progress(const struct hw_adapter *a, unsigned engine);
+/* Reset engine `engine` if it is still inside q: the command running is
+ * aborted, q faulted.  0: reset; -EAGAIN: the engine left q first (nothing
+ * done); -ETIMEDOUT: it did not answer within timeout_ns (nothing done). */
+int hw_engine_reset(struct hw_adapter *a, unsigned engine, struct hw_queue *q, int64_t timeout_ns);
+struct hw_engine_preempt_stats {
+	uint64_t preemptions;    /* requests honoured (queues left for a higher priority or a TDR) */
+	uint64_t at_buffer_end;  /* ... at the end of a DMA buffer */
+	uint64_t mid_buffer;     /* ... between two commands of one DMA buffer */
+	uint64_t mid_command;    /* ... inside a WORK, between two of its slices */
+	uint64_t ctx_saves, ctx_restores;
+	uint64_t resets;         /* queues aborted by hw_engine_reset */
+};
+void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
 
 /* ---- adapter ---- */
 

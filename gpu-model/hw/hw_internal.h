@@ -51,6 +51,15 @@ struct hw_queue {
 	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
 	uint64_t wait_end_ts;             /* engine-private: when the engine saw the last WAIT unblocked (GPUT2) */
 	uint64_t signal_end_ts;           /* engine-private: when the last SIGNAL executed (GPUT1) */
+	/* preempt.c: engine-private state of a preempted queue (its context
+	 * allocation) and where the queue is in its DMA buffer */
+	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
+	bool ctx_saved;                   /* preempted: the next run restores the context first */
+	bool faulted;                     /* reset by a TDR: never runs again */
+	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
+	uint64_t work_slices_left;        /* an interrupted WORK: slices still to run (0: none) */
+	uint64_t work_slice_ns;
+	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -80,6 +89,13 @@ struct hw_engine {
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */
 	LF_ALIGNED lf_counter rings, global_polls, state_irqs, f1_ns, discarded;
+	/* preempt.c: requests (any thread) | the engine's answer and counts */
+	LF_ALIGNED _Atomic int32_t preempt_prio;    /* a pending request: leave queues below this (INT32_MIN: none) */
+	_Atomic bool prios;                         /* some queue of this engine has a priority other than 0 */
+	_Atomic(struct hw_queue *) reset_q;         /* hw_engine_reset: abort this queue (NULL: none) */
+	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
+	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
+	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets;
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */
@@ -142,6 +158,25 @@ bool hw_engine_watch(struct hw_adapter *a, struct hw_engine *e, unsigned loads, 
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e);
 /* engine.c: wait until the engine is not inside q (the KMD's preemption hand-shake) */
 void hw_queue_preempt_wait(struct hw_queue *q);
+/* preempt.c, the engine thread */
+/* A request (or the run list) asks to leave q, running at a point of level
+ * `level` (1: DMA buffer end, 2: between commands, 3..5: inside a WORK). */
+bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level);
+/* The granularity level that applies to q now (its last WORK's kind); 0 without PreemptionAware. */
+unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q);
+/* Leave q now: save the context, count where, clear the request. */
+void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level);
+/* Run WORK c of q in slices, honouring requests and resets between them.
+ * False: the WORK was interrupted (preempted: its rest saved in q; or q reset). */
+bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);
+/* Continue a WORK interrupted by a preemption. False: interrupted again. */
+bool hw_work_resume(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+/* A reset names q: abort it (faulted).  True when it did. */
+bool hw_reset_check(struct hw_engine *e, struct hw_queue *q);
+/* The highest priority of the runnable queues of e (INT32_MIN: none runnable). */
+int32_t hw_engine_top_priority(struct hw_adapter *a, struct hw_engine *e);
+/* engine.c: q has something to run now (engine thread). */
+bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q);
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

@@ -54,6 +54,8 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_DESTROY_NATIVE_FENCE] = "DxgkDdiDestroyNativeFence",
 		[OS_DDI_UPDATE_CV_FROM_CPU] = "DxgkDdiUpdateCurrentValuesFromCpu",
 		[OS_DDI_UPDATE_CV_NOTIFY_ONLY] = "DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly)",
+		[OS_DDI_PREEMPT_COMMAND] = "DxgkDdiPreemptCommand",
+		[OS_DDI_RESET_ENGINE] = "DxgkDdiResetEngine",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

@@ -23,9 +23,10 @@
 int os_device_create(struct os_ums *u, struct os_device **out)
 {
 	pthread_mutex_lock(&u->lock);
-	if (u->ndevices == OS_UMS_MAX_DEVICES) {
+	if (u->ndevices == OS_UMS_MAX_DEVICES || u->bugchecked) {
+		int rc = u->bugchecked ? -ENODEV : -ENOSPC;
 		pthread_mutex_unlock(&u->lock);
-		return -ENOSPC;
+		return rc;
 	}
 	struct os_device *d = lf_alloc(sizeof(*d), LF_CACHELINE);
 	d->u = u;
@@ -40,6 +41,32 @@ bool os_device_in_error(const struct os_device *d)
 	return atomic_load_explicit(&d->error, memory_order_acquire);
 }
 
+void os_device_track_fence(struct os_device *d, struct os_fence *f)
+{
+	pthread_mutex_lock(&d->u->lock);
+	if (d->nfences == d->fences_cap) {
+		size_t cap = d->fences_cap ? 2 * d->fences_cap : 16;
+		struct os_fence **n = realloc(d->fences, cap * sizeof(*n));
+		if (!n)
+			lf_die("os_device_track_fence: out of memory");
+		d->fences = n;
+		d->fences_cap = cap;
+	}
+	d->fences[d->nfences++] = f;
+	pthread_mutex_unlock(&d->u->lock);
+}
+
+void os_device_untrack_fence(struct os_device *d, struct os_fence *f)
+{
+	pthread_mutex_lock(&d->u->lock);
+	for (size_t i = 0; i < d->nfences; i++)
+		if (d->fences[i] == f) {
+			d->fences[i] = d->fences[--d->nfences];
+			break;
+		}
+	pthread_mutex_unlock(&d->u->lock);
+}
+
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out)
 {
 	struct os_ums *u = d->u;
@@ -47,7 +74,7 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
 	int rc = 0;
-	if (d->dead || os_device_in_error(d))
+	if (d->dead || os_device_in_error(d) || u->bugchecked)
 		rc = -ENODEV;
 	else if (u->ncontexts == OS_UMS_MAX_CONTEXTS)
 		rc = -ENOSPC;
@@ -216,6 +243,16 @@ struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q)
 	return q->hwq;
 }
 
+void os_hwqueue_set_priority(struct os_hwqueue *q, int32_t priority)
+{
+	hw_queue_set_priority(q->hwq, priority);
+}
+
+int32_t os_hwqueue_priority(const struct os_hwqueue *q)
+{
+	return hw_queue_priority(q->hwq);
+}
+
 /* ---- destruction ---- */
 
 /* Disconnect the doorbell and have the CMP look at the final write pointer. */
@@ -346,6 +383,10 @@ void os_device_terminate(struct os_device *d)
 		c->dead = true;
 	}
 	d->dead = true;
+	/* D3D12 device removal: the device's own fences too (under the lock:
+	 * none is untracked and destroyed meanwhile) */
+	for (size_t i = 0; i < d->nfences; i++)
+		os_fence_signal_cpu(d->fences[i], UINT64_MAX);
 	pthread_mutex_unlock(&u->lock);
 	/* D3D12 device removal: fences read UINT64_MAX, waiters return */
 	for (struct os_context *c = d->contexts; c; c = c->next)

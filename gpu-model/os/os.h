@@ -396,6 +396,8 @@ enum os_ddi {
 	OS_DDI_DESTROY_NATIVE_FENCE,    /* DxgkDdiDestroyNativeFence: handle = global */
 	OS_DDI_UPDATE_CV_FROM_CPU,      /* DxgkDdiUpdateCurrentValuesFromCpu(hFence, value): a CPU signal */
 	OS_DDI_UPDATE_CV_NOTIFY_ONLY,   /* ... (NotificationOnly=TRUE): a propagated cross-adapter signal */
+	OS_DDI_PREEMPT_COMMAND,         /* DxgkDdiPreemptCommand: handle = engine, value = the priority preempted for */
+	OS_DDI_RESET_ENGINE,            /* DxgkDdiResetEngine (a TDR): handle = engine, value = 1 when it reset */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -137,6 +137,7 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 	h->pos = 0;
 	h->wait = NULL;
 	memcpy(h->cmds, cmds, n * sizeof(*cmds));
+	h->cmds[n - 1].pad |= HW_CMD_END_OF_BUFFER;   /* it holds the tail of a DMA buffer */
 	if (q->tail)
 		q->tail->next = h;
 	else
@@ -153,6 +154,8 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 
 int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
+	if (!n)
+		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
 			return -EINVAL;
@@ -166,7 +169,12 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 		/* nothing held, no CPU-held wait: straight to the ring, as much as
 		 * it takes now; never wait for space (a suspended queue drains
 		 * nothing: the submitting thread, the OS scheduler, would spin) */
-		k = hw_queue_submit_some(q->hwq, cmds, n);
+		k = hw_queue_submit_some(q->hwq, cmds, n - 1);
+		if (k == n - 1) {
+			struct hw_cmd last = cmds[n - 1];
+			last.pad |= HW_CMD_END_OF_BUFFER;   /* preempt.c: a DMA buffer ends here */
+			k += hw_queue_submit_some(q->hwq, &last, 1);
+		}
 	}
 	int rc = k == n ? 0 : os_queue_hold_locked(q, cmds + k, n - k);
 	pthread_mutex_unlock(&q->lock);

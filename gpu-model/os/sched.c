@@ -37,6 +37,21 @@ static bool os_km_valid(const struct os_km_desc *d)
 	return true;
 }
 
+/* Seed gpu-preemption: work for a queue that outranks the one its engine
+ * runs now: DxgkDdiPreemptCommand.  The engine honours it at the next point
+ * its granularity allows, if the work is still waiting then (hw.h). */
+static void os_sched_preempt(struct os_ums *u, struct os_hwqueue *q)
+{
+	unsigned engine = q->ctx->engine;
+	int32_t p = hw_queue_priority(q->hwq);
+	struct hw_queue *r = hw_engine_running(u->hw, engine);
+	if (!r || r == q->hwq || hw_queue_priority(r) >= p)
+		return;
+	hw_engine_preempt(u->hw, engine, p);
+	os_ddi_log(u->a, OS_DDI_PREEMPT_COMMAND, engine, (uint64_t)(int64_t)p);
+	lf_count(&u->preempt_requests, 1);
+}
+
 /* Consume q's submissions: validate, resolve dependencies (os_queue_submit
  * holds monitored-fence waits on the CPU) and write the engine's ring. */
 /* Hand q's pending kernel-mode submissions to the engine; returns how many. */
@@ -55,6 +70,8 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 		}
 		handed++;
 	}
+	if (handed)
+		os_sched_preempt(u, q);
 	return handed;
 }
 

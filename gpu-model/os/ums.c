@@ -24,6 +24,9 @@ void os_ums_config_default(struct os_ums_config *cfg)
 	cfg->power_cpu = -1;
 	cfg->drain_timeout_ns = 10000000000ll;
 	cfg->log_bytes = HW_LOG_SIZE;
+	cfg->tdr_delay_ns = OS_TDR_DELAY_DEFAULT_NS;
+	cfg->tdr_limit_count = OS_TDR_LIMIT_COUNT_DEFAULT;
+	cfg->tdr_limit_time_ns = OS_TDR_LIMIT_TIME_DEFAULT_NS;
 }
 
 /* ---- attach / detach ---- */
@@ -65,6 +68,8 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 		rc = pthread_create(&u->power, NULL, os_power_main, u);
 		u->power_started = !rc;
 	}
+	if (!rc)
+		rc = os_tdr_start(u);
 	if (rc) {
 		snprintf(err, errlen, "starting the OS submission threads: %s", strerror(rc));
 		os_ums_detach(u);
@@ -94,6 +99,7 @@ void os_ums_detach(struct os_ums *u)
 		hw_state_irq_kick(u->hw);
 		pthread_join(u->power, NULL);
 	}
+	os_tdr_stop(u);
 	close(u->efd);
 	uint32_t nq = atomic_load(&u->nqueues);
 	for (uint32_t i = 0; i < nq; i++) {
@@ -102,8 +108,10 @@ void os_ums_detach(struct os_ums *u)
 	}
 	for (uint32_t i = 0; i < u->ncontexts; i++)
 		lf_free(u->contexts[i], sizeof(struct os_context), LF_CACHELINE);
-	for (uint32_t i = 0; i < u->ndevices; i++)
+	for (uint32_t i = 0; i < u->ndevices; i++) {
+		free(u->devices[i]->fences);
 		lf_free(u->devices[i], sizeof(struct os_device), LF_CACHELINE);
+	}
 	pthread_mutex_destroy(&u->lock);
 	lf_free(u, sizeof(*u), LF_CACHELINE);
 }
@@ -121,6 +129,19 @@ pid_t os_ums_sched_tid(const struct os_ums *u)
 pid_t os_ums_power_tid(const struct os_ums *u)
 {
 	return atomic_load(&u->power_tid);
+}
+
+pid_t os_ums_tdr_tid(const struct os_ums *u)
+{
+	return atomic_load(&u->tdr_tid);
+}
+
+bool os_ums_bugchecked(struct os_ums *u)
+{
+	pthread_mutex_lock(&u->lock);
+	bool b = u->bugchecked;
+	pthread_mutex_unlock(&u->lock);
+	return b;
 }
 
 /* ---- statistics ---- */
@@ -150,6 +171,13 @@ void os_ums_stats(struct os_ums *u, struct os_ums_stats *o)
 	o->km_rejected = UMS_LOAD(u->km_rejected);
 	o->km_discarded = UMS_LOAD(u->km_discarded);
 	o->sched_wakeups = UMS_LOAD(u->sched_wakeups);
+	o->preempt_requests = UMS_LOAD(u->preempt_requests);
+	o->tdr_timeouts = UMS_LOAD(u->tdr_timeouts);
+	o->tdr_preempt_requests = UMS_LOAD(u->tdr_preempt_requests);
+	o->tdr_preempted = UMS_LOAD(u->tdr_preempted);
+	o->tdr_resets = UMS_LOAD(u->tdr_resets);
+	o->tdr_guilty = UMS_LOAD(u->tdr_guilty);
+	o->tdr_bugchecks = UMS_LOAD(u->tdr_bugchecks);
 	o->km_submits = UMS_LOAD(u->km_submits);
 	o->notifies = UMS_LOAD(u->notifies);
 }

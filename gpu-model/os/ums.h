@@ -90,6 +90,25 @@ enum os_doorbell_status {
 	OS_DOORBELL_DISCONNECTED_ABORT = 3,
 };
 
+/* ---- TDR (gpu-model/os/tdr.c) ----
+ * A watchdog thread per adapter (started by os_ums_attach): an engine inside
+ * one queue without progress for TdrDelay gets a preemption request first
+ * (always: seed gpu-preemption), then TdrDelay to yield; an engine that does
+ * not is reset: the queue it ran is faulted, its device is guilty and
+ * terminated (os_device_terminate: error, doorbells DISCONNECTED_ABORT, every
+ * waiter on the device's fences released, queues must be re-created on a
+ * new device); queues of other devices lose nothing.  TdrLimitCount resets
+ * within TdrLimitTime: a bug check (every device terminated, no device or
+ * context can be created any more).  Counted in os_ums_stats (tdr_*). */
+#define OS_TDR_DELAY_DEFAULT_NS      2000000000ll
+#define OS_TDR_LIMIT_COUNT_DEFAULT   5u
+#define OS_TDR_LIMIT_TIME_DEFAULT_NS 60000000000ull
+#define OS_TDR_HISTORY               16
+enum os_tdr_fault {
+	OS_TDR_FAULT_NONE,
+	OS_TDR_FAULT_NO_PREEMPT,    /* broken on purpose: resets without sending the preemption request first */
+};
+
 struct os_ums_config {
 	int sched_cpu;              /* pin the scheduler thread (kernel-mode submission); -1: not pinned */
 	int power_cpu;              /* pin the power thread (engine-state-change interrupts); -1 */
@@ -97,9 +116,14 @@ struct os_ums_config {
 	int64_t drain_timeout_ns;   /* normal termination waits this long per queue; < 0: forever */
 	size_t log_bytes;           /* each native fence log buffer of a user-mode HW queue: header + entries,
 	                             * HW_LOG_HEADER_BYTES + one entry .. OS_LOG_MAX_BYTES (seed: 4 KiB) */
+	/* TDR (gpu-model/os/tdr.c) */
+	int64_t tdr_delay_ns;       /* TdrDelay; 0: OS_TDR_DELAY_DEFAULT_NS; < 0: no watchdog (TdrLevel off) */
+	uint32_t tdr_limit_count;   /* TdrLimitCount; 0: OS_TDR_LIMIT_COUNT_DEFAULT (at most OS_TDR_HISTORY) */
+	uint64_t tdr_limit_time_ns; /* TdrLimitTime; 0: OS_TDR_LIMIT_TIME_DEFAULT_NS */
+	enum os_tdr_fault tdr_fault;  /* tests only */
 };
 #define OS_LOG_MAX_BYTES (1u << 20)   /* the largest log buffer the OS allocates */
-/* Defaults: nothing pinned, no notify, 10 s drain timeout, 4 KiB log buffers. */
+/* Defaults: nothing pinned, no notify, 10 s drain timeout, 4 KiB log buffers, TdrDelay 2 s, 5 TDRs in 60 s. */
 void os_ums_config_default(struct os_ums_config *cfg);
 
 /* Start user-mode submission support on adapter a: the scheduler and power
@@ -122,6 +146,13 @@ int os_device_destroy(struct os_device *d);
 /* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
 void os_device_terminate(struct os_device *d);
 bool os_device_in_error(const struct os_device *d);
+/* The device's own fences, beside its queues' progress fences: an abnormal
+ * termination (a TDR's included) signals them UINT64_MAX, so no waiter on
+ * them hangs.  Untrack before destroying the fence.  Any thread (u->lock). */
+void os_device_track_fence(struct os_device *d, struct os_fence *f);
+void os_device_untrack_fence(struct os_device *d, struct os_fence *f);
+pid_t os_ums_tdr_tid(const struct os_ums *u);   /* the watchdog thread (0: none) */
+bool os_ums_bugchecked(struct os_ums *u);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
@@ -150,6 +181,13 @@ uint64_t os_hwqueue_completed(struct os_hwqueue *q);
 /* last queued > completed: the queue has work pending.  Any thread. */
 bool os_hwqueue_pending(struct os_hwqueue *q);
 struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
+/* The queue's scheduling priority (higher runs first; 0 by default).  On
+ * the engine's run list at once; kernel-mode submissions to a queue that
+ * outranks the one its engine runs make the scheduler send a preemption
+ * request (DxgkDdiPreemptCommand), user-mode queues are seen by the run
+ * list itself (hw.h, "preemption").  Any thread. */
+void os_hwqueue_set_priority(struct os_hwqueue *q, int32_t priority);
+int32_t os_hwqueue_priority(const struct os_hwqueue *q);
 
 /* Kernel-mode submission (D3DKMTSubmitCommandToHwQueue): record `progress`
  * as the last queued value, hand cmds[0..n) to the scheduler thread and make
@@ -209,6 +247,13 @@ struct os_ums_stats {
 	uint64_t sched_wakeups;       /* scheduler thread returns from its eventfd read */
 	uint64_t drain_timeouts;      /* normal terminations whose wait timed out */
 	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
+	uint64_t preempt_requests;    /* preemption requests the scheduler sent for higher-priority work */
+	uint64_t tdr_timeouts;        /* engines found without progress for TdrDelay */
+	uint64_t tdr_preempt_requests;/* ... sent a preemption request */
+	uint64_t tdr_preempted;       /* ... that yielded to it (nothing reset) */
+	uint64_t tdr_resets;          /* engines reset (DxgkDdiResetEngine that aborted a command) */
+	uint64_t tdr_guilty;          /* devices terminated as guilty */
+	uint64_t tdr_bugchecks;       /* TdrLimitCount reached */
 };
 void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
 

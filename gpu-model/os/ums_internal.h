@@ -71,6 +71,8 @@ struct os_device {
 	LF_ALIGNED _Atomic bool error;
 	bool dead;
 	struct os_context *contexts;     /* (u->lock) */
+	struct os_fence **fences;        /* tracked (u->lock) */
+	size_t nfences, fences_cap;
 };
 
 struct os_ums {
@@ -100,8 +102,18 @@ struct os_ums {
 	LF_ALIGNED lf_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
 		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
 		drain_timeouts, lost_at_abnormal;
-	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups;   /* scheduler thread */
+	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests;   /* scheduler thread */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
+	/* tdr.c: the watchdog thread and its counters (single writer) */
+	pthread_t tdr;
+	bool tdr_started, tdr_init;
+	pthread_mutex_t tdr_lock;
+	pthread_cond_t tdr_cond;
+	_Atomic pid_t tdr_tid;
+	bool bugchecked;                 /* (u->lock) */
+	uint64_t tdr_times[OS_TDR_HISTORY];
+	unsigned tdr_n;
+	LF_ALIGNED lf_counter tdr_timeouts, tdr_preempt_requests, tdr_preempted, tdr_resets, tdr_guilty, tdr_bugchecks;
 };
 /* the lock apart from the dummy page (rings on disconnected doorbells); the
  * counter blocks of u->lock holders, the scheduler and the applications apart */
@@ -117,6 +129,9 @@ void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status
 void os_context_apply_locked(struct os_context *c);
 /* sched.c: the scheduler thread's body (os_ums_attach starts it on the instance) */
 void *os_sched_main(void *arg);
+/* tdr.c */
+int os_tdr_start(struct os_ums *u);
+void os_tdr_stop(struct os_ums *u);   /* after u->stop is set */
 /* power.c */
 void *os_power_main(void *arg);
 void os_power_d0_locked(struct os_ums *u);

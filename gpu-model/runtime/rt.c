@@ -83,9 +83,17 @@ int rt_device_create(struct os_ums *u, struct rt_device **out)
 	return 0;
 }
 
-bool rt_device_removed(const struct rt_device *d)
+/* The process's own rt_device_terminate (not the OS's): submissions to a
+ * device the OS terminated still reach the OS, which refuses them (-ENODEV). */
+static bool rt_device_terminated(const struct rt_device *d)
 {
 	return atomic_load_explicit(&d->removed, memory_order_acquire);
+}
+
+bool rt_device_removed(const struct rt_device *d)
+{
+	/* the process terminated it, or the OS did (a TDR found it guilty) */
+	return atomic_load_explicit(&d->removed, memory_order_acquire) || os_device_in_error(d->od);
 }
 
 struct os_device *rt_device_os(struct rt_device *d)
@@ -114,6 +122,7 @@ int rt_device_destroy(struct rt_device *d)
 	}
 	for (struct rt_fence *f = d->fences, *next; f; f = next) {
 		next = f->next;
+		os_device_untrack_fence(d->od, f->f);
 		os_fence_destroy(f->f);
 		lf_free(f, sizeof(*f), LF_CACHELINE);
 	}
@@ -130,6 +139,7 @@ static struct rt_fence *rt_fence_adopt(struct rt_device *d, struct os_fence *of)
 	struct rt_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->f = of;
 	f->d = d;
+	os_device_track_fence(d->od, of);   /* released if the OS removes the device */
 	pthread_mutex_lock(&d->lock);
 	f->next = d->fences;
 	d->fences = f;
@@ -162,6 +172,7 @@ void rt_fence_destroy(struct rt_fence *f)
 			break;
 		}
 	pthread_mutex_unlock(&d->lock);
+	os_device_untrack_fence(d->od, f->f);
 	os_fence_destroy(f->f);
 	lf_free(f, sizeof(*f), LF_CACHELINE);
 }
@@ -173,7 +184,7 @@ uint64_t rt_fence_completed(struct rt_fence *f)
 
 int rt_fence_signal(struct rt_fence *f, uint64_t v)
 {
-	if (rt_device_removed(f->d))
+	if (rt_device_terminated(f->d))
 		return -EIO;
 	return os_fence_signal_cpu(f->f, v);
 }
@@ -247,6 +258,8 @@ static int rt_queue_open_os(struct rt_queue *q, bool um)
 	int rc = os_hwqueue_create(q->ctx, flags, ring_slots, q->progress->f, &q->osq);
 	if (rc)
 		return rc;
+	if (q->desc.priority)
+		os_hwqueue_set_priority(q->osq, q->desc.priority);
 	q->um = um;
 	q->visible = false;
 	q->wptr = 0;
@@ -542,7 +555,7 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 {
 	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
 		return -EINVAL;
-	if (rt_device_removed(q->d))
+	if (rt_device_terminated(q->d))
 		return -EIO;
 	uint64_t v = atomic_load_explicit(&q->next, memory_order_relaxed) + 1;
 	struct hw_cmd *ib;
@@ -557,6 +570,7 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 		k = rt_record(q, ib, k, &cmds[i]);
 	struct hw_cmd progress = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };
 	k = rt_record(q, ib, k, &progress);
+	ib[k - 1].pad |= HW_CMD_END_OF_BUFFER;   /* the DMA buffer ends here (preemption boundaries) */
 	rc = rt_queue_hand(q, v, ib, k);
 	if (rc) {
 		/* nothing queued: v, the log entries and the queued events are handed out again next time */

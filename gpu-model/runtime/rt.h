@@ -73,6 +73,7 @@ struct rt_queue_desc {
 	bool user_mode;                  /* UserModeSubmission: -ENOTSUP on a node without support */
 	size_t ring_slots;               /* power of two, 2..1024; 0: 64.  Also the buffers in flight */
 	enum rt_broken broken;
+	int32_t priority;                /* scheduling priority: higher preempts lower (0: the default) */
 };
 
 /* ---- device ---- */

@@ -145,6 +145,16 @@ void rt_stack_ums_stats(struct rt_stack *s, struct os_ums_stats *out)
 	os_ums_stats(s->u, out);
 }
 
+void rt_stack_engine_preempt_stats(struct rt_stack *s, unsigned engine, struct hw_engine_preempt_stats *out)
+{
+	hw_engine_preempt_stats(os_adapter_hw(s->a), engine, out);
+}
+
+int rt_stack_device_create(struct rt_stack *s, struct rt_device **out)
+{
+	return rt_device_create(s->u, out);
+}
+
 void rt_stack_cross_stats(struct rt_stack *s, struct os_cross_stats *out)
 {
 	os_adapter_cross_stats(s->a, out);

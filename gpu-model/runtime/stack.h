@@ -99,6 +99,12 @@ void rt_stack_cross_stats(struct rt_stack *s, struct os_cross_stats *out);  /* c
 uint64_t rt_stack_ddi_count(struct rt_stack *s, enum os_ddi ddi);          /* DDI calls made on the adapter */
 void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_engine_um_stats *out);
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /* F0 polling / F1 parked */
+/* Preemptions, where they happened, context saves and resets of an engine (hw.h). */
+void rt_stack_engine_preempt_stats(struct rt_stack *s, unsigned engine, struct hw_engine_preempt_stats *out);
+/* Another process's device on the stack's adapter (a TDR makes one guilty
+ * and leaves the others); destroy it with rt_device_destroy before
+ * rt_stack_destroy.  0 / rt_device_create's errors.  The setup thread. */
+int rt_stack_device_create(struct rt_stack *s, struct rt_device **out);
 
 /* ---- the timeline trace (os.h, "the timeline trace") ----
  *

@@ -20,6 +20,7 @@ Standard library only.
 from dataclasses import dataclass
 
 import fbreading as rd
+import fbreading_preempt as rp
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,10 @@ RUNS = [
          ("sweep", "cross-adapter", "--grid", "waiter=gpu,cpu", "--iterations", "200")),
     _run("idle", ("sweep", "idle", "--grid", "rate=100,300,1000,3000,10000,30000", "--iterations", "1000"),
          ("sweep", "idle", "--grid", "rate=300,3000,30000", "--iterations", "150")),
+    _run("preempt", ("sweep", "preempt", "--grid", "granularity=none,dma,primitive,triangle,pixel,shader",
+                     "--iterations", "60"),
+         ("sweep", "preempt", "--grid", "granularity=none,dma,triangle,shader", "--iterations", "6")),
+    _run("tdr", ("run", "tdr", "--iterations", "5"), ("run", "tdr", "--iterations", "1")),
 ]
 
 FIGURES = [
@@ -118,6 +123,12 @@ FIGURES = [
                ("cross-adapter",), "fbfig_fence.cross_adapter", rd.cross_adapter),
     FigureSpec("idle_power", "Idle power vs signal rate: OS-thread wake-ups and modeled power",
                ("idle",), "fbfig_fence.idle_power", rd.idle_power),
+    FigureSpec("preempt_latency", "High-priority compositor frame latency by preemption granularity",
+               ("preempt",), "fbfig_preempt.preempt_latency", rp.preempt_latency),
+    FigureSpec("preempt_missed", "Missed vsyncs of a 60 Hz compositor by preemption granularity",
+               ("preempt",), "fbfig_preempt.preempt_missed", rp.preempt_missed),
+    FigureSpec("tdr", "TDR: from a hang to waiters released and the survivor running",
+               ("tdr",), "fbfig_preempt.tdr", rp.tdr),
 ]
 
 NOT_DRAWN = {

@@ -1,0 +1,284 @@
+/* gpu-model/hw/preempt.c — GPU preemption: queue priorities, preemption
+ * requests honoured at the boundary the engine's granularity allows, context
+ * save/restore, WORK commands run as slices of their sub-units, and the engine
+ * reset a TDR ends with.  Seed gpu-preemption; contract in hw.h ("preemption,
+ * priorities, engine reset").  The engine loop (engine.c) calls the
+ * engine-thread half; the OS calls the rest.  Calls only lockfree/.
+ *
+ * A WORK of duration D with U sub-units (value) runs as slices: at level 3
+ * (TRIANGLE / THREAD_GROUP) U slices, at level 4 U * HW_WORK_FANOUT, at level
+ * 5 U * HW_WORK_FANOUT^2, none shorter than HW_SLICE_MIN_NS (a finer cut
+ * would only measure the clock); at coarser levels one slice.  Between two
+ * slices the engine looks for a request and a reset.  A slice longer than
+ * HW_CHUNK_NS sleeps in chunks, looking only for a reset (and the adapter's
+ * stop) between them: nothing preempts inside a slice, but a reset always
+ * gets through, so a hung engine is never a hung thread.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <time.h>
+
+#include "gpu-model/hw/hw_internal.h"
+#include "lockfree/arch.h"
+#include "lockfree/thread.h"
+
+#define HW_SLICE_MIN_NS 2000ull       /* no WORK slice shorter than this */
+#define HW_CHUNK_NS 1000000ull        /* a long slice sleeps in chunks of this, looking for a reset */
+
+/* ---- the OS's side ---- */
+
+void hw_queue_set_priority(struct hw_queue *q, int32_t priority)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	atomic_store_explicit(&q->priority, priority, memory_order_relaxed);
+	if (priority)
+		atomic_store_explicit(&e->prios, true, memory_order_relaxed);
+	/* a queue that now outranks the one running: the run list asks itself */
+	lf_wake_notify(&e->wake);
+}
+
+int32_t hw_queue_priority(const struct hw_queue *q)
+{
+	return atomic_load_explicit(&q->priority, memory_order_relaxed);
+}
+
+bool hw_queue_faulted(const struct hw_queue *q)
+{
+	return q->faulted;
+}
+
+void hw_engine_preempt(struct hw_adapter *a, unsigned engine, int32_t priority)
+{
+	struct hw_engine *e = &a->engines[engine];
+	/* raise the threshold only (two requests racing keep the higher); seq_cst:
+	 * ordered after the caller's publication of the work it preempts for */
+	int32_t cur = atomic_load_explicit(&e->preempt_prio, memory_order_relaxed);
+	while (cur < priority &&
+	       !atomic_compare_exchange_weak_explicit(&e->preempt_prio, &cur, priority, memory_order_seq_cst,
+						      memory_order_relaxed))
+		;
+}
+
+struct hw_queue *hw_engine_running(const struct hw_adapter *a, unsigned engine)
+{
+	return atomic_load_explicit(&a->engines[engine].running, memory_order_acquire);
+}
+
+uint64_t hw_engine_progress(const struct hw_adapter *a, unsigned engine)
+{
+	return atomic_load_explicit(&a->engines[engine].progress, memory_order_acquire);
+}
+
+int hw_engine_reset(struct hw_adapter *a, unsigned engine, struct hw_queue *q, int64_t timeout_ns)
+{
+	struct hw_engine *e = &a->engines[engine];
+	/* seq_cst: the engine's reset check (relaxed load) between slices sees
+	 * it within a chunk; the clear below is a CAS so that exactly one of the
+	 * engine (aborting) and this side (withdrawing) takes the request */
+	atomic_store_explicit(&e->reset_q, q, memory_order_seq_cst);
+	uint64_t t0 = lf_now_ns();
+	for (unsigned spin = 0;; spin++) {
+		if (!atomic_load_explicit(&e->reset_q, memory_order_acquire))
+			return 0;               /* the engine aborted q */
+		bool left = atomic_load_explicit(&e->running, memory_order_acquire) != q;
+		bool late = timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns;
+		if (left || late) {
+			struct hw_queue *expect = q;
+			if (atomic_compare_exchange_strong_explicit(&e->reset_q, &expect, NULL, memory_order_acq_rel,
+								    memory_order_acquire))
+				return left ? -EAGAIN : -ETIMEDOUT;
+			return 0;               /* the engine took it meanwhile */
+		}
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out)
+{
+	const struct hw_engine *e = &a->engines[engine];
+	out->preemptions = atomic_load_explicit(&e->preemptions, memory_order_relaxed);
+	out->at_buffer_end = atomic_load_explicit(&e->at_buffer_end, memory_order_relaxed);
+	out->mid_buffer = atomic_load_explicit(&e->mid_buffer, memory_order_relaxed);
+	out->mid_command = atomic_load_explicit(&e->mid_command, memory_order_relaxed);
+	out->ctx_saves = atomic_load_explicit(&e->ctx_saves, memory_order_relaxed);
+	out->ctx_restores = atomic_load_explicit(&e->ctx_restores, memory_order_relaxed);
+	out->resets = atomic_load_explicit(&e->resets, memory_order_relaxed);
+}
+
+/* ---- the engine's side ---- */
+
+static void hw_progress(struct hw_engine *e)
+{
+	/* release, single writer: the watchdog that sees the new count sees the
+	 * engine past the command that was stuck */
+	atomic_store_explicit(&e->progress, atomic_load_explicit(&e->progress, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q)
+{
+	if (!a->caps.preemption_aware)
+		return 0;
+	if (a->caps.fault == HW_FAULT_PREEMPT_ANYWHERE)
+		return 5;              /* broken on purpose: the granularity is ignored */
+	return q->kind == HW_WORK_COMPUTE ? (unsigned)a->caps.compute_preempt : (unsigned)a->caps.gfx_preempt;
+}
+
+/* A queue of higher priority than q runnable now.  The run list sees by
+ * itself a ring the CMP watches, a kick, a satisfied HW wait; new
+ * kernel-mode work counts only with `km` (the OS scheduler's request). */
+static bool hw_higher_runnable(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool km)
+{
+	int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	bool polled = false;
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_queue *h = e->queues[i];
+		if (h == q || atomic_load_explicit(&h->priority, memory_order_relaxed) <= p)
+			continue;
+		if (!h->um && !km && !h->waiting)
+			continue;
+		if (h->um && !polled && atomic_load_explicit(&e->um_connected, memory_order_relaxed)) {
+			hw_engine_poll_doorbells(a, e, lf_now_ns());   /* the CMP watches the doorbells */
+			polled = true;
+		}
+		if (hw_queue_runnable(a, h))
+			return true;
+	}
+	return false;
+}
+
+bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
+{
+	if (hw_preempt_level(a, q) < level)
+		return false;          /* not a point this granularity can stop at */
+	int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+	int32_t req = atomic_load_explicit(&e->preempt_prio, memory_order_relaxed);
+	if (req > p) {
+		/* a TDR's request preempts whatever runs; a scheduler's, when the
+		 * work it was sent for is still there to run */
+		if (req == HW_PRIORITY_PREEMPT_ALL || hw_higher_runnable(a, e, q, true))
+			return true;
+		atomic_compare_exchange_strong_explicit(&e->preempt_prio, &req, INT32_MIN, memory_order_relaxed,
+							memory_order_relaxed);   /* stale: it ran meanwhile */
+	}
+	if (!atomic_load_explicit(&e->prios, memory_order_relaxed))
+		return false;
+	return hw_higher_runnable(a, e, q, false);
+}
+
+void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
+{
+	lf_count(&e->preemptions, 1);
+	lf_count(level == 1 ? &e->at_buffer_end : level == 2 ? &e->mid_buffer : &e->mid_command, 1);
+	/* DxgkCbCreateContextAllocation's purpose: the state goes to the
+	 * context allocation (modeled cost); restored on the next run */
+	if (a->caps.ctx_save_ns)
+		lf_spin_ns(a->caps.ctx_save_ns);
+	lf_count(&e->ctx_saves, 1);
+	q->ctx_saved = true;
+	/* the request is answered: a later one sets it again */
+	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
+	e->preempted_now = true;
+	hw_progress(e);
+}
+
+bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
+{
+	if (atomic_load_explicit(&e->reset_q, memory_order_relaxed) != q)
+		return false;
+	struct hw_queue *expect = q;
+	if (!atomic_compare_exchange_strong_explicit(&e->reset_q, &expect, NULL, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return false;          /* withdrawn */
+	q->faulted = true;
+	q->work_slices_left = 0;
+	/* the TDR's preemption request went unanswered: it dies with the reset */
+	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
+	q->ctx_saved = false;
+	lf_count(&e->resets, 1);
+	e->preempted_now = true;       /* the pass starts over */
+	hw_progress(e);
+	return true;
+}
+
+/* Sleep or spin ns, in chunks between which a reset of q (or the adapter's
+ * stop) gets through.  False: q was reset. */
+static bool hw_slice(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, uint64_t ns)
+{
+	if (ns <= a->caps.work_spin_max_ns) {
+		lf_spin_ns(ns);
+		return true;
+	}
+	while (ns) {
+		uint64_t c = ns < HW_CHUNK_NS ? ns : HW_CHUNK_NS;
+		struct timespec ts = { .tv_sec = (time_t)(c / 1000000000u), .tv_nsec = (long)(c % 1000000000u) };
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		if (ns != UINT64_MAX)
+			ns -= c;
+		if (hw_reset_check(e, q))
+			return false;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			return true;   /* the adapter stops: a never-ending WORK ends */
+	}
+	return true;
+}
+
+/* Run the slices left of q's WORK.  False: preempted (the rest is kept) or reset. */
+static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	while (q->work_slices_left) {
+		if (!hw_slice(a, e, q, q->work_slice_ns)) {
+			return false;
+		}
+		q->work_slices_left--;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			q->work_slices_left = 0;
+		if (q->work_slices_left && hw_preempt_due(a, e, q, 3)) {
+			hw_preempt_take(a, e, q, 3);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
+{
+	q->kind = (c->pad & ~HW_CMD_END_OF_BUFFER) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
+	uint64_t slices = 1;
+	unsigned level = hw_preempt_level(a, q);
+	if (level >= 3 && c->arg != UINT64_MAX) {
+		slices = c->value ? c->value : 1;
+		for (unsigned l = 3; l < level; l++)
+			slices *= HW_WORK_FANOUT;
+		uint64_t most = c->arg / HW_SLICE_MIN_NS;
+		if (slices > most)
+			slices = most ? most : 1;
+	}
+	q->work_slices_left = slices;
+	q->work_slice_ns = c->arg == UINT64_MAX ? UINT64_MAX : c->arg / slices;
+	return hw_work_slices(a, e, q);
+}
+
+bool hw_work_resume(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	return hw_work_slices(a, e, q);
+}
+
+int32_t hw_engine_top_priority(struct hw_adapter *a, struct hw_engine *e)
+{
+	int32_t top = INT32_MIN;
+	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_queue *q = e->queues[i];
+		int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+		if (p > top && hw_queue_runnable(a, q))
+			top = p;
+	}
+	return top;
+}

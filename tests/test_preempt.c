@@ -1,0 +1,234 @@
+/* tests/test_preempt.c — GPU preemption (seed gpu-preemption): priorities on
+ * HW queues, preemption requests honoured at the boundary the granularity
+ * allows, context save/restore, PreemptionAware = 0, a preempted HW wait.
+ *
+ * The shape of most tests: a low-priority queue runs a long DMA buffer (a
+ * COUNT when it starts, long WORKs, a COUNT at its end) and a second one
+ * behind it; once it started, a high-priority queue submits one small
+ * buffer.  When the high-priority buffer has completed, where the low one
+ * was tells where the engine stopped.  Each runs on kernel-mode queues (the
+ * OS scheduler sends the request) and user-mode queues (the run list sees
+ * the ring itself).  Orderings are asserted, never durations: the only
+ * margin is that the high-priority submission reaches the engine within the
+ * low buffer's 200 ms.
+ */
+#include "tests/fb_test.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/umd_test_util.h"
+
+#define PT_WORK_NS 50000000ull     /* one WORK of the low buffer */
+#define PT_DEADLINE_NS 10000000000ll
+
+static struct umt pt_up(enum hw_gfx_preempt g, bool aware, enum hw_fault fault)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg.caps.gfx_preempt = g;
+	cfg.caps.preemption_aware = aware;
+	cfg.caps.fault = fault;
+	cfg.caps.ctx_save_ns = 1000;
+	cfg.caps.ctx_restore_ns = 1000;
+	return umt_up_with(&cfg, NULL);
+}
+
+static struct rt_queue *pt_queue(struct umt *t, bool um, int32_t prio)
+{
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = um, .priority = prio };
+	struct rt_queue *q;
+	int rc = rt_queue_create(t->d, &desc, &q);
+	assert_int_equal(rc, 0);
+	return q;
+}
+
+static void pt_wait_count(_Atomic uint64_t *c, uint64_t v)
+{
+	struct timespec d = { 0, 100000 };
+	for (int i = 0; atomic_load(c) < v; i++) {
+		assert_true(i < 100000);   /* 10 s */
+		nanosleep(&d, NULL);
+	}
+}
+
+struct pt_result {
+	uint64_t end1_at_hi, end2_at_hi;   /* the low buffers' end counts when the high one completed */
+	uint64_t started, end1, end2;      /* at the end */
+	struct hw_engine_preempt_stats st;
+};
+
+/* The low buffers: one WORK of `units` sub-units or `nwork` WORKs of one. */
+static void pt_run(struct umt *t, bool um, unsigned nwork, uint64_t units, struct pt_result *r)
+{
+	_Atomic uint64_t started = 0, end1 = 0, end2 = 0, hc = 0;
+	struct rt_queue *lo = pt_queue(t, um, 0), *hi = pt_queue(t, um, 10);
+	struct hw_cmd b1[8], b2[2];
+	size_t n = 0;
+	b1[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &started };
+	for (unsigned i = 0; i < nwork; i++)
+		b1[n++] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS / nwork, .value = units };
+	b1[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end1 };
+	b2[0] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = units };
+	b2[1] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end2 };
+	assert_int_equal(rt_queue_submit(lo, b1, n, NULL), 0);
+	assert_int_equal(rt_queue_submit(lo, b2, 2, NULL), 0);
+	pt_wait_count(&started, 1);
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
+	r->end1_at_hi = atomic_load(&end1);
+	r->end2_at_hi = atomic_load(&end2);
+	assert_int_equal(rt_queue_wait(lo, 0, PT_DEADLINE_NS), 0);
+	r->started = atomic_load(&started);
+	r->end1 = atomic_load(&end1);
+	r->end2 = atomic_load(&end2);
+	assert_int_equal(atomic_load(&hc), 1);
+	hw_engine_preempt_stats(os_adapter_hw(t->a), 0, &r->st);
+}
+
+/* Nothing of the low work lost or run twice. */
+static void pt_assert_whole(const struct pt_result *r)
+{
+	assert_int_equal(r->started, 1);
+	assert_int_equal(r->end1, 1);
+	assert_int_equal(r->end2, 1);
+}
+
+/* A DMA-boundary engine: the high buffer ran after the first low buffer's
+ * end, never inside it; and it did not wait for the second one. */
+static bool pt_dma_respected(const struct pt_result *r)
+{
+	return r->end1_at_hi == 1 && r->st.mid_buffer == 0 && r->st.mid_command == 0;
+}
+
+static void dma_boundary_engine_never_stops_mid_buffer(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, true, HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run(&t, um, 4, 64, &r);
+		pt_assert_whole(&r);
+		assert_true(pt_dma_respected(&r));
+		assert_int_equal(r.end2_at_hi, 0);          /* it ran between the two buffers */
+		/* kernel-mode: the scheduler's request preempted at the buffer's
+		 * end; user-mode: the same, or the engine had not yet seen the
+		 * second buffer's ring and left the queue with nothing known to run */
+		if (!um)
+			assert_true(r.st.at_buffer_end >= 1 && r.st.ctx_restores >= 1);
+		umt_down(&t);
+	}
+}
+
+static void broken_engine_ignoring_its_granularity_is_caught(void **state)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, true, HW_FAULT_PREEMPT_ANYWHERE);
+	struct pt_result r;
+	pt_run(&t, false, 1, 64, &r);
+	pt_assert_whole(&r);                    /* it loses nothing ... */
+	assert_false(pt_dma_respected(&r));      /* ... but stopped inside the DMA buffer */
+	umt_down(&t);
+}
+
+static void primitive_boundary_stops_between_commands(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, true, HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run(&t, um, 4, 64, &r);
+		pt_assert_whole(&r);
+		assert_int_equal(r.end1_at_hi, 0);          /* inside the first buffer */
+		assert_true(r.st.mid_buffer >= 1);
+		assert_int_equal(r.st.mid_command, 0);     /* never inside a WORK */
+		umt_down(&t);
+	}
+}
+
+static void triangle_boundary_stops_inside_a_command(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run(&t, um, 1, 64, &r);                  /* one 200 ms WORK of 64 triangles */
+		pt_assert_whole(&r);                        /* the rest of the WORK was kept */
+		assert_int_equal(r.end1_at_hi, 0);
+		assert_true(r.st.mid_command >= 1);
+		assert_true(r.st.ctx_saves >= 1 && r.st.ctx_restores >= 1);
+		umt_down(&t);
+	}
+}
+
+static void granularity_none_and_preemption_unaware_never_preempt(void **state)
+{
+	for (int c = 0; c < 2; c++) {
+		/* NONE; or the finest granularity with PreemptionAware = 0 (Windows 7) */
+		struct umt t = c == 0 ? pt_up(HW_GFX_PREEMPT_NONE, true, HW_FAULT_NONE)
+				      : pt_up(HW_GFX_PREEMPT_SHADER_BOUNDARY, false, HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run(&t, c == 1, 1, 64, &r);
+		pt_assert_whole(&r);
+		assert_int_equal(r.end1_at_hi, 1);          /* the long command ran to its end */
+		assert_int_equal(r.st.preemptions, 0);
+		umt_down(&t);
+	}
+}
+
+/* Seed: "it must support the ability to preempt a wait instruction before
+ * the wait condition is satisfied".  The low queue blocks in a HW WAIT; the
+ * high queue runs meanwhile; the wait is still in force afterwards and,
+ * once signaled, the low buffer completes exactly once. */
+static void preempted_hw_wait_resumes_and_completes_once(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+		if (!os_adapter_native(t.a)) {
+			umt_down(&t);
+			fb_skip("no native fences: GPU waits are held by the OS");
+		}
+		struct rt_fence *f;
+		assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
+		_Atomic uint64_t before = 0, after = 0, hc = 0;
+		struct rt_queue *lo = pt_queue(&t, um, 0), *hi = pt_queue(&t, um, 10);
+		struct hw_cmd b[3] = {
+			{ .op = HW_CMD_COUNT, .stamp = &before },
+			rt_cmd_wait(f, 1),
+			{ .op = HW_CMD_COUNT, .stamp = &after },
+		};
+		uint64_t lv, hv;
+		assert_int_equal(rt_queue_submit(lo, b, 3, &lv), 0);
+		pt_wait_count(&before, 1);
+		struct hw_cmd h[2] = { { .op = HW_CMD_WORK, .arg = 1000000, .value = 8 },
+				       { .op = HW_CMD_COUNT, .stamp = &hc } };
+		assert_int_equal(rt_queue_submit(hi, h, 2, &hv), 0);
+		assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&after), 0);      /* the wait is still in force */
+		assert_int_equal(rt_queue_wait(lo, lv, 20000000), -ETIMEDOUT);
+		assert_int_equal(rt_fence_signal(f, 1), 0);
+		assert_int_equal(rt_queue_wait(lo, lv, PT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&before), 1);
+		assert_int_equal(atomic_load(&after), 1);      /* exactly once */
+		assert_int_equal(atomic_load(&hc), 1);
+		umt_down(&t);
+	}
+}
+
+/* The scheduler's request is logged as DxgkDdiPreemptCommand (kernel-mode). */
+static void scheduler_sends_preempt_command_for_kernel_mode_work(void **state)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+	struct pt_result r;
+	pt_run(&t, false, 1, 64, &r);
+	assert_true(os_adapter_ddi_count(t.a, OS_DDI_PREEMPT_COMMAND) >= 1);
+	assert_true(umt_stats(&t).preempt_requests >= 1);
+	umt_down(&t);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
+	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
+	     cmocka_unit_test(primitive_boundary_stops_between_commands),
+	     cmocka_unit_test(triangle_boundary_stops_inside_a_command),
+	     cmocka_unit_test(granularity_none_and_preemption_unaware_never_preempt),
+	     cmocka_unit_test(preempted_hw_wait_resumes_and_completes_once),
+	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work))

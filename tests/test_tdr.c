@@ -1,0 +1,210 @@
+/* tests/test_tdr.c — timeout detection and recovery (seed gpu-preemption),
+ * with TdrDelay at 20 ms.  A hang is a WORK that never ends on an engine
+ * that cannot stop inside it (granularity NONE); a long WORK on an engine
+ * that can is preempted, never reset.  Every wait has a deadline. */
+#include "tests/fb_test.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/umd_test_util.h"
+
+#define TT_DELAY_NS 20000000ll
+#define TT_DEADLINE_NS 10000000000ll
+
+static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg.caps.gfx_preempt = g;
+	struct os_ums_config u;
+	os_ums_config_default(&u);
+	u.drain_timeout_ns = 5000000000ll;
+	u.tdr_delay_ns = TT_DELAY_NS;
+	u.tdr_fault = fault;
+	if (limit)
+		u.tdr_limit_count = limit;
+	return umt_up_with(&cfg, &u);
+}
+
+static struct rt_queue *tt_queue(struct rt_device *d, bool um)
+{
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = um };
+	struct rt_queue *q;
+	assert_int_equal(rt_queue_create(d, &desc, &q), 0);
+	return q;
+}
+
+struct tt_waiter {
+	pthread_t th;
+	struct rt_fence *f;
+	struct rt_queue *q;
+	uint64_t v;
+	int rc;
+};
+
+static void *tt_waiter_main(void *arg)
+{
+	struct tt_waiter *w = arg;
+	w->rc = w->f ? rt_fence_wait(w->f, w->v, TT_DEADLINE_NS) : rt_queue_wait(w->q, w->v, TT_DEADLINE_NS);
+	return NULL;
+}
+
+/* Every DxgkDdiResetEngine came after a DxgkDdiPreemptCommand for that engine. */
+static bool tt_preempt_before_every_reset(struct os_adapter *a)
+{
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
+	bool asked = false;
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].ddi == OS_DDI_PREEMPT_COMMAND && log[i].value == (uint64_t)HW_PRIORITY_PREEMPT_ALL)
+			asked = true;
+		if (log[i].ddi == OS_DDI_RESET_ENGINE && log[i].value) {
+			if (!asked)
+				return false;
+			asked = false;
+		}
+	}
+	return true;
+}
+
+/* A hangs the engine; B (another process) has work queued behind it. */
+static void hung_engine_reset_guilty_lost_innocent_kept(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = tt_up(HW_GFX_PREEMPT_NONE, OS_TDR_FAULT_NONE, 0);
+		struct rt_device *b;
+		assert_int_equal(rt_device_create(t.u, &b), 0);
+		struct rt_fence *fa;
+		assert_int_equal(rt_fence_create(t.d, 0, &fa), 0);
+		struct rt_queue *qa = tt_queue(t.d, um), *qb = tt_queue(b, um);
+		_Atomic uint64_t bc = 0;
+
+		struct hw_cmd hang[2] = { { .op = HW_CMD_WORK, .arg = UINT64_MAX }, rt_cmd_signal(fa, 1) };
+		uint64_t va;
+		assert_int_equal(rt_queue_submit(qa, hang, 2, &va), 0);
+		struct tt_waiter wf = { .f = fa, .v = 1 }, wq = { .q = qa, .v = va };
+		pthread_create(&wf.th, NULL, tt_waiter_main, &wf);
+		pthread_create(&wq.th, NULL, tt_waiter_main, &wq);
+		uint64_t vb = 0;
+		for (int i = 0; i < 8; i++)
+			vb = umt_submit_count(qb, &bc);
+
+		pthread_join(wf.th, NULL);
+		pthread_join(wq.th, NULL);
+		assert_int_equal(wf.rc, -EIO);                 /* released, with device lost */
+		assert_int_equal(wq.rc, -EIO);
+		assert_true(rt_device_removed(t.d));
+		if (um)
+			assert_int_equal(os_doorbell_status(rt_queue_os(qa)), OS_DOORBELL_DISCONNECTED_ABORT);
+		struct rt_queue *again;
+		struct rt_queue_desc desc = { .engine = 0, .user_mode = um };
+		assert_int_equal(rt_queue_create(t.d, &desc, &again), -ENODEV);   /* re-create on a new device */
+
+		assert_int_equal(rt_queue_wait(qb, vb, TT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&bc), 8);         /* innocent work lost: 0 */
+		assert_false(rt_device_removed(b));
+
+		struct os_ums_stats s = umt_stats(&t);
+		assert_int_equal(s.tdr_resets, 1);
+		assert_int_equal(s.tdr_guilty, 1);
+		assert_true(s.tdr_preempt_requests >= 1);
+		assert_int_equal(s.tdr_bugchecks, 0);
+		assert_true(tt_preempt_before_every_reset(t.a));
+
+		struct rt_device *c;                            /* the process starts over */
+		assert_int_equal(rt_device_create(t.u, &c), 0);
+		_Atomic uint64_t cc = 0;
+		struct rt_queue *qc = tt_queue(c, um);
+		assert_int_equal(rt_queue_wait(qc, umt_submit_count(qc, &cc), TT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&cc), 1);
+		assert_int_equal(rt_device_destroy(c), 0);
+		assert_int_equal(rt_device_destroy(b), 0);
+		umt_down(&t);
+	}
+}
+
+struct tt_long {
+	uint64_t resets, preempted, count;
+	bool removed, ordered;
+};
+
+/* A 300 ms WORK on an engine that preempts between triangles. */
+static void tt_long_work(enum os_tdr_fault fault, struct tt_long *r)
+{
+	struct umt t = tt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, fault, 0);
+	struct rt_queue *q = tt_queue(t.d, false);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd c[2] = { { .op = HW_CMD_WORK, .arg = 300000000, .value = 256 },
+			       { .op = HW_CMD_COUNT, .stamp = &n } };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(q, c, 2, &v), 0);
+	int rc = rt_queue_wait(q, v, TT_DEADLINE_NS);
+	assert_true(rc == 0 || rc == -EIO);
+	struct os_ums_stats s = umt_stats(&t);
+	r->resets = s.tdr_resets;
+	r->preempted = s.tdr_preempted;
+	r->count = atomic_load(&n);
+	r->removed = rt_device_removed(t.d);
+	r->ordered = tt_preempt_before_every_reset(t.a);
+	umt_down(&t);
+}
+
+static void preemptible_long_work_is_preempted_not_reset(void **state)
+{
+	struct tt_long r;
+	tt_long_work(OS_TDR_FAULT_NONE, &r);
+	assert_true(r.preempted >= 1);
+	assert_int_equal(r.resets, 0);
+	assert_false(r.removed);
+	assert_int_equal(r.count, 1);
+	assert_true(r.ordered);
+}
+
+static void broken_tdr_without_preemption_request_is_caught(void **state)
+{
+	struct tt_long r;
+	tt_long_work(OS_TDR_FAULT_NO_PREEMPT, &r);
+	/* what the test above asserts fails: reset, device lost, work gone */
+	assert_true(r.resets >= 1);
+	assert_true(r.removed);
+	assert_int_equal(r.count, 0);
+	assert_false(r.ordered);
+}
+
+/* TdrLimitCount = 2: the second hang is a bug check; nothing hangs. */
+static void repeated_tdrs_end_in_a_bug_check(void **state)
+{
+	struct umt t = tt_up(HW_GFX_PREEMPT_NONE, OS_TDR_FAULT_NONE, 2);
+	struct rt_device *d2, *d3;
+	assert_int_equal(rt_device_create(t.u, &d2), 0);
+	assert_int_equal(rt_device_create(t.u, &d3), 0);
+	struct rt_queue *q3 = tt_queue(d3, false);
+	struct rt_device *hung[2] = { t.d, d2 };
+	for (int i = 0; i < 2; i++) {
+		struct rt_queue *q = tt_queue(hung[i], false);
+		struct hw_cmd c = { .op = HW_CMD_WORK, .arg = UINT64_MAX };
+		uint64_t v;
+		assert_int_equal(rt_queue_submit(q, &c, 1, &v), 0);
+		assert_int_equal(rt_queue_wait(q, v, TT_DEADLINE_NS), -EIO);
+	}
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.tdr_resets, 2);
+	assert_int_equal(s.tdr_bugchecks, 1);
+	assert_true(os_ums_bugchecked(t.u));
+	assert_true(rt_device_removed(d3));             /* every device is lost */
+	assert_int_equal(rt_queue_wait(q3, 0, TT_DEADLINE_NS), -EIO);
+	struct rt_device *d4;
+	assert_int_equal(rt_device_create(t.u, &d4), -ENODEV);
+	rt_device_destroy(d2);
+	rt_device_destroy(d3);
+	umt_down(&t);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
+	     cmocka_unit_test(preemptible_long_work_is_preempted_not_reset),
+	     cmocka_unit_test(broken_tdr_without_preemption_request_is_caught),
+	     cmocka_unit_test(repeated_tdrs_end_in_a_bug_check))
