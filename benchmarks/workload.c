@@ -1,0 +1,282 @@
+/* benchmarks/workload.c — the seed's multi-engine workloads over the D3D12
+ * runtime, and their report.  Contract in workload.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "benchmarks/workload.h"
+#include "lockfree/arch.h"
+#include "src/fb_scenario.h"
+
+/* ---- the stack and its queues ---- */
+
+static int bm_wl_queue(struct bm_wl *w, enum rt_list_type t, const char *name, struct rt_cqueue **out)
+{
+	struct rt_cqueue_desc d = { .type = t, .user_mode = w->user_mode, .name = name };
+	return rt_cqueue_create(w->d, &d, out);
+}
+
+int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, char *err, size_t errlen)
+{
+	memset(w, 0, sizeof(*w));
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, path);
+	cfg.os.caps.engines = BM_WL_ENGINES;
+	int rc = rt_stack_create(&cfg, &w->s, err, errlen);
+	if (rc)
+		return rc;
+	w->d = rt_stack_device(w->s);
+	w->user_mode = user_mode;
+	rc = bm_wl_queue(w, RT_LIST_DIRECT, "direct0", &w->direct);
+	if (!rc)
+		rc = bm_wl_queue(w, RT_LIST_COMPUTE, "compute0", &w->compute);
+	if (!rc)
+		rc = bm_wl_queue(w, RT_LIST_COPY, "copy0", &w->copy);
+	if (!rc)
+		rc = rt_event_create(false, false, &w->ev);
+	if (rc) {
+		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
+		bm_wl_down(w);
+		return rc;
+	}
+	w->user_mode = rt_cqueue_user_mode(w->direct);
+	return 0;
+}
+
+int bm_wl_down(struct bm_wl *w)
+{
+	int rc = rt_stack_destroy(w->s);     /* drains the queues, frees fences */
+	if (w->direct)
+		rt_cqueue_destroy(w->direct);
+	if (w->compute)
+		rt_cqueue_destroy(w->compute);
+	if (w->copy)
+		rt_cqueue_destroy(w->copy);
+	if (w->ev)
+		rt_event_destroy(w->ev);     /* after the fences that could set it */
+	memset(w, 0, sizeof(*w));
+	return rc;
+}
+
+int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
+{
+	uint64_t t0 = lf_now_ns();
+	int rc = rt_fence_set_event(f, v, w->ev);
+	if (!rc)
+		rc = rt_event_wait(w->ev, BM_WL_WAIT_NS);
+	w->cpu_wait_ns += lf_now_ns() - t0;
+	w->cpu_waits++;
+	return rc;
+}
+
+int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out)
+{
+	int rc = rt_clist_create(t, out);
+	if (rc)
+		return rc;
+	rc = rt_clist_record(*out, op, ns, units);
+	if (!rc)
+		rc = rt_clist_close(*out);
+	if (rc) {
+		rt_clist_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* ---- counters and the report ---- */
+
+void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *o)
+{
+	rt_stack_settle(w->s);
+	struct os_stats os;
+	struct os_ums_stats ums;
+	rt_stack_os_stats(w->s, &os);
+	rt_stack_ums_stats(w->s, &ums);
+	o->t_ns = lf_now_ns();
+	o->interrupts = os.interrupts;
+	o->irq_wakeups = os.irq_wakeups;
+	o->sched_wakeups = ums.sched_wakeups;
+	o->gpu_signals = os.gpu_signals;
+	o->lost_wakeups = os.lost_wakeups;
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
+		struct hw_engine_stats st;
+		rt_stack_engine_stats(w->s, e, &st);
+		o->busy_ns[e] = st.busy_ns;
+	}
+	o->cpu_wait_ns = w->cpu_wait_ns;
+	o->cpu_waits = w->cpu_waits;
+}
+
+void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
+		  const struct bm_wl_snap *b, uint64_t frames)
+{
+	static const char *const idle_name[BM_WL_ENGINES] = { "gpu_idle_3d", "gpu_idle_compute", "gpu_idle_copy" };
+	double n = frames ? (double)frames : 1.0;
+	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
+	fb_run_metric(run, "frames", (double)frames, "frames");
+	fb_run_metric(run, "frames_per_s", secs > 0 ? (double)frames / secs : 0.0, "frames/s");
+	fb_run_metric(run, "interrupts_per_frame", (double)(b->interrupts - a->interrupts) / n, "irq");
+	fb_run_metric(run, "os_wakeups_per_frame",
+		      (double)(b->irq_wakeups - a->irq_wakeups + b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
+	fb_run_metric(run, "irq_wakeups_per_frame", (double)(b->irq_wakeups - a->irq_wakeups) / n, "wakeups");
+	fb_run_metric(run, "sched_wakeups_per_frame", (double)(b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
+	fb_run_metric(run, "gpu_signals_per_frame", (double)(b->gpu_signals - a->gpu_signals) / n, "signals");
+	fb_run_latency(run, "cpu_wait_per_frame", (double)(b->cpu_wait_ns - a->cpu_wait_ns) / n, FB_LIMIT_NONE);
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
+		double busy = (double)(b->busy_ns[e] - a->busy_ns[e]) / 1e9;
+		double idle = secs > 0 ? 1.0 - busy / secs : 0.0;
+		fb_run_metric(run, idle_name[e], idle < 0 ? 0.0 : idle, "ratio");
+	}
+	fb_run_metric(run, "lost_wakeups", (double)(b->lost_wakeups - a->lost_wakeups), "waits");
+	fb_run_metric(run, "user_mode_queues", w->user_mode ? 1.0 : 0.0, "bool");
+}
+
+/* ---- frame ---- */
+
+int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg *cfg)
+{
+	memset(f, 0, sizeof(*f));
+	f->w = w;
+	f->cfg = *cfg;
+	unsigned u = cfg->units ? cfg->units : 1;
+	int rc = 0;
+	struct rt_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
+	for (int i = 0; i < 4 && !rc; i++)
+		rc = rt_fence_create(w->d, 0, fences[i]);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, &f->geometry);
+	for (int i = 0; i < 4 && !rc; i++)
+		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, &f->tex[i]);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, &f->prepass);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, &f->lighting);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, &f->final);
+	return rc;
+}
+
+/* The seed's values for frame n (1-based): 101/102, 201, 301 in frame 1,
+ * each fence's values rising by 100 a frame. */
+static uint64_t bm_frame_value(uint64_t n, unsigned fence, unsigned k)
+{
+	return 100 * (n + fence) + k;
+}
+
+int bm_frame_submit(struct bm_frame *f)
+{
+	struct bm_wl *w = f->w;
+	uint64_t n = f->n + 1;
+	int rc = 0;
+	if (n > f->cfg.frames_in_flight)
+		rc = bm_wl_cpu_wait(w, f->frame_fence, n - f->cfg.frames_in_flight);
+	uint64_t c1 = bm_frame_value(n, 0, 1), c2 = bm_frame_value(n, 0, 2);
+	uint64_t r1 = bm_frame_value(n, 1, 1), k1 = bm_frame_value(n, 2, 1);
+	/* the seed's pseudo-code, line by line */
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, &f->geometry, 1);         /* copy geometry */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, f->copy_fence, c1);
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, f->tex, 4);               /* copy textures tex1..tex4 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, f->copy_fence, c2);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->copy_fence, c1);        /* geometry copied */
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &f->prepass, 1);        /* pre-pass into rt1 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, f->render_fence, r1);
+	if (!rc)
+		rc = rt_cqueue_wait(w->compute, f->render_fence, r1);     /* pre-pass completed */
+	if (!rc)
+		rc = rt_cqueue_execute(w->compute, &f->lighting, 1);      /* lighting into buf1 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, f->compute_fence, k1);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->compute_fence, k1);     /* lighting calculated */
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->copy_fence, c2);        /* textures copied */
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &f->final, 1);          /* final render */
+	/* not in the seed: the frame's end, which the CPU throttle waits for */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, f->frame_fence, n);
+	if (!rc)
+		f->n = n;
+	return rc;
+}
+
+int bm_frame_drain(struct bm_frame *f)
+{
+	return f->n ? bm_wl_cpu_wait(f->w, f->frame_fence, f->n) : 0;
+}
+
+void bm_frame_fini(struct bm_frame *f)
+{
+	struct rt_clist *lists[8] = { f->geometry, f->tex[0], f->tex[1], f->tex[2], f->tex[3],
+				      f->prepass, f->lighting, f->final };
+	for (int i = 0; i < 8; i++)
+		if (lists[i])
+			rt_clist_destroy(lists[i]);
+	/* the fences are the device's: freed with it */
+}
+
+/* ---- ring-heap ---- */
+
+int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, unsigned cpu_latency,
+		      uint64_t map_ns, uint64_t draw_ns, unsigned units)
+{
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->length = length;
+	r->cpu_latency = cpu_latency;
+	unsigned u = units ? units : 1;
+	int rc = rt_fence_create(w->d, 0, &r->fence1);
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &r->fence2);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, map_ns, u, &r->map);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, &r->draw);
+	return rc;
+}
+
+int bm_ring_heap_step(struct bm_ring_heap *r)
+{
+	struct bm_wl *w = r->w;
+	uint64_t i = r->i + 1;
+	int rc = 0;
+	/* not in the seed's loop: the CPU stays at most cpu_latency steps ahead */
+	if (r->cpu_latency && i > r->cpu_latency)
+		rc = bm_wl_cpu_wait(w, r->fence1, i - r->cpu_latency);
+	if (!rc && i > r->length && !r->broken_no_ring_wait)
+		rc = rt_cqueue_wait(w->copy, r->fence1, i - r->length);   /* a slot is free */
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, &r->map, 1);              /* copy new data into slot i % length */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, r->fence2, i);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, r->fence2, i);
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &r->draw, 1);           /* draw using copied data */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, r->fence1, i);
+	if (!rc)
+		r->i = i;
+	return rc;
+}
+
+int bm_ring_heap_drain(struct bm_ring_heap *r)
+{
+	return r->i ? bm_wl_cpu_wait(r->w, r->fence1, r->i) : 0;
+}
+
+void bm_ring_heap_fini(struct bm_ring_heap *r)
+{
+	if (r->map)
+		rt_clist_destroy(r->map);
+	if (r->draw)
+		rt_clist_destroy(r->draw);
+}
