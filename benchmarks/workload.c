@@ -54,6 +54,9 @@ int bm_wl_down(struct bm_wl *w)
 		rt_cqueue_destroy(w->copy);
 	if (w->ev)
 		rt_event_destroy(w->ev);     /* after the fences that could set it */
+	for (int i = 0; i < 2; i++)
+		if (w->extra_events[i])
+			rt_event_destroy(w->extra_events[i]);
 	memset(w, 0, sizeof(*w));
 	return rc;
 }
@@ -279,4 +282,215 @@ void bm_ring_heap_fini(struct bm_ring_heap *r)
 		rt_clist_destroy(r->map);
 	if (r->draw)
 		rt_clist_destroy(r->draw);
+}
+
+/* ---- pipeline: PipelinedComputeGraphics ---- */
+
+int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units)
+{
+	memset(p, 0, sizeof(*p));
+	p->w = w;
+	p->cpu_latency = cpu_latency;
+	p->cg_latency = cg_latency;
+	unsigned u = units ? units : 1;
+	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, &p->compute);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, &p->graphics);
+	return rc;
+}
+
+int bm_pipeline_step(struct bm_pipeline *p)
+{
+	struct bm_wl *w = p->w;
+	uint64_t fn = p->frame;
+	int rc = 0;
+	if (fn > p->cg_latency)
+		rc = rt_cqueue_wait(w->compute, p->graphics_fence, fn - p->cg_latency);
+	if (!rc && fn > p->cpu_latency)
+		rc = bm_wl_cpu_wait(w, p->compute_fence, fn - p->cpu_latency);
+	if (rc)
+		return rc;
+	++fn;
+	rc = rt_cqueue_execute(w->compute, &p->compute, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, p->compute_fence, fn);
+	if (!rc && fn > p->cg_latency) {
+		uint64_t g = fn - p->cg_latency;
+		rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
+		if (!rc)
+			rc = rt_cqueue_execute(w->direct, &p->graphics, 1);
+		if (!rc)
+			rc = rt_cqueue_signal(w->direct, p->graphics_fence, g);
+		if (!rc)
+			p->graphics_frames = g;
+	}
+	if (!rc)
+		p->frame = fn;
+	return rc;
+}
+
+int bm_pipeline_drain(struct bm_pipeline *p)
+{
+	int rc = p->frame ? bm_wl_cpu_wait(p->w, p->compute_fence, p->frame) : 0;
+	if (!rc && p->graphics_frames)
+		rc = bm_wl_cpu_wait(p->w, p->graphics_fence, p->graphics_frames);
+	return rc;
+}
+
+void bm_pipeline_fini(struct bm_pipeline *p)
+{
+	if (p->compute)
+		rt_clist_destroy(p->compute);
+	if (p->graphics)
+		rt_clist_destroy(p->graphics);
+}
+
+/* ---- async-compute: AsyncPipelinedComputeGraphics ---- */
+
+int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units)
+{
+	memset(a, 0, sizeof(*a));
+	a->w = w;
+	a->cpu_latency = cpu_latency;
+	a->cg_latency = cg_latency;
+	a->graphics_ns = graphics_ns;
+	a->units = units ? units : 1;
+	if (cpu_latency > BM_ASYNC_MAX_LISTS)
+		return -EINVAL;
+	int rc = rt_fence_create(w->d, 0, &a->fences[0]);          /* compute fence: index 0 */
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &a->fences[1]);      /* graphics fence: index 1 */
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &a->graphics_compute_fence);
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = rt_event_create(false, true, &a->handles[i]);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, &a->compute);
+	for (unsigned i = 0; i < cpu_latency && !rc; i++)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i]);
+	/* "Graphics needs to wait for the first compute frame to complete; this
+	 * is the only wait that the graphics queue will perform." */
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, a->fences[0], 1);
+	return rc;
+}
+
+/* Arm both stages' events and wait for either: the stage, or -errno.
+ * The seed calls SetEventOnCompletion for both stages on every turn; a
+ * stage not picked then has two registrations for one value on its
+ * auto-reset event, and the second can set it after the first was consumed
+ * (the waiter runs as soon as the first set lands): a spurious set that lets
+ * the stage run past its CpuLatency throttle, again and again, until its
+ * queue fills.  Here each value is armed once (the registration stays
+ * armed until it fires and is consumed, which moves the value on). */
+static int bm_async_pick(struct bm_async *a)
+{
+	for (int i = 0; i < 2; i++) {
+		int rc = 0;
+		if (a->frames[i] > a->cpu_latency) {
+			uint64_t v = a->frames[i] - a->cpu_latency;
+			if (a->armed[i] != v)
+				rc = rt_fence_set_event(a->fences[i], v, a->handles[i]);
+			a->armed[i] = v;
+		} else
+			rt_event_set(a->handles[i]);
+		if (rc)
+			return rc;
+	}
+	uint64_t t0 = lf_now_ns();
+	int stage = rt_event_wait_multi(a->handles, 2, false, BM_WL_WAIT_NS);
+	a->w->cpu_wait_ns += lf_now_ns() - t0;
+	a->w->cpu_waits++;
+	return stage;
+}
+
+static int bm_async_compute(struct bm_async *a)
+{
+	struct bm_wl *w = a->w;
+	uint64_t fn = a->frames[0];
+	int rc = 0;
+	if (fn > a->cg_latency)
+		rc = rt_cqueue_wait(w->compute, a->graphics_compute_fence, fn - a->cg_latency);
+	if (!rc)
+		rc = rt_cqueue_execute(w->compute, &a->compute, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, a->fences[0], fn);
+	return rc;
+}
+
+static int bm_async_graphics(struct bm_async *a)
+{
+	struct bm_wl *w = a->w;
+	uint64_t fn = a->frames[1];
+	/* The seed writes min(1, GetCompletedValue()): with min the value is at
+	 * most 1, and graphics would keep telling compute it is done with
+	 * compute frame 0 only — compute would wait forever for frame 1.  The
+	 * comment above it ("the GPU queue started with a wait for
+	 * pComputeFence, 1") means at least 1: max. */
+	uint64_t done = rt_fence_completed(a->fences[0]);
+	uint64_t completed = done > 1 ? done : 1;
+	uint64_t list = (fn - 1) % a->cpu_latency;
+	a->pipe_buffer = (completed - 1) % a->cg_latency;
+	/* UpdateGraphicsCommandList: re-record the list for this frame's buffer */
+	struct rt_clist *l = a->graphics[list];
+	rt_clist_reset(l);
+	int rc = rt_clist_record(l, RT_OP_DRAW, a->graphics_ns, a->units);
+	if (!rc)
+		rc = rt_clist_close(l);
+	/* Signal *before* new rendering: the compute work graphics is done with */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &l, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, a->fences[1], fn);
+	return rc;
+}
+
+int bm_async_step(struct bm_async *a)
+{
+	int stage = bm_async_pick(a);
+	if (stage < 0)
+		return stage;
+	++a->frames[stage];
+	return stage == 0 ? bm_async_compute(a) : bm_async_graphics(a);
+}
+
+/* Graphics frames go on until compute caught up (compute waits for graphics
+ * to be done with its buffers), then both complete.  Bounded. */
+int bm_async_drain(struct bm_async *a)
+{
+	int rc = 0;
+	for (int k = 0; !rc && k < 10000 && rt_fence_completed(a->fences[0]) < a->frames[0]; k++) {
+		if (a->frames[1] > a->cpu_latency)
+			rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1] - a->cpu_latency);
+		++a->frames[1];
+		if (!rc)
+			rc = bm_async_graphics(a);
+		if (!rc)
+			rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1]);
+	}
+	if (!rc && a->frames[0])
+		rc = bm_wl_cpu_wait(a->w, a->fences[0], a->frames[0]);
+	if (!rc && a->frames[1])
+		rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1]);
+	return rc;
+}
+
+void bm_async_fini(struct bm_async *a)
+{
+	if (a->compute)
+		rt_clist_destroy(a->compute);
+	for (unsigned i = 0; i < BM_ASYNC_MAX_LISTS; i++)
+		if (a->graphics[i])
+			rt_clist_destroy(a->graphics[i]);
+	/* events go with bm_wl_down's: after the fences that may set them */
+	a->w->extra_events[0] = a->handles[0];
+	a->w->extra_events[1] = a->handles[1];
 }

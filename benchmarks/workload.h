@@ -14,7 +14,8 @@
  *
  *   call                        who
  *   bm_wl_up / bm_wl_down       the scenario's (or test's) thread
- *   bm_frame_*, bm_ring_heap_*  that same thread (the queues' one submitter)
+ *   bm_frame_*, bm_ring_heap_*, that same thread
+ *   bm_pipeline_*, bm_async_* (the queues' one submitter)
  *   bm_wl_snap, bm_wl_report    that thread, at the measured region's edges
  */
 #ifndef BM_WORKLOAD_H
@@ -40,6 +41,7 @@ struct bm_wl {
 	uint64_t cpu_wait_ns;           /* time the title's thread spent in CPU waits */
 	uint64_t cpu_waits;
 	bool user_mode;                 /* the queues got user-mode submission */
+	struct rt_event *extra_events[2];   /* a workload's own events, destroyed with the stack */
 };
 
 /* Bring a three-engine stack up on path with one queue of each type
@@ -106,5 +108,44 @@ int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, 
 int bm_ring_heap_step(struct bm_ring_heap *r);
 int bm_ring_heap_drain(struct bm_ring_heap *r);
 void bm_ring_heap_fini(struct bm_ring_heap *r);
+
+/* ---- pipeline: the seed's PipelinedComputeGraphics ---- */
+
+struct bm_pipeline {
+	struct bm_wl *w;
+	unsigned cpu_latency, cg_latency;   /* CpuLatency, ComputeGraphicsLatency */
+	struct rt_fence *compute_fence, *graphics_fence;
+	struct rt_clist *compute, *graphics;
+	uint64_t frame;                     /* FrameNumber */
+	uint64_t graphics_frames;           /* graphics frames submitted */
+};
+int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
+int bm_pipeline_step(struct bm_pipeline *p);    /* one turn of the seed's loop */
+int bm_pipeline_drain(struct bm_pipeline *p);
+void bm_pipeline_fini(struct bm_pipeline *p);
+
+/* ---- async-compute: the seed's AsyncPipelinedComputeGraphics ---- */
+
+#define BM_ASYNC_MAX_LISTS 16
+struct bm_async {
+	struct bm_wl *w;
+	unsigned cpu_latency, cg_latency;
+	uint64_t graphics_ns;
+	unsigned units;
+	struct rt_fence *fences[2];         /* compute fence at 0, graphics fence at 1 */
+	struct rt_fence *graphics_compute_fence;
+	struct rt_event *handles[2];        /* auto-reset, initially set */
+	struct rt_clist *compute, *graphics[BM_ASYNC_MAX_LISTS];   /* CpuLatency graphics lists */
+	uint64_t frames[2];                 /* FrameNumbers */
+	uint64_t armed[2];                  /* the value each stage's event is armed for (0: none) */
+	uint64_t pipe_buffer;               /* the last PipeBufferIndex */
+};
+/* 0 / -EINVAL (cpu_latency > BM_ASYNC_MAX_LISTS) / -errno. */
+int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
+int bm_async_step(struct bm_async *a);          /* one turn: WaitForMultipleObjects, one stage */
+int bm_async_drain(struct bm_async *a);
+void bm_async_fini(struct bm_async *a);
 
 #endif

@@ -167,5 +167,72 @@ static void frame_runs_the_seed_sequence(void **state)
 	}
 }
 
+
+/* The pipelined compute/graphics loop: after N turns compute and graphics
+ * reached their frame numbers (graphics CGL behind), nothing lost. */
+static void pipeline_runs_the_seed_loop(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct bm_wl w;
+		up(&w, &modes[m]);
+		struct bm_pipeline p;
+		assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 200000, 300000, 1), 0);
+		for (int i = 0; i < 20; i++)
+			assert_int_equal(bm_pipeline_step(&p), 0);
+		assert_int_equal(bm_pipeline_drain(&p), 0);
+		assert_int_equal(p.frame, 20);
+		assert_int_equal(p.graphics_frames, 18);
+		assert_int_equal(rt_fence_completed(p.compute_fence), 20);
+		assert_int_equal(rt_fence_completed(p.graphics_fence), 18);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(w.compute, &st);
+		assert_int_equal(st.waits, 20 - 3);                    /* FrameNumber > CGL at the top: 3..19 */
+		bm_pipeline_fini(&p);
+		assert_int_equal(bm_wl_down(&w), 0);
+	}
+}
+
+/* The asynchronous loop: both stages advance, neither past its CpuLatency
+ * throttle, graphics re-records its lists, both drain; nothing lost. */
+static void async_compute_runs_both_stages(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct bm_wl w;
+		up(&w, &modes[m]);
+		struct bm_async a;
+		assert_int_equal(bm_async_init(&a, &w, 3, 2, 200000, 300000, 1), 0);
+		uint64_t ahead = 0;
+		for (int i = 0; i < 400; i++) {
+			int rc = bm_async_step(&a);
+			/* the CpuLatency throttle: a stage runs at most cpu_latency + 1 past its completion */
+			for (int k = 0; k < 2; k++) {
+				uint64_t c = rt_fence_completed(a.fences[k]);
+				if (a.frames[k] > c + 3 + 1)
+					ahead++;
+			}
+			if (rc)
+				fail_msg("mode %zu turn %d: %d (frames %llu/%llu, compute %llu graphics %llu gcf %llu)", m, i,
+					 rc, (unsigned long long)a.frames[0], (unsigned long long)a.frames[1],
+					 (unsigned long long)rt_fence_completed(a.fences[0]),
+					 (unsigned long long)rt_fence_completed(a.fences[1]),
+					 (unsigned long long)rt_fence_completed(a.graphics_compute_fence));
+		}
+		assert_int_equal(ahead, 0);
+		assert_int_equal(bm_async_drain(&a), 0);
+		assert_true(a.frames[0] > 3);
+		assert_true(a.frames[1] > 3);
+		assert_int_equal(rt_fence_completed(a.fences[0]), a.frames[0]);
+		assert_int_equal(rt_fence_completed(a.fences[1]), a.frames[1]);
+		struct bm_wl_snap s;
+		bm_wl_snap(&w, &s);
+		assert_int_equal(s.lost_wakeups, 0);
+		bm_async_fini(&a);
+		assert_int_equal(bm_wl_down(&w), 0);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(ring_heap_length_3_trace), cmocka_unit_test(ring_heap_without_the_wait_is_caught),
-	     cmocka_unit_test(ring_heap_render_never_passes_copy), cmocka_unit_test(frame_runs_the_seed_sequence))
+	     cmocka_unit_test(ring_heap_render_never_passes_copy), cmocka_unit_test(frame_runs_the_seed_sequence),
+	     cmocka_unit_test(pipeline_runs_the_seed_loop), cmocka_unit_test(async_compute_runs_both_stages))

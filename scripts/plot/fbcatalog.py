@@ -111,6 +111,8 @@ NOT_DRAWN = {
                 "nothing about fences to publish",
     "frame": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
     "ring-heap": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "pipeline": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "async-compute": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
 }
 
 
