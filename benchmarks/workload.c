@@ -12,19 +12,26 @@
 
 static int bm_wl_queue(struct bm_wl *w, enum rt_list_type t, const char *name, struct rt_cqueue **out)
 {
-	struct rt_cqueue_desc d = { .type = t, .user_mode = w->user_mode, .name = name };
+	struct rt_cqueue_desc d = { .type = t, .user_mode = w->user_mode, .name = name, .debug = w->debug };
 	return rt_cqueue_create(w->d, &d, out);
 }
 
-int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, char *err, size_t errlen)
+int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
+	if (validate && rt_debug_create(&w->debug)) {
+		snprintf(err, errlen, "creating the validation layer: no memory");
+		return -ENOMEM;
+	}
 	struct rt_stack_config cfg;
 	rt_stack_config_default(&cfg, path);
 	cfg.os.caps.engines = BM_WL_ENGINES;
 	int rc = rt_stack_create(&cfg, &w->s, err, errlen);
-	if (rc)
+	if (rc) {
+		if (w->debug)
+			rt_debug_destroy(w->debug);
 		return rc;
+	}
 	w->d = rt_stack_device(w->s);
 	w->user_mode = user_mode;
 	rc = bm_wl_queue(w, RT_LIST_DIRECT, "direct0", &w->direct);
@@ -57,6 +64,8 @@ int bm_wl_down(struct bm_wl *w)
 	for (int i = 0; i < 2; i++)
 		if (w->extra_events[i])
 			rt_event_destroy(w->extra_events[i]);
+	if (w->debug)
+		rt_debug_destroy(w->debug);
 	memset(w, 0, sizeof(*w));
 	return rc;
 }
@@ -69,6 +78,8 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
 		rc = rt_event_wait(w->ev, BM_WL_WAIT_NS);
 	w->cpu_wait_ns += lf_now_ns() - t0;
 	w->cpu_waits++;
+	if (!rc && w->debug)
+		rt_debug_cpu_waited(w->debug, f, v);
 	return rc;
 }
 
@@ -109,6 +120,7 @@ void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *o)
 	}
 	o->cpu_wait_ns = w->cpu_wait_ns;
 	o->cpu_waits = w->cpu_waits;
+	o->validation_errors = w->debug ? rt_debug_errors(w->debug) : 0;
 }
 
 void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
@@ -133,30 +145,109 @@ void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_
 	}
 	fb_run_metric(run, "lost_wakeups", (double)(b->lost_wakeups - a->lost_wakeups), "waits");
 	fb_run_metric(run, "user_mode_queues", w->user_mode ? 1.0 : 0.0, "bool");
+	if (w->debug) {
+		fb_run_metric(run, "validation_errors", (double)(b->validation_errors - a->validation_errors), "reports");
+		if (b->validation_errors) {
+			char msg[256];
+			rt_debug_message(w->debug, 0, msg, sizeof(msg));
+			fb_run_note(run, "validation layer: %s", msg);
+		}
+	}
 }
 
 /* ---- frame ---- */
+
+/* One list of type t holding op, its resource uses declared when validating. */
+struct bm_use {
+	struct rt_resource *r;
+	enum rt_state state, after;
+	int kind;                           /* 0 read, 1 write, 2 barrier state -> after */
+};
+static int bm_wl_list_uses(struct bm_wl *w, enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units,
+			   const struct bm_use *uses, size_t n, struct rt_clist **out)
+{
+	int rc = rt_clist_create(t, out);
+	if (rc)
+		return rc;
+	rc = rt_clist_record(*out, op, ns, units);
+	for (size_t i = 0; i < n && !rc && w->debug; i++)
+		rc = uses[i].kind == 2 ? rt_clist_barrier(*out, uses[i].r, uses[i].state, uses[i].after)
+				       : rt_clist_access(*out, uses[i].r, uses[i].state, uses[i].kind == 1);
+	if (!rc)
+		rc = rt_clist_close(*out);
+	if (rc) {
+		rt_clist_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int bm_frame_resources(struct bm_wl *w, struct bm_frame_slot *s, unsigned k)
+{
+	if (!w->debug)
+		return 0;
+	char name[32];
+	snprintf(name, sizeof(name), "geometry%u", k);
+	int rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &s->geometry_r);
+	for (int i = 0; i < 4 && !rc; i++) {
+		snprintf(name, sizeof(name), "tex%d.%u", i + 1, k);
+		rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &s->tex_r[i]);
+	}
+	snprintf(name, sizeof(name), "rt1.%u", k);
+	if (!rc)
+		rc = rt_resource_create(w->debug, name, RT_STATE_RENDER_TARGET, &s->rt1);
+	snprintf(name, sizeof(name), "buf1.%u", k);
+	if (!rc)
+		rc = rt_resource_create(w->debug, name, RT_STATE_UNORDERED_ACCESS, &s->buf1);
+	return rc;
+}
+
+/* The slot's lists: what each command reads and writes, as the seed says. */
+static int bm_frame_slot_lists(struct bm_wl *w, const struct bm_frame_cfg *cfg, struct bm_frame_slot *s)
+{
+	unsigned u = cfg->units ? cfg->units : 1;
+	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, RTV = RT_STATE_RENDER_TARGET, UAV = RT_STATE_UNORDERED_ACCESS;
+	struct bm_use g[1] = { { s->geometry_r, RT_STATE_COMMON, 0, 1 } };
+	int rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, g, 1, &s->geometry);
+	for (int i = 0; i < 4 && !rc; i++) {
+		struct bm_use t[1] = { { s->tex_r[i], RT_STATE_COMMON, 0, 1 } };
+		rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, t, 1, &s->tex[i]);
+	}
+	/* pre-pass using geometry only into rt1; rt1 then read as an SRV */
+	struct bm_use pre[3] = { { s->geometry_r, SR, 0, 0 }, { s->rt1, RTV, 0, 1 }, { s->rt1, RTV, SR, 2 } };
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, pre, 3, &s->prepass);
+	/* lighting calculations on the pre-pass (rt1 as SRV) into buf1 */
+	struct bm_use light[2] = { { s->rt1, SR, 0, 0 }, { s->buf1, UAV, 0, 1 } };
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, light, 2, &s->lighting);
+	/* final render using buf1 as SRV and tex1..4 SRVs; the slot's states back for its next frame */
+	struct bm_use fin[8] = {
+		{ s->buf1, UAV, SR, 2 }, { s->buf1, SR, 0, 0 },
+		{ s->tex_r[0], SR, 0, 0 }, { s->tex_r[1], SR, 0, 0 }, { s->tex_r[2], SR, 0, 0 }, { s->tex_r[3], SR, 0, 0 },
+		{ s->buf1, SR, UAV, 2 }, { s->rt1, SR, RTV, 2 },
+	};
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, fin, 8, &s->final);
+	return rc;
+}
 
 int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg *cfg)
 {
 	memset(f, 0, sizeof(*f));
 	f->w = w;
 	f->cfg = *cfg;
-	unsigned u = cfg->units ? cfg->units : 1;
+	if (!cfg->frames_in_flight || cfg->frames_in_flight > BM_FRAME_SLOTS)
+		return -EINVAL;
 	int rc = 0;
 	struct rt_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
 	for (int i = 0; i < 4 && !rc; i++)
 		rc = rt_fence_create(w->d, 0, fences[i]);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, &f->geometry);
-	for (int i = 0; i < 4 && !rc; i++)
-		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, &f->tex[i]);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, &f->prepass);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, &f->lighting);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, &f->final);
+	for (unsigned k = 0; k < cfg->frames_in_flight && !rc; k++) {
+		rc = bm_frame_resources(w, &f->slot[k], k);
+		if (!rc)
+			rc = bm_frame_slot_lists(w, cfg, &f->slot[k]);
+	}
 	return rc;
 }
 
@@ -171,6 +262,7 @@ int bm_frame_submit(struct bm_frame *f)
 {
 	struct bm_wl *w = f->w;
 	uint64_t n = f->n + 1;
+	struct bm_frame_slot *s = &f->slot[(n - 1) % f->cfg.frames_in_flight];
 	int rc = 0;
 	if (n > f->cfg.frames_in_flight)
 		rc = bm_wl_cpu_wait(w, f->frame_fence, n - f->cfg.frames_in_flight);
@@ -178,23 +270,23 @@ int bm_frame_submit(struct bm_frame *f)
 	uint64_t r1 = bm_frame_value(n, 1, 1), k1 = bm_frame_value(n, 2, 1);
 	/* the seed's pseudo-code, line by line */
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, &f->geometry, 1);         /* copy geometry */
+		rc = rt_cqueue_execute(w->copy, &s->geometry, 1);         /* copy geometry */
 	if (!rc)
 		rc = rt_cqueue_signal(w->copy, f->copy_fence, c1);
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, f->tex, 4);               /* copy textures tex1..tex4 */
+		rc = rt_cqueue_execute(w->copy, s->tex, 4);               /* copy textures tex1..tex4 */
 	if (!rc)
 		rc = rt_cqueue_signal(w->copy, f->copy_fence, c2);
 	if (!rc)
 		rc = rt_cqueue_wait(w->direct, f->copy_fence, c1);        /* geometry copied */
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &f->prepass, 1);        /* pre-pass into rt1 */
+		rc = rt_cqueue_execute(w->direct, &s->prepass, 1);        /* pre-pass into rt1 */
 	if (!rc)
 		rc = rt_cqueue_signal(w->direct, f->render_fence, r1);
 	if (!rc)
 		rc = rt_cqueue_wait(w->compute, f->render_fence, r1);     /* pre-pass completed */
 	if (!rc)
-		rc = rt_cqueue_execute(w->compute, &f->lighting, 1);      /* lighting into buf1 */
+		rc = rt_cqueue_execute(w->compute, &s->lighting, 1);      /* lighting into buf1 */
 	if (!rc)
 		rc = rt_cqueue_signal(w->compute, f->compute_fence, k1);
 	if (!rc)
@@ -202,7 +294,7 @@ int bm_frame_submit(struct bm_frame *f)
 	if (!rc)
 		rc = rt_cqueue_wait(w->direct, f->copy_fence, c2);        /* textures copied */
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &f->final, 1);          /* final render */
+		rc = rt_cqueue_execute(w->direct, &s->final, 1);          /* final render */
 	/* not in the seed: the frame's end, which the CPU throttle waits for */
 	if (!rc)
 		rc = rt_cqueue_signal(w->direct, f->frame_fence, n);
@@ -218,12 +310,15 @@ int bm_frame_drain(struct bm_frame *f)
 
 void bm_frame_fini(struct bm_frame *f)
 {
-	struct rt_clist *lists[8] = { f->geometry, f->tex[0], f->tex[1], f->tex[2], f->tex[3],
-				      f->prepass, f->lighting, f->final };
-	for (int i = 0; i < 8; i++)
-		if (lists[i])
-			rt_clist_destroy(lists[i]);
-	/* the fences are the device's: freed with it */
+	for (unsigned k = 0; k < BM_FRAME_SLOTS; k++) {
+		struct bm_frame_slot *s = &f->slot[k];
+		struct rt_clist *lists[8] = { s->geometry, s->tex[0], s->tex[1], s->tex[2], s->tex[3],
+					      s->prepass, s->lighting, s->final };
+		for (int i = 0; i < 8; i++)
+			if (lists[i])
+				rt_clist_destroy(lists[i]);
+	}
+	/* the fences are the device's, the resources the validation layer's */
 }
 
 /* ---- ring-heap ---- */
@@ -235,14 +330,27 @@ int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, 
 	r->w = w;
 	r->length = length;
 	r->cpu_latency = cpu_latency;
+	if (!length || (w->debug && length > BM_RING_SLOTS))
+		return -EINVAL;
 	unsigned u = units ? units : 1;
 	int rc = rt_fence_create(w->d, 0, &r->fence1);
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &r->fence2);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COPY, RT_OP_COPY, map_ns, u, &r->map);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, &r->draw);
+	/* one list pair per slot under the validation layer (each names its slot), else one */
+	uint64_t lists = w->debug ? length : 1;
+	for (uint64_t k = 0; k < lists && !rc; k++) {
+		if (w->debug) {
+			char name[32];
+			snprintf(name, sizeof(name), "ringCB[%llu]", (unsigned long long)k);
+			rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &r->slot[k]);
+		}
+		struct bm_use map[1] = { { r->slot[k], RT_STATE_COMMON, 0, 1 } };
+		struct bm_use draw[1] = { { r->slot[k], RT_STATE_SHADER_RESOURCE, 0, 0 } };
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, map_ns, u, map, 1, &r->map[k]);
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, draw, 1, &r->draw[k]);
+	}
 	return rc;
 }
 
@@ -250,6 +358,7 @@ int bm_ring_heap_step(struct bm_ring_heap *r)
 {
 	struct bm_wl *w = r->w;
 	uint64_t i = r->i + 1;
+	uint64_t k = w->debug ? i % r->length : 0;
 	int rc = 0;
 	/* not in the seed's loop: the CPU stays at most cpu_latency steps ahead */
 	if (r->cpu_latency && i > r->cpu_latency)
@@ -257,13 +366,13 @@ int bm_ring_heap_step(struct bm_ring_heap *r)
 	if (!rc && i > r->length && !r->broken_no_ring_wait)
 		rc = rt_cqueue_wait(w->copy, r->fence1, i - r->length);   /* a slot is free */
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, &r->map, 1);              /* copy new data into slot i % length */
+		rc = rt_cqueue_execute(w->copy, &r->map[k], 1);           /* copy new data into slot i % length */
 	if (!rc)
 		rc = rt_cqueue_signal(w->copy, r->fence2, i);
 	if (!rc)
 		rc = rt_cqueue_wait(w->direct, r->fence2, i);
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &r->draw, 1);           /* draw using copied data */
+		rc = rt_cqueue_execute(w->direct, &r->draw[k], 1);        /* draw using copied data */
 	if (!rc)
 		rc = rt_cqueue_signal(w->direct, r->fence1, i);
 	if (!rc)
@@ -278,10 +387,12 @@ int bm_ring_heap_drain(struct bm_ring_heap *r)
 
 void bm_ring_heap_fini(struct bm_ring_heap *r)
 {
-	if (r->map)
-		rt_clist_destroy(r->map);
-	if (r->draw)
-		rt_clist_destroy(r->draw);
+	for (size_t k = 0; k < BM_RING_SLOTS; k++) {
+		if (r->map[k])
+			rt_clist_destroy(r->map[k]);
+		if (r->draw[k])
+			rt_clist_destroy(r->draw[k]);
+	}
 }
 
 /* ---- pipeline: PipelinedComputeGraphics ---- */

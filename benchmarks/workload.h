@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/d3d_debug.h"
 #include "gpu-model/runtime/stack.h"
 
 struct fb_run;
@@ -41,17 +42,20 @@ struct bm_wl {
 	uint64_t cpu_wait_ns;           /* time the title's thread spent in CPU waits */
 	uint64_t cpu_waits;
 	bool user_mode;                 /* the queues got user-mode submission */
+	struct rt_debug *debug;         /* the validation layer, when the workload runs under it */
 	struct rt_event *extra_events[2];   /* a workload's own events, destroyed with the stack */
 };
 
 /* Bring a three-engine stack up on path with one queue of each type
- * (user-mode submission asked for when user_mode).  0, or -errno with a
- * one-line reason in err. */
-int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, char *err, size_t errlen);
+ * (user-mode submission asked for when user_mode), under the validation
+ * layer when validate (the workloads then declare every resource use).
+ * 0, or -errno with a one-line reason in err. */
+int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen);
 /* Drain and tear down.  0 / -ETIMEDOUT (a queue did not drain). */
 int bm_wl_down(struct bm_wl *w);
 /* CPU wait, as the seed's titles do: SetEventOnCompletion(f, v, ev) then
- * WaitForSingleObject(ev).  Counts the time in w.  0 / -ETIMEDOUT / -errno. */
+ * WaitForSingleObject(ev).  Counts the time in w; tells the validation
+ * layer what the CPU now knows.  0 / -ETIMEDOUT / -errno. */
 int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v);
 /* A closed list of type t holding one op of ns in `units` sub-units. */
 int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out);
@@ -62,6 +66,7 @@ struct bm_wl_snap {
 	uint64_t interrupts, irq_wakeups, sched_wakeups, gpu_signals, lost_wakeups;
 	uint64_t busy_ns[BM_WL_ENGINES];
 	uint64_t cpu_wait_ns, cpu_waits;
+	uint64_t validation_errors;
 };
 void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *out);
 /* frames/s, interrupts, OS-thread wake-ups, GPU signals and CPU wait per
@@ -77,13 +82,21 @@ struct bm_frame_cfg {
 	unsigned units;                     /* sub-units of every command */
 	unsigned frames_in_flight;          /* the CPU waits for frame n - this before frame n */
 };
+/* A frame in flight has resources of its own (geometry, tex1..4, rt1,
+ * buf1) and lists naming them: slot (n - 1) % frames_in_flight. */
+#define BM_FRAME_SLOTS 16
+struct bm_frame_slot {
+	struct rt_clist *geometry, *tex[4], *prepass, *lighting, *final;
+	struct rt_resource *geometry_r, *tex_r[4], *rt1, *buf1;
+};
 struct bm_frame {
 	struct bm_wl *w;
 	struct bm_frame_cfg cfg;
 	struct rt_fence *copy_fence, *render_fence, *compute_fence, *frame_fence;
-	struct rt_clist *geometry, *tex[4], *prepass, *lighting, *final;
+	struct bm_frame_slot slot[BM_FRAME_SLOTS];
 	uint64_t n;                         /* frames submitted */
 };
+/* 0 / -EINVAL (frames_in_flight 0 or > BM_FRAME_SLOTS) / -errno. */
 int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg *cfg);
 /* Submit frame n + 1 (after the CPU throttle).  0 / -errno. */
 int bm_frame_submit(struct bm_frame *f);
@@ -93,15 +106,18 @@ void bm_frame_fini(struct bm_frame *f);
 
 /* ---- ring-heap: the copy/render ring-buffer heap of `length` slots ---- */
 
+#define BM_RING_SLOTS 64                /* ring length the validation layer follows */
 struct bm_ring_heap {
 	struct bm_wl *w;
 	uint64_t length;
 	unsigned cpu_latency;               /* the CPU waits for fence1 >= i - this before step i */
 	bool broken_no_ring_wait;           /* tests only: the copy engine never waits for a free slot */
 	struct rt_fence *fence1, *fence2;   /* render consumed i / copy produced i */
-	struct rt_clist *map, *draw;
+	struct rt_clist *map[BM_RING_SLOTS], *draw[BM_RING_SLOTS];   /* one per slot when validating, else [0] */
+	struct rt_resource *slot[BM_RING_SLOTS];
 	uint64_t i;                         /* steps submitted */
 };
+/* 0 / -EINVAL (length 0, or > BM_RING_SLOTS under the validation layer) / -errno. */
 int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, unsigned cpu_latency,
 		      uint64_t map_ns, uint64_t draw_ns, unsigned units);
 /* One step of the seed's loop (i + 1).  0 / -errno. */

@@ -574,10 +574,10 @@ static void wait_for_multiple_events(void **state)
 		assert_int_equal(rt_cqueue_signal(q, f[1], 1), 0);      /* only the second */
 		assert_int_equal(rt_event_wait_multi(h, 2, false, WAIT_NS), 1);
 		assert_int_equal(rt_event_wait_multi(h, 2, false, 1 * MS), -ETIMEDOUT);
-		rt_event_destroy(h[0]);
-		rt_event_destroy(h[1]);
 		rt_cqueue_destroy(q);
-		down(s);
+		down(s);                                                /* h[0] is still armed on f[0]: */
+		rt_event_destroy(h[0]);                                 /* events go after the fences */
+		rt_event_destroy(h[1]);
 	}
 }
 

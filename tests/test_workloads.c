@@ -30,7 +30,7 @@ static const struct mode modes[] = {
 static void up(struct bm_wl *w, const struct mode *m)
 {
 	char err[256] = "";
-	int rc = bm_wl_up(w, m->path, m->user_mode, err, sizeof(err));
+	int rc = bm_wl_up(w, m->path, m->user_mode, false, err, sizeof(err));
 	if (rc)
 		fail_msg("bm_wl_up: %d %s", rc, err);
 	assert_int_equal(w->user_mode, m->user_mode);

@@ -37,6 +37,7 @@ static const struct fb_param frame_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the three queues (user-mode needs native fences)", "user",
 		      "kernel"),
 	FB_PARAM_INT("frames_in_flight", "frames", 2, 1, 16, "frames the CPU keeps queued"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
 	FB_PARAM_DOUBLE("geometry_us", "us", 100.0, 0.0, 100000.0, "copy engine: the geometry copy"),
 	FB_PARAM_DOUBLE("texture_us", "us", 50.0, 0.0, 100000.0, "copy engine: each of the four texture copies"),
 	FB_PARAM_DOUBLE("prepass_us", "us", 300.0, 0.0, 100000.0, "3D engine: the pre-pass draw"),
@@ -49,7 +50,8 @@ static const struct fb_param frame_params[] = {
 static const struct fb_param ring_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the queues (user-mode needs native fences)", "user",
 		      "kernel"),
-	FB_PARAM_INT("length", "slots", 3, 1, 1024, "slots of the ring buffer"),
+	FB_PARAM_INT("length", "slots", 3, 1, 1024, "slots of the ring buffer (validate: up to 64)"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
 	FB_PARAM_INT("cpu_latency", "steps", 4, 1, 1024, "steps the CPU may run ahead of the render engine"),
 	FB_PARAM_DOUBLE("map_us", "us", 100.0, 0.0, 100000.0, "copy engine: filling one slot"),
 	FB_PARAM_DOUBLE("draw_us", "us", 200.0, 0.0, 100000.0, "3D engine: the draw from one slot"),
@@ -79,7 +81,9 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	enum rt_path path = fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE;
 	bool um = !strcmp(fb_run_enum(run, "queues"), "user");
 	char err[256] = "";
-	int rc = bm_wl_up(w, path, um, err, sizeof(err));
+	int v = fb_scenario_param_index(fb_run_params(run)->scenario, "validate");
+	bool validate = v >= 0 && fb_run_bool(run, "validate");
+	int rc = bm_wl_up(w, path, um, validate, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "bringing the stack up: %s", err);
 	static const char *const role[BM_WL_ENGINES] = { "engine-3d", "engine-compute", "engine-copy" };

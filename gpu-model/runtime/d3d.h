@@ -112,6 +112,7 @@ const char *rt_clist_error(const struct rt_clist *l);     /* the last refusal, "
 /* ---- command queues ---- */
 
 struct rt_cqueue;
+struct rt_debug;
 
 struct rt_cqueue_desc {
 	enum rt_list_type type;         /* direct, compute or copy (a bundle queue: -EINVAL) */
@@ -119,9 +120,11 @@ struct rt_cqueue_desc {
 	bool user_mode;                 /* user-mode submission where fences are native */
 	size_t ring_slots;              /* as rt_queue_desc (0: the default) */
 	const char *name;               /* for messages ("copy0"); NULL: "<type><n>" */
+	struct rt_debug *debug;         /* the validation layer to report to (d3d_debug.h); NULL: off */
 };
 
-/* 0; -EINVAL (bundle or unknown type, priority, ring_slots); the errors of rt_queue_create. */
+/* 0; -EINVAL (bundle or unknown type, priority, ring_slots); -ENOSPC (the
+ * validation layer follows RT_DEBUG_QUEUES queues); the errors of rt_queue_create. */
 int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, struct rt_cqueue **out);
 void rt_cqueue_destroy(struct rt_cqueue *q);
 /* ExecuteCommandLists: lists[0..n) in order, as command buffers of up to

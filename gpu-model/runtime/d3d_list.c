@@ -130,6 +130,7 @@ int rt_clist_close(struct rt_clist *l)
 void rt_clist_reset(struct rt_clist *l)
 {
 	l->n = 0;
+	l->nuses = 0;
 	l->work_ns = 0;
 	l->recording = true;
 	l->err[0] = 0;

@@ -17,6 +17,8 @@ struct rt_cqueue {
 	enum rt_list_type type;
 	enum rt_priority priority;
 	unsigned engine;
+	struct rt_debug *debug;          /* NULL: the validation layer is off */
+	int debug_tl;                    /* the queue's timeline in it */
 	char name[32];
 	char err[160];
 	/* single-writer counters (the submitting thread) */
@@ -55,6 +57,14 @@ int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, str
 	else
 		snprintf(cq->name, sizeof(cq->name), "%s%u", rt_list_type_name(desc->type),
 			 atomic_fetch_add_explicit(&rt_cqueue_serial[desc->type], 1, memory_order_relaxed));
+	if (desc->debug) {
+		cq->debug = desc->debug;
+		cq->debug_tl = rt_debug_add_queue(desc->debug, cq->name, desc->type);
+		if (cq->debug_tl < 0) {
+			lf_free(cq, sizeof(*cq), LF_CACHELINE);   /* the rt_queue stays the device's */
+			return -ENOSPC;
+		}
+	}
 	*out = cq;
 	return 0;
 }
@@ -137,12 +147,16 @@ int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t
 		return rc;
 	}
 	rt_cqueue_count(q, lists, n);
+	if (q->debug)
+		rt_debug_execute(q->debug, q->debug_tl, lists, n, atomic_load_explicit(&q->executes, memory_order_relaxed));
 	return 0;
 }
 
 int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 {
 	int rc = rt_queue_signal(q->q, f, v);
+	if (!rc && q->debug)
+		rt_debug_signal(q->debug, q->debug_tl, f, v);
 	if (!rc)
 		lf_count(&q->signals, 1);
 	else
@@ -154,6 +168,8 @@ int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 {
 	int rc = rt_queue_wait_gpu(q->q, f, v);
+	if (!rc && q->debug)
+		rt_debug_wait(q->debug, q->debug_tl, f, v);
 	if (!rc)
 		lf_count(&q->waits, 1);
 	else
