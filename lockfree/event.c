@@ -182,6 +182,93 @@ int lf_event_wait(struct lf_event *ev, uint64_t spin_ns, int64_t timeout_ns)
 	}
 }
 
+/* ---- waiting for any of several events ---- */
+
+/* The first of evs fired since its start value, or -1.  Acquire loads. */
+static int lf_event_first_fired(struct lf_event *const *evs, size_t n, const uint32_t *start)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lf_event_fired(atomic_load_explicit(&evs[i]->word, memory_order_acquire), start[i]))
+			return (int)i;
+	return -1;
+}
+
+/* Announce a sleeper on every word; false when one changed under us. */
+static bool lf_event_announce_all(struct lf_event *const *evs, size_t n, const uint32_t *start,
+				  struct futex_waitv *wv)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* judged on the value announced on, as lf_event_wait does */
+		uint32_t w = atomic_load_explicit(&evs[i]->word, memory_order_acquire);
+		if (lf_event_fired(w, start[i]))
+			return false;
+		uint32_t s = lf_event_announce(evs[i], w);
+		if (!s)
+			return false;
+		wv[i] = (struct futex_waitv){ .val = s, .uaddr = (uintptr_t)&evs[i]->word,
+					      .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	}
+	return true;
+}
+
+/* Sleep on every word of wv until one changes or the deadline: 0, -EAGAIN,
+ * -ETIMEDOUT, ... (callers re-check).  Without futex_waitv: a 1 ms nap. */
+static int lf_futex_waitv_until(struct futex_waitv *wv, size_t n, uint64_t deadline)
+{
+	struct timespec ts, *tsp = NULL;
+	if (deadline != LF_NO_DEADLINE) {
+		ts.tv_sec = (time_t)(deadline / 1000000000u);
+		ts.tv_nsec = (long)(deadline % 1000000000u);
+		tsp = &ts;
+	}
+	lf_futex_calls++;
+	long rc = syscall(SYS_futex_waitv, wv, (unsigned)n, 0, tsp, CLOCK_MONOTONIC);
+	if (rc >= 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	uint64_t now = lf_now_ns(), until = now + 1000000u < deadline ? now + 1000000u : deadline;
+	struct timespec nap = { 0, (long)(until - now) };
+	nanosleep(&nap, NULL);
+	return lf_now_ns() >= deadline ? -ETIMEDOUT : 0;
+}
+
+int lf_event_wait_any(struct lf_event *const *evs, size_t n, uint64_t spin_ns, int64_t timeout_ns)
+{
+	if (n == 0 || n > LF_EVENT_WAIT_ANY_MAX)
+		return -EINVAL;
+	uint32_t start[LF_EVENT_WAIT_ANY_MAX];
+	for (size_t i = 0; i < n; i++) {
+		start[i] = atomic_load_explicit(&evs[i]->word, memory_order_acquire);
+		if (start[i] & LF_EVENT_SET)
+			return (int)i;
+	}
+	if (timeout_ns == 0)
+		return -ETIMEDOUT;
+	uint64_t now = lf_now_ns();
+	uint64_t deadline = lf_deadline(now, timeout_ns);
+	for (uint64_t until = now + spin_ns; spin_ns && lf_now_ns() < until && lf_now_ns() < deadline;) {
+		int i = lf_event_first_fired(evs, n, start);
+		if (i >= 0)
+			return i;
+		lf_cpu_relax();
+	}
+	struct futex_waitv wv[LF_EVENT_WAIT_ANY_MAX];
+	bool timed_out = false;
+	for (;;) {
+		int i = lf_event_first_fired(evs, n, start);
+		if (i >= 0)
+			return i;
+		if (timed_out)
+			return -ETIMEDOUT;
+		if (!lf_event_announce_all(evs, n, start, wv))
+			continue; /* a word changed under us: re-check */
+		/* EAGAIN (a word changed), EINTR, spurious 0: loop and re-check. */
+		if (lf_futex_waitv_until(wv, n, deadline) == -ETIMEDOUT)
+			timed_out = true;
+	}
+}
+
 /* ---- wake word ---- */
 
 void lf_wake_init(struct lf_wake *w)

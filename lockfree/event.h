@@ -76,6 +76,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- event ---- */
@@ -109,6 +110,18 @@ bool lf_event_has_sleepers(const struct lf_event *ev);
  * when timeout_ns (from the call) passes first.  timeout_ns < 0 waits forever;
  * timeout_ns == 0 only polls.  Blocking. */
 int lf_event_wait(struct lf_event *ev, uint64_t spin_ns, int64_t timeout_ns);
+
+/* Any thread: wait until ANY of evs[0..n) fires (WaitForMultipleObjects with
+ * bWaitAll FALSE).  Returns the index of a fired event (the lowest one seen
+ * fired; acquire, pairs with its set), -ETIMEDOUT, or -EINVAL (n == 0 or
+ * n > LF_EVENT_WAIT_ANY_MAX).  Spins up to spin_ns over all of them, then
+ * announces a sleeper on each (the same CAS re-check as lf_event_wait, one
+ * event at a time: a set that lands on an event already announced wakes its
+ * word, one that lands before fails the CAS) and sleeps on all the words at
+ * once (futex_waitv; kernels without it: 1 ms sleeps re-checking every
+ * word).  Clears nothing: the caller resets what it consumes.  Blocking. */
+#define LF_EVENT_WAIT_ANY_MAX 128
+int lf_event_wait_any(struct lf_event *const *evs, size_t n, uint64_t spin_ns, int64_t timeout_ns);
 
 /* Tests only: when non-NULL, called by lf_event_wait (of any event) between
  * deciding to sleep on `ev` and announcing itself (the lost-wake-up window), to

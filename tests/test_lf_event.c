@@ -29,6 +29,7 @@ void lf_event_broken_init(struct lf_event *ev);
 void lf_event_broken_set(struct lf_event *ev);
 void lf_event_broken_reset(struct lf_event *ev);
 int lf_event_broken_wait(struct lf_event *ev, uint64_t spin_ns, int64_t timeout_ns);
+int lf_event_broken_wait_any(struct lf_event *const *evs, size_t n, uint64_t spin_ns, int64_t timeout_ns);
 extern void (*lf_event_broken_test_window_hook)(struct lf_event *ev);
 void lf_wake_broken_init(struct lf_wake *w);
 void lf_wake_broken_prepare(struct lf_wake *w);
@@ -71,6 +72,27 @@ static const struct wake_ops good_wake = {"lf_wake", lf_wake_init, lf_wake_prepa
 					  lf_wake_park, lf_wake_notify, 3000 * MS};
 static const struct wake_ops broken_wake = {"lf_wake_broken", lf_wake_broken_init, lf_wake_broken_prepare,
 					    lf_wake_broken_cancel, lf_wake_broken_park, lf_wake_broken_notify, 20 * MS};
+
+/* lf_event_wait_any as a one-event wait: the event under test behind one
+ * that is never set, so the race meets the multi-word announce and sleep. */
+static struct lf_event never_set;
+static int wait_any_good(struct lf_event *ev, uint64_t spin, int64_t timeout)
+{
+	struct lf_event *evs[2] = { &never_set, ev };
+	int rc = lf_event_wait_any(evs, 2, spin, timeout);
+	return rc == 1 ? 0 : rc >= 0 ? -EPROTO : rc;
+}
+static int wait_any_broken(struct lf_event *ev, uint64_t spin, int64_t timeout)
+{
+	struct lf_event *evs[2] = { &never_set, ev };
+	int rc = lf_event_broken_wait_any(evs, 2, spin, timeout);
+	return rc == 1 ? 0 : rc >= 0 ? -EPROTO : rc;
+}
+static const struct event_ops good_any = {"lf_event_wait_any", lf_event_init, lf_event_set, lf_event_reset,
+					  wait_any_good, &lf_event_test_window_hook, 3000 * MS};
+static const struct event_ops broken_any = {"lf_event_broken_wait_any", lf_event_broken_init,
+					    lf_event_broken_set, lf_event_broken_reset, wait_any_broken,
+					    &lf_event_broken_test_window_hook, 20 * MS};
 
 #define BROKEN_ENOUGH 3 /* lost wake-ups after which a broken run stops: it is caught */
 
@@ -591,8 +613,64 @@ static void futex_wait_and_wake_exported(void **state)
 	assert_true(f.rc == 0 || f.rc == -EAGAIN);   /* woken, or saw the store first */
 }
 
+/* ---- waiting for any of several events ---- */
+
+static void *set_later(void *p)
+{
+	lf_spin_ns(2 * MS);
+	lf_event_set(p);
+	return NULL;
+}
+
+/* The index of the set event; a timeout when none is; bad counts refused;
+ * a sleeper woken by a set of the third event from another thread. */
+static void event_wait_any_semantics(void **state)
+{
+	(void)state;
+	struct lf_event e[3], *evs[3] = { &e[0], &e[1], &e[2] };
+	for (int i = 0; i < 3; i++)
+		lf_event_init(&e[i]);
+	assert_int_equal(lf_event_wait_any(evs, 3, 0, 0), -ETIMEDOUT);
+	assert_int_equal(lf_event_wait_any(evs, 3, 1000, 1 * MS), -ETIMEDOUT);
+	assert_int_equal(lf_event_wait_any(evs, 0, 0, 0), -EINVAL);
+	assert_int_equal(lf_event_wait_any(evs, LF_EVENT_WAIT_ANY_MAX + 1, 0, 0), -EINVAL);
+	lf_event_set(&e[1]);
+	assert_int_equal(lf_event_wait_any(evs, 3, 0, 0), 1);
+	lf_event_reset(&e[1]);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, set_later, &e[2]), 0);
+	assert_int_equal(lf_event_wait_any(evs, 3, 0, 3000 * MS), 2);
+	join(t);
+	assert_false(lf_event_is_set(&e[0]));
+	assert_false(lf_event_is_set(&e[1]));
+}
+
+static void event_wait_any_race_no_lost_wakeups(void **state)
+{
+	(void)state;
+	lf_event_init(&never_set);
+	struct event_race x = {.ops = &good_any, .rounds = race_rounds()};
+	event_race_run(&x);
+	assert_int_equal(x.sync_stalls, 0);
+	assert_int_equal(x.ran, x.rounds);
+	assert_int_equal(x.lost, 0);
+	assert_true(x.window_hits > 0);
+}
+
+static void event_wait_any_broken_variant_is_caught(void **state)
+{
+	(void)state;
+	lf_event_init(&never_set);
+	struct event_race x = {.ops = &broken_any, .rounds = race_rounds()};
+	event_race_run(&x);
+	assert_int_equal(x.sync_stalls, 0);
+	assert_true(x.lost > 0);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(event_basic_semantics), cmocka_unit_test(event_and_wake_timeouts),
 	     cmocka_unit_test(no_sleeper_means_no_syscall), cmocka_unit_test(event_wakes_all_sleepers),
 	     cmocka_unit_test(event_race_no_lost_wakeups), cmocka_unit_test(event_broken_variant_is_caught),
 	     cmocka_unit_test(wake_pingpong_no_lost_wakeups), cmocka_unit_test(wake_broken_variant_is_caught),
-	     cmocka_unit_test(wake_many_notifiers), cmocka_unit_test(futex_wait_and_wake_exported))
+	     cmocka_unit_test(wake_many_notifiers), cmocka_unit_test(futex_wait_and_wake_exported),
+	     cmocka_unit_test(event_wait_any_semantics), cmocka_unit_test(event_wait_any_race_no_lost_wakeups),
+	     cmocka_unit_test(event_wait_any_broken_variant_is_caught))

@@ -21,6 +21,10 @@ extern const struct fb_scenario bm_scenario_submit_latency;
 extern const struct fb_scenario bm_scenario_doorbell_thrash;
 extern const struct fb_scenario bm_scenario_preempt;        /* preempt.c */
 extern const struct fb_scenario bm_scenario_tdr;            /* preempt.c */
+extern const struct fb_scenario bm_scenario_frame;         /* workloads.c: the seed's multi-engine workloads */
+extern const struct fb_scenario bm_scenario_ring_heap;
+extern const struct fb_scenario bm_scenario_pipeline;
+extern const struct fb_scenario bm_scenario_async_compute;
 extern const struct fb_scenario bm_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
 const struct fb_scenario *const bm_scenarios[] = {
@@ -38,6 +42,10 @@ const struct fb_scenario *const bm_scenarios[] = {
 	&bm_scenario_doorbell_thrash,
 	&bm_scenario_preempt,
 	&bm_scenario_tdr,
+	&bm_scenario_frame,
+	&bm_scenario_ring_heap,
+	&bm_scenario_pipeline,
+	&bm_scenario_async_compute,
 	&bm_scenario_selftest,
 	NULL
 };

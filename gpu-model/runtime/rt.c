@@ -96,6 +96,16 @@ bool rt_device_removed(const struct rt_device *d)
 	return atomic_load_explicit(&d->removed, memory_order_acquire) || os_device_in_error(d->od);
 }
 
+bool rt_device_native(const struct rt_device *d)
+{
+	return os_adapter_native(os_ums_adapter(d->u));
+}
+
+unsigned rt_device_engines(const struct rt_device *d)
+{
+	return hw_adapter_caps(os_adapter_hw(os_ums_adapter(d->u)))->engines;
+}
+
 struct os_device *rt_device_os(struct rt_device *d)
 {
 	return d->od;

@@ -86,6 +86,8 @@ int rt_device_destroy(struct rt_device *d);
 /* The process died: abnormal termination; waits in progress return -EIO. */
 void rt_device_terminate(struct rt_device *d);
 bool rt_device_removed(const struct rt_device *d);
+bool rt_device_native(const struct rt_device *d);    /* its fences are native (the adapter's and OS's support) */
+unsigned rt_device_engines(const struct rt_device *d);  /* the adapter's engines */
 struct os_device *rt_device_os(struct rt_device *d);
 
 /* ---- queues ---- */

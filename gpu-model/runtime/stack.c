@@ -170,6 +170,11 @@ void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_eng
 	hw_engine_um_stats(os_adapter_hw(s->a), engine, out);
 }
 
+void rt_stack_engine_stats(struct rt_stack *s, unsigned engine, struct hw_engine_stats *out)
+{
+	hw_engine_stats(os_adapter_hw(s->a), engine, out);
+}
+
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine)
 {
 	return hw_engine_fstate(os_adapter_hw(s->a), engine);

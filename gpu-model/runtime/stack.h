@@ -98,6 +98,8 @@ void rt_stack_ums_stats(struct rt_stack *s, struct os_ums_stats *out);    /* doo
 void rt_stack_cross_stats(struct rt_stack *s, struct os_cross_stats *out);  /* cross-adapter propagation */
 uint64_t rt_stack_ddi_count(struct rt_stack *s, enum os_ddi ddi);          /* DDI calls made on the adapter */
 void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_engine_um_stats *out);
+/* The engine's counters: signals, interrupts, commands, parks, busy time (GPU idle = elapsed - busy). */
+void rt_stack_engine_stats(struct rt_stack *s, unsigned engine, struct hw_engine_stats *out);
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /* F0 polling / F1 parked */
 /* Preemptions, where they happened, context saves and resets of an engine (hw.h). */
 void rt_stack_engine_preempt_stats(struct rt_stack *s, unsigned engine, struct hw_engine_preempt_stats *out);

@@ -134,6 +134,10 @@ FIGURES = [
 NOT_DRAWN = {
     "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
                 "nothing about fences to publish",
+    "frame": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "ring-heap": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "pipeline": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "async-compute": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
 }
 
 

@@ -1,0 +1,296 @@
+/* benchmarks/scenarios/workloads.c — "frame", "ring-heap", "pipeline" and
+ * "async-compute": the seed's four
+ * multi-engine pseudo-codes (multi-engine-synchronization) as scenarios,
+ * written against the D3D12 runtime (benchmarks/workload.c) and run
+ * unchanged on the native and the legacy fence path.
+ *
+ * frame: copy geometry -> 3D pre-pass -> compute lighting -> 3D final, with
+ * the texture copies and the four fence waits as written; the CPU keeps
+ * `frames_in_flight` frames queued (it waits for frame n - that on a frame
+ * fence the final draw signals: the one line not in the seed).
+ * ring-heap: the copy engine fills a ring of `length` slots that the 3D
+ * engine draws from; the copy queue waits for a free slot, the render queue
+ * for copied data; the CPU stays `cpu_latency` steps ahead.
+ * pipeline: compute frames consumed by graphics ComputeGraphicsLatency
+ * frames later, the CPU throttled on the compute fence (CpuLatency).
+ * async-compute: compute and graphics each at their own pace, the CPU
+ * picking the stage with WaitForMultipleObjects over two events, a third
+ * fence telling compute which buffers graphics is done with.  Frames are
+ * graphics frames.
+ *
+ * Both report frames (steps) per second, interrupts, OS-thread wake-ups, GPU
+ * signals and CPU wait per frame, GPU idle per engine and lost wake-ups;
+ * `--path both` shows native and legacy side by side, `--set queues=kernel`
+ * kernel-mode queues (legacy: kernel-mode always, user-mode submission
+ * needs native fences; the result says which it got: user_mode_queues).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "benchmarks/workload.h"
+#include "lockfree/arch.h"
+#include "src/fb_scenario.h"
+
+#define US 1000.0
+
+static const struct fb_param frame_params[] = {
+	FB_PARAM_ENUM("queues", "user", "submission of the three queues (user-mode needs native fences)", "user",
+		      "kernel"),
+	FB_PARAM_INT("frames_in_flight", "frames", 2, 1, 16, "frames the CPU keeps queued"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_DOUBLE("geometry_us", "us", 100.0, 0.0, 100000.0, "copy engine: the geometry copy"),
+	FB_PARAM_DOUBLE("texture_us", "us", 50.0, 0.0, 100000.0, "copy engine: each of the four texture copies"),
+	FB_PARAM_DOUBLE("prepass_us", "us", 300.0, 0.0, 100000.0, "3D engine: the pre-pass draw"),
+	FB_PARAM_DOUBLE("lighting_us", "us", 400.0, 0.0, 100000.0, "compute engine: the lighting dispatch"),
+	FB_PARAM_DOUBLE("final_us", "us", 500.0, 0.0, 100000.0, "3D engine: the final draw"),
+	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
+	FB_PARAM_END
+};
+
+static const struct fb_param ring_params[] = {
+	FB_PARAM_ENUM("queues", "user", "submission of the queues (user-mode needs native fences)", "user",
+		      "kernel"),
+	FB_PARAM_INT("length", "slots", 3, 1, 1024, "slots of the ring buffer (validate: up to 64)"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_INT("cpu_latency", "steps", 4, 1, 1024, "steps the CPU may run ahead of the render engine"),
+	FB_PARAM_DOUBLE("map_us", "us", 100.0, 0.0, 100000.0, "copy engine: filling one slot"),
+	FB_PARAM_DOUBLE("draw_us", "us", 200.0, 0.0, 100000.0, "3D engine: the draw from one slot"),
+	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
+	FB_PARAM_END
+};
+
+static const struct fb_param pipe_params[] = {
+	FB_PARAM_ENUM("queues", "user", "submission of the queues (user-mode needs native fences)", "user",
+		      "kernel"),
+	FB_PARAM_INT("cpu_latency", "frames", 3, 1, 16, "CpuLatency: compute frames the CPU keeps queued"),
+	FB_PARAM_INT("cg_latency", "frames", 2, 1, 16, "ComputeGraphicsLatency: graphics lags compute by this"),
+	FB_PARAM_DOUBLE("compute_us", "us", 400.0, 0.0, 100000.0, "compute engine: one compute frame"),
+	FB_PARAM_DOUBLE("graphics_us", "us", 600.0, 0.0, 100000.0, "3D engine: one graphics frame"),
+	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
+	FB_PARAM_END
+};
+
+static uint64_t us_param(struct fb_run *run, const char *key)
+{
+	return (uint64_t)(fb_run_double(run, key) * US);
+}
+
+/* The stack, its role threads registered with the harness. */
+static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
+{
+	enum rt_path path = fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE;
+	bool um = !strcmp(fb_run_enum(run, "queues"), "user");
+	char err[256] = "";
+	int v = fb_scenario_param_index(fb_run_params(run)->scenario, "validate");
+	bool validate = v >= 0 && fb_run_bool(run, "validate");
+	int rc = bm_wl_up(w, path, um, validate, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "bringing the stack up: %s", err);
+	static const char *const role[BM_WL_ENGINES] = { "engine-3d", "engine-compute", "engine-copy" };
+	fb_run_thread(run, "os-irq", rt_stack_irq_tid(w->s));
+	fb_run_thread(run, "os-sched", rt_stack_sched_tid(w->s));
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++)
+		fb_run_thread(run, role[e], rt_stack_engine_tid(w->s, e));
+	if (um && !w->user_mode)
+		fb_run_note(run, "%s path: kernel-mode queues (user-mode submission needs native fences)",
+			    fb_path_name(fb_run_path(run)));
+	return 0;
+}
+
+/* Warm up for the run's warm-up time, measure, report.  step/drain are the
+ * workload's; ctx its state. */
+static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
+			       uint64_t (*frames)(void *), void *ctx)
+{
+	uint64_t until = lf_now_ns() + fb_run_warmup_ns(run);
+	int rc = 0;
+	while (!rc && lf_now_ns() < until)
+		rc = step(ctx);
+	if (!rc)
+		rc = drain(ctx);
+	struct bm_wl_snap a, b;
+	bm_wl_snap(w, &a);
+	uint64_t f0 = frames(ctx);
+	fb_run_measure_begin(run);
+	uint64_t n = 0;
+	while (!rc && fb_run_continue(run, n)) {
+		rc = step(ctx);
+		n = frames(ctx) - f0;
+	}
+	if (!rc)
+		rc = drain(ctx);
+	n = frames(ctx) - f0;
+	bm_wl_snap(w, &b);
+	fb_run_measure_end(run, n);
+	if (rc)
+		return fb_run_error(run, rc, "frame %llu: %s", (unsigned long long)n + 1, strerror(-rc));
+	bm_wl_report(run, w, &a, &b, n);
+	return 0;
+}
+
+static int frame_step(void *f)
+{
+	return bm_frame_submit(f);
+}
+
+static int frame_drain(void *f)
+{
+	return bm_frame_drain(f);
+}
+
+static uint64_t frame_frames(void *f)
+{
+	return ((struct bm_frame *)f)->n;
+}
+
+static int frame_run(struct fb_run *run)
+{
+	struct bm_wl w;
+	int rc = bm_workload_up(run, &w);
+	if (rc)
+		return rc;
+	struct bm_frame_cfg cfg = {
+		.geometry_ns = us_param(run, "geometry_us"), .texture_ns = us_param(run, "texture_us"),
+		.prepass_ns = us_param(run, "prepass_us"), .lighting_ns = us_param(run, "lighting_us"),
+		.final_ns = us_param(run, "final_us"), .units = (unsigned)fb_run_int(run, "units"),
+		.frames_in_flight = (unsigned)fb_run_int(run, "frames_in_flight"),
+	};
+	struct bm_frame f;
+	rc = bm_frame_init(&f, &w, &cfg);
+	if (rc)
+		rc = fb_run_error(run, rc, "creating the frame's fences and lists: %s", strerror(-rc));
+	else
+		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f);
+	bm_frame_fini(&f);
+	int rc2 = bm_wl_down(&w);
+	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int ring_step(void *r)
+{
+	return bm_ring_heap_step(r);
+}
+
+static int ring_drain(void *r)
+{
+	return bm_ring_heap_drain(r);
+}
+
+static uint64_t ring_frames(void *r)
+{
+	return ((struct bm_ring_heap *)r)->i;
+}
+
+static int ring_run(struct fb_run *run)
+{
+	struct bm_wl w;
+	int rc = bm_workload_up(run, &w);
+	if (rc)
+		return rc;
+	struct bm_ring_heap r;
+	rc = bm_ring_heap_init(&r, &w, (uint64_t)fb_run_int(run, "length"), (unsigned)fb_run_int(run, "cpu_latency"),
+			       us_param(run, "map_us"), us_param(run, "draw_us"), (unsigned)fb_run_int(run, "units"));
+	if (rc)
+		rc = fb_run_error(run, rc, "creating the ring's fences and lists: %s", strerror(-rc));
+	else
+		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r);
+	bm_ring_heap_fini(&r);
+	int rc2 = bm_wl_down(&w);
+	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int pipe_step(void *p)
+{
+	return bm_pipeline_step(p);
+}
+
+static int pipe_drain(void *p)
+{
+	return bm_pipeline_drain(p);
+}
+
+static uint64_t pipe_frames(void *p)
+{
+	return ((struct bm_pipeline *)p)->graphics_frames;
+}
+
+static int pipe_run(struct fb_run *run)
+{
+	struct bm_wl w;
+	int rc = bm_workload_up(run, &w);
+	if (rc)
+		return rc;
+	struct bm_pipeline p;
+	rc = bm_pipeline_init(&p, &w, (unsigned)fb_run_int(run, "cpu_latency"), (unsigned)fb_run_int(run, "cg_latency"),
+			      us_param(run, "compute_us"), us_param(run, "graphics_us"), (unsigned)fb_run_int(run, "units"));
+	if (rc)
+		rc = fb_run_error(run, rc, "creating the pipeline's fences and lists: %s", strerror(-rc));
+	else
+		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p);
+	bm_pipeline_fini(&p);
+	int rc2 = bm_wl_down(&w);
+	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int async_step(void *a)
+{
+	return bm_async_step(a);
+}
+
+static int async_drain(void *a)
+{
+	return bm_async_drain(a);
+}
+
+static uint64_t async_frames(void *a)
+{
+	return ((struct bm_async *)a)->frames[1];
+}
+
+static int async_run(struct fb_run *run)
+{
+	struct bm_wl w;
+	int rc = bm_workload_up(run, &w);
+	if (rc)
+		return rc;
+	struct bm_async a;
+	rc = bm_async_init(&a, &w, (unsigned)fb_run_int(run, "cpu_latency"), (unsigned)fb_run_int(run, "cg_latency"),
+			   us_param(run, "compute_us"), us_param(run, "graphics_us"), (unsigned)fb_run_int(run, "units"));
+	if (rc)
+		rc = fb_run_error(run, rc, "creating the async pipeline's fences, events and lists: %s", strerror(-rc));
+	else
+		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a);
+	if (!rc)
+		fb_run_metric(run, "compute_frames", (double)a.frames[0], "frames");
+	bm_async_fini(&a);
+	int rc2 = bm_wl_down(&w);
+	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+const struct fb_scenario bm_scenario_frame = {
+	.name = "frame",
+	.summary = "the seed's frame: copy -> 3D pre-pass -> compute lighting -> 3D final, native vs legacy",
+	.params = frame_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = frame_run,
+};
+
+const struct fb_scenario bm_scenario_ring_heap = {
+	.name = "ring-heap",
+	.summary = "the seed's copy/render ring-buffer heap of configurable length, native vs legacy",
+	.params = ring_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = ring_run,
+};
+
+const struct fb_scenario bm_scenario_pipeline = {
+	.name = "pipeline",
+	.summary = "the seed's pipelined compute/graphics (CpuLatency, ComputeGraphicsLatency), native vs legacy",
+	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = pipe_run,
+};
+
+const struct fb_scenario bm_scenario_async_compute = {
+	.name = "async-compute",
+	.summary = "the seed's asynchronous compute/graphics: three fences, WaitForMultipleObjects, native vs legacy",
+	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = async_run,
+};

@@ -1,0 +1,607 @@
+/* benchmarks/workload.c — the seed's multi-engine workloads over the D3D12
+ * runtime, and their report.  Contract in workload.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "benchmarks/workload.h"
+#include "lockfree/arch.h"
+#include "src/fb_scenario.h"
+
+/* ---- the stack and its queues ---- */
+
+static int bm_wl_queue(struct bm_wl *w, enum rt_list_type t, const char *name, struct rt_cqueue **out)
+{
+	struct rt_cqueue_desc d = { .type = t, .user_mode = w->user_mode, .name = name, .debug = w->debug };
+	return rt_cqueue_create(w->d, &d, out);
+}
+
+int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen)
+{
+	memset(w, 0, sizeof(*w));
+	if (validate && rt_debug_create(&w->debug)) {
+		snprintf(err, errlen, "creating the validation layer: no memory");
+		return -ENOMEM;
+	}
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, path);
+	cfg.os.caps.engines = BM_WL_ENGINES;
+	int rc = rt_stack_create(&cfg, &w->s, err, errlen);
+	if (rc) {
+		if (w->debug)
+			rt_debug_destroy(w->debug);
+		return rc;
+	}
+	w->d = rt_stack_device(w->s);
+	w->user_mode = user_mode;
+	rc = bm_wl_queue(w, RT_LIST_DIRECT, "direct0", &w->direct);
+	if (!rc)
+		rc = bm_wl_queue(w, RT_LIST_COMPUTE, "compute0", &w->compute);
+	if (!rc)
+		rc = bm_wl_queue(w, RT_LIST_COPY, "copy0", &w->copy);
+	if (!rc)
+		rc = rt_event_create(false, false, &w->ev);
+	if (rc) {
+		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
+		bm_wl_down(w);
+		return rc;
+	}
+	w->user_mode = rt_cqueue_user_mode(w->direct);
+	return 0;
+}
+
+int bm_wl_down(struct bm_wl *w)
+{
+	int rc = rt_stack_destroy(w->s);     /* drains the queues, frees fences */
+	if (w->direct)
+		rt_cqueue_destroy(w->direct);
+	if (w->compute)
+		rt_cqueue_destroy(w->compute);
+	if (w->copy)
+		rt_cqueue_destroy(w->copy);
+	if (w->ev)
+		rt_event_destroy(w->ev);     /* after the fences that could set it */
+	for (int i = 0; i < 2; i++)
+		if (w->extra_events[i])
+			rt_event_destroy(w->extra_events[i]);
+	if (w->debug)
+		rt_debug_destroy(w->debug);
+	memset(w, 0, sizeof(*w));
+	return rc;
+}
+
+int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
+{
+	uint64_t t0 = lf_now_ns();
+	int rc = rt_fence_set_event(f, v, w->ev);
+	if (!rc)
+		rc = rt_event_wait(w->ev, BM_WL_WAIT_NS);
+	w->cpu_wait_ns += lf_now_ns() - t0;
+	w->cpu_waits++;
+	if (!rc && w->debug)
+		rt_debug_cpu_waited(w->debug, f, v);
+	return rc;
+}
+
+int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out)
+{
+	int rc = rt_clist_create(t, out);
+	if (rc)
+		return rc;
+	rc = rt_clist_record(*out, op, ns, units);
+	if (!rc)
+		rc = rt_clist_close(*out);
+	if (rc) {
+		rt_clist_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* ---- counters and the report ---- */
+
+void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *o)
+{
+	rt_stack_settle(w->s);
+	struct os_stats os;
+	struct os_ums_stats ums;
+	rt_stack_os_stats(w->s, &os);
+	rt_stack_ums_stats(w->s, &ums);
+	o->t_ns = lf_now_ns();
+	o->interrupts = os.interrupts;
+	o->irq_wakeups = os.irq_wakeups;
+	o->sched_wakeups = ums.sched_wakeups;
+	o->gpu_signals = os.gpu_signals;
+	o->lost_wakeups = os.lost_wakeups;
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
+		struct hw_engine_stats st;
+		rt_stack_engine_stats(w->s, e, &st);
+		o->busy_ns[e] = st.busy_ns;
+	}
+	o->cpu_wait_ns = w->cpu_wait_ns;
+	o->cpu_waits = w->cpu_waits;
+	o->validation_errors = w->debug ? rt_debug_errors(w->debug) : 0;
+}
+
+void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
+		  const struct bm_wl_snap *b, uint64_t frames)
+{
+	static const char *const idle_name[BM_WL_ENGINES] = { "gpu_idle_3d", "gpu_idle_compute", "gpu_idle_copy" };
+	double n = frames ? (double)frames : 1.0;
+	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
+	fb_run_metric(run, "frames", (double)frames, "frames");
+	fb_run_metric(run, "frames_per_s", secs > 0 ? (double)frames / secs : 0.0, "frames/s");
+	fb_run_metric(run, "interrupts_per_frame", (double)(b->interrupts - a->interrupts) / n, "irq");
+	fb_run_metric(run, "os_wakeups_per_frame",
+		      (double)(b->irq_wakeups - a->irq_wakeups + b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
+	fb_run_metric(run, "irq_wakeups_per_frame", (double)(b->irq_wakeups - a->irq_wakeups) / n, "wakeups");
+	fb_run_metric(run, "sched_wakeups_per_frame", (double)(b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
+	fb_run_metric(run, "gpu_signals_per_frame", (double)(b->gpu_signals - a->gpu_signals) / n, "signals");
+	fb_run_latency(run, "cpu_wait_per_frame", (double)(b->cpu_wait_ns - a->cpu_wait_ns) / n, FB_LIMIT_NONE);
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
+		double busy = (double)(b->busy_ns[e] - a->busy_ns[e]) / 1e9;
+		double idle = secs > 0 ? 1.0 - busy / secs : 0.0;
+		fb_run_metric(run, idle_name[e], idle < 0 ? 0.0 : idle, "ratio");
+	}
+	fb_run_metric(run, "lost_wakeups", (double)(b->lost_wakeups - a->lost_wakeups), "waits");
+	fb_run_metric(run, "user_mode_queues", w->user_mode ? 1.0 : 0.0, "bool");
+	if (w->debug) {
+		fb_run_metric(run, "validation_errors", (double)(b->validation_errors - a->validation_errors), "reports");
+		if (b->validation_errors) {
+			char msg[256];
+			rt_debug_message(w->debug, 0, msg, sizeof(msg));
+			fb_run_note(run, "validation layer: %s", msg);
+		}
+	}
+}
+
+/* ---- frame ---- */
+
+/* One list of type t holding op, its resource uses declared when validating. */
+struct bm_use {
+	struct rt_resource *r;
+	enum rt_state state, after;
+	int kind;                           /* 0 read, 1 write, 2 barrier state -> after */
+};
+static int bm_wl_list_uses(struct bm_wl *w, enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units,
+			   const struct bm_use *uses, size_t n, struct rt_clist **out)
+{
+	int rc = rt_clist_create(t, out);
+	if (rc)
+		return rc;
+	rc = rt_clist_record(*out, op, ns, units);
+	for (size_t i = 0; i < n && !rc && w->debug; i++)
+		rc = uses[i].kind == 2 ? rt_clist_barrier(*out, uses[i].r, uses[i].state, uses[i].after)
+				       : rt_clist_access(*out, uses[i].r, uses[i].state, uses[i].kind == 1);
+	if (!rc)
+		rc = rt_clist_close(*out);
+	if (rc) {
+		rt_clist_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int bm_frame_resources(struct bm_wl *w, struct bm_frame_slot *s, unsigned k)
+{
+	if (!w->debug)
+		return 0;
+	char name[32];
+	snprintf(name, sizeof(name), "geometry%u", k);
+	int rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &s->geometry_r);
+	for (int i = 0; i < 4 && !rc; i++) {
+		snprintf(name, sizeof(name), "tex%d.%u", i + 1, k);
+		rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &s->tex_r[i]);
+	}
+	snprintf(name, sizeof(name), "rt1.%u", k);
+	if (!rc)
+		rc = rt_resource_create(w->debug, name, RT_STATE_RENDER_TARGET, &s->rt1);
+	snprintf(name, sizeof(name), "buf1.%u", k);
+	if (!rc)
+		rc = rt_resource_create(w->debug, name, RT_STATE_UNORDERED_ACCESS, &s->buf1);
+	return rc;
+}
+
+/* The slot's lists: what each command reads and writes, as the seed says. */
+static int bm_frame_slot_lists(struct bm_wl *w, const struct bm_frame_cfg *cfg, struct bm_frame_slot *s)
+{
+	unsigned u = cfg->units ? cfg->units : 1;
+	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, RTV = RT_STATE_RENDER_TARGET, UAV = RT_STATE_UNORDERED_ACCESS;
+	struct bm_use g[1] = { { s->geometry_r, RT_STATE_COMMON, 0, 1 } };
+	int rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, g, 1, &s->geometry);
+	for (int i = 0; i < 4 && !rc; i++) {
+		struct bm_use t[1] = { { s->tex_r[i], RT_STATE_COMMON, 0, 1 } };
+		rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, t, 1, &s->tex[i]);
+	}
+	/* pre-pass using geometry only into rt1; rt1 then read as an SRV */
+	struct bm_use pre[3] = { { s->geometry_r, SR, 0, 0 }, { s->rt1, RTV, 0, 1 }, { s->rt1, RTV, SR, 2 } };
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, pre, 3, &s->prepass);
+	/* lighting calculations on the pre-pass (rt1 as SRV) into buf1 */
+	struct bm_use light[2] = { { s->rt1, SR, 0, 0 }, { s->buf1, UAV, 0, 1 } };
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, light, 2, &s->lighting);
+	/* final render using buf1 as SRV and tex1..4 SRVs; the slot's states back for its next frame */
+	struct bm_use fin[8] = {
+		{ s->buf1, UAV, SR, 2 }, { s->buf1, SR, 0, 0 },
+		{ s->tex_r[0], SR, 0, 0 }, { s->tex_r[1], SR, 0, 0 }, { s->tex_r[2], SR, 0, 0 }, { s->tex_r[3], SR, 0, 0 },
+		{ s->buf1, SR, UAV, 2 }, { s->rt1, SR, RTV, 2 },
+	};
+	if (!rc)
+		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, fin, 8, &s->final);
+	return rc;
+}
+
+int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg *cfg)
+{
+	memset(f, 0, sizeof(*f));
+	f->w = w;
+	f->cfg = *cfg;
+	if (!cfg->frames_in_flight || cfg->frames_in_flight > BM_FRAME_SLOTS)
+		return -EINVAL;
+	int rc = 0;
+	struct rt_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
+	for (int i = 0; i < 4 && !rc; i++)
+		rc = rt_fence_create(w->d, 0, fences[i]);
+	for (unsigned k = 0; k < cfg->frames_in_flight && !rc; k++) {
+		rc = bm_frame_resources(w, &f->slot[k], k);
+		if (!rc)
+			rc = bm_frame_slot_lists(w, cfg, &f->slot[k]);
+	}
+	return rc;
+}
+
+/* The seed's values for frame n (1-based): 101/102, 201, 301 in frame 1,
+ * each fence's values rising by 100 a frame. */
+static uint64_t bm_frame_value(uint64_t n, unsigned fence, unsigned k)
+{
+	return 100 * (n + fence) + k;
+}
+
+int bm_frame_submit(struct bm_frame *f)
+{
+	struct bm_wl *w = f->w;
+	uint64_t n = f->n + 1;
+	struct bm_frame_slot *s = &f->slot[(n - 1) % f->cfg.frames_in_flight];
+	int rc = 0;
+	if (n > f->cfg.frames_in_flight)
+		rc = bm_wl_cpu_wait(w, f->frame_fence, n - f->cfg.frames_in_flight);
+	uint64_t c1 = bm_frame_value(n, 0, 1), c2 = bm_frame_value(n, 0, 2);
+	uint64_t r1 = bm_frame_value(n, 1, 1), k1 = bm_frame_value(n, 2, 1);
+	/* the seed's pseudo-code, line by line */
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, &s->geometry, 1);         /* copy geometry */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, f->copy_fence, c1);
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, s->tex, 4);               /* copy textures tex1..tex4 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, f->copy_fence, c2);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->copy_fence, c1);        /* geometry copied */
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &s->prepass, 1);        /* pre-pass into rt1 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, f->render_fence, r1);
+	if (!rc)
+		rc = rt_cqueue_wait(w->compute, f->render_fence, r1);     /* pre-pass completed */
+	if (!rc)
+		rc = rt_cqueue_execute(w->compute, &s->lighting, 1);      /* lighting into buf1 */
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, f->compute_fence, k1);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->compute_fence, k1);     /* lighting calculated */
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, f->copy_fence, c2);        /* textures copied */
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &s->final, 1);          /* final render */
+	/* not in the seed: the frame's end, which the CPU throttle waits for */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, f->frame_fence, n);
+	if (!rc)
+		f->n = n;
+	return rc;
+}
+
+int bm_frame_drain(struct bm_frame *f)
+{
+	return f->n ? bm_wl_cpu_wait(f->w, f->frame_fence, f->n) : 0;
+}
+
+void bm_frame_fini(struct bm_frame *f)
+{
+	for (unsigned k = 0; k < BM_FRAME_SLOTS; k++) {
+		struct bm_frame_slot *s = &f->slot[k];
+		struct rt_clist *lists[8] = { s->geometry, s->tex[0], s->tex[1], s->tex[2], s->tex[3],
+					      s->prepass, s->lighting, s->final };
+		for (int i = 0; i < 8; i++)
+			if (lists[i])
+				rt_clist_destroy(lists[i]);
+	}
+	/* the fences are the device's, the resources the validation layer's */
+}
+
+/* ---- ring-heap ---- */
+
+int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, unsigned cpu_latency,
+		      uint64_t map_ns, uint64_t draw_ns, unsigned units)
+{
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->length = length;
+	r->cpu_latency = cpu_latency;
+	if (!length || (w->debug && length > BM_RING_SLOTS))
+		return -EINVAL;
+	unsigned u = units ? units : 1;
+	int rc = rt_fence_create(w->d, 0, &r->fence1);
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &r->fence2);
+	/* one list pair per slot under the validation layer (each names its slot), else one */
+	uint64_t lists = w->debug ? length : 1;
+	for (uint64_t k = 0; k < lists && !rc; k++) {
+		if (w->debug) {
+			char name[32];
+			snprintf(name, sizeof(name), "ringCB[%llu]", (unsigned long long)k);
+			rc = rt_resource_create(w->debug, name, RT_STATE_COMMON, &r->slot[k]);
+		}
+		struct bm_use map[1] = { { r->slot[k], RT_STATE_COMMON, 0, 1 } };
+		struct bm_use draw[1] = { { r->slot[k], RT_STATE_SHADER_RESOURCE, 0, 0 } };
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, map_ns, u, map, 1, &r->map[k]);
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, draw, 1, &r->draw[k]);
+	}
+	return rc;
+}
+
+int bm_ring_heap_step(struct bm_ring_heap *r)
+{
+	struct bm_wl *w = r->w;
+	uint64_t i = r->i + 1;
+	uint64_t k = w->debug ? i % r->length : 0;
+	int rc = 0;
+	/* not in the seed's loop: the CPU stays at most cpu_latency steps ahead */
+	if (r->cpu_latency && i > r->cpu_latency)
+		rc = bm_wl_cpu_wait(w, r->fence1, i - r->cpu_latency);
+	if (!rc && i > r->length && !r->broken_no_ring_wait)
+		rc = rt_cqueue_wait(w->copy, r->fence1, i - r->length);   /* a slot is free */
+	if (!rc)
+		rc = rt_cqueue_execute(w->copy, &r->map[k], 1);           /* copy new data into slot i % length */
+	if (!rc)
+		rc = rt_cqueue_signal(w->copy, r->fence2, i);
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, r->fence2, i);
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &r->draw[k], 1);        /* draw using copied data */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, r->fence1, i);
+	if (!rc)
+		r->i = i;
+	return rc;
+}
+
+int bm_ring_heap_drain(struct bm_ring_heap *r)
+{
+	return r->i ? bm_wl_cpu_wait(r->w, r->fence1, r->i) : 0;
+}
+
+void bm_ring_heap_fini(struct bm_ring_heap *r)
+{
+	for (size_t k = 0; k < BM_RING_SLOTS; k++) {
+		if (r->map[k])
+			rt_clist_destroy(r->map[k]);
+		if (r->draw[k])
+			rt_clist_destroy(r->draw[k]);
+	}
+}
+
+/* ---- pipeline: PipelinedComputeGraphics ---- */
+
+int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units)
+{
+	memset(p, 0, sizeof(*p));
+	p->w = w;
+	p->cpu_latency = cpu_latency;
+	p->cg_latency = cg_latency;
+	unsigned u = units ? units : 1;
+	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, &p->compute);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, &p->graphics);
+	return rc;
+}
+
+int bm_pipeline_step(struct bm_pipeline *p)
+{
+	struct bm_wl *w = p->w;
+	uint64_t fn = p->frame;
+	int rc = 0;
+	if (fn > p->cg_latency)
+		rc = rt_cqueue_wait(w->compute, p->graphics_fence, fn - p->cg_latency);
+	if (!rc && fn > p->cpu_latency)
+		rc = bm_wl_cpu_wait(w, p->compute_fence, fn - p->cpu_latency);
+	if (rc)
+		return rc;
+	++fn;
+	rc = rt_cqueue_execute(w->compute, &p->compute, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, p->compute_fence, fn);
+	if (!rc && fn > p->cg_latency) {
+		uint64_t g = fn - p->cg_latency;
+		rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
+		if (!rc)
+			rc = rt_cqueue_execute(w->direct, &p->graphics, 1);
+		if (!rc)
+			rc = rt_cqueue_signal(w->direct, p->graphics_fence, g);
+		if (!rc)
+			p->graphics_frames = g;
+	}
+	if (!rc)
+		p->frame = fn;
+	return rc;
+}
+
+int bm_pipeline_drain(struct bm_pipeline *p)
+{
+	int rc = p->frame ? bm_wl_cpu_wait(p->w, p->compute_fence, p->frame) : 0;
+	if (!rc && p->graphics_frames)
+		rc = bm_wl_cpu_wait(p->w, p->graphics_fence, p->graphics_frames);
+	return rc;
+}
+
+void bm_pipeline_fini(struct bm_pipeline *p)
+{
+	if (p->compute)
+		rt_clist_destroy(p->compute);
+	if (p->graphics)
+		rt_clist_destroy(p->graphics);
+}
+
+/* ---- async-compute: AsyncPipelinedComputeGraphics ---- */
+
+int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units)
+{
+	memset(a, 0, sizeof(*a));
+	a->w = w;
+	a->cpu_latency = cpu_latency;
+	a->cg_latency = cg_latency;
+	a->graphics_ns = graphics_ns;
+	a->units = units ? units : 1;
+	if (cpu_latency > BM_ASYNC_MAX_LISTS)
+		return -EINVAL;
+	int rc = rt_fence_create(w->d, 0, &a->fences[0]);          /* compute fence: index 0 */
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &a->fences[1]);      /* graphics fence: index 1 */
+	if (!rc)
+		rc = rt_fence_create(w->d, 0, &a->graphics_compute_fence);
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = rt_event_create(false, true, &a->handles[i]);
+	if (!rc)
+		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, &a->compute);
+	for (unsigned i = 0; i < cpu_latency && !rc; i++)
+		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i]);
+	/* "Graphics needs to wait for the first compute frame to complete; this
+	 * is the only wait that the graphics queue will perform." */
+	if (!rc)
+		rc = rt_cqueue_wait(w->direct, a->fences[0], 1);
+	return rc;
+}
+
+/* Arm both stages' events and wait for either: the stage, or -errno.
+ * The seed calls SetEventOnCompletion for both stages on every turn; a
+ * stage not picked then has two registrations for one value on its
+ * auto-reset event, and the second can set it after the first was consumed
+ * (the waiter runs as soon as the first set lands): a spurious set that lets
+ * the stage run past its CpuLatency throttle, again and again, until its
+ * queue fills.  Here each value is armed once (the registration stays
+ * armed until it fires and is consumed, which moves the value on). */
+static int bm_async_pick(struct bm_async *a)
+{
+	for (int i = 0; i < 2; i++) {
+		int rc = 0;
+		if (a->frames[i] > a->cpu_latency) {
+			uint64_t v = a->frames[i] - a->cpu_latency;
+			if (a->armed[i] != v)
+				rc = rt_fence_set_event(a->fences[i], v, a->handles[i]);
+			a->armed[i] = v;
+		} else
+			rt_event_set(a->handles[i]);
+		if (rc)
+			return rc;
+	}
+	uint64_t t0 = lf_now_ns();
+	int stage = rt_event_wait_multi(a->handles, 2, false, BM_WL_WAIT_NS);
+	a->w->cpu_wait_ns += lf_now_ns() - t0;
+	a->w->cpu_waits++;
+	return stage;
+}
+
+static int bm_async_compute(struct bm_async *a)
+{
+	struct bm_wl *w = a->w;
+	uint64_t fn = a->frames[0];
+	int rc = 0;
+	if (fn > a->cg_latency)
+		rc = rt_cqueue_wait(w->compute, a->graphics_compute_fence, fn - a->cg_latency);
+	if (!rc)
+		rc = rt_cqueue_execute(w->compute, &a->compute, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->compute, a->fences[0], fn);
+	return rc;
+}
+
+static int bm_async_graphics(struct bm_async *a)
+{
+	struct bm_wl *w = a->w;
+	uint64_t fn = a->frames[1];
+	/* The seed writes min(1, GetCompletedValue()): with min the value is at
+	 * most 1, and graphics would keep telling compute it is done with
+	 * compute frame 0 only — compute would wait forever for frame 1.  The
+	 * comment above it ("the GPU queue started with a wait for
+	 * pComputeFence, 1") means at least 1: max. */
+	uint64_t done = rt_fence_completed(a->fences[0]);
+	uint64_t completed = done > 1 ? done : 1;
+	uint64_t list = (fn - 1) % a->cpu_latency;
+	a->pipe_buffer = (completed - 1) % a->cg_latency;
+	/* UpdateGraphicsCommandList: re-record the list for this frame's buffer */
+	struct rt_clist *l = a->graphics[list];
+	rt_clist_reset(l);
+	int rc = rt_clist_record(l, RT_OP_DRAW, a->graphics_ns, a->units);
+	if (!rc)
+		rc = rt_clist_close(l);
+	/* Signal *before* new rendering: the compute work graphics is done with */
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
+	if (!rc)
+		rc = rt_cqueue_execute(w->direct, &l, 1);
+	if (!rc)
+		rc = rt_cqueue_signal(w->direct, a->fences[1], fn);
+	return rc;
+}
+
+int bm_async_step(struct bm_async *a)
+{
+	int stage = bm_async_pick(a);
+	if (stage < 0)
+		return stage;
+	++a->frames[stage];
+	return stage == 0 ? bm_async_compute(a) : bm_async_graphics(a);
+}
+
+/* Graphics frames go on until compute caught up (compute waits for graphics
+ * to be done with its buffers), then both complete.  Bounded. */
+int bm_async_drain(struct bm_async *a)
+{
+	int rc = 0;
+	for (int k = 0; !rc && k < 10000 && rt_fence_completed(a->fences[0]) < a->frames[0]; k++) {
+		if (a->frames[1] > a->cpu_latency)
+			rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1] - a->cpu_latency);
+		++a->frames[1];
+		if (!rc)
+			rc = bm_async_graphics(a);
+		if (!rc)
+			rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1]);
+	}
+	if (!rc && a->frames[0])
+		rc = bm_wl_cpu_wait(a->w, a->fences[0], a->frames[0]);
+	if (!rc && a->frames[1])
+		rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1]);
+	return rc;
+}
+
+void bm_async_fini(struct bm_async *a)
+{
+	if (a->compute)
+		rt_clist_destroy(a->compute);
+	for (unsigned i = 0; i < BM_ASYNC_MAX_LISTS; i++)
+		if (a->graphics[i])
+			rt_clist_destroy(a->graphics[i]);
+	/* events go with bm_wl_down's: after the fences that may set them */
+	a->w->extra_events[0] = a->handles[0];
+	a->w->extra_events[1] = a->handles[1];
+}

@@ -1,0 +1,167 @@
+/* benchmarks/workload.h — the seed's multi-engine workloads
+ * (multi-engine-synchronization), written as a D3D12 title writes them
+ * against gpu-model/runtime/d3d.h, and what their scenarios report.
+ *
+ * A workload runs on one stack with three engines (3D, compute, copy) and
+ * one queue of each type; the same code runs on the native and the legacy
+ * fence path, on user-mode or kernel-mode queues.  The workloads live here,
+ * not in their scenario files, so the tests drive them step by step
+ * (tests/test_workloads.c: the seed's length-3 ring trace).
+ *
+ * Every CPU wait in a workload goes through an event (SetEventOnCompletion,
+ * then WaitForSingleObject), bounded by BM_WL_WAIT_NS: a wait that hits the
+ * bound fails the step with -ETIMEDOUT, never hangs.
+ *
+ *   call                        who
+ *   bm_wl_up / bm_wl_down       the scenario's (or test's) thread
+ *   bm_frame_*, bm_ring_heap_*, that same thread
+ *   bm_pipeline_*, bm_async_* (the queues' one submitter)
+ *   bm_wl_snap, bm_wl_report    that thread, at the measured region's edges
+ */
+#ifndef BM_WORKLOAD_H
+#define BM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/d3d_debug.h"
+#include "gpu-model/runtime/stack.h"
+
+struct fb_run;
+
+#define BM_WL_WAIT_NS 2000000000ll      /* bound of every CPU wait of a workload */
+#define BM_WL_ENGINES 3                 /* 3D, compute, copy */
+
+struct bm_wl {
+	struct rt_stack *s;
+	struct rt_device *d;
+	struct rt_cqueue *direct, *compute, *copy;
+	struct rt_event *ev;            /* the title's CPU-wait event (auto-reset) */
+	uint64_t cpu_wait_ns;           /* time the title's thread spent in CPU waits */
+	uint64_t cpu_waits;
+	bool user_mode;                 /* the queues got user-mode submission */
+	struct rt_debug *debug;         /* the validation layer, when the workload runs under it */
+	struct rt_event *extra_events[2];   /* a workload's own events, destroyed with the stack */
+};
+
+/* Bring a three-engine stack up on path with one queue of each type
+ * (user-mode submission asked for when user_mode), under the validation
+ * layer when validate (the workloads then declare every resource use).
+ * 0, or -errno with a one-line reason in err. */
+int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen);
+/* Drain and tear down.  0 / -ETIMEDOUT (a queue did not drain). */
+int bm_wl_down(struct bm_wl *w);
+/* CPU wait, as the seed's titles do: SetEventOnCompletion(f, v, ev) then
+ * WaitForSingleObject(ev).  Counts the time in w; tells the validation
+ * layer what the CPU now knows.  0 / -ETIMEDOUT / -errno. */
+int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v);
+/* A closed list of type t holding one op of ns in `units` sub-units. */
+int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out);
+
+/* Counters at one edge of the measured region (the stack settled first). */
+struct bm_wl_snap {
+	uint64_t t_ns;
+	uint64_t interrupts, irq_wakeups, sched_wakeups, gpu_signals, lost_wakeups;
+	uint64_t busy_ns[BM_WL_ENGINES];
+	uint64_t cpu_wait_ns, cpu_waits;
+	uint64_t validation_errors;
+};
+void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *out);
+/* frames/s, interrupts, OS-thread wake-ups, GPU signals and CPU wait per
+ * frame, GPU idle per engine, lost wake-ups: between a and b, for frames. */
+void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
+		  const struct bm_wl_snap *b, uint64_t frames);
+
+/* ---- frame: copy geometry -> 3D pre-pass -> compute lighting -> 3D final ---- */
+
+struct bm_frame_cfg {
+	uint64_t geometry_ns, texture_ns;   /* the geometry copy; each of the four texture copies */
+	uint64_t prepass_ns, lighting_ns, final_ns;
+	unsigned units;                     /* sub-units of every command */
+	unsigned frames_in_flight;          /* the CPU waits for frame n - this before frame n */
+};
+/* A frame in flight has resources of its own (geometry, tex1..4, rt1,
+ * buf1) and lists naming them: slot (n - 1) % frames_in_flight. */
+#define BM_FRAME_SLOTS 16
+struct bm_frame_slot {
+	struct rt_clist *geometry, *tex[4], *prepass, *lighting, *final;
+	struct rt_resource *geometry_r, *tex_r[4], *rt1, *buf1;
+};
+struct bm_frame {
+	struct bm_wl *w;
+	struct bm_frame_cfg cfg;
+	struct rt_fence *copy_fence, *render_fence, *compute_fence, *frame_fence;
+	struct bm_frame_slot slot[BM_FRAME_SLOTS];
+	uint64_t n;                         /* frames submitted */
+};
+/* 0 / -EINVAL (frames_in_flight 0 or > BM_FRAME_SLOTS) / -errno. */
+int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg *cfg);
+/* Submit frame n + 1 (after the CPU throttle).  0 / -errno. */
+int bm_frame_submit(struct bm_frame *f);
+/* Wait until every submitted frame completed.  0 / -ETIMEDOUT. */
+int bm_frame_drain(struct bm_frame *f);
+void bm_frame_fini(struct bm_frame *f);
+
+/* ---- ring-heap: the copy/render ring-buffer heap of `length` slots ---- */
+
+#define BM_RING_SLOTS 64                /* ring length the validation layer follows */
+struct bm_ring_heap {
+	struct bm_wl *w;
+	uint64_t length;
+	unsigned cpu_latency;               /* the CPU waits for fence1 >= i - this before step i */
+	bool broken_no_ring_wait;           /* tests only: the copy engine never waits for a free slot */
+	struct rt_fence *fence1, *fence2;   /* render consumed i / copy produced i */
+	struct rt_clist *map[BM_RING_SLOTS], *draw[BM_RING_SLOTS];   /* one per slot when validating, else [0] */
+	struct rt_resource *slot[BM_RING_SLOTS];
+	uint64_t i;                         /* steps submitted */
+};
+/* 0 / -EINVAL (length 0, or > BM_RING_SLOTS under the validation layer) / -errno. */
+int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, unsigned cpu_latency,
+		      uint64_t map_ns, uint64_t draw_ns, unsigned units);
+/* One step of the seed's loop (i + 1).  0 / -errno. */
+int bm_ring_heap_step(struct bm_ring_heap *r);
+int bm_ring_heap_drain(struct bm_ring_heap *r);
+void bm_ring_heap_fini(struct bm_ring_heap *r);
+
+/* ---- pipeline: the seed's PipelinedComputeGraphics ---- */
+
+struct bm_pipeline {
+	struct bm_wl *w;
+	unsigned cpu_latency, cg_latency;   /* CpuLatency, ComputeGraphicsLatency */
+	struct rt_fence *compute_fence, *graphics_fence;
+	struct rt_clist *compute, *graphics;
+	uint64_t frame;                     /* FrameNumber */
+	uint64_t graphics_frames;           /* graphics frames submitted */
+};
+int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
+int bm_pipeline_step(struct bm_pipeline *p);    /* one turn of the seed's loop */
+int bm_pipeline_drain(struct bm_pipeline *p);
+void bm_pipeline_fini(struct bm_pipeline *p);
+
+/* ---- async-compute: the seed's AsyncPipelinedComputeGraphics ---- */
+
+#define BM_ASYNC_MAX_LISTS 16
+struct bm_async {
+	struct bm_wl *w;
+	unsigned cpu_latency, cg_latency;
+	uint64_t graphics_ns;
+	unsigned units;
+	struct rt_fence *fences[2];         /* compute fence at 0, graphics fence at 1 */
+	struct rt_fence *graphics_compute_fence;
+	struct rt_event *handles[2];        /* auto-reset, initially set */
+	struct rt_clist *compute, *graphics[BM_ASYNC_MAX_LISTS];   /* CpuLatency graphics lists */
+	uint64_t frames[2];                 /* FrameNumbers */
+	uint64_t armed[2];                  /* the value each stage's event is armed for (0: none) */
+	uint64_t pipe_buffer;               /* the last PipeBufferIndex */
+};
+/* 0 / -EINVAL (cpu_latency > BM_ASYNC_MAX_LISTS) / -errno. */
+int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
+int bm_async_step(struct bm_async *a);          /* one turn: WaitForMultipleObjects, one stage */
+int bm_async_drain(struct bm_async *a);
+void bm_async_fini(struct bm_async *a);
+
+#endif

@@ -1,0 +1,196 @@
+/* gpu-model/runtime/d3d.h — the D3D12 multi-engine API (seed
+ * multi-engine-synchronization): command queues of a type (direct, compute,
+ * copy) and a priority, command lists that record copy / dispatch / draw
+ * work, ExecuteCommandLists, queue Signal and Wait, fence events
+ * (SetEventOnCompletion, SetEventOnMultipleFenceCompletion) and waits on
+ * several events (WaitForMultipleObjects).  Built on rt.h: a command queue is
+ * an rt_queue (user-mode or kernel-mode submission, its progress fence), a
+ * fence is an rt_fence (native where the adapter supports it, monitored on
+ * the legacy path), so a title written against this header runs unchanged on
+ * both fence paths and both submission paths.
+ *
+ * Engines.  "The 3D queue can drive all three GPU engines; the compute queue
+ * can drive the compute and copy engines; and the copy queue simply the copy
+ * engine."  A queue runs on the engine of its type (rt_engine_for_type):
+ * engine 0 is the 3D engine, engine 1 the compute engine, engine 2 the copy
+ * engine; an adapter with fewer engines folds the missing ones onto the last
+ * it has (one engine: everything on engine 0; two: copy shares the compute
+ * engine).  Any number of queues may share an engine (HW_MAX_QUEUES).  What a
+ * list type may record follows the same rule (rt_list_type_holds): a direct
+ * list holds draw, dispatch and copy; a compute list dispatch and copy; a
+ * copy list copy only; a bundle draw and dispatch — and "bundles are not
+ * consumed by any queues": no bundle queue, no bundle executed.  The work a
+ * direct queue records for compute or copy runs on its own (3D) engine, as a
+ * 3D engine runs a direct list's copies itself.
+ *
+ * Priorities are recorded with the queue (rt_cqueue_priority) and reported;
+ * the engines schedule their run lists round robin whatever the priority
+ * (preemption by priority is the preemption work's, in rt.h).
+ *
+ * Submission paths.  desc.user_mode asks for user-mode submission.  It needs
+ * native fences (WDDM 3.2): on a device whose fences are monitored (the
+ * legacy path) the queue is a kernel-mode queue, as the runtime of a WDDM 2.x
+ * driver has no other; rt_cqueue_user_mode tells which it got.
+ *
+ * Fences.  rt_fence (rt.h) is ID3D12Fence: rt_fence_completed is
+ * GetCompletedValue, rt_fence_signal the CPU Signal ("this update occurs
+ * immediately"), rt_cqueue_signal the queue's Signal ("after all other
+ * operations on the command queue have been completed"), rt_cqueue_wait the
+ * queue's Wait (native: the engine waits in hardware; legacy: the OS holds
+ * the queue's later work on the CPU).  Rewinding (seed, "A fence may be
+ * rewound") is the OS's release rule (os.h): a lower value may be signaled;
+ * waits and events registered after it compare against the lower value; a
+ * wait a racing higher value satisfied stays satisfied.
+ *
+ * Errors.  Actions return 0 or -errno, and the object keeps a one-line text
+ * of its last refusal (rt_clist_error, rt_cqueue_error) naming what was
+ * refused and why: "copy list cannot hold a draw (copy lists hold: copy)".
+ *
+ *   call                                  who                                   blocks?
+ *   rt_cqueue_create / _destroy           any thread (destroy: no call of it    no
+ *                                           in progress; its rt_queue stays the
+ *                                           device's, drained with it)
+ *   rt_cqueue_execute/_signal/_wait       one submitting thread per queue       as rt_queue_submit
+ *   rt_cqueue_finish                      any thread                            yes (timeout)
+ *   rt_clist_*                            one thread per list at a time         no
+ *   rt_fence_set_event(_multi)            any thread                            no
+ *   rt_event_set/reset/is_set             any thread                            no
+ *   rt_event_wait(_multi)                 any thread (one waiter per            yes (timeout)
+ *                                           auto-reset event)
+ */
+#ifndef RT_D3D_H
+#define RT_D3D_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu-model/runtime/rt.h"
+
+/* D3D12_COMMAND_LIST_TYPE: of a queue and of a list. */
+enum rt_list_type { RT_LIST_DIRECT, RT_LIST_COMPUTE, RT_LIST_COPY, RT_LIST_BUNDLE, RT_LIST_TYPES };
+/* What a list records: each is WORK of a duration on the engine it runs on. */
+enum rt_op { RT_OP_COPY, RT_OP_DISPATCH, RT_OP_DRAW, RT_OPS };
+/* D3D12_COMMAND_QUEUE_PRIORITY */
+enum rt_priority { RT_PRIORITY_NORMAL, RT_PRIORITY_HIGH, RT_PRIORITY_GLOBAL_REALTIME };
+
+const char *rt_list_type_name(enum rt_list_type t);   /* "direct", "compute", "copy", "bundle" */
+const char *rt_op_name(enum rt_op op);                /* "copy", "dispatch", "draw" */
+/* May a list (and queue) of type t hold op?  Any thread. */
+bool rt_list_type_holds(enum rt_list_type t, enum rt_op op);
+/* The engine a queue of type t runs on, on an adapter of `engines` engines. */
+unsigned rt_engine_for_type(unsigned engines, enum rt_list_type t);
+
+/* ---- command lists ---- */
+
+#define RT_LIST_MAX_CMDS 256            /* WORK commands (units) one list holds */
+
+struct rt_clist;
+
+/* A list of type t, recording.  0 / -EINVAL (no such type) / -ENOMEM. */
+int rt_clist_create(enum rt_list_type t, struct rt_clist **out);
+void rt_clist_destroy(struct rt_clist *l);
+/* Record op: WORK of ns in all, cut into `units` WORK commands (the
+ * sub-units at whose edges an engine may switch to another queue: a
+ * preemption point).  0; -EINVAL (the list type cannot hold op, units 0);
+ * -EPERM (the list is closed); -ENOSPC (RT_LIST_MAX_CMDS reached).  A refused
+ * command records nothing. */
+int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned units);
+int rt_clist_copy(struct rt_clist *l, uint64_t ns);       /* one unit each */
+int rt_clist_dispatch(struct rt_clist *l, uint64_t ns);
+int rt_clist_draw(struct rt_clist *l, uint64_t ns);
+/* Close: 0 / -EPERM (not recording).  Reset: empty and recording again (the
+ * queues copied what they executed: a list may be reset right after). */
+int rt_clist_close(struct rt_clist *l);
+void rt_clist_reset(struct rt_clist *l);
+bool rt_clist_recording(const struct rt_clist *l);
+enum rt_list_type rt_clist_type(const struct rt_clist *l);
+size_t rt_clist_cmds(const struct rt_clist *l);           /* WORK commands recorded */
+uint64_t rt_clist_work_ns(const struct rt_clist *l);      /* their durations added */
+const char *rt_clist_error(const struct rt_clist *l);     /* the last refusal, "" if none */
+
+/* ---- command queues ---- */
+
+struct rt_cqueue;
+struct rt_debug;
+
+struct rt_cqueue_desc {
+	enum rt_list_type type;         /* direct, compute or copy (a bundle queue: -EINVAL) */
+	enum rt_priority priority;
+	bool user_mode;                 /* user-mode submission where fences are native */
+	size_t ring_slots;              /* as rt_queue_desc (0: the default) */
+	const char *name;               /* for messages ("copy0"); NULL: "<type><n>" */
+	struct rt_debug *debug;         /* the validation layer to report to (d3d_debug.h); NULL: off */
+};
+
+/* 0; -EINVAL (bundle or unknown type, priority, ring_slots); -ENOSPC (the
+ * validation layer follows RT_DEBUG_QUEUES queues); the errors of rt_queue_create. */
+int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, struct rt_cqueue **out);
+void rt_cqueue_destroy(struct rt_cqueue *q);
+/* ExecuteCommandLists: lists[0..n) in order, as command buffers of up to
+ * RT_MAX_CMDS commands each.  Every list is checked before anything is
+ * submitted: 0; -EBUSY (a list is still recording); -EINVAL (a bundle, a
+ * list of another type, n == 0); -EIO (device removed); the errors of
+ * rt_queue_submit (then the lists before the failing buffer were submitted). */
+int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n);
+/* Signal / Wait (GPU side), in the queue's order.  0 / the errors of rt_queue_submit. */
+int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v);
+int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v);
+/* CPU wait until everything submitted so far completed.  0 / -ETIMEDOUT / -EIO. */
+int rt_cqueue_finish(struct rt_cqueue *q, int64_t timeout_ns);
+
+enum rt_list_type rt_cqueue_type(const struct rt_cqueue *q);
+enum rt_priority rt_cqueue_priority(const struct rt_cqueue *q);
+unsigned rt_cqueue_engine(const struct rt_cqueue *q);
+bool rt_cqueue_user_mode(const struct rt_cqueue *q);
+const char *rt_cqueue_name(const struct rt_cqueue *q);
+struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q);
+const char *rt_cqueue_error(const struct rt_cqueue *q);   /* the last refusal, "" if none */
+
+struct rt_cqueue_stats {
+	uint64_t executes;              /* successful rt_cqueue_execute calls */
+	uint64_t lists;                 /* lists they executed */
+	uint64_t ops[RT_OPS];           /* copy / dispatch / draw commands executed */
+	uint64_t work_ns;               /* GPU work submitted */
+	uint64_t signals, waits;        /* queue Signal / Wait */
+};
+/* The submitting thread, or any once it stopped. */
+void rt_cqueue_stats(const struct rt_cqueue *q, struct rt_cqueue_stats *out);
+
+/* ---- events and fence completion ---- */
+
+#define RT_WAIT_MAX 64                  /* MAXIMUM_WAIT_OBJECTS */
+
+struct rt_event;
+
+/* CreateEvent(manual_reset, initial).  0 / -ENOMEM. */
+int rt_event_create(bool manual_reset, bool initial, struct rt_event **out);
+/* No fence may still be due to set it (its value reached, the fence
+ * destroyed, or the device down). */
+void rt_event_destroy(struct rt_event *e);
+void rt_event_set(struct rt_event *e);
+void rt_event_reset(struct rt_event *e);
+bool rt_event_is_set(const struct rt_event *e);
+/* WaitForSingleObject: 0 once set (an auto-reset event is reset on the way
+ * out) / -ETIMEDOUT (timeout_ns < 0: forever). */
+int rt_event_wait(struct rt_event *e, int64_t timeout_ns);
+/* WaitForMultipleObjects(n, evs, all, timeout): any — the index of a set
+ * event (the lowest, and only that one is reset if auto-reset); all — 0 once
+ * every one was seen set (each auto-reset one reset).  -ETIMEDOUT; -EINVAL
+ * (n == 0); -E2BIG (n > RT_WAIT_MAX: nothing waited).  "All" waits for the
+ * events one after the other: an auto-reset event set and consumed by
+ * another thread meanwhile is not modeled (one waiter per auto-reset event). */
+int rt_event_wait_multi(struct rt_event *const *evs, size_t n, bool all, int64_t timeout_ns);
+
+/* ID3D12Fence::SetEventOnCompletion: e is set once f reaches v — at once
+ * when it has; UINT64_MAX is accepted (reached on device removal, when every
+ * fence reads UINT64_MAX).  One event may wait for several values, several
+ * events for one value.  0 / -EINVAL (e NULL) / -ERANGE (32-bit GPU). */
+int rt_fence_set_event(struct rt_fence *f, uint64_t v, struct rt_event *e);
+/* ID3D12Device1::SetEventOnMultipleFenceCompletion: e is set when all (or
+ * any) of f[i] reached v[i].  0 / -EINVAL (n == 0, e NULL) / -E2BIG (n >
+ * RT_WAIT_MAX) / -ERANGE. */
+int rt_fence_set_event_multi(struct rt_fence *const *f, const uint64_t *v, size_t n, bool all,
+			     struct rt_event *e);
+
+#endif

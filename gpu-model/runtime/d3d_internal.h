@@ -1,0 +1,37 @@
+/* gpu-model/runtime/d3d_internal.h — the command list, as the queues read it
+ * (d3d_list.c writes, d3d_queue.c executes, d3d_debug.c reads its resource
+ * uses), and the validation layer's hooks.  Runtime folder only. */
+#ifndef RT_D3D_INTERNAL_H
+#define RT_D3D_INTERNAL_H
+
+#include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/d3d_debug.h"
+
+/* A resource use a list declares for the validation layer. */
+struct rt_clist_use {
+	struct rt_resource *res;
+	bool barrier, write;
+	uint8_t state, after;           /* access: state; barrier: before -> after */
+};
+
+struct rt_clist {
+	enum rt_list_type type;
+	bool recording;
+	size_t n;                               /* commands recorded */
+	uint64_t work_ns;
+	struct hw_cmd cmds[RT_LIST_MAX_CMDS];   /* WORK, one per unit */
+	uint8_t ops[RT_LIST_MAX_CMDS];          /* enum rt_op of each */
+	char err[160];
+	size_t nuses;
+	struct rt_clist_use uses[RT_LIST_MAX_USES];
+};
+
+/* The validation layer's hooks, called by the queues (d3d_queue.c) after a
+ * successful call: a queue's timeline (-ENOSPC when full), then its
+ * executes, signals and waits in queue order. */
+int rt_debug_add_queue(struct rt_debug *v, const char *name, enum rt_list_type type);
+void rt_debug_execute(struct rt_debug *v, int tl, struct rt_clist *const *lists, size_t n, uint64_t exec);
+void rt_debug_signal(struct rt_debug *v, int tl, struct rt_fence *f, uint64_t value);
+void rt_debug_wait(struct rt_debug *v, int tl, struct rt_fence *f, uint64_t value);
+
+#endif

@@ -1,0 +1,162 @@
+/* gpu-model/runtime/d3d_list.c — command list types, what each may hold, the
+ * engine each runs on, and command lists.  Contract in d3d.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/d3d_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/cacheline.h"
+
+const char *rt_list_type_name(enum rt_list_type t)
+{
+	static const char *const names[RT_LIST_TYPES] = { "direct", "compute", "copy", "bundle" };
+	return (unsigned)t < RT_LIST_TYPES ? names[t] : "?";
+}
+
+const char *rt_op_name(enum rt_op op)
+{
+	static const char *const names[RT_OPS] = { "copy", "dispatch", "draw" };
+	return (unsigned)op < RT_OPS ? names[op] : "?";
+}
+
+/* The seed: direct drives 3D, compute and copy; compute drives compute and
+ * copy; copy only copy.  A bundle holds draws and dispatches (no copies). */
+bool rt_list_type_holds(enum rt_list_type t, enum rt_op op)
+{
+	static const unsigned holds[RT_LIST_TYPES] = {
+		[RT_LIST_DIRECT] = 1u << RT_OP_COPY | 1u << RT_OP_DISPATCH | 1u << RT_OP_DRAW,
+		[RT_LIST_COMPUTE] = 1u << RT_OP_COPY | 1u << RT_OP_DISPATCH,
+		[RT_LIST_COPY] = 1u << RT_OP_COPY,
+		[RT_LIST_BUNDLE] = 1u << RT_OP_DISPATCH | 1u << RT_OP_DRAW,
+	};
+	return (unsigned)t < RT_LIST_TYPES && (unsigned)op < RT_OPS && (holds[t] >> op & 1u);
+}
+
+unsigned rt_engine_for_type(unsigned engines, enum rt_list_type t)
+{
+	unsigned want = t == RT_LIST_COMPUTE ? 1 : t == RT_LIST_COPY ? 2 : 0;
+	return want < engines ? want : engines - 1;
+}
+
+/* "copy, dispatch" for a type. */
+static void rt_holds_text(enum rt_list_type t, char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (int op = 0; op < RT_OPS; op++)
+		if (rt_list_type_holds(t, (enum rt_op)op) && k < len)
+			k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", rt_op_name((enum rt_op)op));
+}
+
+int rt_clist_create(enum rt_list_type t, struct rt_clist **out)
+{
+	if ((unsigned)t >= RT_LIST_TYPES)
+		return -EINVAL;
+	struct rt_clist *l = lf_alloc(sizeof(*l), LF_CACHELINE);
+	if (!l)
+		return -ENOMEM;
+	memset(l, 0, sizeof(*l));
+	l->type = t;
+	l->recording = true;
+	*out = l;
+	return 0;
+}
+
+void rt_clist_destroy(struct rt_clist *l)
+{
+	lf_free(l, sizeof(*l), LF_CACHELINE);
+}
+
+int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned units)
+{
+	if ((unsigned)op >= RT_OPS || !rt_list_type_holds(l->type, op)) {
+		char holds[64];
+		rt_holds_text(l->type, holds, sizeof(holds));
+		snprintf(l->err, sizeof(l->err), "%s list cannot hold a %s (%s lists hold: %s)",
+			 rt_list_type_name(l->type), rt_op_name(op), rt_list_type_name(l->type), holds);
+		return -EINVAL;
+	}
+	if (!units) {
+		snprintf(l->err, sizeof(l->err), "%s of 0 units: a command has at least one", rt_op_name(op));
+		return -EINVAL;
+	}
+	if (!l->recording) {
+		snprintf(l->err, sizeof(l->err), "%s recorded into a closed %s list: reset it first",
+			 rt_op_name(op), rt_list_type_name(l->type));
+		return -EPERM;
+	}
+	if (l->n + units > RT_LIST_MAX_CMDS) {
+		snprintf(l->err, sizeof(l->err), "%s list full: %zu of %d commands, %u more asked",
+			 rt_list_type_name(l->type), l->n, RT_LIST_MAX_CMDS, units);
+		return -ENOSPC;
+	}
+	for (unsigned u = 0; u < units; u++) {
+		/* the last unit takes the remainder: the units add up to ns */
+		uint64_t d = ns / units + (u == units - 1 ? ns % units : 0);
+		l->cmds[l->n] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = d };
+		l->ops[l->n++] = (uint8_t)op;
+	}
+	l->work_ns += ns;
+	return 0;
+}
+
+int rt_clist_copy(struct rt_clist *l, uint64_t ns)
+{
+	return rt_clist_record(l, RT_OP_COPY, ns, 1);
+}
+
+int rt_clist_dispatch(struct rt_clist *l, uint64_t ns)
+{
+	return rt_clist_record(l, RT_OP_DISPATCH, ns, 1);
+}
+
+int rt_clist_draw(struct rt_clist *l, uint64_t ns)
+{
+	return rt_clist_record(l, RT_OP_DRAW, ns, 1);
+}
+
+int rt_clist_close(struct rt_clist *l)
+{
+	if (!l->recording) {
+		snprintf(l->err, sizeof(l->err), "%s list closed twice", rt_list_type_name(l->type));
+		return -EPERM;
+	}
+	l->recording = false;
+	return 0;
+}
+
+void rt_clist_reset(struct rt_clist *l)
+{
+	l->n = 0;
+	l->nuses = 0;
+	l->work_ns = 0;
+	l->recording = true;
+	l->err[0] = 0;
+}
+
+bool rt_clist_recording(const struct rt_clist *l)
+{
+	return l->recording;
+}
+
+enum rt_list_type rt_clist_type(const struct rt_clist *l)
+{
+	return l->type;
+}
+
+size_t rt_clist_cmds(const struct rt_clist *l)
+{
+	return l->n;
+}
+
+uint64_t rt_clist_work_ns(const struct rt_clist *l)
+{
+	return l->work_ns;
+}
+
+const char *rt_clist_error(const struct rt_clist *l)
+{
+	return l->err;
+}

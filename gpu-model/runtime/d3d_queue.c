@@ -1,0 +1,233 @@
+/* gpu-model/runtime/d3d_queue.c — command queues of a type and a priority
+ * over rt_queue: ExecuteCommandLists, Signal, Wait.  Contract in d3d.h. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/d3d_internal.h"
+#include "lockfree/alloc.h"
+#include "lockfree/cacheline.h"
+#include "lockfree/counter.h"
+
+struct rt_cqueue {
+	struct rt_device *d;
+	struct rt_queue *q;
+	enum rt_list_type type;
+	enum rt_priority priority;
+	unsigned engine;
+	struct rt_debug *debug;          /* NULL: the validation layer is off */
+	int debug_tl;                    /* the queue's timeline in it */
+	char name[32];
+	char err[160];
+	/* single-writer counters (the submitting thread) */
+	LF_ALIGNED lf_counter executes, lists, ops[RT_OPS], work_ns, signals, waits;
+};
+
+/* numbers the queues that were given no name: "copy0", "copy1", ... */
+static _Atomic unsigned rt_cqueue_serial[RT_LIST_TYPES];
+
+int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, struct rt_cqueue **out)
+{
+	if ((unsigned)desc->type >= RT_LIST_TYPES || desc->type == RT_LIST_BUNDLE ||
+	    (unsigned)desc->priority > RT_PRIORITY_GLOBAL_REALTIME)
+		return -EINVAL;   /* "bundles are not consumed by any queues" */
+	unsigned engine = rt_engine_for_type(rt_device_engines(d), desc->type);
+	struct rt_queue_desc qd = {
+		.engine = engine,
+		/* user-mode submission needs native fences (WDDM 3.2): on the
+		 * legacy path the runtime has kernel-mode queues only */
+		.user_mode = desc->user_mode && rt_device_native(d),
+		.ring_slots = desc->ring_slots,
+	};
+	struct rt_queue *q;
+	int rc = rt_queue_create(d, &qd, &q);
+	if (rc)
+		return rc;
+	struct rt_cqueue *cq = lf_alloc(sizeof(*cq), LF_CACHELINE);
+	memset(cq, 0, sizeof(*cq));
+	cq->d = d;
+	cq->q = q;
+	cq->type = desc->type;
+	cq->priority = desc->priority;
+	cq->engine = engine;
+	if (desc->name)
+		snprintf(cq->name, sizeof(cq->name), "%s", desc->name);
+	else
+		snprintf(cq->name, sizeof(cq->name), "%s%u", rt_list_type_name(desc->type),
+			 atomic_fetch_add_explicit(&rt_cqueue_serial[desc->type], 1, memory_order_relaxed));
+	if (desc->debug) {
+		cq->debug = desc->debug;
+		cq->debug_tl = rt_debug_add_queue(desc->debug, cq->name, desc->type);
+		if (cq->debug_tl < 0) {
+			lf_free(cq, sizeof(*cq), LF_CACHELINE);   /* the rt_queue stays the device's */
+			return -ENOSPC;
+		}
+	}
+	*out = cq;
+	return 0;
+}
+
+void rt_cqueue_destroy(struct rt_cqueue *q)
+{
+	lf_free(q, sizeof(*q), LF_CACHELINE);
+}
+
+/* Every list executable on q, or the refusal (nothing submitted). */
+static int rt_cqueue_check(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+{
+	if (!n) {
+		snprintf(q->err, sizeof(q->err), "%s: ExecuteCommandLists of no list", q->name);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_clist *l = lists[i];
+		if (l->type == RT_LIST_BUNDLE) {
+			snprintf(q->err, sizeof(q->err), "%s: list %zu is a bundle: bundles cannot be executed on a queue",
+				 q->name, i);
+			return -EINVAL;
+		}
+		if (l->type != q->type) {
+			snprintf(q->err, sizeof(q->err), "%s: list %zu is a %s list; a %s queue executes %s lists",
+				 q->name, i, rt_list_type_name(l->type), rt_list_type_name(q->type),
+				 rt_list_type_name(q->type));
+			return -EINVAL;
+		}
+		if (l->recording) {
+			snprintf(q->err, sizeof(q->err), "%s: list %zu is still recording: close it before executing",
+				 q->name, i);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* Submit the commands of lists[0..n) as buffers of up to RT_MAX_CMDS. */
+static int rt_cqueue_submit_lists(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+{
+	struct hw_cmd buf[RT_MAX_CMDS];
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < lists[i]->n; c++) {
+			buf[k++] = lists[i]->cmds[c];
+			if (k == RT_MAX_CMDS) {
+				int rc = rt_queue_submit(q->q, buf, k, NULL);
+				if (rc)
+					return rc;
+				k = 0;
+			}
+		}
+	/* an empty execution still submits: it is a point in the queue's order */
+	return k || !n ? rt_queue_submit(q->q, buf, k, NULL) : 0;
+}
+
+static void rt_cqueue_count(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+{
+	lf_count(&q->executes, 1);
+	lf_count(&q->lists, n);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t c = 0; c < lists[i]->n; c++)
+			lf_count(&q->ops[lists[i]->ops[c]], 1);
+		lf_count(&q->work_ns, lists[i]->work_ns);
+	}
+}
+
+int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+{
+	int rc = rt_cqueue_check(q, lists, n);
+	if (rc)
+		return rc;
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += lists[i]->n;
+	rc = total ? rt_cqueue_submit_lists(q, lists, n) : rt_queue_submit(q->q, NULL, 0, NULL);
+	if (rc) {
+		snprintf(q->err, sizeof(q->err), "%s: submission failed: %s", q->name, strerror(-rc));
+		return rc;
+	}
+	rt_cqueue_count(q, lists, n);
+	if (q->debug)
+		rt_debug_execute(q->debug, q->debug_tl, lists, n, atomic_load_explicit(&q->executes, memory_order_relaxed));
+	return 0;
+}
+
+int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+{
+	int rc = rt_queue_signal(q->q, f, v);
+	if (!rc && q->debug)
+		rt_debug_signal(q->debug, q->debug_tl, f, v);
+	if (!rc)
+		lf_count(&q->signals, 1);
+	else
+		snprintf(q->err, sizeof(q->err), "%s: Signal(%llu) failed: %s", q->name, (unsigned long long)v,
+			 strerror(-rc));
+	return rc;
+}
+
+int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+{
+	int rc = rt_queue_wait_gpu(q->q, f, v);
+	if (!rc && q->debug)
+		rt_debug_wait(q->debug, q->debug_tl, f, v);
+	if (!rc)
+		lf_count(&q->waits, 1);
+	else
+		snprintf(q->err, sizeof(q->err), "%s: Wait(%llu) failed: %s", q->name, (unsigned long long)v,
+			 strerror(-rc));
+	return rc;
+}
+
+int rt_cqueue_finish(struct rt_cqueue *q, int64_t timeout_ns)
+{
+	uint64_t v = rt_queue_submitted(q->q);
+	return v ? rt_queue_wait(q->q, v, timeout_ns) : 0;
+}
+
+enum rt_list_type rt_cqueue_type(const struct rt_cqueue *q)
+{
+	return q->type;
+}
+
+enum rt_priority rt_cqueue_priority(const struct rt_cqueue *q)
+{
+	return q->priority;
+}
+
+unsigned rt_cqueue_engine(const struct rt_cqueue *q)
+{
+	return q->engine;
+}
+
+bool rt_cqueue_user_mode(const struct rt_cqueue *q)
+{
+	return rt_queue_user_mode(q->q);
+}
+
+const char *rt_cqueue_name(const struct rt_cqueue *q)
+{
+	return q->name;
+}
+
+struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q)
+{
+	return q->q;
+}
+
+const char *rt_cqueue_error(const struct rt_cqueue *q)
+{
+	return q->err;
+}
+
+#define RT_LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+void rt_cqueue_stats(const struct rt_cqueue *q, struct rt_cqueue_stats *o)
+{
+	o->executes = RT_LOAD(q->executes);
+	o->lists = RT_LOAD(q->lists);
+	for (int i = 0; i < RT_OPS; i++)
+		o->ops[i] = RT_LOAD(q->ops[i]);
+	o->work_ns = RT_LOAD(q->work_ns);
+	o->signals = RT_LOAD(q->signals);
+	o->waits = RT_LOAD(q->waits);
+}

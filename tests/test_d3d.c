@@ -1,0 +1,673 @@
+/* tests/test_d3d.c — conformance of the D3D12 multi-engine API
+ * (gpu-model/runtime/d3d.h) to the seed multi-engine-synchronization: one
+ * test per rule, each on both fence paths (native, legacy) and, where the
+ * queue matters, both submission paths (user-mode, kernel-mode).
+ *
+ * The work a list records is WORK of a duration: that an execution ran is
+ * seen in the engine's busy time (at least the work recorded, on the engine
+ * of the queue's type and not on the others), never in how fast it ran. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu-model/runtime/d3d.h"
+#include "gpu-model/runtime/stack.h"
+#include "tests/fb_test.h"
+
+#define WAIT_NS 5000000000ll
+#define MS 1000000ull
+
+struct mode {
+	enum rt_path path;
+	bool user_mode;
+};
+/* every fence path with every submission path it has */
+static const struct mode modes[] = {
+	{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, true }, { RT_PATH_LEGACY, false },
+};
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
+static struct rt_stack *up(enum rt_path path)
+{
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, path);
+	cfg.os.caps.engines = 3;
+	struct rt_stack *s = NULL;
+	char err[256] = "";
+	int rc = rt_stack_create(&cfg, &s, err, sizeof(err));
+	if (rc)
+		fail_msg("rt_stack_create: %d %s", rc, err);
+	return s;
+}
+
+static struct rt_cqueue *queue(struct rt_stack *s, enum rt_list_type t, bool um)
+{
+	struct rt_cqueue_desc desc = { .type = t, .user_mode = um };
+	struct rt_cqueue *q = NULL;
+	assert_int_equal(rt_cqueue_create(rt_stack_device(s), &desc, &q), 0);
+	return q;
+}
+
+static struct rt_fence *fence(struct rt_stack *s, uint64_t initial)
+{
+	struct rt_fence *f = NULL;
+	assert_int_equal(rt_fence_create(rt_stack_device(s), initial, &f), 0);
+	return f;
+}
+
+static struct rt_event *event(bool manual)
+{
+	struct rt_event *e = NULL;
+	assert_int_equal(rt_event_create(manual, false, &e), 0);
+	return e;
+}
+
+/* A closed list of type t holding one op of ns. */
+static struct rt_clist *list1(enum rt_list_type t, enum rt_op op, uint64_t ns)
+{
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(t, &l), 0);
+	assert_int_equal(rt_clist_record(l, op, ns, 1), 0);
+	assert_int_equal(rt_clist_close(l), 0);
+	return l;
+}
+
+static uint64_t busy(struct rt_stack *s, unsigned engine)
+{
+	struct hw_engine_stats st;
+	rt_stack_engine_stats(s, engine, &st);
+	return st.busy_ns;
+}
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	nanosleep(&ts, NULL);
+}
+
+static void down(struct rt_stack *s)
+{
+	assert_int_equal(rt_stack_destroy(s), 0);
+}
+
+/* ---- queues ---- */
+
+/* "The 3D queue can drive all three GPU engines; the compute queue ... the
+ * compute and copy engines; and the copy queue simply the copy engine": each
+ * queue type runs on its engine of the adapter, folded onto the engines an
+ * adapter has; no bundle queue. */
+static void queue_types_run_on_their_engines(void **state)
+{
+	(void)state;
+	assert_int_equal(rt_engine_for_type(3, RT_LIST_DIRECT), 0);
+	assert_int_equal(rt_engine_for_type(3, RT_LIST_COMPUTE), 1);
+	assert_int_equal(rt_engine_for_type(3, RT_LIST_COPY), 2);
+	assert_int_equal(rt_engine_for_type(2, RT_LIST_COPY), 1);
+	assert_int_equal(rt_engine_for_type(1, RT_LIST_COMPUTE), 0);
+	assert_int_equal(rt_engine_for_type(1, RT_LIST_COPY), 0);
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue_desc bad = { .type = RT_LIST_BUNDLE };
+		struct rt_cqueue *q = NULL;
+		assert_int_equal(rt_cqueue_create(rt_stack_device(s), &bad, &q), -EINVAL);
+		bad = (struct rt_cqueue_desc){ .type = RT_LIST_DIRECT, .priority = 7 };
+		assert_int_equal(rt_cqueue_create(rt_stack_device(s), &bad, &q), -EINVAL);
+		const enum rt_list_type types[3] = { RT_LIST_DIRECT, RT_LIST_COMPUTE, RT_LIST_COPY };
+		for (unsigned e = 0; e < 3; e++) {
+			uint64_t before[3] = { busy(s, 0), busy(s, 1), busy(s, 2) };
+			q = queue(s, types[e], modes[m].user_mode);
+			assert_int_equal(rt_cqueue_engine(q), e);
+			assert_int_equal(rt_cqueue_type(q), types[e]);
+			struct rt_clist *l = list1(types[e], RT_OP_COPY, 3 * MS);
+			assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+			assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+			rt_stack_settle(s);
+			for (unsigned o = 0; o < 3; o++) {
+				uint64_t d = busy(s, o) - before[o];
+				if (o == e)
+					assert_true(d >= 3 * MS);
+				else
+					assert_true(d < 1 * MS);
+			}
+			rt_clist_destroy(l);
+			rt_cqueue_destroy(q);
+		}
+		down(s);
+	}
+}
+
+/* Several queues per engine, each with its priority, each running its work. */
+static void several_queues_share_an_engine(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q[3];
+		const enum rt_priority pr[3] = { RT_PRIORITY_NORMAL, RT_PRIORITY_HIGH, RT_PRIORITY_GLOBAL_REALTIME };
+		struct rt_clist *l = list1(RT_LIST_COMPUTE, RT_OP_DISPATCH, 2 * MS);
+		uint64_t b0 = busy(s, 1);
+		for (int i = 0; i < 3; i++) {
+			struct rt_cqueue_desc d = { .type = RT_LIST_COMPUTE, .priority = pr[i],
+						    .user_mode = modes[m].user_mode };
+			assert_int_equal(rt_cqueue_create(rt_stack_device(s), &d, &q[i]), 0);
+			assert_int_equal(rt_cqueue_priority(q[i]), pr[i]);
+			assert_int_equal(rt_cqueue_engine(q[i]), 1);
+			assert_int_equal(rt_cqueue_execute(q[i], &l, 1), 0);
+		}
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(rt_cqueue_finish(q[i], WAIT_NS), 0);
+			struct rt_cqueue_stats st;
+			rt_cqueue_stats(q[i], &st);
+			assert_int_equal(st.ops[RT_OP_DISPATCH], 1);
+			rt_cqueue_destroy(q[i]);
+		}
+		rt_stack_settle(s);
+		assert_true(busy(s, 1) - b0 >= 6 * MS);
+		rt_clist_destroy(l);
+		down(s);
+	}
+}
+
+/* User-mode submission where fences are native; kernel-mode otherwise. */
+static void submission_path_follows_the_fences(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		assert_int_equal(rt_cqueue_user_mode(q), modes[m].user_mode && modes[m].path == RT_PATH_NATIVE);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* ---- command lists ---- */
+
+/* A command the list type cannot hold is refused when recorded, with a
+ * message naming it; it records nothing.  The table is the seed's. */
+static void lists_refuse_what_their_type_cannot_hold(void **state)
+{
+	(void)state;
+	/* [type][op]: copy, dispatch, draw */
+	static const bool holds[RT_LIST_TYPES][RT_OPS] = {
+		[RT_LIST_DIRECT] = { true, true, true },
+		[RT_LIST_COMPUTE] = { true, true, false },
+		[RT_LIST_COPY] = { true, false, false },
+		[RT_LIST_BUNDLE] = { false, true, true },
+	};
+	for (int t = 0; t < RT_LIST_TYPES; t++)
+		for (int op = 0; op < RT_OPS; op++) {
+			struct rt_clist *l = NULL;
+			assert_int_equal(rt_clist_create((enum rt_list_type)t, &l), 0);
+			assert_int_equal(rt_list_type_holds((enum rt_list_type)t, (enum rt_op)op), holds[t][op]);
+			int rc = rt_clist_record(l, (enum rt_op)op, 1000, 2);
+			assert_int_equal(rc, holds[t][op] ? 0 : -EINVAL);
+			assert_int_equal(rt_clist_cmds(l), holds[t][op] ? 2 : 0);
+			if (!holds[t][op]) {
+				char want[64];
+				snprintf(want, sizeof(want), "%s list cannot hold a %s", rt_list_type_name((enum rt_list_type)t),
+					 rt_op_name((enum rt_op)op));
+				assert_non_null(strstr(rt_clist_error(l), want));
+			}
+			rt_clist_destroy(l);
+		}
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &l), 0);
+	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, 0), -EINVAL);
+	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, RT_LIST_MAX_CMDS), 0);
+	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, 1), -ENOSPC);
+	assert_int_equal(rt_clist_cmds(l), RT_LIST_MAX_CMDS);
+	rt_clist_destroy(l);
+	assert_int_equal(rt_clist_create(RT_LIST_TYPES, &l), -EINVAL);
+}
+
+/* A list still recording, a bundle, a list of another type, no list: refused
+ * at execute with a message, and nothing of the call is submitted. */
+static void execute_refuses_bad_lists_before_submitting(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		struct rt_clist *ok = list1(RT_LIST_DIRECT, RT_OP_DRAW, 1000);
+		struct rt_clist *rec = NULL, *bundle = list1(RT_LIST_BUNDLE, RT_OP_DRAW, 1000);
+		struct rt_clist *compute = list1(RT_LIST_COMPUTE, RT_OP_DISPATCH, 1000);
+		assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &rec), 0);
+		assert_int_equal(rt_clist_draw(rec, 1000), 0);
+		uint64_t before = rt_queue_submitted(rt_cqueue_queue(q));
+		struct rt_clist *two[2] = { ok, rec };
+		assert_int_equal(rt_cqueue_execute(q, two, 2), -EBUSY);
+		assert_non_null(strstr(rt_cqueue_error(q), "list 1 is still recording"));
+		two[1] = bundle;
+		assert_int_equal(rt_cqueue_execute(q, two, 2), -EINVAL);
+		assert_non_null(strstr(rt_cqueue_error(q), "bundle"));
+		two[1] = compute;
+		assert_int_equal(rt_cqueue_execute(q, two, 2), -EINVAL);
+		assert_non_null(strstr(rt_cqueue_error(q), "is a compute list"));
+		assert_int_equal(rt_cqueue_execute(q, two, 0), -EINVAL);
+		assert_int_equal(rt_queue_submitted(rt_cqueue_queue(q)), before);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.executes, 0);
+		assert_int_equal(rt_clist_close(rec), 0);
+		two[1] = rec;
+		assert_int_equal(rt_cqueue_execute(q, two, 2), 0);   /* closed now: accepted */
+		assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.ops[RT_OP_DRAW], 2);
+		rt_clist_destroy(ok);
+		rt_clist_destroy(rec);
+		rt_clist_destroy(bundle);
+		rt_clist_destroy(compute);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* Close, execute again and again, reset, record anew: each execution runs. */
+static void lists_close_reset_and_execute_again(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		struct rt_clist *l = list1(RT_LIST_DIRECT, RT_OP_DRAW, 2 * MS);
+		assert_int_equal(rt_clist_draw(l, 1000), -EPERM);          /* closed */
+		assert_non_null(strstr(rt_clist_error(l), "closed"));
+		assert_int_equal(rt_clist_close(l), -EPERM);               /* closed twice */
+		uint64_t b0 = busy(s, 0);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+		rt_clist_reset(l);                                         /* right after: the queue copied it */
+		assert_true(rt_clist_recording(l));
+		assert_int_equal(rt_clist_cmds(l), 0);
+		assert_int_equal(rt_clist_dispatch(l, 2 * MS), 0);
+		assert_int_equal(rt_clist_close(l), 0);
+		assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+		assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+		rt_stack_settle(s);
+		assert_true(busy(s, 0) - b0 >= 8 * MS);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.executes, 4);
+		assert_int_equal(st.ops[RT_OP_DRAW], 3);
+		assert_int_equal(st.ops[RT_OP_DISPATCH], 1);
+		assert_int_equal(st.work_ns, 8 * MS);
+		rt_clist_destroy(l);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* ExecuteCommandLists of an array longer than one command buffer: every
+ * command of every list runs, then the Signal after them. */
+static void execute_runs_an_array_of_lists(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_COPY, modes[m].user_mode);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_clist *l[3];
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(rt_clist_create(RT_LIST_COPY, &l[i]), 0);
+			assert_int_equal(rt_clist_record(l[i], RT_OP_COPY, 1 * MS, 50), 0);   /* 150 units > RT_MAX_CMDS */
+			assert_int_equal(rt_clist_close(l[i]), 0);
+		}
+		uint64_t b0 = busy(s, 2);
+		assert_int_equal(rt_cqueue_execute(q, l, 3), 0);
+		assert_int_equal(rt_cqueue_signal(q, f, 1), 0);
+		assert_int_equal(rt_fence_wait(f, 1, WAIT_NS), 0);
+		rt_stack_settle(s);
+		assert_true(busy(s, 2) - b0 >= 3 * MS);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.lists, 3);
+		assert_int_equal(st.ops[RT_OP_COPY], 150);
+		for (int i = 0; i < 3; i++)
+			rt_clist_destroy(l[i]);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* ---- fences ---- */
+
+/* Queue Signal "occurs after all other operations on the command queue have
+ * been completed": not before the work executed ahead of it. */
+static void queue_signal_comes_after_earlier_work(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *e = event(true);
+		struct rt_clist *l = list1(RT_LIST_DIRECT, RT_OP_DRAW, 50 * MS);
+		uint64_t b0 = busy(s, 0);
+		assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+		assert_int_equal(rt_cqueue_signal(q, f, 1), 0);
+		assert_int_equal(rt_fence_completed(f), 0);           /* the draw is still running */
+		assert_int_equal(rt_fence_set_event(f, 1, e), 0);
+		assert_int_equal(rt_event_wait(e, WAIT_NS), 0);
+		assert_int_equal(rt_fence_completed(f), 1);
+		rt_stack_settle(s);
+		assert_true(busy(s, 0) - b0 >= 50 * MS);              /* the draw ran before the value landed */
+		rt_clist_destroy(l);
+		rt_event_destroy(e);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* Queue Wait holds the queue's later work until the value is reached —
+ * signaled by the CPU, or by another queue on another engine. */
+static void queue_wait_holds_later_work(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *direct = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		struct rt_cqueue *copy = queue(s, RT_LIST_COPY, modes[m].user_mode);
+		struct rt_fence *f = fence(s, 0), *g = fence(s, 0);
+		assert_int_equal(rt_cqueue_wait(direct, f, 1), 0);
+		assert_int_equal(rt_cqueue_signal(direct, g, 1), 0);
+		nap(20 * MS);
+		assert_int_equal(rt_fence_completed(g), 0);           /* held */
+		assert_int_equal(rt_fence_signal(f, 1), 0);
+		assert_int_equal(rt_fence_wait(g, 1, WAIT_NS), 0);
+		/* engine to engine: copy signals after its copy, direct waits for it */
+		struct rt_clist *l = list1(RT_LIST_COPY, RT_OP_COPY, 20 * MS);
+		assert_int_equal(rt_cqueue_wait(direct, f, 2), 0);
+		assert_int_equal(rt_cqueue_signal(direct, g, 2), 0);
+		assert_int_equal(rt_cqueue_execute(copy, &l, 1), 0);
+		assert_int_equal(rt_cqueue_signal(copy, f, 2), 0);
+		assert_int_equal(rt_fence_completed(g), 1);           /* the copy is still running */
+		assert_int_equal(rt_fence_wait(g, 2, WAIT_NS), 0);
+		assert_true(rt_fence_completed(f) >= 2);
+		rt_clist_destroy(l);
+		rt_cqueue_destroy(direct);
+		rt_cqueue_destroy(copy);
+		down(s);
+	}
+}
+
+/* CPU Signal "occurs immediately": the value is read back and the events it
+ * satisfies are set when the call returns. */
+static void cpu_signal_is_immediate(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *e = event(true);
+		assert_int_equal(rt_fence_set_event(f, 7, e), 0);
+		assert_false(rt_event_is_set(e));
+		assert_int_equal(rt_fence_signal(f, 7), 0);
+		assert_int_equal(rt_fence_completed(f), 7);
+		assert_true(rt_event_is_set(e));
+		rt_event_destroy(e);
+		down(s);
+	}
+}
+
+/* SetEventOnCompletion fires at once when the value was reached. */
+static void set_event_fires_at_once_when_reached(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 5);
+		struct rt_event *at = event(true), *below = event(true), *above = event(true);
+		assert_int_equal(rt_fence_set_event(f, 5, at), 0);
+		assert_int_equal(rt_fence_set_event(f, 3, below), 0);
+		assert_int_equal(rt_fence_set_event(f, 6, above), 0);
+		assert_true(rt_event_is_set(at));
+		assert_true(rt_event_is_set(below));
+		assert_false(rt_event_is_set(above));
+		assert_int_equal(rt_fence_set_event(f, 5, NULL), -EINVAL);
+		assert_int_equal(rt_fence_signal(f, 6), 0);
+		assert_true(rt_event_is_set(above));
+		rt_event_destroy(at);
+		rt_event_destroy(below);
+		rt_event_destroy(above);
+		down(s);
+	}
+}
+
+/* One event on several values: set by each as it is reached. */
+static void one_event_waits_for_several_values(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *e = event(true);
+		assert_int_equal(rt_fence_set_event(f, 3, e), 0);
+		assert_int_equal(rt_fence_set_event(f, 5, e), 0);
+		assert_int_equal(rt_fence_signal(f, 3), 0);
+		assert_true(rt_event_is_set(e));
+		rt_event_reset(e);
+		assert_int_equal(rt_fence_signal(f, 4), 0);
+		assert_false(rt_event_is_set(e));
+		assert_int_equal(rt_fence_signal(f, 5), 0);
+		assert_true(rt_event_is_set(e));
+		rt_event_destroy(e);
+		down(s);
+	}
+}
+
+/* Several events on one value: a GPU signal of it sets every one. */
+static void several_events_wait_for_one_value(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_COMPUTE, modes[m].user_mode);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *e[8];
+		for (int i = 0; i < 8; i++) {
+			e[i] = event(false);
+			assert_int_equal(rt_fence_set_event(f, 2, e[i]), 0);
+		}
+		assert_int_equal(rt_cqueue_signal(q, f, 2), 0);
+		assert_int_equal(rt_event_wait_multi(e, 8, true, WAIT_NS), 0);
+		for (int i = 0; i < 8; i++) {
+			assert_false(rt_event_is_set(e[i]));             /* auto-reset: consumed by the wait */
+			rt_event_destroy(e[i]);
+		}
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* UINT64_MAX is accepted: reached only by UINT64_MAX (device removal). */
+static void uint64_max_is_accepted(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 0), *g = fence(s, 0);
+		struct rt_event *e = event(true), *r = event(true);
+		assert_int_equal(rt_fence_set_event(f, UINT64_MAX, e), 0);
+		assert_int_equal(rt_fence_signal(f, UINT64_MAX - 1), 0);
+		assert_false(rt_event_is_set(e));
+		assert_int_equal(rt_fence_signal(f, UINT64_MAX), 0);
+		assert_true(rt_event_is_set(e));
+		assert_int_equal(rt_fence_set_event(g, UINT64_MAX, r), 0);
+		rt_device_terminate(rt_stack_device(s));                /* removal: every fence reads UINT64_MAX */
+		assert_int_equal(rt_event_wait(r, WAIT_NS), 0);
+		assert_int_equal(rt_fence_completed(g), UINT64_MAX);
+		rt_event_destroy(e);
+		rt_event_destroy(r);
+		rt_stack_destroy(s);
+	}
+}
+
+/* SetEventOnMultipleFenceCompletion: all, any; at most 64 fences. */
+static void multiple_fence_completion_any_and_all(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f[2] = { fence(s, 0), fence(s, 0) };
+		struct rt_event *all = event(true), *any = event(true);
+		uint64_t v_all[2] = { 1, 1 }, v_any[2] = { 5, 1 };
+		assert_int_equal(rt_fence_set_event_multi(f, v_all, 2, true, all), 0);
+		assert_int_equal(rt_fence_set_event_multi(f, v_any, 2, false, any), 0);
+		assert_int_equal(rt_fence_signal(f[0], 1), 0);
+		assert_false(rt_event_is_set(all));
+		assert_false(rt_event_is_set(any));
+		assert_int_equal(rt_fence_signal(f[1], 1), 0);
+		assert_int_equal(rt_event_wait(all, WAIT_NS), 0);
+		assert_int_equal(rt_event_wait(any, WAIT_NS), 0);
+		struct rt_fence *many[RT_WAIT_MAX + 1];
+		uint64_t vals[RT_WAIT_MAX + 1];
+		for (int i = 0; i <= RT_WAIT_MAX; i++)
+			many[i] = f[i & 1], vals[i] = 9;
+		assert_int_equal(rt_fence_set_event_multi(many, vals, RT_WAIT_MAX + 1, true, all), -E2BIG);
+		assert_int_equal(rt_fence_set_event_multi(many, vals, 0, true, all), -EINVAL);
+		rt_event_reset(all);
+		assert_int_equal(rt_fence_set_event_multi(many, vals, RT_WAIT_MAX, true, all), 0);
+		assert_int_equal(rt_fence_signal(f[0], 9), 0);
+		assert_false(rt_event_is_set(all));
+		assert_int_equal(rt_fence_signal(f[1], 9), 0);
+		assert_int_equal(rt_event_wait(all, WAIT_NS), 0);
+		rt_event_destroy(all);
+		rt_event_destroy(any);
+		down(s);
+	}
+}
+
+/* WaitForMultipleObjects: any (the index; an auto-reset event consumed, a
+ * manual one not), all, up to 64, an error beyond; driven by GPU signals. */
+static void wait_for_multiple_events(void **state)
+{
+	(void)state;
+	struct rt_event *e[RT_WAIT_MAX + 1];
+	for (int i = 0; i <= RT_WAIT_MAX; i++)
+		e[i] = event(i == 40);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX, false, 1 * MS), -ETIMEDOUT);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX + 1, false, 0), -E2BIG);
+	assert_int_equal(rt_event_wait_multi(e, 0, false, 0), -EINVAL);
+	rt_event_set(e[37]);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX, false, WAIT_NS), 37);
+	assert_false(rt_event_is_set(e[37]));                      /* auto-reset */
+	rt_event_set(e[40]);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX, false, WAIT_NS), 40);
+	assert_true(rt_event_is_set(e[40]));                       /* manual reset */
+	rt_event_reset(e[40]);
+	for (int i = 0; i < RT_WAIT_MAX - 1; i++)
+		rt_event_set(e[i]);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX, true, 1 * MS), -ETIMEDOUT);
+	rt_event_set(e[RT_WAIT_MAX - 1]);
+	assert_int_equal(rt_event_wait_multi(e, RT_WAIT_MAX, true, WAIT_NS), 0);
+	for (int i = 0; i <= RT_WAIT_MAX; i++)
+		rt_event_destroy(e[i]);
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_COPY, modes[m].user_mode);
+		struct rt_fence *f[2] = { fence(s, 0), fence(s, 0) };
+		struct rt_event *h[2] = { event(false), event(false) };
+		assert_int_equal(rt_fence_set_event(f[0], 1, h[0]), 0);
+		assert_int_equal(rt_fence_set_event(f[1], 1, h[1]), 0);
+		assert_int_equal(rt_cqueue_signal(q, f[1], 1), 0);      /* only the second */
+		assert_int_equal(rt_event_wait_multi(h, 2, false, WAIT_NS), 1);
+		assert_int_equal(rt_event_wait_multi(h, 2, false, 1 * MS), -ETIMEDOUT);
+		rt_cqueue_destroy(q);
+		down(s);                                                /* h[0] is still armed on f[0]: */
+		rt_event_destroy(h[0]);                                 /* events go after the fences */
+		rt_event_destroy(h[1]);
+	}
+}
+
+/* Rewinding: a lower value may be signaled; waits and events registered
+ * after compare against it; one a higher value satisfied stays satisfied. */
+static void rewind_compares_new_waits_against_the_lower_value(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *early = event(true), *late = event(true);
+		assert_int_equal(rt_fence_signal(f, 10), 0);
+		assert_int_equal(rt_fence_set_event(f, 8, early), 0);
+		assert_true(rt_event_is_set(early));
+		assert_int_equal(rt_fence_signal(f, 3), 0);              /* rewind */
+		assert_int_equal(rt_fence_completed(f), 3);
+		assert_true(rt_event_is_set(early));                    /* stays satisfied */
+		assert_int_equal(rt_fence_set_event(f, 8, late), 0);
+		assert_false(rt_event_is_set(late));                    /* compared against 3 */
+		assert_int_equal(rt_fence_wait(f, 8, 1 * MS), -ETIMEDOUT);
+		assert_int_equal(rt_fence_signal(f, 8), 0);
+		assert_true(rt_event_is_set(late));
+		rt_event_destroy(early);
+		rt_event_destroy(late);
+		down(s);
+	}
+}
+
+/* The race: a queue signals 10 while the CPU rewinds to 1; an event waiting
+ * for 10 is set whichever value remains.  Rounds on every mode. */
+static void rewind_race_keeps_a_satisfied_wait_satisfied(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		unsigned low = 0, high = 0;
+		for (int r = 0; r < 20; r++) {
+			struct rt_fence *f = fence(s, 0);
+			struct rt_event *e = event(true);
+			assert_int_equal(rt_fence_set_event(f, 10, e), 0);
+			assert_int_equal(rt_cqueue_signal(q, f, 10), 0);
+			if (r & 1)
+				nap(100000);
+			assert_int_equal(rt_fence_signal(f, 1), 0);
+			assert_int_equal(rt_event_wait(e, WAIT_NS), 0);   /* never lost */
+			int frc = rt_cqueue_finish(q, WAIT_NS);
+			if (frc)
+				fail_msg("mode %zu round %d: finish %d (progress %llu of %llu)", m, r, frc,
+					 (unsigned long long)rt_queue_completed(rt_cqueue_queue(q)),
+					 (unsigned long long)rt_queue_submitted(rt_cqueue_queue(q)));
+			uint64_t v = rt_fence_completed(f);
+			assert_true(v == 1 || v == 10);
+			v == 1 ? low++ : high++;
+			rt_event_destroy(e);
+		}
+		printf("[ INFO     ] %s/%s: rewind race remained 1: %u, 10: %u\n",
+		       modes[m].path == RT_PATH_NATIVE ? "native" : "legacy", modes[m].user_mode ? "um" : "km", low, high);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* A fence destroyed under an event wait: the event is set, nobody hangs. */
+static void destroyed_fence_never_leaves_an_event_waiting(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct rt_stack *s = up((enum rt_path)p);
+		struct rt_fence *f = fence(s, 0);
+		struct rt_event *e = event(true);
+		assert_int_equal(rt_fence_set_event(f, 5, e), 0);
+		rt_fence_destroy(f);
+		assert_int_equal(rt_event_wait(e, WAIT_NS), 0);
+		rt_event_destroy(e);
+		down(s);
+	}
+}
+
+FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_test(several_queues_share_an_engine),
+	     cmocka_unit_test(submission_path_follows_the_fences),
+	     cmocka_unit_test(lists_refuse_what_their_type_cannot_hold),
+	     cmocka_unit_test(execute_refuses_bad_lists_before_submitting),
+	     cmocka_unit_test(lists_close_reset_and_execute_again), cmocka_unit_test(execute_runs_an_array_of_lists),
+	     cmocka_unit_test(queue_signal_comes_after_earlier_work), cmocka_unit_test(queue_wait_holds_later_work),
+	     cmocka_unit_test(cpu_signal_is_immediate), cmocka_unit_test(set_event_fires_at_once_when_reached),
+	     cmocka_unit_test(one_event_waits_for_several_values),
+	     cmocka_unit_test(several_events_wait_for_one_value), cmocka_unit_test(uint64_max_is_accepted),
+	     cmocka_unit_test(multiple_fence_completion_any_and_all), cmocka_unit_test(wait_for_multiple_events),
+	     cmocka_unit_test(rewind_compares_new_waits_against_the_lower_value),
+	     cmocka_unit_test(rewind_race_keeps_a_satisfied_wait_satisfied),
+	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting))

@@ -1,0 +1,246 @@
+/* tests/test_d3d_debug.c — the multi-queue resource access validation layer
+ * (gpu-model/runtime/d3d_debug.h): a planted race reported with both
+ * submissions, fenced and CPU-ordered accesses accepted, the state rules of
+ * the two queue type classes, and the seed's workloads silent under it (the
+ * ring heap without its Wait reported). */
+#include <errno.h>
+#include <string.h>
+
+#include "benchmarks/workload.h"
+#include "gpu-model/runtime/d3d_debug.h"
+#include "tests/fb_test.h"
+
+#define WAIT_NS 5000000000ll
+
+struct fix {
+	struct rt_stack *s;
+	struct rt_debug *v;
+	struct rt_cqueue *copy, *direct, *compute;
+};
+
+static void up(struct fix *x, enum rt_path path)
+{
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, path);
+	cfg.os.caps.engines = 3;
+	char err[256] = "";
+	if (rt_stack_create(&cfg, &x->s, err, sizeof(err)))
+		fail_msg("rt_stack_create: %s", err);
+	assert_int_equal(rt_debug_create(&x->v), 0);
+	struct rt_cqueue_desc d = { .type = RT_LIST_COPY, .name = "copy0", .debug = x->v, .user_mode = true };
+	assert_int_equal(rt_cqueue_create(rt_stack_device(x->s), &d, &x->copy), 0);
+	d = (struct rt_cqueue_desc){ .type = RT_LIST_DIRECT, .name = "direct0", .debug = x->v, .user_mode = true };
+	assert_int_equal(rt_cqueue_create(rt_stack_device(x->s), &d, &x->direct), 0);
+	d = (struct rt_cqueue_desc){ .type = RT_LIST_COMPUTE, .name = "compute0", .debug = x->v, .user_mode = true };
+	assert_int_equal(rt_cqueue_create(rt_stack_device(x->s), &d, &x->compute), 0);
+}
+
+static void down(struct fix *x)
+{
+	assert_int_equal(rt_stack_destroy(x->s), 0);
+	rt_cqueue_destroy(x->copy);
+	rt_cqueue_destroy(x->direct);
+	rt_cqueue_destroy(x->compute);
+	rt_debug_destroy(x->v);
+}
+
+static struct rt_fence *fence(struct fix *x)
+{
+	struct rt_fence *f = NULL;
+	assert_int_equal(rt_fence_create(rt_stack_device(x->s), 0, &f), 0);
+	return f;
+}
+
+static struct rt_resource *res(struct fix *x, const char *name, enum rt_state st)
+{
+	struct rt_resource *r = NULL;
+	assert_int_equal(rt_resource_create(x->v, name, st, &r), 0);
+	return r;
+}
+
+/* Execute on q one list of q's type with one op touching r in state st. */
+static void use(struct rt_cqueue *q, struct rt_resource *r, enum rt_state st, bool write)
+{
+	enum rt_list_type t = rt_cqueue_type(q);
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(t, &l), 0);
+	assert_int_equal(rt_clist_record(l, t == RT_LIST_COPY ? RT_OP_COPY : RT_OP_DISPATCH, 1000, 1), 0);
+	assert_int_equal(rt_clist_access(l, r, st, write), 0);
+	assert_int_equal(rt_clist_close(l), 0);
+	assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+	rt_clist_destroy(l);
+}
+
+static void barrier(struct rt_cqueue *q, struct rt_resource *r, enum rt_state before, enum rt_state after)
+{
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(rt_cqueue_type(q), &l), 0);
+	assert_int_equal(rt_clist_barrier(l, r, before, after), 0);
+	assert_int_equal(rt_clist_close(l), 0);
+	assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+	rt_clist_destroy(l);
+}
+
+static bool message_has(struct rt_debug *v, size_t i, const char *a, const char *b, const char *c)
+{
+	char msg[256];
+	rt_debug_message(v, i, msg, sizeof(msg));
+	bool ok = strstr(msg, a) && (!b || strstr(msg, b)) && (!c || strstr(msg, c));
+	if (!ok)
+		printf("[ INFO     ] message %zu: %s\n", i, msg);
+	return ok;
+}
+
+/* "queue copy0 writes tex1 while direct0 reads it; no fence orders them". */
+static void planted_race_names_both_submissions(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct fix x;
+		up(&x, (enum rt_path)p);
+		struct rt_resource *tex1 = res(&x, "tex1", RT_STATE_COMMON);
+		use(x.copy, tex1, RT_STATE_COMMON, true);
+		use(x.direct, tex1, RT_STATE_SHADER_RESOURCE, false);
+		assert_int_equal(rt_debug_errors(x.v), 1);
+		assert_true(message_has(x.v, 0, "race on tex1", "direct0 (execute #1) reads", "copy0 (execute #1) writes"));
+		assert_true(message_has(x.v, 0, "no fence orders them", NULL, NULL));
+		down(&x);
+	}
+}
+
+/* The same accesses ordered by a fence: silent.  Also when the Wait is
+ * recorded before the Signal it needs. */
+static void fenced_accesses_are_accepted(void **state)
+{
+	(void)state;
+	struct fix x;
+	up(&x, RT_PATH_NATIVE);
+	struct rt_fence *f = fence(&x), *g = fence(&x);
+	struct rt_resource *tex1 = res(&x, "tex1", RT_STATE_COMMON), *buf = res(&x, "buf", RT_STATE_COMMON);
+	use(x.copy, tex1, RT_STATE_COMMON, true);
+	assert_int_equal(rt_cqueue_signal(x.copy, f, 1), 0);
+	assert_int_equal(rt_cqueue_wait(x.direct, f, 1), 0);
+	use(x.direct, tex1, RT_STATE_SHADER_RESOURCE, false);
+	/* wait recorded first: replayed once the signal is */
+	assert_int_equal(rt_cqueue_wait(x.compute, g, 1), 0);
+	use(x.compute, buf, RT_STATE_SHADER_RESOURCE, false);
+	assert_int_equal(rt_debug_pending(x.v), 3);   /* the wait, the access, the execute's end */
+	use(x.copy, buf, RT_STATE_COMMON, true);
+	assert_int_equal(rt_cqueue_signal(x.copy, g, 1), 0);
+	assert_int_equal(rt_debug_pending(x.v), 0);
+	assert_int_equal(rt_debug_errors(x.v), 0);
+	/* reads on two queues never race */
+	use(x.compute, tex1, RT_STATE_SHADER_RESOURCE, false);
+	assert_int_equal(rt_debug_errors(x.v), 0);
+	/* a write after those reads, unordered: two races (direct0's and compute0's reads) */
+	use(x.copy, tex1, RT_STATE_COMMON, true);
+	assert_int_equal(rt_debug_errors(x.v), 2);
+	assert_true(message_has(x.v, 0, "copy0 (execute #3) writes", "reads it", NULL));
+	down(&x);
+}
+
+/* What the CPU waited for orders what it records next; without the wait, a race. */
+static void cpu_waits_order_later_work(void **state)
+{
+	(void)state;
+	for (int told = 0; told < 2; told++) {
+		struct fix x;
+		up(&x, RT_PATH_LEGACY);
+		struct rt_fence *f = fence(&x);
+		struct rt_resource *r = res(&x, "ringCB", RT_STATE_COMMON);
+		use(x.direct, r, RT_STATE_SHADER_RESOURCE, false);
+		assert_int_equal(rt_cqueue_signal(x.direct, f, 1), 0);
+		assert_int_equal(rt_fence_wait(f, 1, WAIT_NS), 0);
+		if (told)
+			rt_debug_cpu_waited(x.v, f, 1);
+		use(x.copy, r, RT_STATE_COMMON, true);
+		assert_int_equal(rt_debug_errors(x.v), told ? 0 : 1);
+		down(&x);
+	}
+}
+
+/* States per type class: copy queues use COMMON (or their own COPY_*);
+ * COPY_DEST of the copy class is not COPY_DEST of the compute/3D class; a
+ * barrier must start from the state; COMMON promotes and decays; a
+ * presented resource is in COMMON. */
+static void states_follow_the_type_classes(void **state)
+{
+	(void)state;
+	struct fix x;
+	up(&x, RT_PATH_NATIVE);
+	struct rt_fence *f = fence(&x);
+	uint64_t v = 0;
+	struct rt_resource *a = res(&x, "a", RT_STATE_SHADER_RESOURCE);
+	use(x.copy, a, RT_STATE_COMMON, false);                      /* copy queue, 3D-class state */
+	assert_int_equal(rt_debug_errors(x.v), 1);
+	assert_true(message_has(x.v, 0, "copy0", "a on a copy queue", "SHADER_RESOURCE"));
+	struct rt_resource *b = res(&x, "b", RT_STATE_COMMON);
+	barrier(x.copy, b, RT_STATE_COMMON, RT_STATE_COPY_DEST);      /* COPY_DEST of the copy class */
+	use(x.copy, b, RT_STATE_COPY_DEST, true);
+	assert_int_equal(rt_cqueue_signal(x.copy, f, ++v), 0);
+	assert_int_equal(rt_cqueue_wait(x.direct, f, v), 0);
+	use(x.direct, b, RT_STATE_COPY_DEST, true);                   /* not the 3D class's COPY_DEST */
+	assert_int_equal(rt_debug_errors(x.v), 2);
+	assert_true(message_has(x.v, 1, "direct0", "b as COPY_DEST", "copy class"));
+	struct rt_resource *c = res(&x, "c", RT_STATE_RENDER_TARGET);
+	barrier(x.direct, c, RT_STATE_SHADER_RESOURCE, RT_STATE_COMMON);   /* wrong before */
+	assert_int_equal(rt_debug_errors(x.v), 3);
+	assert_true(message_has(x.v, 2, "barrier moves c from SHADER_RESOURCE", "RENDER_TARGET", NULL));
+	struct rt_resource *d = res(&x, "d", RT_STATE_COMMON);
+	use(x.direct, d, RT_STATE_SHADER_RESOURCE, false);            /* promotion, then decay */
+	assert_int_equal(rt_debug_errors(x.v), 3);
+	assert_int_equal(rt_debug_present(x.v, d), 0);
+	use(x.direct, d, RT_STATE_UNORDERED_ACCESS, true);            /* no promotion to UAV */
+	assert_int_equal(rt_debug_errors(x.v), 4);
+	barrier(x.direct, d, RT_STATE_COMMON, RT_STATE_RENDER_TARGET);
+	assert_int_equal(rt_debug_present(x.v, d), -EINVAL);          /* presented in RENDER_TARGET */
+	assert_int_equal(rt_debug_errors(x.v), 5);
+	assert_true(message_has(x.v, 4, "d presented in RENDER_TARGET", NULL, NULL));
+	down(&x);
+}
+
+/* The seed's workloads are silent under the layer on every mode; the ring
+ * heap without the copy engine's Wait is reported, naming both queues. */
+static void seed_workloads_are_silent(void **state)
+{
+	(void)state;
+	const struct { enum rt_path path; bool um; } modes[] = {
+		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+	for (size_t m = 0; m < 3; m++) {
+		struct bm_wl w;
+		char err[256];
+		assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+		struct bm_frame_cfg cfg = { .geometry_ns = 50000, .texture_ns = 20000, .prepass_ns = 100000,
+					    .lighting_ns = 100000, .final_ns = 100000, .units = 1, .frames_in_flight = 2 };
+		struct bm_frame f;
+		assert_int_equal(bm_frame_init(&f, &w, &cfg), 0);
+		for (int i = 0; i < 12; i++)
+			assert_int_equal(bm_frame_submit(&f), 0);
+		assert_int_equal(bm_frame_drain(&f), 0);
+		bm_frame_fini(&f);
+		struct bm_ring_heap r;
+		assert_int_equal(bm_ring_heap_init(&r, &w, 3, 2, 50000, 50000, 1), 0);
+		for (int i = 0; i < 12; i++)
+			assert_int_equal(bm_ring_heap_step(&r), 0);
+		assert_int_equal(bm_ring_heap_drain(&r), 0);
+		bm_ring_heap_fini(&r);
+		if (rt_debug_errors(w.debug))
+			message_has(w.debug, 0, "(none expected)", NULL, NULL);
+		assert_int_equal(rt_debug_errors(w.debug), 0);
+		assert_int_equal(rt_debug_pending(w.debug), 0);
+		/* the broken ring: no Wait for a free slot */
+		assert_int_equal(bm_ring_heap_init(&r, &w, 3, 0, 50000, 50000, 1), 0);
+		r.broken_no_ring_wait = true;
+		for (int i = 0; i < 8; i++)
+			assert_int_equal(bm_ring_heap_step(&r), 0);
+		assert_int_equal(bm_ring_heap_drain(&r), 0);
+		bm_ring_heap_fini(&r);
+		assert_true(rt_debug_errors(w.debug) > 0);
+		assert_true(message_has(w.debug, 0, "race on ringCB[", "copy0", "direct0"));
+		assert_int_equal(bm_wl_down(&w), 0);
+	}
+}
+
+FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_test(fenced_accesses_are_accepted),
+	     cmocka_unit_test(cpu_waits_order_later_work), cmocka_unit_test(states_follow_the_type_classes),
+	     cmocka_unit_test(seed_workloads_are_silent))
