@@ -225,10 +225,93 @@ static void scheduler_sends_preempt_command_for_kernel_mode_work(void **state)
 	umt_down(&t);
 }
 
+/* FlipOnVSyncMmIo (seed: the scheduler preempts "even if flips are pending";
+ * the MMIO flip on the next vsync prevents tearing).  The low queue flips,
+ * then runs long work that the high queue preempts; it flips again at the
+ * end.  Every surface must reach the screen at a vsync, never mid-frame. */
+struct pt_flip {
+	uint64_t flips, torn, scanout, end_at_hi, mid_command;
+	bool on_vsyncs;
+};
+
+static void pt_flip_run(bool mmio, struct pt_flip *r)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	cfg.caps.flip_on_vsync_mmio = mmio;
+	cfg.caps.vsync_period_ns = 5000000;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	_Atomic uint64_t end = 0, hc = 0;
+	struct rt_queue *lo = pt_queue(&t, false, 0), *hi = pt_queue(&t, false, 10);
+	struct hw_cmd b[4] = {
+		{ .op = HW_CMD_FLIP, .arg = 1 },
+		{ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+		{ .op = HW_CMD_FLIP, .arg = 2 },
+		{ .op = HW_CMD_COUNT, .stamp = &end },
+	};
+	uint64_t lv, hv;
+	assert_int_equal(rt_queue_submit(lo, b, 4, &lv), 0);
+	struct hw_display_stats ds;
+	struct timespec d = { 0, 100000 };
+	for (int i = 0;; i++) {
+		hw_display_stats(hw, &ds);
+		if (ds.flips >= 1)
+			break;
+		assert_true(i < 100000);
+		nanosleep(&d, NULL);
+	}
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &hv), 0);
+	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
+	r->end_at_hi = atomic_load(&end);
+	assert_int_equal(rt_queue_wait(lo, lv, PT_DEADLINE_NS), 0);
+	struct timespec vs = { 0, 12000000 };       /* two vsyncs: the last flip is latched */
+	nanosleep(&vs, NULL);
+	r->scanout = hw_display_scanout(hw);
+	hw_display_stats(hw, &ds);
+	r->flips = ds.flips;
+	r->torn = ds.torn;
+	struct hw_flip_rec log[HW_FLIP_LOG];
+	size_t n = hw_display_log(hw, log, HW_FLIP_LOG);
+	r->on_vsyncs = n >= 1;
+	for (size_t i = 0; i < n; i++)
+		if ((log[i].visible_ns - hw_display_t0(hw)) % hw_display_period(hw) || log[i].visible_ns < log[i].written_ns)
+			r->on_vsyncs = false;
+	struct hw_engine_preempt_stats st;
+	hw_engine_preempt_stats(hw, 0, &st);
+	r->mid_command = st.mid_command;
+	umt_down(&t);
+}
+
+static void flip_latched_at_vsync_never_torn(void **state)
+{
+	struct pt_flip r;
+	pt_flip_run(true, &r);
+	assert_int_equal(r.flips, 2);
+	assert_int_equal(r.scanout, 2);
+	assert_int_equal(r.torn, 0);
+	assert_true(r.on_vsyncs);
+	assert_int_equal(r.end_at_hi, 0);               /* preempted after the flip was written */
+	assert_true(r.mid_command >= 1);
+}
+
+static void flip_without_vsync_latch_tears_and_is_caught(void **state)
+{
+	struct pt_flip r;
+	pt_flip_run(false, &r);                          /* FlipOnVSyncMmIo = 0: the scanout moves at once */
+	assert_int_equal(r.scanout, 2);
+	assert_true(r.torn >= 1);
+	assert_false(r.on_vsyncs);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
 	     cmocka_unit_test(triangle_boundary_stops_inside_a_command),
 	     cmocka_unit_test(granularity_none_and_preemption_unaware_never_preempt),
 	     cmocka_unit_test(preempted_hw_wait_resumes_and_completes_once),
-	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work))
+	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work),
+	     cmocka_unit_test(flip_latched_at_vsync_never_torn),
+	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught))

@@ -91,6 +91,7 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	for (size_t i = 0; i < caps->ncpus; i++)
 		a->cpus[i] = caps->cpus[i];
 	a->caps.cpus = a->cpus;
+	hw_display_init(a);
 	lf_mpsc_init(&a->irq_q);
 	lf_wake_init(&a->irq_wake);
 	pthread_mutex_init(&a->storage_lock, NULL);
@@ -124,6 +125,7 @@ void hw_adapter_destroy(struct hw_adapter *a)
 	while ((rec = hw_irq_pop(a)))
 		hw_irq_free(rec);
 	lf_mpsc_destroy(&a->irq_q);
+	hw_display_destroy(a);
 	for (unsigned i = 0; i < a->caps.engines; i++) {
 		struct hw_engine *e = &a->engines[i];
 		uint32_t n = atomic_load(&e->nqueues);

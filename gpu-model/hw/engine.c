@@ -272,9 +272,9 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	if (q->work_slices_left)
+	if (q->work_left_ns)
 		n++;                       /* a preempted WORK's rest */
-	q->work_slices_left = 0;
+	q->work_left_ns = 0;
 	q->ctx_saved = false;
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
@@ -297,7 +297,7 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 		lf_spin_ns(a->caps.ctx_restore_ns);
 	lf_count(&e->ctx_restores, 1);
 	q->ctx_saved = false;
-	if (!q->work_slices_left)
+	if (!q->work_left_ns)
 		return true;
 	if (!hw_work_resume(a, e, q))
 		return false;
@@ -369,6 +369,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_LOG:
 			hw_engine_log(a, q, &c);
 			hw_cmp_decide(a, e, q, true);
+			break;
+		case HW_CMD_FLIP:
+			hw_display_flip(a, c.arg);
 			break;
 		case HW_CMD_STAMP:
 			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);

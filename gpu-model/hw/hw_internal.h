@@ -55,7 +55,7 @@ struct hw_queue {
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
-	uint64_t work_slices_left;        /* an interrupted WORK: slices still to run (0: none) */
+	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
 	uint64_t work_slice_ns;
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
 	LF_ALIGNED lf_counter executed;   /* engine writes */
@@ -101,8 +101,21 @@ LF_ASSERT_APART(struct hw_engine, wake, nqueues);
 LF_ASSERT_APART(struct hw_engine, a, signals);
 LF_ASSERT_APART(struct hw_engine, busy_ns, um_connected);
 
+/* display.c: the display source (one per adapter; FLIP is rare: a mutex) */
+struct hw_display {
+	pthread_mutex_t lock;
+	uint64_t t0, period;
+	bool pending;
+	uint64_t pending_surface, pending_at;
+	uint64_t surface;                 /* on screen */
+	struct hw_flip_rec log[HW_FLIP_LOG];
+	size_t nlog;
+	uint64_t flips, shown, replaced, torn;
+};
+
 struct hw_adapter {
 	struct hw_caps caps;
+	struct hw_display display;
 	int cpus[64];
 	LF_ALIGNED struct lf_mpsc irq_q;          /* engines -> OS interrupt thread */
 	LF_ALIGNED struct lf_wake irq_wake;       /* the interrupt line: the OS thread parks here */
@@ -174,6 +187,10 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q);
 int32_t hw_engine_top_priority(struct hw_adapter *a, struct hw_engine *e);
 /* engine.c: q has something to run now (engine thread). */
 bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q);
+/* display.c */
+void hw_display_init(struct hw_adapter *a);
+void hw_display_destroy(struct hw_adapter *a);
+void hw_display_flip(struct hw_adapter *a, uint64_t surface);   /* the engine's FLIP */
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

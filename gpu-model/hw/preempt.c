@@ -8,11 +8,11 @@
  * A WORK of duration D with U sub-units (value) runs as slices: at level 3
  * (TRIANGLE / THREAD_GROUP) U slices, at level 4 U * HW_WORK_FANOUT, at level
  * 5 U * HW_WORK_FANOUT^2, none shorter than HW_SLICE_MIN_NS (a finer cut
- * would only measure the clock); at coarser levels one slice.  Between two
- * slices the engine looks for a request and a reset.  A slice longer than
- * HW_CHUNK_NS sleeps in chunks, looking only for a reset (and the adapter's
- * stop) between them: nothing preempts inside a slice, but a reset always
- * gets through, so a hung engine is never a hung thread.
+ * would only measure the clock); at coarser levels one slice.  A short WORK
+ * spins slice by slice; a long one sleeps toward its end time, looking for a
+ * request at least every HW_LOOK_NS and stopping at the next slice boundary
+ * after it sees one.  A reset always gets through (every HW_CHUNK_NS at the
+ * latest), so a hung engine is never a hung thread.
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +24,8 @@
 #include "lockfree/thread.h"
 
 #define HW_SLICE_MIN_NS 2000ull       /* no WORK slice shorter than this */
-#define HW_CHUNK_NS 1000000ull        /* a long slice sleeps in chunks of this, looking for a reset */
+#define HW_CHUNK_NS 1000000ull        /* a WORK that cannot stop looks for a reset this often */
+#define HW_LOOK_NS 50000ull           /* a long WORK that can stop looks for a request at least this often */
 
 /* ---- the OS's side ---- */
 
@@ -196,7 +197,7 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 						     memory_order_relaxed))
 		return false;          /* withdrawn */
 	q->faulted = true;
-	q->work_slices_left = 0;
+	q->work_left_ns = 0;
 	/* the TDR's preemption request went unanswered: it dies with the reset */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	q->ctx_saved = false;
@@ -206,45 +207,74 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 	return true;
 }
 
-/* Sleep or spin ns, in chunks between which a reset of q (or the adapter's
- * stop) gets through.  False: q was reset. */
-static bool hw_slice(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, uint64_t ns)
+/* Sleep until the absolute time t (CLOCK_MONOTONIC, lf_now_ns's clock): an
+ * oversleep delays the next look, never the WORK's end, which is a time. */
+static void hw_sleep_until(uint64_t t)
 {
-	if (ns <= a->caps.work_spin_max_ns) {
-		lf_spin_ns(ns);
-		return true;
-	}
-	while (ns) {
-		uint64_t c = ns < HW_CHUNK_NS ? ns : HW_CHUNK_NS;
-		struct timespec ts = { .tv_sec = (time_t)(c / 1000000000u), .tv_nsec = (long)(c % 1000000000u) };
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-		if (ns != UINT64_MAX)
-			ns -= c;
-		if (hw_reset_check(e, q))
-			return false;
-		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
-			return true;   /* the adapter stops: a never-ending WORK ends */
-	}
-	return true;
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
-/* Run the slices left of q's WORK.  False: preempted (the rest is kept) or reset. */
-static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+/* A short WORK (at most work_spin_max_ns): spun, slice by slice.  False:
+ * preempted between two slices (the rest kept). */
+static bool hw_work_spin(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
 {
-	while (q->work_slices_left) {
-		if (!hw_slice(a, e, q, q->work_slice_ns)) {
-			return false;
-		}
-		q->work_slices_left--;
-		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
-			q->work_slices_left = 0;
-		if (q->work_slices_left && hw_preempt_due(a, e, q, 3)) {
+	while (q->work_left_ns) {
+		uint64_t s = q->work_slice_ns < q->work_left_ns ? q->work_slice_ns : q->work_left_ns;
+		lf_spin_ns(s);
+		q->work_left_ns -= s;
+		if (stoppable && q->work_left_ns && hw_preempt_due(a, e, q, 3)) {
 			hw_preempt_take(a, e, q, 3);
 			return false;
 		}
 	}
 	return true;
+}
+
+/* A long WORK: it ends at a time, the engine sleeps toward it and looks
+ * every HW_LOOK_NS (or slice) for a request, and every HW_CHUNK_NS for a
+ * reset.  A request stops it at the next slice boundary after it was seen
+ * (slices are counted from where the WORK started or resumed).  The host
+ * CPU sleeps meanwhile, as a GPU's work costs the CPU nothing.  False:
+ * preempted (the rest kept) or reset. */
+static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
+{
+	uint64_t start = lf_now_ns(), left = q->work_left_ns, slice = q->work_slice_ns;
+	uint64_t end = left == UINT64_MAX ? UINT64_MAX : start + left;
+	uint64_t look = !stoppable ? HW_CHUNK_NS : slice > HW_LOOK_NS ? slice : HW_LOOK_NS;
+	for (;;) {
+		uint64_t now = lf_now_ns();
+		if (now >= end)
+			break;
+		hw_sleep_until(end - now > look ? now + look : end);
+		if (hw_reset_check(e, q))
+			return false;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			break;     /* the adapter stops: a never-ending WORK ends */
+		now = lf_now_ns();
+		if (!stoppable || now >= end || !hw_preempt_due(a, e, q, 3))
+			continue;
+		uint64_t b = start + (now - start + slice - 1) / slice * slice;   /* the next boundary */
+		if (b >= end)
+			continue;                        /* the last slice: it ends first */
+		if (b > now)
+			hw_sleep_until(b);
+		q->work_left_ns = end - b;
+		hw_preempt_take(a, e, q, 3);
+		return false;
+	}
+	q->work_left_ns = 0;
+	return true;
+}
+
+/* Run what is left of q's WORK.  False: preempted (the rest is kept) or reset. */
+static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	bool stoppable = hw_preempt_level(a, q) >= 3 && q->work_slice_ns < q->work_left_ns;
+	if (q->work_left_ns <= a->caps.work_spin_max_ns)
+		return hw_work_spin(a, e, q, stoppable);
+	return hw_work_sleep(a, e, q, stoppable);
 }
 
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
@@ -260,8 +290,10 @@ bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, 
 		if (slices > most)
 			slices = most ? most : 1;
 	}
-	q->work_slices_left = slices;
+	q->work_left_ns = c->arg;
 	q->work_slice_ns = c->arg == UINT64_MAX ? UINT64_MAX : c->arg / slices;
+	if (!q->work_left_ns)
+		return true;
 	return hw_work_slices(a, e, q);
 }
 
