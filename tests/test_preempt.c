@@ -306,6 +306,81 @@ static void flip_without_vsync_latch_tears_and_is_caught(void **state)
 	assert_false(r.on_vsyncs);
 }
 
+/* Resubmission on the kernel-mode path (seed: paging buffers "resubmitted
+ * with the same fence IDs ... scheduled before any other commands on that
+ * engine.  Nonpaging commands will be resubmitted with newly assigned fence
+ * IDs").  B0 (long, preempted inside its WORK), B1, a paging buffer P and
+ * B2 are on the hardware when the OS preempts the queue. */
+struct pt_resub {
+	int rc;
+	uint64_t ids[4], log[8], counts[5];
+	size_t nlog;
+	uint64_t resubmitted, paging;
+};
+
+static void pt_resubmit_run(enum os_fault fault, struct pt_resub *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	_Atomic uint64_t c[5] = { 0 };
+	struct hw_cmd b0[3] = { { .op = HW_CMD_COUNT, .stamp = &c[0] },
+				{ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+				{ .op = HW_CMD_COUNT, .stamp = &c[1] } };
+	struct hw_cmd b1 = { .op = HW_CMD_COUNT, .stamp = &c[2] }, p = { .op = HW_CMD_COUNT, .stamp = &c[3] },
+		      b2 = { .op = HW_CMD_COUNT, .stamp = &c[4] };
+	assert_int_equal(os_queue_submit_buffer(q, b0, 3, false, &r->ids[0]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &b1, 1, false, &r->ids[1]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &p, 1, true, &r->ids[2]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &b2, 1, false, &r->ids[3]), 0);
+	pt_wait_count(&c[0], 1);
+	r->rc = os_queue_preempt(q, PT_DEADLINE_NS);
+	for (int i = 1; i < 5; i++)
+		pt_wait_count(&c[i], 1);
+	struct timespec d = { 0, 2000000 };
+	nanosleep(&d, NULL);                                /* the last FENCE_ID follows its COUNT */
+	for (int i = 0; i < 5; i++)
+		r->counts[i] = atomic_load(&c[i]);
+	r->nlog = os_queue_fence_log(q, r->log, 8);
+	r->resubmitted = os_queue_resubmitted(q, &r->paging);
+	fbt_down(a);
+}
+
+/* Paging first with its ID, every other buffer with a new one, each once. */
+static bool pt_resubmit_correct(const struct pt_resub *r)
+{
+	if (r->rc || r->nlog != 4 || r->log[0] != r->ids[2])
+		return false;
+	for (size_t i = 1; i < 4; i++)
+		if (r->log[i] <= r->ids[3] || (i > 1 && r->log[i] <= r->log[i - 1]))
+			return false;
+	return true;
+}
+
+static void resubmission_paging_first_same_ids_others_new(void **state)
+{
+	struct pt_resub r;
+	pt_resubmit_run(OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc, 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r.counts[i], 1);           /* every buffer completed exactly once */
+	assert_int_equal(r.resubmitted, 4);
+	assert_int_equal(r.paging, 1);
+	assert_true(pt_resubmit_correct(&r));
+}
+
+static void broken_resubmission_paging_with_new_ids_is_caught(void **state)
+{
+	struct pt_resub r;
+	pt_resubmit_run(OS_FAULT_PAGING_NEW_ID, &r);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r.counts[i], 1);
+	assert_false(pt_resubmit_correct(&r));              /* the paging buffer came back with a new ID */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -314,4 +389,6 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(preempted_hw_wait_resumes_and_completes_once),
 	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work),
 	     cmocka_unit_test(flip_latched_at_vsync_never_torn),
-	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught))
+	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught),
+	     cmocka_unit_test(resubmission_paging_first_same_ids_others_new),
+	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught))

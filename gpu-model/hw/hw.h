@@ -180,6 +180,7 @@ enum hw_cmd_op {
 	HW_CMD_STAMP,      /* write the engine's timestamp counter (lf_ticks_ordered) to *(uint64_t *)ptr: submission latency */
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
+	HW_CMD_FENCE_ID,   /* OS-internal, ends a kernel-mode DMA buffer: its submission fence ID arg (value 1: a paging buffer) completed */
 };
 
 struct hw_cmd {
@@ -364,6 +365,21 @@ uint64_t hw_queue_handle(const struct hw_queue *q);
  *   hw_engine_running/progress, stats   any thread            no
  */
 #define HW_PRIORITY_PREEMPT_ALL INT32_MAX   /* a request that preempts any queue (TDR) */
+/* Kernel-mode resubmission (os/queue.c, os_queue_preempt): preempt q at its
+ * engine's next allowed boundary and take back what the engine has not
+ * started: the ring's commands, the rest of an interrupted WORK first (as a
+ * WORK of the remaining time), copied to out (max: at least the ring's
+ * capacity + 1), *n.  q stays off the engine until hw_queue_flush_done.  The
+ * caller is q's producer and pushes nothing meanwhile.  0; -EAGAIN: the
+ * engine left q (or never was in it) before a boundary: nothing taken;
+ * -ETIMEDOUT: no boundary within timeout_ns: nothing taken. */
+int hw_queue_flush(struct hw_queue *q, struct hw_cmd *out, size_t max, size_t *n, int64_t timeout_ns);
+/* The resubmitted commands are in the ring: q runs again; its first
+ * `paging` FENCE_IDs marked paging run before any other queue of the engine. */
+void hw_queue_flush_done(struct hw_queue *q, uint32_t paging);
+/* Submission fence IDs q completed (HW_CMD_FENCE_ID), the first up to max in order; returns how many. */
+#define HW_FENCE_ID_LOG 256
+size_t hw_queue_fence_log(const struct hw_queue *q, uint64_t *out, size_t max);
 void hw_queue_set_priority(struct hw_queue *q, int32_t priority);
 int32_t hw_queue_priority(const struct hw_queue *q);
 bool hw_queue_faulted(const struct hw_queue *q);
