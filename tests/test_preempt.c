@@ -225,10 +225,170 @@ static void scheduler_sends_preempt_command_for_kernel_mode_work(void **state)
 	umt_down(&t);
 }
 
+/* FlipOnVSyncMmIo (seed: the scheduler preempts "even if flips are pending";
+ * the MMIO flip on the next vsync prevents tearing).  The low queue flips,
+ * then runs long work that the high queue preempts; it flips again at the
+ * end.  Every surface must reach the screen at a vsync, never mid-frame. */
+struct pt_flip {
+	uint64_t flips, torn, scanout, end_at_hi, mid_command;
+	bool on_vsyncs;
+};
+
+static void pt_flip_run(bool mmio, struct pt_flip *r)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	cfg.caps.flip_on_vsync_mmio = mmio;
+	cfg.caps.vsync_period_ns = 5000000;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	_Atomic uint64_t end = 0, hc = 0;
+	struct rt_queue *lo = pt_queue(&t, false, 0), *hi = pt_queue(&t, false, 10);
+	struct hw_cmd b[4] = {
+		{ .op = HW_CMD_FLIP, .arg = 1 },
+		{ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+		{ .op = HW_CMD_FLIP, .arg = 2 },
+		{ .op = HW_CMD_COUNT, .stamp = &end },
+	};
+	uint64_t lv, hv;
+	assert_int_equal(rt_queue_submit(lo, b, 4, &lv), 0);
+	struct hw_display_stats ds;
+	struct timespec d = { 0, 100000 };
+	for (int i = 0;; i++) {
+		hw_display_stats(hw, &ds);
+		if (ds.flips >= 1)
+			break;
+		assert_true(i < 100000);
+		nanosleep(&d, NULL);
+	}
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &hv), 0);
+	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
+	r->end_at_hi = atomic_load(&end);
+	assert_int_equal(rt_queue_wait(lo, lv, PT_DEADLINE_NS), 0);
+	struct timespec vs = { 0, 12000000 };       /* two vsyncs: the last flip is latched */
+	nanosleep(&vs, NULL);
+	r->scanout = hw_display_scanout(hw);
+	hw_display_stats(hw, &ds);
+	r->flips = ds.flips;
+	r->torn = ds.torn;
+	struct hw_flip_rec log[HW_FLIP_LOG];
+	size_t n = hw_display_log(hw, log, HW_FLIP_LOG);
+	r->on_vsyncs = n >= 1;
+	for (size_t i = 0; i < n; i++)
+		if ((log[i].visible_ns - hw_display_t0(hw)) % hw_display_period(hw) || log[i].visible_ns < log[i].written_ns)
+			r->on_vsyncs = false;
+	struct hw_engine_preempt_stats st;
+	hw_engine_preempt_stats(hw, 0, &st);
+	r->mid_command = st.mid_command;
+	umt_down(&t);
+}
+
+static void flip_latched_at_vsync_never_torn(void **state)
+{
+	struct pt_flip r;
+	pt_flip_run(true, &r);
+	assert_int_equal(r.flips, 2);
+	assert_int_equal(r.scanout, 2);
+	assert_int_equal(r.torn, 0);
+	assert_true(r.on_vsyncs);
+	assert_int_equal(r.end_at_hi, 0);               /* preempted after the flip was written */
+	assert_true(r.mid_command >= 1);
+}
+
+static void flip_without_vsync_latch_tears_and_is_caught(void **state)
+{
+	struct pt_flip r;
+	pt_flip_run(false, &r);                          /* FlipOnVSyncMmIo = 0: the scanout moves at once */
+	assert_int_equal(r.scanout, 2);
+	assert_true(r.torn >= 1);
+	assert_false(r.on_vsyncs);
+}
+
+/* Resubmission on the kernel-mode path (seed: paging buffers "resubmitted
+ * with the same fence IDs ... scheduled before any other commands on that
+ * engine.  Nonpaging commands will be resubmitted with newly assigned fence
+ * IDs").  B0 (long, preempted inside its WORK), B1, a paging buffer P and
+ * B2 are on the hardware when the OS preempts the queue. */
+struct pt_resub {
+	int rc;
+	uint64_t ids[4], log[8], counts[5];
+	size_t nlog;
+	uint64_t resubmitted, paging;
+};
+
+static void pt_resubmit_run(enum os_fault fault, struct pt_resub *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	_Atomic uint64_t c[5] = { 0 };
+	struct hw_cmd b0[3] = { { .op = HW_CMD_COUNT, .stamp = &c[0] },
+				{ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+				{ .op = HW_CMD_COUNT, .stamp = &c[1] } };
+	struct hw_cmd b1 = { .op = HW_CMD_COUNT, .stamp = &c[2] }, p = { .op = HW_CMD_COUNT, .stamp = &c[3] },
+		      b2 = { .op = HW_CMD_COUNT, .stamp = &c[4] };
+	assert_int_equal(os_queue_submit_buffer(q, b0, 3, false, &r->ids[0]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &b1, 1, false, &r->ids[1]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &p, 1, true, &r->ids[2]), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &b2, 1, false, &r->ids[3]), 0);
+	pt_wait_count(&c[0], 1);
+	r->rc = os_queue_preempt(q, PT_DEADLINE_NS);
+	for (int i = 1; i < 5; i++)
+		pt_wait_count(&c[i], 1);
+	struct timespec d = { 0, 2000000 };
+	nanosleep(&d, NULL);                                /* the last FENCE_ID follows its COUNT */
+	for (int i = 0; i < 5; i++)
+		r->counts[i] = atomic_load(&c[i]);
+	r->nlog = os_queue_fence_log(q, r->log, 8);
+	r->resubmitted = os_queue_resubmitted(q, &r->paging);
+	fbt_down(a);
+}
+
+/* Paging first with its ID, every other buffer with a new one, each once. */
+static bool pt_resubmit_correct(const struct pt_resub *r)
+{
+	if (r->rc || r->nlog != 4 || r->log[0] != r->ids[2])
+		return false;
+	for (size_t i = 1; i < 4; i++)
+		if (r->log[i] <= r->ids[3] || (i > 1 && r->log[i] <= r->log[i - 1]))
+			return false;
+	return true;
+}
+
+static void resubmission_paging_first_same_ids_others_new(void **state)
+{
+	struct pt_resub r;
+	pt_resubmit_run(OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc, 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r.counts[i], 1);           /* every buffer completed exactly once */
+	assert_int_equal(r.resubmitted, 4);
+	assert_int_equal(r.paging, 1);
+	assert_true(pt_resubmit_correct(&r));
+}
+
+static void broken_resubmission_paging_with_new_ids_is_caught(void **state)
+{
+	struct pt_resub r;
+	pt_resubmit_run(OS_FAULT_PAGING_NEW_ID, &r);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(r.counts[i], 1);
+	assert_false(pt_resubmit_correct(&r));              /* the paging buffer came back with a new ID */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
 	     cmocka_unit_test(triangle_boundary_stops_inside_a_command),
 	     cmocka_unit_test(granularity_none_and_preemption_unaware_never_preempt),
 	     cmocka_unit_test(preempted_hw_wait_resumes_and_completes_once),
-	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work))
+	     cmocka_unit_test(scheduler_sends_preempt_command_for_kernel_mode_work),
+	     cmocka_unit_test(flip_latched_at_vsync_never_torn),
+	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught),
+	     cmocka_unit_test(resubmission_paging_first_same_ids_others_new),
+	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught))

@@ -1,5 +1,5 @@
 /* tests/test_tdr.c — timeout detection and recovery (seed gpu-preemption),
- * with TdrDelay at 20 ms.  A hang is a WORK that never ends on an engine
+ * with TdrDelay at 50 ms.  A hang is a WORK that never ends on an engine
  * that cannot stop inside it (granularity NONE); a long WORK on an engine
  * that can is preempted, never reset.  Every wait has a deadline. */
 #include "tests/fb_test.h"
@@ -12,7 +12,7 @@
 
 #include "tests/umd_test_util.h"
 
-#define TT_DELAY_NS 20000000ll
+#define TT_DELAY_NS 50000000ll   /* the grace a preemptible engine gets: wide, so load never makes it a reset */
 #define TT_DEADLINE_NS 10000000000ll
 
 static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit)

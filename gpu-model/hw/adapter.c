@@ -94,6 +94,7 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	if (!a->caps.gpu_ts_hz)
 		a->caps.gpu_ts_hz = HW_GPU_TS_HZ_DEFAULT;
 	a->ts_epoch_ns = lf_now_ns();
+	hw_display_init(a);
 	lf_mpsc_init(&a->irq_q);
 	lf_wake_init(&a->irq_wake);
 	pthread_mutex_init(&a->storage_lock, NULL);
@@ -151,6 +152,7 @@ void hw_adapter_destroy(struct hw_adapter *a)
 	while ((rec = hw_irq_pop(a)))
 		hw_irq_free(rec);
 	lf_mpsc_destroy(&a->irq_q);
+	hw_display_destroy(a);
 	for (unsigned i = 0; i < a->caps.engines; i++) {
 		struct hw_engine *e = &a->engines[i];
 		uint32_t n = atomic_load(&e->nqueues);

@@ -272,9 +272,9 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	if (q->work_slices_left)
+	if (q->work_left_ns)
 		n++;                       /* a preempted WORK's rest */
-	q->work_slices_left = 0;
+	q->work_left_ns = 0;
 	q->ctx_saved = false;
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
@@ -297,7 +297,7 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 		lf_spin_ns(a->caps.ctx_restore_ns);
 	lf_count(&e->ctx_restores, 1);
 	q->ctx_saved = false;
-	if (!q->work_slices_left)
+	if (!q->work_left_ns)
 		return true;
 	if (!hw_work_resume(a, e, q))
 		return false;
@@ -309,7 +309,8 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q)
 {
 	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) ||
-	    atomic_load_explicit(&q->retired, memory_order_relaxed) || q->faulted)
+	    atomic_load_explicit(&q->retired, memory_order_relaxed) || q->faulted ||
+	    atomic_load_explicit(&q->flushed, memory_order_acquire))
 		return false;
 	if (q->um)
 		hw_queue_refresh(q);
@@ -332,8 +333,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		atomic_store_explicit(&q->retire_seen, true, memory_order_release);
 		return 0;
 	}
-	if (q->faulted)
-		return 0;                  /* reset by a TDR: the OS retires it */
+	if (q->faulted || atomic_load_explicit(&q->flushed, memory_order_acquire))
+		return 0;                  /* reset by a TDR (the OS retires it); taken back (the OS resubmits) */
 	if (!q->ctx_saved && (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q)))
 		return 0;
 	/* the preemption hand-shake: announce, then check the run-list bit
@@ -373,6 +374,12 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_LOG:
 			hw_engine_log(a, q, &c);
 			hw_cmp_decide(a, e, q, true);
+			break;
+		case HW_CMD_FENCE_ID:
+			hw_fence_id_done(q, &c);
+			break;
+		case HW_CMD_FLIP:
+			hw_display_flip(a, c.arg);
 			break;
 		case HW_CMD_STAMP:
 			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);
@@ -434,8 +441,9 @@ static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
 				return true;   /* left to discard */
 			continue;
 		}
-		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) || q->faulted)
-			continue;      /* suspended: resume kicks; faulted: retired next */
+		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) || q->faulted ||
+		    atomic_load_explicit(&q->flushed, memory_order_relaxed))
+			continue;      /* suspended: resume kicks; faulted: retired next; flushed: the OS resubmits */
 		if (q->ctx_saved || (q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q)))
 			return true;
 	}
@@ -469,7 +477,7 @@ static inline unsigned hw_engine_pass(struct hw_adapter *a, struct hw_engine *e,
 	int32_t top = prios ? hw_engine_top_priority(a, e) : INT32_MIN;
 	for (uint32_t i = 0; i < n; i++) {
 		struct hw_queue *q = e->queues[i];
-		if (prios && atomic_load_explicit(&q->priority, memory_order_relaxed) < top &&
+		if (prios && hw_queue_eff_priority(q) < top &&
 		    !atomic_load_explicit(&q->retired, memory_order_relaxed))
 			continue;
 		done += hw_queue_run(a, e, q);

@@ -117,7 +117,8 @@ struct hw_caps {
 	bool preemption_aware;        /* DXGK_VIDSCHCAPS::PreemptionAware (0: Windows 7, never preempts) */
 	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware */
 	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
-	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo (recorded; no display source modeled) */
+	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c) */
+	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
 	enum hw_gfx_preempt gfx_preempt;
 	enum hw_compute_preempt compute_preempt;
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
@@ -183,9 +184,11 @@ enum hw_cmd_op {
 	HW_CMD_SIGNAL,     /* write value to fence, then the CMP decides the interrupt */
 	HW_CMD_WAIT,       /* native: the queue is not runnable until CV >= value */
 	HW_CMD_COUNT,      /* GPU atomic add: *stamp += 1 (tests count executions with it) */
+	HW_CMD_FLIP,       /* MMIO flip to surface arg (gpu-model/hw/display.c): latched at the next vsync with FlipOnVSyncMmIo */
 	HW_CMD_STAMP,      /* write the engine's timestamp counter (lf_ticks_ordered) to *(uint64_t *)ptr: submission latency */
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
+	HW_CMD_FENCE_ID,   /* OS-internal, ends a kernel-mode DMA buffer: its submission fence ID arg (value 1: a paging buffer) completed */
 };
 
 struct hw_cmd {
@@ -379,6 +382,21 @@ uint64_t hw_queue_handle(const struct hw_queue *q);
  *   hw_engine_running/progress, stats   any thread            no
  */
 #define HW_PRIORITY_PREEMPT_ALL INT32_MAX   /* a request that preempts any queue (TDR) */
+/* Kernel-mode resubmission (os/queue.c, os_queue_preempt): preempt q at its
+ * engine's next allowed boundary and take back what the engine has not
+ * started: the ring's commands, the rest of an interrupted WORK first (as a
+ * WORK of the remaining time), copied to out (max: at least the ring's
+ * capacity + 1), *n.  q stays off the engine until hw_queue_flush_done.  The
+ * caller is q's producer and pushes nothing meanwhile.  0; -EAGAIN: the
+ * engine left q (or never was in it) before a boundary: nothing taken;
+ * -ETIMEDOUT: no boundary within timeout_ns: nothing taken. */
+int hw_queue_flush(struct hw_queue *q, struct hw_cmd *out, size_t max, size_t *n, int64_t timeout_ns);
+/* The resubmitted commands are in the ring: q runs again; its first
+ * `paging` FENCE_IDs marked paging run before any other queue of the engine. */
+void hw_queue_flush_done(struct hw_queue *q, uint32_t paging);
+/* Submission fence IDs q completed (HW_CMD_FENCE_ID), the first up to max in order; returns how many. */
+#define HW_FENCE_ID_LOG 256
+size_t hw_queue_fence_log(const struct hw_queue *q, uint64_t *out, size_t max);
 void hw_queue_set_priority(struct hw_queue *q, int32_t priority);
 int32_t hw_queue_priority(const struct hw_queue *q);
 bool hw_queue_faulted(const struct hw_queue *q);
@@ -404,6 +422,43 @@ struct hw_engine_preempt_stats {
 	uint64_t resets;         /* queues aborted by hw_engine_reset */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
+
+/* ---- display: the vsync source and MMIO flips (gpu-model/hw/display.c) ----
+ *
+ * Seed gpu-preemption, step 8: "the GPU scheduler attempts to preempt
+ * hardware even if flips are pending ... the driver must support the
+ * memory-mapped I/O flip model" (FlipOnVSyncMmIo).  One display source
+ * scans out a surface; its vsyncs fall at the adapter's creation time + k *
+ * vsync_period_ns.  A FLIP command writes the flip register by MMIO.  With
+ * FlipOnVSyncMmIo the display latches the last value written at the next
+ * vsync, so a frame is always shown whole; without it the scanout changes
+ * at once, in the middle of a frame: a torn flip (counted).  A pending flip
+ * holds nothing back: the engine may be preempted right after writing it.
+ *
+ *   hw_display_scanout / _log / _stats   any thread (display lock)   no
+ */
+#define HW_VSYNC_DEFAULT_NS 16666667ull
+#define HW_FLIP_LOG 256
+struct hw_flip_rec {
+	uint64_t surface;
+	uint64_t written_ns;     /* when the engine wrote the flip register (lf_now_ns) */
+	uint64_t visible_ns;     /* when the display began to show it */
+	bool torn;               /* shown from the middle of a frame, not from a vsync */
+};
+struct hw_display_stats {
+	uint64_t flips;          /* FLIP commands run */
+	uint64_t shown;          /* surfaces that reached the screen */
+	uint64_t replaced;       /* flips overwritten by a later one before their vsync */
+	uint64_t torn;           /* shown mid-frame */
+};
+/* The surface on screen now (0: none yet).  Latches a flip whose vsync passed. */
+uint64_t hw_display_scanout(struct hw_adapter *a);
+/* The first up to max surfaces shown, in order; returns how many.  Latches first. */
+size_t hw_display_log(struct hw_adapter *a, struct hw_flip_rec *out, size_t max);
+void hw_display_stats(struct hw_adapter *a, struct hw_display_stats *out);
+/* The display's first vsync (ns, lf_now_ns's clock) and its period. */
+uint64_t hw_display_t0(const struct hw_adapter *a);
+uint64_t hw_display_period(const struct hw_adapter *a);
 
 /* ---- adapter ---- */
 

@@ -57,9 +57,16 @@ struct hw_queue {
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
-	uint64_t work_slices_left;        /* an interrupted WORK: slices still to run (0: none) */
+	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
 	uint64_t work_slice_ns;
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
+	/* preempt.c: kernel-mode resubmission (hw_queue_flush) */
+	_Atomic bool flushed;             /* taken back: off the engine until flush_done (engine sets, OS clears) */
+	struct hw_cmd *flush_buf;         /* the OS's, filled by the engine */
+	size_t flush_cap, flush_n;
+	_Atomic uint32_t paging_first;    /* resubmitted paging buffers still to run: the engine runs q first */
+	uint64_t fence_ids[HW_FENCE_ID_LOG];  /* completed submission fence IDs (engine writes, then nfence_ids) */
+	_Atomic uint32_t nfence_ids;
 	LF_ALIGNED lf_counter executed;   /* engine writes */
 	LF_ALIGNED uint64_t submitted;    /* producer-private */
 };
@@ -93,6 +100,7 @@ struct hw_engine {
 	LF_ALIGNED _Atomic int32_t preempt_prio;    /* a pending request: leave queues below this (INT32_MIN: none) */
 	_Atomic bool prios;                         /* some queue of this engine has a priority other than 0 */
 	_Atomic(struct hw_queue *) reset_q;         /* hw_engine_reset: abort this queue (NULL: none) */
+	_Atomic(struct hw_queue *) flush_q;         /* hw_queue_flush: preempt and take back this queue (NULL: none) */
 	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets;
@@ -103,8 +111,21 @@ LF_ASSERT_APART(struct hw_engine, wake, nqueues);
 LF_ASSERT_APART(struct hw_engine, a, signals);
 LF_ASSERT_APART(struct hw_engine, busy_ns, um_connected);
 
+/* display.c: the display source (one per adapter; FLIP is rare: a mutex) */
+struct hw_display {
+	pthread_mutex_t lock;
+	uint64_t t0, period;
+	bool pending;
+	uint64_t pending_surface, pending_at;
+	uint64_t surface;                 /* on screen */
+	struct hw_flip_rec log[HW_FLIP_LOG];
+	size_t nlog;
+	uint64_t flips, shown, replaced, torn;
+};
+
 struct hw_adapter {
 	struct hw_caps caps;
+	struct hw_display display;
 	int cpus[64];
 	uint64_t ts_epoch_ns;         /* lf_now_ns at creation: GPU timestamp 0 (read-only after create) */
 	LF_ALIGNED struct lf_mpsc irq_q;          /* engines -> OS interrupt thread */
@@ -173,10 +194,18 @@ bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, 
 bool hw_work_resume(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
 /* A reset names q: abort it (faulted).  True when it did. */
 bool hw_reset_check(struct hw_engine *e, struct hw_queue *q);
+/* q's priority as the run list sees it: resubmitted paging buffers outrank everything. */
+int32_t hw_queue_eff_priority(const struct hw_queue *q);
+/* The engine ran a FENCE_ID of q. */
+void hw_fence_id_done(struct hw_queue *q, const struct hw_cmd *c);
 /* The highest priority of the runnable queues of e (INT32_MIN: none runnable). */
 int32_t hw_engine_top_priority(struct hw_adapter *a, struct hw_engine *e);
 /* engine.c: q has something to run now (engine thread). */
 bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q);
+/* display.c */
+void hw_display_init(struct hw_adapter *a);
+void hw_display_destroy(struct hw_adapter *a);
+void hw_display_flip(struct hw_adapter *a, uint64_t surface);   /* the engine's FLIP */
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

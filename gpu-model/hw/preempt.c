@@ -8,11 +8,11 @@
  * A WORK of duration D with U sub-units (value) runs as slices: at level 3
  * (TRIANGLE / THREAD_GROUP) U slices, at level 4 U * HW_WORK_FANOUT, at level
  * 5 U * HW_WORK_FANOUT^2, none shorter than HW_SLICE_MIN_NS (a finer cut
- * would only measure the clock); at coarser levels one slice.  Between two
- * slices the engine looks for a request and a reset.  A slice longer than
- * HW_CHUNK_NS sleeps in chunks, looking only for a reset (and the adapter's
- * stop) between them: nothing preempts inside a slice, but a reset always
- * gets through, so a hung engine is never a hung thread.
+ * would only measure the clock); at coarser levels one slice.  A short WORK
+ * spins slice by slice; a long one sleeps toward its end time, looking for a
+ * request at least every HW_LOOK_NS and stopping at the next slice boundary
+ * after it sees one.  A reset always gets through (every HW_CHUNK_NS at the
+ * latest), so a hung engine is never a hung thread.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,10 +21,12 @@
 
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 #define HW_SLICE_MIN_NS 2000ull       /* no WORK slice shorter than this */
-#define HW_CHUNK_NS 1000000ull        /* a long slice sleeps in chunks of this, looking for a reset */
+#define HW_CHUNK_NS 1000000ull        /* a WORK that cannot stop looks for a reset this often */
+#define HW_LOOK_NS 50000ull           /* a long WORK that can stop looks for a request at least this often */
 
 /* ---- the OS's side ---- */
 
@@ -133,12 +135,12 @@ unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q)
  * kernel-mode work counts only with `km` (the OS scheduler's request). */
 static bool hw_higher_runnable(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool km)
 {
-	int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+	int32_t p = hw_queue_eff_priority(q);
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 	bool polled = false;
 	for (uint32_t i = 0; i < n; i++) {
 		struct hw_queue *h = e->queues[i];
-		if (h == q || atomic_load_explicit(&h->priority, memory_order_relaxed) <= p)
+		if (h == q || hw_queue_eff_priority(h) <= p)
 			continue;
 		if (!h->um && !km && !h->waiting)
 			continue;
@@ -156,7 +158,9 @@ bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 {
 	if (hw_preempt_level(a, q) < level)
 		return false;          /* not a point this granularity can stop at */
-	int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+	if (atomic_load_explicit(&e->flush_q, memory_order_relaxed) == q)
+		return true;           /* the OS takes the queue back (resubmission) */
+	int32_t p = hw_queue_eff_priority(q);
 	int32_t req = atomic_load_explicit(&e->preempt_prio, memory_order_relaxed);
 	if (req > p) {
 		/* a TDR's request preempts whatever runs; a scheduler's, when the
@@ -171,6 +175,32 @@ bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 	return hw_higher_runnable(a, e, q, false);
 }
 
+/* The OS asked for q back (hw_queue_flush): hand it what was not started. */
+static void hw_flush_take(struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_queue *expect = q;
+	if (atomic_load_explicit(&e->flush_q, memory_order_relaxed) != q ||
+	    !atomic_compare_exchange_strong_explicit(&e->flush_q, &expect, NULL, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return;
+	size_t k = 0;
+	if (q->work_left_ns) {
+		/* the rest of the interrupted WORK goes back at the head, as a
+		 * WORK of its remaining time and sub-units */
+		uint64_t slice = q->work_slice_ns ? q->work_slice_ns : 1;
+		q->flush_buf[k++] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = q->kind, .arg = q->work_left_ns,
+						     .value = (q->work_left_ns + slice - 1) / slice };
+		q->work_left_ns = 0;
+	}
+	while (k < q->flush_cap && lf_ring_pop_spsc(q->ring, &q->flush_buf[k]))
+		k++;
+	if (lf_ring_size(q->ring))
+		lf_die("hw_queue_flush: the OS's buffer holds %zu commands, the ring more", q->flush_cap);
+	q->flush_n = k;
+	/* release: the commands copied out are visible to the OS that sees it */
+	atomic_store_explicit(&q->flushed, true, memory_order_release);
+}
+
 void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
 {
 	lf_count(&e->preemptions, 1);
@@ -181,6 +211,7 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
 		lf_spin_ns(a->caps.ctx_save_ns);
 	lf_count(&e->ctx_saves, 1);
 	q->ctx_saved = true;
+	hw_flush_take(e, q);
 	/* the request is answered: a later one sets it again */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	e->preempted_now = true;
@@ -196,7 +227,7 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 						     memory_order_relaxed))
 		return false;          /* withdrawn */
 	q->faulted = true;
-	q->work_slices_left = 0;
+	q->work_left_ns = 0;
 	/* the TDR's preemption request went unanswered: it dies with the reset */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	q->ctx_saved = false;
@@ -206,45 +237,74 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 	return true;
 }
 
-/* Sleep or spin ns, in chunks between which a reset of q (or the adapter's
- * stop) gets through.  False: q was reset. */
-static bool hw_slice(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, uint64_t ns)
+/* Sleep until the absolute time t (CLOCK_MONOTONIC, lf_now_ns's clock): an
+ * oversleep delays the next look, never the WORK's end, which is a time. */
+static void hw_sleep_until(uint64_t t)
 {
-	if (ns <= a->caps.work_spin_max_ns) {
-		lf_spin_ns(ns);
-		return true;
-	}
-	while (ns) {
-		uint64_t c = ns < HW_CHUNK_NS ? ns : HW_CHUNK_NS;
-		struct timespec ts = { .tv_sec = (time_t)(c / 1000000000u), .tv_nsec = (long)(c % 1000000000u) };
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-		if (ns != UINT64_MAX)
-			ns -= c;
-		if (hw_reset_check(e, q))
-			return false;
-		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
-			return true;   /* the adapter stops: a never-ending WORK ends */
-	}
-	return true;
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
-/* Run the slices left of q's WORK.  False: preempted (the rest is kept) or reset. */
-static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+/* A short WORK (at most work_spin_max_ns): spun, slice by slice.  False:
+ * preempted between two slices (the rest kept). */
+static bool hw_work_spin(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
 {
-	while (q->work_slices_left) {
-		if (!hw_slice(a, e, q, q->work_slice_ns)) {
-			return false;
-		}
-		q->work_slices_left--;
-		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
-			q->work_slices_left = 0;
-		if (q->work_slices_left && hw_preempt_due(a, e, q, 3)) {
+	while (q->work_left_ns) {
+		uint64_t s = q->work_slice_ns < q->work_left_ns ? q->work_slice_ns : q->work_left_ns;
+		lf_spin_ns(s);
+		q->work_left_ns -= s;
+		if (stoppable && q->work_left_ns && hw_preempt_due(a, e, q, 3)) {
 			hw_preempt_take(a, e, q, 3);
 			return false;
 		}
 	}
 	return true;
+}
+
+/* A long WORK: it ends at a time, the engine sleeps toward it and looks
+ * every HW_LOOK_NS (or slice) for a request, and every HW_CHUNK_NS for a
+ * reset.  A request stops it at the next slice boundary after it was seen
+ * (slices are counted from where the WORK started or resumed).  The host
+ * CPU sleeps meanwhile, as a GPU's work costs the CPU nothing.  False:
+ * preempted (the rest kept) or reset. */
+static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
+{
+	uint64_t start = lf_now_ns(), left = q->work_left_ns, slice = q->work_slice_ns;
+	uint64_t end = left == UINT64_MAX ? UINT64_MAX : start + left;
+	uint64_t look = !stoppable ? HW_CHUNK_NS : slice > HW_LOOK_NS ? slice : HW_LOOK_NS;
+	for (;;) {
+		uint64_t now = lf_now_ns();
+		if (now >= end)
+			break;
+		hw_sleep_until(end - now > look ? now + look : end);
+		if (hw_reset_check(e, q))
+			return false;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			break;     /* the adapter stops: a never-ending WORK ends */
+		now = lf_now_ns();
+		if (!stoppable || now >= end || !hw_preempt_due(a, e, q, 3))
+			continue;
+		uint64_t b = start + (now - start + slice - 1) / slice * slice;   /* the next boundary */
+		if (b >= end)
+			continue;                        /* the last slice: it ends first */
+		if (b > now)
+			hw_sleep_until(b);
+		q->work_left_ns = end - b;
+		hw_preempt_take(a, e, q, 3);
+		return false;
+	}
+	q->work_left_ns = 0;
+	return true;
+}
+
+/* Run what is left of q's WORK.  False: preempted (the rest is kept) or reset. */
+static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	bool stoppable = hw_preempt_level(a, q) >= 3 && q->work_slice_ns < q->work_left_ns;
+	if (q->work_left_ns <= a->caps.work_spin_max_ns)
+		return hw_work_spin(a, e, q, stoppable);
+	return hw_work_sleep(a, e, q, stoppable);
 }
 
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
@@ -260,8 +320,10 @@ bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, 
 		if (slices > most)
 			slices = most ? most : 1;
 	}
-	q->work_slices_left = slices;
+	q->work_left_ns = c->arg;
 	q->work_slice_ns = c->arg == UINT64_MAX ? UINT64_MAX : c->arg / slices;
+	if (!q->work_left_ns)
+		return true;
 	return hw_work_slices(a, e, q);
 }
 
@@ -270,13 +332,80 @@ bool hw_work_resume(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 	return hw_work_slices(a, e, q);
 }
 
+int32_t hw_queue_eff_priority(const struct hw_queue *q)
+{
+	if (atomic_load_explicit(&q->paging_first, memory_order_relaxed))
+		return INT32_MAX;
+	return atomic_load_explicit(&q->priority, memory_order_relaxed);
+}
+
+void hw_fence_id_done(struct hw_queue *q, const struct hw_cmd *c)
+{
+	uint32_t n = atomic_load_explicit(&q->nfence_ids, memory_order_relaxed);
+	if (n < HW_FENCE_ID_LOG) {
+		q->fence_ids[n] = c->arg;
+		/* release: the entry before the count (pairs with hw_queue_fence_log) */
+		atomic_store_explicit(&q->nfence_ids, n + 1, memory_order_release);
+	}
+	if (c->value == 1 && atomic_load_explicit(&q->paging_first, memory_order_relaxed))
+		atomic_fetch_sub_explicit(&q->paging_first, 1, memory_order_relaxed);
+}
+
+size_t hw_queue_fence_log(const struct hw_queue *q, uint64_t *out, size_t max)
+{
+	uint32_t n = atomic_load_explicit(&q->nfence_ids, memory_order_acquire);
+	size_t k = n < max ? n : max;
+	for (size_t i = 0; i < k; i++)
+		out[i] = q->fence_ids[i];
+	return k;
+}
+
+int hw_queue_flush(struct hw_queue *q, struct hw_cmd *out, size_t max, size_t *n, int64_t timeout_ns)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	q->flush_buf = out;
+	q->flush_cap = max;
+	/* seq_cst: seen by the engine's next boundary check (relaxed load) */
+	atomic_store_explicit(&e->flush_q, q, memory_order_seq_cst);
+	uint64_t t0 = lf_now_ns();
+	for (unsigned spin = 0;; spin++) {
+		if (atomic_load_explicit(&q->flushed, memory_order_acquire)) {
+			*n = q->flush_n;
+			return 0;
+		}
+		bool left = atomic_load_explicit(&e->running, memory_order_acquire) != q;
+		bool late = timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns;
+		if (left || late) {
+			struct hw_queue *expect = q;
+			if (atomic_compare_exchange_strong_explicit(&e->flush_q, &expect, NULL, memory_order_acq_rel,
+								    memory_order_acquire))
+				return left ? -EAGAIN : -ETIMEDOUT;
+			/* the engine took it: flushed comes at once */
+		}
+		if (spin < 64)
+			lf_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void hw_queue_flush_done(struct hw_queue *q, uint32_t paging)
+{
+	atomic_store_explicit(&q->paging_first, paging, memory_order_relaxed);
+	if (paging)   /* the run list honours paging_first through its priority pass */
+		atomic_store_explicit(&q->a->engines[q->engine].prios, true, memory_order_relaxed);
+	/* release: the resubmitted ring entries before the engine may run q */
+	atomic_store_explicit(&q->flushed, false, memory_order_release);
+	lf_wake_notify(&q->a->engines[q->engine].wake);
+}
+
 int32_t hw_engine_top_priority(struct hw_adapter *a, struct hw_engine *e)
 {
 	int32_t top = INT32_MIN;
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++) {
 		struct hw_queue *q = e->queues[i];
-		int32_t p = atomic_load_explicit(&q->priority, memory_order_relaxed);
+		int32_t p = hw_queue_eff_priority(q);
 		if (p > top && hw_queue_runnable(a, q))
 			top = p;
 	}

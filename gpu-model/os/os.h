@@ -67,6 +67,7 @@ enum os_fault {
 				     against the value signaled (CPU signals leave them to the interrupt
 				     thread, which reads after a widened window): a rewind loses waiters */
 	OS_FAULT_NO_LOG_FALLBACK, /* a log overrun is counted but the ISR does not read every fence */
+	OS_FAULT_PAGING_NEW_ID,   /* resubmission gives preempted paging buffers new fence IDs */
 };
 
 struct os_config {
@@ -187,6 +188,29 @@ void os_queue_resumed(struct os_queue *q);
 /* Command buffers held on the CPU right now: behind a monitored-fence wait,
  * or for ring space. */
 size_t os_queue_held(struct os_queue *q);
+
+/* ---- resubmission of preempted kernel-mode buffers (queue.c) ----
+ * Seed gpu-preemption: "the Dxgkrnl scheduler will resubmit preempted paging
+ * commands with the same fence IDs that were originally used for them, and
+ * the paging commands will be scheduled before any other commands on that
+ * engine.  Nonpaging commands will be resubmitted with newly assigned fence
+ * IDs."
+ * os_queue_submit_buffer: os_queue_submit of one DMA buffer that ends with
+ * its submission fence ID (HW_CMD_FENCE_ID; per queue, from 1), a paging
+ * buffer (what DxgkDdiBuildPagingBuffer builds) or not; *id gets it.
+ * os_queue_preempt: DxgkDdiPreemptCommand with resubmission: the engine
+ * stops at its granularity's next boundary and hands back what it had not
+ * started (hw_queue_flush); the OS puts it back: paging buffers first (the
+ * engine runs them before any other queue) with their IDs, then the others
+ * with new IDs, then what continues on the CPU.  Every buffer completes once.
+ * Takes q's lock (its submitter waits).  0; -EAGAIN (q was not running, or
+ * left first: nothing to resubmit); -ETIMEDOUT (no boundary in time: nothing
+ * done); -ENOMEM.  os_queue_fence_log: the IDs completed, in order. */
+int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id);
+int os_queue_preempt(struct os_queue *q, int64_t timeout_ns);
+size_t os_queue_fence_log(struct os_queue *q, uint64_t *out, size_t max);
+/* Buffers put back by os_queue_preempt so far (paging and not). */
+uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging);
 
 /* ---- counters ---- */
 

@@ -91,6 +91,8 @@ struct os_queue {
 	pthread_mutex_t lock;           /* ring producer side + held list */
 	struct os_held *head, *tail;
 	_Atomic uint32_t nheld;
+	uint64_t next_id;               /* submission fence IDs handed out (q->lock) */
+	_Atomic uint64_t resubmitted, resubmitted_paging;
 };
 
 struct os_adapter {

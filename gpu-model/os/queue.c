@@ -152,14 +152,19 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 	return 0;
 }
 
-int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+static bool os_queue_cmds_valid(const struct hw_cmd *cmds, size_t n)
 {
-	if (!n)
-		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
-			return -EINVAL;
-	pthread_mutex_lock(&q->lock);
+			return false;
+	return true;
+}
+
+/* Straight to the ring when nothing is held and no wait needs the CPU, else
+ * held; the last command ends a DMA buffer.  q->lock held. */
+static int os_queue_submit_locked(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	lf_mutex_assert_held(&q->lock);
 	bool direct = !q->head;
 	for (size_t i = 0; direct && i < n; i++)
 		if (cmds[i].op == HW_CMD_WAIT && !cmds[i].fence->native)
@@ -176,9 +181,128 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 			k += hw_queue_submit_some(q->hwq, &last, 1);
 		}
 	}
-	int rc = k == n ? 0 : os_queue_hold_locked(q, cmds + k, n - k);
+	return k == n ? 0 : os_queue_hold_locked(q, cmds + k, n - k);
+}
+
+int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	if (!n)
+		return 0;
+	if (!os_queue_cmds_valid(cmds, n))
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	int rc = os_queue_submit_locked(q, cmds, n);
 	pthread_mutex_unlock(&q->lock);
 	return rc;
+}
+
+int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id)
+{
+	if (!n || !os_queue_cmds_valid(cmds, n))
+		return -EINVAL;
+	struct hw_cmd *buf = malloc((n + 1) * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, cmds, n * sizeof(*buf));
+	pthread_mutex_lock(&q->lock);
+	uint64_t i = ++q->next_id;
+	buf[n] = (struct hw_cmd){ .op = HW_CMD_FENCE_ID, .arg = i, .value = paging ? 1 : 0 };
+	int rc = os_queue_submit_locked(q, buf, n + 1);
+	pthread_mutex_unlock(&q->lock);
+	free(buf);
+	if (!rc && id)
+		*id = i;
+	return rc;
+}
+
+/* Copy the buffers of in[0..n) that end with a FENCE_ID whose paging mark is
+ * `paging` to out[*k..]; new IDs for those that get them.  Returns how many. */
+static uint32_t os_resubmit_pick(struct os_queue *q, const struct hw_cmd *in, size_t n, bool paging,
+				 struct hw_cmd *out, size_t *k)
+{
+	uint32_t picked = 0;
+	for (size_t s = 0, i = 0; i < n; i++) {
+		if (in[i].op != HW_CMD_FENCE_ID)
+			continue;
+		if ((in[i].value == 1) == paging) {
+			memcpy(&out[*k], &in[s], (i - s + 1) * sizeof(*out));
+			*k += i - s + 1;
+			/* paging keeps its ID (broken variant: a new one); the others get new IDs */
+			if (!paging || q->a->cfg.fault == OS_FAULT_PAGING_NEW_ID)
+				out[*k - 1].arg = ++q->next_id;
+			picked++;
+		}
+		s = i + 1;
+	}
+	return picked;
+}
+
+/* Put what could not go back to the ring at the head of the held list. */
+static int os_queue_hold_front_locked(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+{
+	lf_mutex_assert_held(&q->lock);
+	struct os_held *h = malloc(sizeof(*h) + n * sizeof(*cmds));
+	if (!h)
+		return -ENOMEM;
+	h->n = n;
+	h->pos = 0;
+	h->wait = NULL;
+	memcpy(h->cmds, cmds, n * sizeof(*cmds));
+	h->next = q->head;
+	q->head = h;
+	if (!q->tail)
+		q->tail = h;
+	atomic_fetch_add_explicit(&q->nheld, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&q->a->held_total, 1, memory_order_seq_cst);
+	return 0;
+}
+
+int os_queue_preempt(struct os_queue *q, int64_t timeout_ns)
+{
+	size_t cap = lf_ring_capacity(hw_queue_ring(q->hwq)) + 1;   /* + the rest of a WORK */
+	struct hw_cmd *in = malloc(cap * sizeof(*in)), *out = malloc(cap * sizeof(*out));
+	if (!in || !out) {
+		free(in);
+		free(out);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&q->lock);
+	size_t n = 0;
+	int rc = hw_queue_flush(q->hwq, in, cap, &n, timeout_ns);
+	if (!rc) {
+		os_ddi_log(q->a, OS_DDI_PREEMPT_COMMAND, hw_queue_engine(q->hwq), 0);
+		size_t k = 0, tail = 0;
+		uint32_t paging = os_resubmit_pick(q, in, n, true, out, &k);
+		uint32_t others = os_resubmit_pick(q, in, n, false, out, &k);
+		for (size_t i = 0; i < n; i++)
+			if (in[i].op == HW_CMD_FENCE_ID)
+				tail = i + 1;
+		/* the head of a buffer whose rest is still held on the CPU goes last */
+		memcpy(&out[k], &in[tail], (n - tail) * sizeof(*out));
+		k += n - tail;
+		size_t pushed = hw_queue_submit_some(q->hwq, out, k);
+		if (pushed < k)
+			rc = os_queue_hold_front_locked(q, out + pushed, k - pushed);
+		hw_queue_flush_done(q->hwq, paging);
+		atomic_fetch_add_explicit(&q->resubmitted, paging + others, memory_order_relaxed);
+		atomic_fetch_add_explicit(&q->resubmitted_paging, paging, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&q->lock);
+	free(in);
+	free(out);
+	return rc;
+}
+
+size_t os_queue_fence_log(struct os_queue *q, uint64_t *out, size_t max)
+{
+	return hw_queue_fence_log(q->hwq, out, max);
+}
+
+uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging)
+{
+	if (paging)
+		*paging = atomic_load_explicit(&q->resubmitted_paging, memory_order_relaxed);
+	return atomic_load_explicit(&q->resubmitted, memory_order_relaxed);
 }
 
 size_t os_queue_held(struct os_queue *q)

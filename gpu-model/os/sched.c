@@ -37,9 +37,25 @@ static bool os_km_valid(const struct os_km_desc *d)
 	return true;
 }
 
+#define OS_SCHED_RESUBMIT_WAIT_NS 2000000   /* the scheduler waits this long for a boundary to resubmit at */
+
+/* The kernel-mode queue whose hardware queue is hq, or NULL. */
+static struct os_hwqueue *os_sched_km_owner(struct os_ums *u, const struct hw_queue *hq)
+{
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (u->queues[i]->hwq == hq && !u->queues[i]->um && !atomic_load(&u->queues[i]->gone))
+			return u->queues[i];
+	return NULL;
+}
+
 /* Seed gpu-preemption: work for a queue that outranks the one its engine
- * runs now: DxgkDdiPreemptCommand.  The engine honours it at the next point
- * its granularity allows, if the work is still waiting then (hw.h). */
+ * runs now: DxgkDdiPreemptCommand.  A kernel-mode queue is preempted with
+ * resubmission (os_queue_preempt: what the engine had not started comes
+ * back, paging buffers first with their fence IDs) when the engine reaches
+ * a boundary within OS_SCHED_RESUBMIT_WAIT_NS; otherwise, and for a
+ * user-mode queue, the request stands and the engine honours it at the
+ * next point its granularity allows, if the work is still waiting (hw.h). */
 static void os_sched_preempt(struct os_ums *u, struct os_hwqueue *q)
 {
 	unsigned engine = q->ctx->engine;
@@ -47,6 +63,11 @@ static void os_sched_preempt(struct os_ums *u, struct os_hwqueue *q)
 	struct hw_queue *r = hw_engine_running(u->hw, engine);
 	if (!r || r == q->hwq || hw_queue_priority(r) >= p)
 		return;
+	struct os_hwqueue *k = os_sched_km_owner(u, r);
+	if (k && !os_queue_preempt(k->kq, OS_SCHED_RESUBMIT_WAIT_NS)) {
+		lf_count(&u->preempt_requests, 1);
+		return;                 /* logged by os_queue_preempt */
+	}
 	hw_engine_preempt(u->hw, engine, p);
 	os_ddi_log(u->a, OS_DDI_PREEMPT_COMMAND, engine, (uint64_t)(int64_t)p);
 	lf_count(&u->preempt_requests, 1);
@@ -64,7 +85,7 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 			lf_count(&u->km_discarded, 1);
 			continue;
 		}
-		if (!os_km_valid(&d) || os_queue_submit(q->kq, d.cmds, (size_t)d.n)) {
+		if (!os_km_valid(&d) || os_queue_submit_buffer(q->kq, d.cmds, (size_t)d.n, false, NULL)) {
 			lf_count(&u->km_rejected, 1);
 			continue;
 		}
