@@ -287,8 +287,12 @@ const struct fb_scenario bm_scenario_idle = {
  * "log" is the optimized interrupt (the payload names the running HW queue,
  * the OS reads only that queue's new log entries: a user-mode queue, whose
  * buffers the runtime ends with its progress write), "log-overrun" the same
- * with a log of one entry, so every interrupt finds it overrun and falls
- * back to reading every fence of the device. */
+ * with a log of one entry, so every interrupt that finds new entries finds
+ * it overrun and falls back to reading every fence of the device.  When a
+ * fallback scan outlasts the application's round trip, the scan releases
+ * the next waiters and the interrupts queued meanwhile find nothing new in
+ * the log (no scan): log_fallbacks_per_irq says how many interrupts paid
+ * for a scan. */
 static const struct fb_param isr_params[] = {
 	FB_PARAM_INT("fences", "fences", 64, 0, 100000, "other fences with a pending CPU waiter (what a scan walks)"),
 	FB_PARAM_ENUM("payload", "array", "native interrupt payload (adapter cap); log, log-overrun: the optimized "

@@ -193,8 +193,9 @@ def isr_scaling(files):
     ax.set_xlabel("other fences with a pending CPU waiter (count, log scale)")
     ax.set_ylabel("OS interrupt-thread CPU time per interrupt (µs, log scale)")
     ax.set_title("ISR cost per interrupt as fences with waiters grow\n"
-                 "array: the signaled fences named · null: scan native waiters · null-legacy: scan all · "
-                 "log: the running queue's log · log-overrun: a one-entry log, every fence read", fontsize=8)
+                 "array: the signaled fences named · null: scan native waiters · null-legacy: scan all\n"
+                 "log: read the running queue's log · log-overrun: a one-entry log, every fence read on overrun",
+                 fontsize=8)
     ax.legend(fontsize=8, loc="upper left", title=d.reps_note(groups), title_fontsize=7)
     return d.finish(fig, files, {"isr-scaling"})
 
@@ -202,27 +203,36 @@ def isr_scaling(files):
 # ---- native fence log overruns ----
 
 def log_overrun(files):
-    """Log overruns per 1000 signals vs log buffer size, one line per signal rate."""
+    """Log overruns per 1000 signals and fallback scans per interrupt vs log buffer size, one
+    line per signal rate."""
     groups = fr.sweep_points(files, "log-overrun", "log_bytes")
     if not any(d.series(pts, 1, "log_overruns_per_1000_signals")[0] for pts in groups.values()):
         return None
-    fig, (ax,) = d.figure(1, 7.5, 4.8)
+    fig, (ao, af) = d.figure(2, 11, 4.6)
     for gi, (label, pts) in enumerate(groups.items()):
         run = next((p[1] for p in pts if p[1] is not None), None)
         spw = run.counters.get("signals_per_wait") if run else None
         name = (label.replace("rate=", "") + " signals/s") if label else "signals"
         if spw is not None:
             name += f" ({spw:g} per CPU wait)"
-        d.line(ax, pts, 1, "log_overruns_per_1000_signals", d.style(gi),
-               (d.NATIVE, d.LEGACY, "#2ca02c", "#9467bd")[gi % 4], d.marker(gi), name)
-    ax.set_xscale("log", base=2)
-    d.plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("native fence log buffer size (bytes, log scale: 64-byte header + 40 bytes per entry)")
-    ax.set_ylabel("log overruns per 1000 signals (overruns/1000 signals)")
-    ax.set_title("Native fence log overruns vs log size, per GPU signal rate\n"
-                 "the OS reads the log at each CPU waiter's interrupt; an overrun makes it read every fence",
-                 fontsize=9)
-    ax.legend(fontsize=8, title=d.reps_note(groups), title_fontsize=7)
+        color = (d.NATIVE, d.LEGACY, "#2ca02c", "#9467bd")[gi % 4]
+        d.line(ao, pts, 1, "log_overruns_per_1000_signals", d.style(gi), color, d.marker(gi), name)
+        d.line(af, pts, 1, "log_fallbacks_per_irq", d.style(gi), color, d.marker(gi), name)
+    for ax in (ao, af):
+        ax.set_xscale("log", base=2)
+        d.plain_log_ticks(ax.xaxis)
+        ax.set_xlabel("log buffer size (bytes, log scale; 64-byte header + 40 bytes per entry)")
+        ax.legend(fontsize=8, title=d.reps_note(groups), title_fontsize=7)
+    ao.set_yscale("symlog", linthresh=1)
+    ao.set_ylim(bottom=0)
+    d.plain_log_ticks(ao.yaxis)
+    ao.set_ylabel("overruns per 1000 signals (overruns/1000 signals, log above 1)")
+    ao.set_title("Overruns per 1000 GPU signals", fontsize=9)
+    af.set_ylim(-0.05, 1.15)
+    af.set_ylabel("fallback scans of every fence per interrupt (scans/irq)")
+    af.set_title("Share of the OS's log reads that overran and fell back", fontsize=9)
+    fig.suptitle("Native fence log overruns vs log size, per GPU signal rate (the OS reads the log at "
+                 "each CPU waiter's interrupt)", fontsize=9)
     return d.finish(fig, files, {"log-overrun"})
 
 

@@ -229,7 +229,14 @@ def log_overrun(files):
             elif entries >= cap + 2 and ov == 0:
                 dep.append(f"no overrun at {_x(x)} bytes ({_x(cap)} entries) with {_x(entries)} entries "
                            "between reads")
-    shape = f"Log overruns per 1000 signals: {'; '.join(parts)}."
+    every = [r for _, runs in lines for _, r in runs]
+    overruns = sum(_g(r, "log_overruns") or 0 for r in every)
+    scans = sum(_g(r, "log_fallbacks") or 0 for r in every)
+    lost = sum(_g(r, "lost_wakeups") or 0 for r in every)
+    shape = (f"Log overruns per 1000 signals: {'; '.join(parts)}; the {_x(overruns)} overruns were met by "
+             f"{_x(scans)} fallback scans of every fence, and {_x(lost)} wake-ups were lost.")
+    if scans < overruns:
+        dep.append(f"only {_x(scans)} fallback scans for {_x(overruns)} overruns")
     return shape, _verdict("native-gpu-fence",
                            "a log overruns exactly when more entries land between two of the OS's reads "
                            "than it holds, and the fallback to reading every fence loses no waiter", dep)
