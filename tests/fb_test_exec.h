@@ -181,4 +181,27 @@ static inline void fb_remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/* A test binary's fixtures: setup() makes the temporary folder tmpdir (a
+ * mkdtemp template) and, when bin is not NULL, writes the path of the built
+ * fencebench into bin; teardown() removes the folder and what is in it. */
+static inline int fb_fixture_setup(char *bin, size_t binsize, char *tmpdir)
+{
+	if (bin)
+		fb_build_path(bin, binsize, "fencebench");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+#define FB_TEST_FIXTURES(bin, binsize, tmpdir)                                \
+	static int setup(void **state)                                        \
+	{                                                                     \
+		(void)state;                                                  \
+		return fb_fixture_setup(bin, binsize, tmpdir);                \
+	}                                                                     \
+	static int teardown(void **state)                                     \
+	{                                                                     \
+		(void)state;                                                  \
+		fb_remove_tree(tmpdir);                                       \
+		return 0;                                                     \
+	}
+
 #endif

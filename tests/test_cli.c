@@ -85,18 +85,7 @@ static const char *tmp_path(const char *name)
 	return fb_tmp_path(tmpdir, name);
 }
 
-static int setup(void **state)
-{
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fb_remove_tree(tmpdir);
-	return 0;
-}
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
 
 static void need_binary(void)
 {

@@ -29,18 +29,7 @@ static int run(const char *const *argv, char **output)
 	return r.status;
 }
 
-static int setup(void **state)
-{
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fb_remove_tree(tmpdir);
-	return 0;
-}
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
 
 /* Skip unless compare.py and scipy are usable. */
 static bool compare_py_usable(void)

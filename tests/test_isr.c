@@ -14,18 +14,7 @@
 static char fencebench[PATH_MAX + 16];
 static char tmpdir[] = "/tmp/fb_test_isr.XXXXXX";
 
-static int setup(void **state)
-{
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fb_remove_tree(tmpdir);
-	return 0;
-}
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
 
 /* Run fencebench with args (NULL-terminated) and --format json --out; the
  * exit status in *status, the result file parsed (NULL when it failed). */

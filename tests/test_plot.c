@@ -800,16 +800,7 @@ static void plot_usage(void **state)
 
 /* ---- fixture ---- */
 
-static int setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	fb_remove_tree(tmpdir);
-	return 0;
-}
+FB_TEST_FIXTURES(NULL, 0, tmpdir)
 
 int main(void)
 {

@@ -434,18 +434,7 @@ static void cli_trace_refusals(void **state)
 	assert_int_equal(access(path, F_OK), -1);   /* nothing written */
 }
 
-static int setup(void **state)
-{
-	fb_build_path(fencebench, sizeof(fencebench), "fencebench");
-	assert_non_null(mkdtemp(tmpdir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fb_remove_tree(tmpdir);
-	return 0;
-}
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
 
 int main(void)
 {
