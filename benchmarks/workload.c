@@ -137,6 +137,7 @@ void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_
 	fb_run_metric(run, "irq_wakeups_per_frame", (double)(b->irq_wakeups - a->irq_wakeups) / n, "wakeups");
 	fb_run_metric(run, "sched_wakeups_per_frame", (double)(b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
 	fb_run_metric(run, "gpu_signals_per_frame", (double)(b->gpu_signals - a->gpu_signals) / n, "signals");
+	fb_run_metric(run, "cpu_waits_per_frame", (double)(b->cpu_waits - a->cpu_waits) / n, "waits");
 	fb_run_latency(run, "cpu_wait_per_frame", (double)(b->cpu_wait_ns - a->cpu_wait_ns) / n, FB_LIMIT_NONE);
 	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
 		double busy = (double)(b->busy_ns[e] - a->busy_ns[e]) / 1e9;

@@ -69,8 +69,8 @@ struct bm_wl_snap {
 	uint64_t validation_errors;
 };
 void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *out);
-/* frames/s, interrupts, OS-thread wake-ups, GPU signals and CPU wait per
- * frame, GPU idle per engine, lost wake-ups: between a and b, for frames. */
+/* frames/s, interrupts, OS-thread wake-ups, GPU signals, CPU waits (calls:
+ * one WaitForMultipleObjects counts once) and CPU wait time per frame, GPU idle per engine, lost wake-ups: between a and b, for frames. */
 void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
 		  const struct bm_wl_snap *b, uint64_t frames);
 

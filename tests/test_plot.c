@@ -546,6 +546,36 @@ static void preempt_readings_follow_the_numbers(void **state)
 	free(md);
 }
 
+/* The workload reading follows its numbers (scripts/plot/fbreading.py, workloads). */
+static void workload_readings_follow_the_numbers(void **state)
+{
+	need_matplotlib();
+	char *md = report_of(fixture("frame"), "read-wl");
+	assert_contains(md, "Interrupts per frame, native vs legacy: frame 0.99 vs 19 (19× fewer on the native "
+			    "path); frames/s, native vs legacy: frame 500 vs 530. This is what the native-gpu-fence "
+			    "seed predicts: the native fence raises an interrupt only for signals a CPU waits on");
+	free(md);
+	/* native interrupts on every GPU signal, as legacy's */
+	md = report_of(fixture_changed("frame", "frame/path:native", "interrupts_per_frame", 19, NULL, "wl.json"),
+		       "read-wl2");
+	assert_contains(md, "this run departs from it: frame: native raised 19 interrupts per frame for 1.01 CPU "
+			    "waits.");
+	free(md);
+	/* legacy silent on most of its signals */
+	md = report_of(fixture_changed("frame", "frame/path:legacy", "interrupts_per_frame", 1, NULL, "wl3.json"),
+		       "read-wl3");
+	assert_contains(md, "this run departs from it: frame: legacy raised only 1 interrupts per frame for 19 GPU "
+			    "signals.");
+	free(md);
+	/* the native path far slower than legacy */
+	md = report_of(fixture_changed("frame", "frame/path:native", "frames_per_s", 200, NULL, "wl4.json"),
+		       "read-wl4");
+	assert_contains(md, "frames/s, native vs legacy: frame 200 vs 530.");
+	assert_contains(md, "this run departs from it: frames/s differ by more than 25 % in frame (native 0.38× "
+			    "legacy's); the run was oversubscribed: 3 polling threads on 2 CPUs.");
+	free(md);
+}
+
 /* A report from results of a modified tree is refused unless allowed, and then says so. */
 static void modified_tree_refused(void **state)
 {
@@ -600,7 +630,9 @@ static void fbrun_refuses_a_modified_tree(void **state)
 	expect_ok(&r, "fbrun --dry-run, clean tree");
 	assert_contains(r.out, "build/fencebench run headline --repetitions 3 --format json --out ");
 	assert_contains(r.out, "/runs/idle.json -q\n");
-	assert_int_equal(fb_count_lines(r.out), 15);   /* one line per RUNS entry */
+	struct catalog c;
+	read_catalog(&c);
+	assert_int_equal(fb_count_lines(r.out), c.nrun);   /* one line per RUNS entry */
 	fb_exec_free(&r);
 
 	write_text(file, "two\n");
@@ -809,6 +841,7 @@ int main(void)
 		cmocka_unit_test(every_scenario_has_a_figure),
 		cmocka_unit_test(readings_follow_the_numbers),
 		cmocka_unit_test(preempt_readings_follow_the_numbers),
+		cmocka_unit_test(workload_readings_follow_the_numbers),
 		cmocka_unit_test(modified_tree_refused),
 		cmocka_unit_test(fbrun_refuses_a_modified_tree),
 		cmocka_unit_test(index_of_published_runs),

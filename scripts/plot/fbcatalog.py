@@ -93,6 +93,9 @@ RUNS = [
                      "--iterations", "60"),
          ("sweep", "preempt", "--grid", "granularity=none,dma,triangle,shader", "--iterations", "6")),
     _run("tdr", ("run", "tdr", "--iterations", "5"), ("run", "tdr", "--iterations", "1")),
+    # The seed's workloads, both paths side by side (the default --path both): ~6.6 s each
+    # with the standard 3 repetitions, ~0.7 s each in QUICK.
+    *(_run(w, ("run", w, "--duration", "1s"), ("run", w, "--duration", "200ms")) for w in rd.WORKLOADS),
 ]
 
 FIGURES = [
@@ -129,15 +132,13 @@ FIGURES = [
                ("preempt",), "fbfig_preempt.preempt_missed", rp.preempt_missed),
     FigureSpec("tdr", "TDR: from a hang to waiters released and the survivor running",
                ("tdr",), "fbfig_preempt.tdr", rp.tdr),
+    FigureSpec("workloads", "The seed's workloads: frames/s and interrupts per frame, native vs legacy",
+               rd.WORKLOADS, "fbfig_workload.workloads", rd.workloads),
 ]
 
 NOT_DRAWN = {
     "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
                 "nothing about fences to publish",
-    "frame": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
-    "ring-heap": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
-    "pipeline": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
-    "async-compute": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
 }
 
 

@@ -3,7 +3,8 @@
 fbplot imports this module only when it draws, so reading, validating and
 the report's text need no plotting stack.  The figures themselves live in
 fbfig_fence.py (the two fence paths), fbfig_submit.py (work submission) and
-fbfig_machine.py (the machine's limits, false sharing); fbcatalog.FIGURES
+fbfig_machine.py (the machine's limits, false sharing), fbfig_preempt.py
+(preemption, TDR) and fbfig_workload.py (the seed's workloads); fbcatalog.FIGURES
 names each one's function as "module.function".
 """
 

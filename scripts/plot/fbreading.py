@@ -418,3 +418,76 @@ def fence_stride(files):
                            "fence values packed closer than a 64-byte cache line share it, so each signal "
                            "takes the line from the other engine (at least 1.5× the cost), which the "
                            "KMD's stride caps exist to avoid", dep)
+
+
+# ---- workloads (the multi-engine-synchronization seed's frame graphs) ----
+
+WORKLOADS = ("frame", "ring-heap", "pipeline", "async-compute")
+
+
+def workload_rows(files):
+    """[(workload, native run, legacy run)] of the workloads whose two paths both report
+    frames/s and interrupts per frame, in WORKLOADS order."""
+    rows = []
+    for s in WORKLOADS:
+        n, lg = fr.only_pair(files, s)
+        if all(_g(r, k) is not None for r in (n, lg) for k in ("frames_per_s", "interrupts_per_frame")):
+            rows.append((s, n, lg))
+    return rows
+
+
+def _crowded(files, scenarios):
+    """'; the run was oversubscribed: N polling threads on M CPUs' when a run of scenarios was, else ''."""
+    for f in files:
+        c = f.context
+        if f.scenario in scenarios and c.get("oversubscribed") is True:
+            cpus = c.get("cpus_used") or c.get("num_cpus") or "?"
+            return f"; the run was oversubscribed: {c.get('polling_threads', '?')} polling threads on {cpus} CPUs"
+    return ""
+
+
+def _workload_departures(rows):
+    dep = []
+    for s, n, lg in rows:
+        ipn, ipl = n.counters["interrupts_per_frame"], lg.counters["interrupts_per_frame"]
+        waits, signals = _g(n, "cpu_waits_per_frame"), _g(lg, "gpu_signals_per_frame")
+        # tolerance: 10 % + 0.05 per frame above the CPU waits (the seed allows an interrupt that
+        # unblocks no waiter); without the count, native must at least halve legacy's interrupts
+        if waits is not None and ipn > waits * 1.1 + 0.05:
+            dep.append(f"{s}: native raised {ft.ratio(ipn)} interrupts per frame for {ft.ratio(waits)} CPU waits")
+        elif waits is None and ipn > ipl / 2:
+            dep.append(f"{s}: native raised {ft.ratio(ipn)} interrupts per frame against legacy's {ft.ratio(ipl)}")
+        # tolerance: legacy interrupts on at least 90 % of its GPU signals
+        if signals is not None and ipl < signals * 0.9:
+            dep.append(f"{s}: legacy raised only {ft.ratio(ipl)} interrupts per frame for {ft.ratio(signals)} "
+                       "GPU signals")
+    return dep
+
+
+def workloads(files):
+    rows = workload_rows(files)
+    if not rows:
+        return None
+    irq = ", ".join(f"{s} {ft.ratio(n.counters['interrupts_per_frame'])} vs "
+                    f"{ft.ratio(lg.counters['interrupts_per_frame'])}" for s, n, lg in rows)
+    fps = ", ".join(f"{s} {n.counters['frames_per_s']:.0f} vs {lg.counters['frames_per_s']:.0f}" for s, n, lg in rows)
+    fewer = [ft.div(lg.counters["interrupts_per_frame"], n.counters["interrupts_per_frame"]) for _, n, lg in rows]
+    fewer = [f for f in fewer if f is not None]
+    span = (f" ({_times(min(fewer), 1)}" + (f" to {_times(max(fewer), 1)}" if max(fewer) != min(fewer) else "")
+            + " fewer on the native path)") if fewer else ""
+    shape = f"Interrupts per frame, native vs legacy: {irq}{span}; frames/s, native vs legacy: {fps}."
+    dep = _workload_departures(rows)
+    slow = []
+    for s, n, lg in rows:
+        r = ft.div(n.counters["frames_per_s"], lg.counters["frames_per_s"])
+        if r is None or abs(r - 1) > 0.25:        # tolerance: "about equal" is within 25 %
+            slow.append((s, r))
+    if slow:
+        dep.append("frames/s differ by more than 25 % in " +
+                   ", ".join(f"{s} (native {_times(r, 1)} legacy's)" for s, r in slow) +
+                   _crowded(files, {s for s, _ in slow}))
+    return shape, _verdict("native-gpu-fence",
+                           "the native fence raises an interrupt only for signals a CPU waits on (about one "
+                           "per CPU wait) where the legacy fence raises one for every GPU signal, so interrupts "
+                           "per frame fall, while the frames/s of the multi-engine-synchronization seed's "
+                           "GPU-bound frame graphs stay about equal (within 25 %)", dep)
