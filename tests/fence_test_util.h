@@ -58,6 +58,15 @@ static inline struct os_stats fbt_stats(struct os_adapter *a)
 	return s;
 }
 
+/* The counters once the interrupt thread has finished every interrupt raised
+ * so far: a waiter's event is set inside the release, the release is counted
+ * after it, so counters read right after an event was seen set may lag. */
+static inline struct os_stats fbt_settled_stats(struct os_adapter *a)
+{
+	os_adapter_quiesce(a);
+	return fbt_stats(a);
+}
+
 /* Tear an adapter down once its interrupt thread has handled everything
  * raised so far, asserting the bug checks it saw: 0 at every teardown unless
  * the test is about the bug check (a teardown that bug-checks is a defect). */

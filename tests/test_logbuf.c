@@ -98,7 +98,7 @@ static void log_entries_and_queued_events(void **state)
 	bool overrun = true;
 	os_log_read(queue_log(q), &overrun);
 	assert_false(overrun);
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_entries, 40 + 2 + 1);     /* signals (progress x2) + the wait */
 	assert_int_equal(s.log_bad_entries, 0);
 	assert_int_equal(s.log_ts_backwards, 0);
@@ -259,7 +259,7 @@ static void recreate_log_buffers(void **state)
 	assert_false(overrun);
 	/* entry 31 (the first in the new buffer) is the signal of value 31 */
 	assert_int_equal(atomic_load(&nl->entries[31 % nl->capacity].value), 31);
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_recreates, 2);
 	assert_int_equal(s.log_entries, 31 + 153);
 	assert_int_equal(s.log_bad_entries, 0);
@@ -295,7 +295,7 @@ static void optimized_release_exact(enum hw_irq_payload payload)
 	assert_false(lf_event_is_set(&e13));
 	assert_int_equal(rt_queue_signal(q1, f1, 3), 0);
 	assert_true(fbt_eventually(lf_event_is_set(&e13)));
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_released, 3);
 	assert_int_equal(s.released, 3);
 	assert_int_equal(s.fences_scanned, 0);           /* the logs told; no fence read */
@@ -326,7 +326,7 @@ static void optimized_kernel_mode_queue_names_fence(void **state)
 	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
 	assert_int_equal(rt_queue_signal(km, f, 1), 0);
 	assert_true(fbt_eventually(lf_event_is_set(&ev)));
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_released, 0);
 	assert_int_equal(s.fences_scanned, 1);
 	umt_down(&t);
@@ -361,7 +361,7 @@ static void overrun_falls_back_nothing_lost(void **state)
 		if (lf_event_wait(&ev[r], 0, 5000000000ll) == 0)
 			released++;
 	}
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	printf("overrun stress: %u rounds of %zu signals, released %u, overruns %llu, fallbacks %llu, lost %llu\n",
 	       OVR_ROUNDS, (size_t)OVR_BURST, released, (unsigned long long)s.log_overruns,
 	       (unsigned long long)s.log_fallbacks, (unsigned long long)s.lost_wakeups);
@@ -432,7 +432,7 @@ static void optimized_payload_array_and_bad_handle(void **state)
 	rec->hwqueues[1] = qhandle(q2);
 	hw_irq_raise(os_adapter_hw(t.a), rec);
 	assert_true(fbt_eventually(lf_event_is_set(&e1) && lf_event_is_set(&e2)));
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_released, 2);
 	assert_int_equal(s.fences_scanned, 0);
 	/* f3 reached by a GPU that names a kernel-mode queue (no log): every fence is read */
@@ -445,7 +445,7 @@ static void optimized_payload_array_and_bad_handle(void **state)
 	rec->hwqueues[0] = qhandle(km);
 	hw_irq_raise(os_adapter_hw(t.a), rec);
 	assert_true(fbt_eventually(lf_event_is_set(&e3)));
-	s = fbt_stats(t.a);
+	s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_bad_handles, 1);
 	assert_int_equal(s.log_fallbacks, 1);
 	assert_true(s.fences_scanned >= 1);
@@ -466,7 +466,7 @@ static void recreate_with_unread_signals_loses_nothing(void **state)
 	gpu_signal_logged(q, f, 1);                      /* logged; no interrupt yet */
 	assert_int_equal(os_hwqueue_recreate_logs(rt_queue_os(q), HW_LOG_SIZE), 0);
 	assert_true(fbt_eventually(lf_event_is_set(&ev)));
-	struct os_stats s = fbt_stats(t.a);
+	struct os_stats s = fbt_settled_stats(t.a);
 	assert_true(s.fences_scanned >= 1);
 	assert_int_equal(s.log_recreates, 2);
 	umt_down(&t);
