@@ -113,6 +113,7 @@ NOT_DRAWN = {
     "ring-heap": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
     "pipeline": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
     "async-compute": "the workload figure (frames/s and interrupts/frame per workload) is not drawn yet",
+    "replay": "a user's own frame graph: the seed's workloads are drawn through their own scenarios",
 }
 
 
