@@ -54,6 +54,8 @@ const char *fb_run_enum(const struct fb_run *run, const char *key)
 	return run->params->scenario->params[i].choices[v->e];
 }
 
+const char *fb_run_string(const struct fb_run *run, const char *key) { return param(run, key, FB_PARAM_STRING)->s; }
+
 const struct fb_params *fb_run_params(const struct fb_run *run) { return run->params; }
 enum fb_path fb_run_path(const struct fb_run *run) { return run->path; }
 uint64_t fb_run_seed(const struct fb_run *run) { return run->session->opts->seed; }

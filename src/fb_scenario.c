@@ -60,6 +60,7 @@ const char *fb_param_type_name(enum fb_param_type t)
 	case FB_PARAM_INT:    return "int";
 	case FB_PARAM_DOUBLE: return "double";
 	case FB_PARAM_BOOL:   return "bool";
+	case FB_PARAM_STRING: return "string";
 	default:              return "enum";
 	}
 }
@@ -86,6 +87,9 @@ void fb_param_range(const struct fb_param *p, char *buf, size_t len)
 		break;
 	case FB_PARAM_ENUM:
 		choices_text(p->choices, buf, len);
+		break;
+	case FB_PARAM_STRING:
+		snprintf(buf, len, "text");
 		break;
 	}
 }
@@ -152,12 +156,40 @@ static int parse_enum(const struct fb_param *p, const char *text, union fb_value
 	return bad(p, text, err, errlen, "not one of");
 }
 
+/* Strings are interned once and never freed: union fb_value is copied by
+ * value through grids and journals, and a run reads at most a few. */
+#define FB_INTERN_MAX 256
+static const char *fb_interned[FB_INTERN_MAX];
+static size_t fb_ninterned;
+
+static const char *intern(const char *text)
+{
+	for (size_t i = 0; i < fb_ninterned; i++)
+		if (!strcmp(fb_interned[i], text))
+			return fb_interned[i];
+	if (fb_ninterned == FB_INTERN_MAX)
+		lf_die("more than %d distinct string parameter values", FB_INTERN_MAX);
+	char *s = strdup(text);
+	if (!s)
+		lf_die("out of memory");
+	return fb_interned[fb_ninterned++] = s;
+}
+
+static int parse_string(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
+{
+	if (strlen(text) > FB_PARAM_STRING_MAX)
+		return bad(p, text, err, errlen, "too long: at most 4096 bytes of");
+	out->s = intern(text);
+	return 0;
+}
+
 int fb_param_parse(const struct fb_param *p, const char *text, union fb_value *out, char *err, size_t errlen)
 {
 	switch (p->type) {
 	case FB_PARAM_INT:    return parse_int(p, text, out, err, errlen);
 	case FB_PARAM_DOUBLE: return parse_double(p, text, out, err, errlen);
 	case FB_PARAM_BOOL:   return parse_bool(p, text, out, err, errlen);
+	case FB_PARAM_STRING: return parse_string(p, text, out, err, errlen);
 	default:              return parse_enum(p, text, out, err, errlen);
 	}
 }
@@ -180,6 +212,9 @@ union fb_value fb_param_default(const struct fb_param *p)
 			if (!strcmp(p->choices[i], p->edef))
 				v.e = i;
 		break;
+	case FB_PARAM_STRING:
+		v.s = intern(p->sdef ? p->sdef : "");
+		break;
 	}
 	return v;
 }
@@ -201,6 +236,9 @@ void fb_param_format(const struct fb_param *p, union fb_value v, char *buf, size
 		break;
 	case FB_PARAM_ENUM:
 		snprintf(buf, len, "%s", p->choices[v.e]);
+		break;
+	case FB_PARAM_STRING:
+		snprintf(buf, len, "%s", v.s);
 		break;
 	}
 }

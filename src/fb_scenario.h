@@ -117,7 +117,7 @@ const char *fb_path_name(enum fb_path p);
 
 /* ---- parameters ---- */
 
-enum fb_param_type { FB_PARAM_INT, FB_PARAM_DOUBLE, FB_PARAM_BOOL, FB_PARAM_ENUM };
+enum fb_param_type { FB_PARAM_INT, FB_PARAM_DOUBLE, FB_PARAM_BOOL, FB_PARAM_ENUM, FB_PARAM_STRING };
 
 /* One parameter.  Declare with the FB_PARAM_* macros; end the array with FB_PARAM_END. */
 struct fb_param {
@@ -130,6 +130,7 @@ struct fb_param {
 	bool bdef;                  /* FB_PARAM_BOOL: default */
 	const char *edef;           /* FB_PARAM_ENUM: default, one of choices */
 	const char *const *choices; /* FB_PARAM_ENUM: NULL-terminated */
+	const char *sdef;           /* FB_PARAM_STRING: default ("" allowed) */
 };
 
 #define FB_PARAM_INT(key_, unit_, def_, min_, max_, help_) \
@@ -144,6 +145,10 @@ struct fb_param {
 #define FB_PARAM_ENUM(key_, def_, help_, ...) \
 	{ .key = (key_), .unit = "", .help = (help_), .type = FB_PARAM_ENUM, \
 	  .edef = (def_), .choices = (const char *const[]){ __VA_ARGS__, NULL } }
+/* FB_PARAM_STRING("file", "", "a file to read"): any text up to FB_PARAM_STRING_MAX bytes. */
+#define FB_PARAM_STRING(key_, def_, help_) \
+	{ .key = (key_), .unit = "", .help = (help_), .type = FB_PARAM_STRING, .sdef = (def_) }
+#define FB_PARAM_STRING_MAX 4096
 #define FB_PARAM_END { .key = NULL }
 
 /* A parameter's value; which member is meaningful follows fb_param.type
@@ -153,6 +158,7 @@ union fb_value {
 	double d;
 	bool b;
 	unsigned e;
+	const char *s;   /* interned: lives as long as the process (values are copied freely) */
 };
 
 /* ---- scenarios ---- */
@@ -238,6 +244,7 @@ int64_t fb_run_int(const struct fb_run *run, const char *key);
 double fb_run_double(const struct fb_run *run, const char *key);
 bool fb_run_bool(const struct fb_run *run, const char *key);
 const char *fb_run_enum(const struct fb_run *run, const char *key);   /* the choice's text */
+const char *fb_run_string(const struct fb_run *run, const char *key);
 const struct fb_params *fb_run_params(const struct fb_run *run);
 
 enum fb_path fb_run_path(const struct fb_run *run);

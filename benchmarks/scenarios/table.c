@@ -25,6 +25,7 @@ extern const struct fb_scenario bm_scenario_frame;         /* workloads.c: the s
 extern const struct fb_scenario bm_scenario_ring_heap;
 extern const struct fb_scenario bm_scenario_pipeline;
 extern const struct fb_scenario bm_scenario_async_compute;
+extern const struct fb_scenario bm_scenario_replay;
 extern const struct fb_scenario bm_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
 const struct fb_scenario *const bm_scenarios[] = {
@@ -46,6 +47,7 @@ const struct fb_scenario *const bm_scenarios[] = {
 	&bm_scenario_ring_heap,
 	&bm_scenario_pipeline,
 	&bm_scenario_async_compute,
+	&bm_scenario_replay,
 	&bm_scenario_selftest,
 	NULL
 };

@@ -17,6 +17,9 @@
  * picking the stage with WaitForMultipleObjects over two events, a third
  * fence telling compute which buffers graphics is done with.  Frames are
  * graphics frames.
+ * replay: a frame graph from a JSON file (benchmarks/replay.h), e.g. the
+ * seed's workloads in benchmarks/workloads/ (one .json each): one frame is one pass
+ * over the file's "frame".
  *
  * Both report frames (steps) per second, interrupts, OS-thread wake-ups, GPU
  * signals and CPU wait per frame, GPU idle per engine and lost wake-ups;
@@ -27,6 +30,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "benchmarks/replay.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
 #include "src/fb_scenario.h"
@@ -67,6 +71,14 @@ static const struct fb_param pipe_params[] = {
 	FB_PARAM_DOUBLE("compute_us", "us", 400.0, 0.0, 100000.0, "compute engine: one compute frame"),
 	FB_PARAM_DOUBLE("graphics_us", "us", 600.0, 0.0, 100000.0, "3D engine: one graphics frame"),
 	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
+	FB_PARAM_END
+};
+
+static const struct fb_param replay_params[] = {
+	FB_PARAM_STRING("file", "benchmarks/workloads/frame.json", "the JSON frame graph to run (benchmarks/replay.h)"),
+	FB_PARAM_ENUM("queues", "user", "submission of the file's queues (user-mode needs native fences)", "user",
+		      "kernel"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
 	FB_PARAM_END
 };
 
@@ -267,6 +279,48 @@ static int async_run(struct fb_run *run)
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
 }
 
+static int replay_step(void *r)
+{
+	return bm_replay_frame(r);
+}
+
+static int replay_drain(void *r)
+{
+	return bm_replay_drain(r);
+}
+
+static uint64_t replay_frames(void *r)
+{
+	return ((struct bm_replay_run *)r)->n;
+}
+
+static int replay_run(struct fb_run *run)
+{
+	struct bm_replay *spec = NULL;
+	char err[512] = "";
+	int rc = bm_replay_load(fb_run_string(run, "file"), &spec, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "%s", err);
+	struct bm_wl w;
+	rc = bm_workload_up(run, &w);
+	if (rc) {
+		bm_replay_free(spec);
+		return rc;
+	}
+	struct bm_replay_run rr;
+	rc = bm_replay_start(&rr, spec, &w, err, sizeof(err));
+	if (rc)
+		rc = fb_run_error(run, rc, "%s: %s", fb_run_string(run, "file"), err);
+	else
+		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr);
+	if (!rc)
+		fb_run_note(run, "replay of %s (%s)", fb_run_string(run, "file"), bm_replay_name(spec));
+	int rc2 = bm_wl_down(&w);
+	bm_replay_stop(&rr);
+	bm_replay_free(spec);
+	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
 const struct fb_scenario bm_scenario_frame = {
 	.name = "frame",
 	.summary = "the seed's frame: copy -> 3D pre-pass -> compute lighting -> 3D final, native vs legacy",
@@ -293,4 +347,11 @@ const struct fb_scenario bm_scenario_async_compute = {
 	.summary = "the seed's asynchronous compute/graphics: three fences, WaitForMultipleObjects, native vs legacy",
 	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = async_run,
+};
+
+const struct fb_scenario bm_scenario_replay = {
+	.name = "replay",
+	.summary = "a frame graph from a JSON file (queues, lists, fences, submission order), native vs legacy",
+	.params = replay_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = replay_run,
 };

@@ -158,8 +158,13 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 		atomic_exchange_explicit(f->cv, wv, memory_order_seq_cst);
 		mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
 	}
+	/* The value this signal wrote counts as well as CurrentValue read back:
+	 * a CPU rewind landing between the write and the read must not take
+	 * the interrupt for a waiter the written value satisfied (seed
+	 * multi-engine-synchronization: "the wait will be satisfied regardless
+	 * of which value remains afterwards").  An extra interrupt is allowed. */
 	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
-	if (hw_cv_above_mv(a, cv, mv))
+	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv))
 		hw_raise(a, e, NULL, f, v, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 }
@@ -195,7 +200,9 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 	/* seq_cst: after the CurrentValue exchange and the log's barrier */
 	uint64_t mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
 	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
-	if (hw_cv_above_mv(a, cv, mv))
+	/* as hw_engine_signal: the value signaled counts too (a rewind may have
+	 * landed while the LOG ran) */
+	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, q->cmp_value, mv))
 		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 }

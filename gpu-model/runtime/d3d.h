@@ -42,6 +42,10 @@
  * waits and events registered after it compare against the lower value; a
  * wait a racing higher value satisfied stays satisfied.
  *
+ * Validation.  The multi-queue resource access rules (states per queue
+ * type class, races between queues) are checked by the validation layer,
+ * gpu-model/runtime/d3d_debug.h: off unless a queue names one.
+ *
  * Errors.  Actions return 0 or -errno, and the object keeps a one-line text
  * of its last refusal (rt_clist_error, rt_cqueue_error) naming what was
  * refused and why: "copy list cannot hold a draw (copy lists hold: copy)".

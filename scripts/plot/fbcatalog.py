@@ -139,6 +139,7 @@ FIGURES = [
 NOT_DRAWN = {
     "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
                 "nothing about fences to publish",
+    "replay": "a user's own frame graph: the seed's workloads are drawn through their own scenarios",
 }
 
 

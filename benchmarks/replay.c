@@ -1,0 +1,536 @@
+/* benchmarks/replay.c — a frame graph from JSON (jansson), checked, then run
+ * on the D3D12 runtime.  Contract and the file's format in replay.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "benchmarks/replay.h"
+
+enum bm_rop { BM_ROP_EXECUTE, BM_ROP_SIGNAL, BM_ROP_WAIT, BM_ROP_CPU_WAIT };
+
+struct bm_rcmd {
+	enum rt_op op;
+	uint64_t ns;
+	unsigned units;
+};
+
+struct bm_rlist {
+	char name[BM_REPLAY_NAME];
+	enum rt_list_type type;
+	struct bm_rcmd cmds[BM_REPLAY_CMDS];
+	size_t n;
+};
+
+struct bm_rstep {
+	enum bm_rop op;
+	int queue, fence;
+	int lists[BM_REPLAY_EXEC];
+	size_t nlists;
+	int64_t value, step;
+	uint64_t after;
+};
+
+struct bm_replay {
+	char name[64];
+	size_t nq, nf, nl, ns;
+	struct {
+		char name[BM_REPLAY_NAME];
+		enum rt_list_type type;
+	} queues[BM_REPLAY_QUEUES];
+	char fences[BM_REPLAY_FENCES][BM_REPLAY_NAME];
+	struct bm_rlist lists[BM_REPLAY_LISTS];
+	struct bm_rstep steps[BM_REPLAY_STEPS];
+};
+
+/* ---- messages ---- */
+
+struct bm_ctx {
+	const char *origin;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 2, 3))) static int bm_bad(struct bm_ctx *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s: %s", c->origin, msg);
+	return -EINVAL;
+}
+
+/* Every key of o is one of the NULL-terminated keys. */
+static int bm_keys(struct bm_ctx *c, json_t *o, const char *where, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		size_t i = 0;
+		while (keys[i] && strcmp(keys[i], k))
+			i++;
+		if (!keys[i]) {
+			char list[256] = "";
+			for (size_t j = 0, used = 0; keys[j] && used < sizeof(list); j++)
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", j ? ", " : "", keys[j]);
+			return bm_bad(c, "%s: unknown key '%s' (expected %s)", where, k, list);
+		}
+	}
+	return 0;
+}
+
+static int bm_name(struct bm_ctx *c, json_t *v, const char *where, char *out)
+{
+	if (!json_is_string(v) || !json_string_length(v))
+		return bm_bad(c, "%s: a name must be a non-empty string", where);
+	if (json_string_length(v) >= BM_REPLAY_NAME)
+		return bm_bad(c, "%s: name '%.40s...' longer than %d bytes", where, json_string_value(v),
+			      BM_REPLAY_NAME - 1);
+	snprintf(out, BM_REPLAY_NAME, "%s", json_string_value(v));
+	return 0;
+}
+
+static int bm_type(struct bm_ctx *c, json_t *v, const char *where, enum rt_list_type *out)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	for (int t = 0; t < RT_LIST_BUNDLE; t++)
+		if (!strcmp(s, rt_list_type_name((enum rt_list_type)t))) {
+			*out = (enum rt_list_type)t;
+			return 0;
+		}
+	return bm_bad(c, "%s: type '%s' is not one of direct|compute|copy", where, s);
+}
+
+/* ---- the sections ---- */
+
+static int bm_find(const char (*names)[BM_REPLAY_NAME], size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return (int)i;
+	return -1;
+}
+
+static int bm_queue_index(const struct bm_replay *r, const char *name)
+{
+	for (size_t i = 0; i < r->nq; i++)
+		if (!strcmp(r->queues[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int bm_list_index(const struct bm_replay *r, const char *name)
+{
+	for (size_t i = 0; i < r->nl; i++)
+		if (!strcmp(r->lists[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int bm_parse_queues(struct bm_ctx *c, json_t *a, struct bm_replay *r)
+{
+	static const char *const keys[] = { "name", "type", NULL };
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > BM_REPLAY_QUEUES)
+		return bm_bad(c, "queues: an array of 1..%d queues", BM_REPLAY_QUEUES);
+	size_t i;
+	json_t *q;
+	json_array_foreach(a, i, q) {
+		char where[64];
+		snprintf(where, sizeof(where), "queues[%zu]", i);
+		if (!json_is_object(q))
+			return bm_bad(c, "%s: an object { \"name\", \"type\" }", where);
+		int rc = bm_keys(c, q, where, keys);
+		if (!rc)
+			rc = bm_name(c, json_object_get(q, "name"), where, r->queues[i].name);
+		if (!rc)
+			rc = bm_type(c, json_object_get(q, "type"), where, &r->queues[i].type);
+		if (rc)
+			return rc;
+		if (bm_queue_index(r, r->queues[i].name) >= 0)
+			return bm_bad(c, "%s: queue '%s' declared twice", where, r->queues[i].name);
+		r->nq = i + 1;
+	}
+	return 0;
+}
+
+static int bm_parse_fences(struct bm_ctx *c, json_t *a, struct bm_replay *r)
+{
+	if (!json_is_array(a) || json_array_size(a) > BM_REPLAY_FENCES)
+		return bm_bad(c, "fences: an array of up to %d names", BM_REPLAY_FENCES);
+	size_t i;
+	json_t *f;
+	json_array_foreach(a, i, f) {
+		char where[64];
+		snprintf(where, sizeof(where), "fences[%zu]", i);
+		int rc = bm_name(c, f, where, r->fences[i]);
+		if (rc)
+			return rc;
+		if (bm_find(r->fences, i, r->fences[i]) >= 0)
+			return bm_bad(c, "%s: fence '%s' declared twice", where, r->fences[i]);
+		r->nf = i + 1;
+	}
+	return 0;
+}
+
+static int bm_parse_cmd(struct bm_ctx *c, json_t *o, const char *where, struct bm_rlist *l, struct bm_rcmd *out)
+{
+	static const char *const keys[] = { "op", "us", "units", NULL };
+	if (!json_is_object(o))
+		return bm_bad(c, "%s: an object { \"op\", \"us\", \"units\" }", where);
+	int rc = bm_keys(c, o, where, keys);
+	if (rc)
+		return rc;
+	const char *op = json_string_value(json_object_get(o, "op"));
+	int k = -1;
+	for (int i = 0; op && i < RT_OPS; i++)
+		if (!strcmp(op, rt_op_name((enum rt_op)i)))
+			k = i;
+	if (k < 0)
+		return bm_bad(c, "%s: op '%s' is not one of copy|dispatch|draw", where, op ? op : "");
+	if (!rt_list_type_holds(l->type, (enum rt_op)k))
+		return bm_bad(c, "%s: a %s list cannot hold a %s", where, rt_list_type_name(l->type), op);
+	json_t *us = json_object_get(o, "us"), *units = json_object_get(o, "units");
+	if (!json_is_number(us) || json_number_value(us) < 0 || json_number_value(us) > 1e7)
+		return bm_bad(c, "%s: us must be a number of microseconds in [0, 1e7]", where);
+	if (units && (!json_is_integer(units) || json_integer_value(units) < 1 || json_integer_value(units) > 64))
+		return bm_bad(c, "%s: units must be an integer in [1, 64]", where);
+	*out = (struct bm_rcmd){ .op = (enum rt_op)k, .ns = (uint64_t)(json_number_value(us) * 1000.0),
+				 .units = units ? (unsigned)json_integer_value(units) : 1 };
+	return 0;
+}
+
+static int bm_parse_list(struct bm_ctx *c, json_t *o, const char *where, struct bm_replay *r, struct bm_rlist *l)
+{
+	static const char *const keys[] = { "name", "type", "commands", NULL };
+	if (!json_is_object(o))
+		return bm_bad(c, "%s: an object { \"name\", \"type\", \"commands\" }", where);
+	int rc = bm_keys(c, o, where, keys);
+	if (!rc)
+		rc = bm_name(c, json_object_get(o, "name"), where, l->name);
+	if (!rc)
+		rc = bm_type(c, json_object_get(o, "type"), where, &l->type);
+	if (rc)
+		return rc;
+	if (bm_list_index(r, l->name) >= 0)
+		return bm_bad(c, "%s: list '%s' declared twice", where, l->name);
+	json_t *cmds = json_object_get(o, "commands");
+	if (!json_is_array(cmds) || json_array_size(cmds) > BM_REPLAY_CMDS)
+		return bm_bad(c, "%s: commands: an array of up to %d commands", where, BM_REPLAY_CMDS);
+	size_t i;
+	json_t *cmd;
+	json_array_foreach(cmds, i, cmd) {
+		char w[160];
+		snprintf(w, sizeof(w), "%s '%s' commands[%zu]", where, l->name, i);
+		rc = bm_parse_cmd(c, cmd, w, l, &l->cmds[i]);
+		if (rc)
+			return rc;
+		l->n = i + 1;
+	}
+	return 0;
+}
+
+static int bm_parse_lists(struct bm_ctx *c, json_t *a, struct bm_replay *r)
+{
+	if (!json_is_array(a) || json_array_size(a) > BM_REPLAY_LISTS)
+		return bm_bad(c, "lists: an array of up to %d lists", BM_REPLAY_LISTS);
+	size_t i;
+	json_t *o;
+	json_array_foreach(a, i, o) {
+		char where[64];
+		snprintf(where, sizeof(where), "lists[%zu]", i);
+		int rc = bm_parse_list(c, o, where, r, &r->lists[i]);
+		if (rc)
+			return rc;
+		r->nl = i + 1;
+	}
+	return 0;
+}
+
+/* "value", "step", "after_frame" of a step that carries a value. */
+static int bm_parse_value(struct bm_ctx *c, json_t *o, const char *where, struct bm_rstep *s)
+{
+	json_t *v = json_object_get(o, "value"), *st = json_object_get(o, "step"), *af = json_object_get(o, "after_frame");
+	if (!json_is_integer(v))
+		return bm_bad(c, "%s: value must be an integer", where);
+	if (st && !json_is_integer(st))
+		return bm_bad(c, "%s: step must be an integer", where);
+	if (af && (!json_is_integer(af) || json_integer_value(af) < 0))
+		return bm_bad(c, "%s: after_frame must be an integer >= 0", where);
+	s->value = json_integer_value(v);
+	s->step = st ? json_integer_value(st) : 0;
+	s->after = af ? (uint64_t)json_integer_value(af) : 0;
+	/* the first frame it runs in is after + 1: value + step * after */
+	if (s->step < 0 || s->value + s->step * (int64_t)s->after < 0)
+		return bm_bad(c, "%s: value %lld + %lld * (n - 1) is negative at frame %llu (a value never "
+			      "goes below 0: raise after_frame, or a step >= 0)", where, (long long)s->value,
+			      (long long)s->step, (unsigned long long)s->after + 1);
+	return 0;
+}
+
+static int bm_step_fence(struct bm_ctx *c, const struct bm_replay *r, json_t *f, const char *where, struct bm_rstep *s)
+{
+	const char *name = json_string_value(f);
+	s->fence = name ? bm_find(r->fences, r->nf, name) : -1;
+	if (s->fence < 0)
+		return bm_bad(c, "%s: fence '%s' is not declared", where, name ? name : "");
+	return 0;
+}
+
+static int bm_step_execute(struct bm_ctx *c, const struct bm_replay *r, json_t *a, const char *where, struct bm_rstep *s)
+{
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > BM_REPLAY_EXEC)
+		return bm_bad(c, "%s: execute: an array of 1..%d list names", where, BM_REPLAY_EXEC);
+	enum rt_list_type qt = r->queues[s->queue].type;
+	size_t i;
+	json_t *n;
+	json_array_foreach(a, i, n) {
+		const char *name = json_string_value(n);
+		int l = name ? bm_list_index(r, name) : -1;
+		if (l < 0)
+			return bm_bad(c, "%s: list '%s' is not declared", where, name ? name : "");
+		if (r->lists[l].type != qt)
+			return bm_bad(c, "%s: list '%s' is a %s list; queue '%s' executes %s lists", where, name,
+				      rt_list_type_name(r->lists[l].type), r->queues[s->queue].name, rt_list_type_name(qt));
+		s->lists[i] = l;
+		s->nlists = i + 1;
+	}
+	return 0;
+}
+
+static int bm_parse_step(struct bm_ctx *c, json_t *o, const char *where, const struct bm_replay *r, struct bm_rstep *s)
+{
+	static const char *const keys[] = { "queue", "execute", "signal", "wait", "cpu_wait", "value", "step",
+					    "after_frame", NULL };
+	if (!json_is_object(o))
+		return bm_bad(c, "%s: an object", where);
+	int rc = bm_keys(c, o, where, keys);
+	if (rc)
+		return rc;
+	json_t *ex = json_object_get(o, "execute"), *sg = json_object_get(o, "signal");
+	json_t *wt = json_object_get(o, "wait"), *cw = json_object_get(o, "cpu_wait");
+	if (!!ex + !!sg + !!wt + !!cw != 1)
+		return bm_bad(c, "%s: exactly one of execute, signal, wait, cpu_wait", where);
+	s->op = ex ? BM_ROP_EXECUTE : sg ? BM_ROP_SIGNAL : wt ? BM_ROP_WAIT : BM_ROP_CPU_WAIT;
+	json_t *q = json_object_get(o, "queue");
+	if (cw && q)
+		return bm_bad(c, "%s: a cpu_wait has no queue", where);
+	if (!cw) {
+		const char *name = json_string_value(q);
+		s->queue = name ? bm_queue_index(r, name) : -1;
+		if (s->queue < 0)
+			return bm_bad(c, "%s: queue '%s' is not declared", where, name ? name : "");
+	}
+	if (ex) {
+		json_t *af = json_object_get(o, "after_frame");
+		if (json_object_get(o, "value") || json_object_get(o, "step"))
+			return bm_bad(c, "%s: an execute has no value or step", where);
+		if (af && (!json_is_integer(af) || json_integer_value(af) < 0))
+			return bm_bad(c, "%s: after_frame must be an integer >= 0", where);
+		s->after = af ? (uint64_t)json_integer_value(af) : 0;
+		return bm_step_execute(c, r, ex, where, s);
+	}
+	rc = bm_step_fence(c, r, sg ? sg : wt ? wt : cw, where, s);
+	return rc ? rc : bm_parse_value(c, o, where, s);
+}
+
+static int bm_parse_frame(struct bm_ctx *c, json_t *a, struct bm_replay *r)
+{
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > BM_REPLAY_STEPS)
+		return bm_bad(c, "frame: an array of 1..%d steps", BM_REPLAY_STEPS);
+	size_t i;
+	json_t *o;
+	json_array_foreach(a, i, o) {
+		char where[64];
+		snprintf(where, sizeof(where), "frame[%zu]", i);
+		int rc = bm_parse_step(c, o, where, r, &r->steps[i]);
+		if (rc)
+			return rc;
+		r->ns = i + 1;
+	}
+	return 0;
+}
+
+static int bm_parse_root(struct bm_ctx *c, json_t *root, struct bm_replay *r)
+{
+	static const char *const keys[] = { "name", "comment", "queues", "fences", "lists", "frame", NULL };
+	if (!json_is_object(root))
+		return bm_bad(c, "the file must hold one JSON object");
+	int rc = bm_keys(c, root, "top level", keys);
+	json_t *name = json_object_get(root, "name");
+	snprintf(r->name, sizeof(r->name), "%s", json_is_string(name) ? json_string_value(name) : "replay");
+	if (!rc)
+		rc = bm_parse_queues(c, json_object_get(root, "queues"), r);
+	if (!rc)
+		rc = bm_parse_fences(c, json_object_get(root, "fences"), r);
+	if (!rc)
+		rc = bm_parse_lists(c, json_object_get(root, "lists"), r);
+	if (!rc)
+		rc = bm_parse_frame(c, json_object_get(root, "frame"), r);
+	return rc;
+}
+
+static int bm_replay_from(json_t *root, json_error_t *jerr, struct bm_ctx *c, struct bm_replay **out)
+{
+	if (!root)
+		return bm_bad(c, "line %d, column %d: %s", jerr->line, jerr->column, jerr->text);
+	struct bm_replay *r = calloc(1, sizeof(*r));
+	if (!r) {
+		json_decref(root);
+		return bm_bad(c, "no memory");
+	}
+	int rc = bm_parse_root(c, root, r);
+	json_decref(root);
+	if (rc) {
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int bm_replay_parse(const char *text, const char *origin, struct bm_replay **out, char *err, size_t errlen)
+{
+	struct bm_ctx c = { origin, err, errlen };
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+	return bm_replay_from(root, &jerr, &c, out);
+}
+
+int bm_replay_load(const char *path, struct bm_replay **out, char *err, size_t errlen)
+{
+	struct bm_ctx c = { path, err, errlen };
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -ENOENT;
+	}
+	json_error_t jerr;
+	json_t *root = json_loadf(f, 0, &jerr);
+	fclose(f);
+	return bm_replay_from(root, &jerr, &c, out);
+}
+
+void bm_replay_free(struct bm_replay *r)
+{
+	free(r);
+}
+
+const char *bm_replay_name(const struct bm_replay *r)
+{
+	return r->name;
+}
+
+/* ---- running it ---- */
+
+int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, struct bm_wl *w, char *err, size_t errlen)
+{
+	memset(rr, 0, sizeof(*rr));
+	rr->spec = spec;
+	rr->w = w;
+	int rc = 0;
+	for (size_t i = 0; i < spec->nq && !rc; i++) {
+		struct rt_cqueue_desc d = { .type = spec->queues[i].type, .user_mode = w->user_mode,
+					    .name = spec->queues[i].name, .debug = w->debug };
+		rc = rt_cqueue_create(w->d, &d, &rr->q[i]);
+		if (rc)
+			snprintf(err, errlen, "queue '%s': %s", spec->queues[i].name, strerror(-rc));
+	}
+	for (size_t i = 0; i < spec->nf && !rc; i++)
+		if ((rc = rt_fence_create(w->d, 0, &rr->f[i])))
+			snprintf(err, errlen, "fence '%s': %s", spec->fences[i], strerror(-rc));
+	for (size_t i = 0; i < spec->nl && !rc; i++) {
+		const struct bm_rlist *l = &spec->lists[i];
+		rc = rt_clist_create(l->type, &rr->l[i]);
+		for (size_t k = 0; k < l->n && !rc; k++)
+			rc = rt_clist_record(rr->l[i], l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
+		if (!rc)
+			rc = rt_clist_close(rr->l[i]);
+		if (rc)
+			snprintf(err, errlen, "list '%s': %s", l->name,
+				 rr->l[i] && *rt_clist_error(rr->l[i]) ? rt_clist_error(rr->l[i]) : strerror(-rc));
+	}
+	return rc;
+}
+
+static uint64_t bm_step_value(const struct bm_rstep *s, uint64_t n)
+{
+	return (uint64_t)(s->value + s->step * (int64_t)(n - 1));
+}
+
+static int bm_replay_step(struct bm_replay_run *rr, const struct bm_rstep *s, uint64_t n)
+{
+	if (n <= s->after)
+		return 0;
+	struct rt_cqueue *q = s->op == BM_ROP_CPU_WAIT ? NULL : rr->q[s->queue];
+	switch (s->op) {
+	case BM_ROP_EXECUTE: {
+		struct rt_clist *lists[BM_REPLAY_EXEC];
+		for (size_t i = 0; i < s->nlists; i++)
+			lists[i] = rr->l[s->lists[i]];
+		return rt_cqueue_execute(q, lists, s->nlists);
+	}
+	case BM_ROP_SIGNAL: {
+		uint64_t v = bm_step_value(s, n);
+		int rc = rt_cqueue_signal(q, rr->f[s->fence], v);
+		if (!rc && v > rr->last[s->fence])
+			rr->last[s->fence] = v;
+		return rc;
+	}
+	case BM_ROP_WAIT:
+		return rt_cqueue_wait(q, rr->f[s->fence], bm_step_value(s, n));
+	default:
+		return bm_wl_cpu_wait(rr->w, rr->f[s->fence], bm_step_value(s, n));
+	}
+}
+
+int bm_replay_frame(struct bm_replay_run *rr)
+{
+	uint64_t n = rr->n + 1;
+	for (size_t i = 0; i < rr->spec->ns; i++) {
+		int rc = bm_replay_step(rr, &rr->spec->steps[i], n);
+		if (rc)
+			return rc;
+	}
+	rr->n = n;
+	return 0;
+}
+
+int bm_replay_drain(struct bm_replay_run *rr)
+{
+	for (size_t i = 0; i < rr->spec->nf; i++)
+		if (rr->last[i]) {
+			int rc = bm_wl_cpu_wait(rr->w, rr->f[i], rr->last[i]);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
+
+void bm_replay_stop(struct bm_replay_run *rr)
+{
+	for (size_t i = 0; i < BM_REPLAY_LISTS; i++)
+		if (rr->l[i])
+			rt_clist_destroy(rr->l[i]);
+	for (size_t i = 0; i < BM_REPLAY_QUEUES; i++)
+		if (rr->q[i])
+			rt_cqueue_destroy(rr->q[i]);
+	/* the fences are the device's */
+}
+
+struct rt_cqueue *bm_replay_queue(struct bm_replay_run *rr, const char *name)
+{
+	int i = bm_queue_index(rr->spec, name);
+	return i < 0 ? NULL : rr->q[i];
+}
+
+struct rt_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name)
+{
+	int i = bm_find(rr->spec->fences, rr->spec->nf, name);
+	return i < 0 ? NULL : rr->f[i];
+}

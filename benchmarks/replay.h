@@ -1,0 +1,75 @@
+/* benchmarks/replay.h — a title's frame graph from a JSON file, run on the
+ * D3D12 runtime: "what would the native fence buy my frame graph", without
+ * writing C.  The scenario is `replay` (benchmarks/scenarios/workloads.c);
+ * the seed's workloads ship as files in benchmarks/workloads/.
+ *
+ * The file (every key checked; unknown keys are refused):
+ *
+ *   { "name": "frame", "comment": "...",
+ *     "queues": [ { "name": "copy0", "type": "copy" }, ... ],      direct | compute | copy
+ *     "fences": [ "copyFence", ... ],                               each starts at 0
+ *     "lists":  [ { "name": "geometry", "type": "copy",
+ *                   "commands": [ { "op": "copy", "us": 100, "units": 1 } ] }, ... ],
+ *     "frame":  [ { "cpu_wait": "frameFence", "value": -1, "step": 1, "after_frame": 2 },
+ *                 { "queue": "copy0", "execute": [ "geometry" ] },
+ *                 { "queue": "copy0", "signal": "copyFence", "value": 101, "step": 100 },
+ *                 { "queue": "direct0", "wait": "copyFence", "value": 101, "step": 100 }, ... ] }
+ *
+ * "frame" is one frame's submission order, run for frames n = 1, 2, ...: a
+ * step runs when n > after_frame (default 0) with the value value + step *
+ * (n - 1) (step default 0), which must never be negative.  A list's
+ * commands must be ones its type can hold, an executed list's type must be
+ * its queue's.  Errors are one line: "FILE: frame[3]: queue 'copy1' is not
+ * declared"; a JSON syntax error names line and column.
+ *
+ *   call                                   who
+ *   bm_replay_load / _parse / _free        any thread
+ *   bm_replay_start / _frame / _drain /    the workload's thread (bm_wl)
+ *     _stop, _queue, _fence
+ */
+#ifndef BM_REPLAY_H
+#define BM_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "benchmarks/workload.h"
+
+#define BM_REPLAY_QUEUES 16
+#define BM_REPLAY_FENCES 32
+#define BM_REPLAY_LISTS 64
+#define BM_REPLAY_STEPS 256
+#define BM_REPLAY_CMDS 64               /* commands per list */
+#define BM_REPLAY_EXEC 16               /* lists per execute */
+#define BM_REPLAY_NAME 32
+
+struct bm_replay;
+
+/* Read and check a file / a text (`origin` names it in messages).  0;
+ * -ENOENT (no file), -EINVAL (bad JSON or content): a one-line message in err. */
+int bm_replay_load(const char *path, struct bm_replay **out, char *err, size_t errlen);
+int bm_replay_parse(const char *text, const char *origin, struct bm_replay **out, char *err, size_t errlen);
+void bm_replay_free(struct bm_replay *r);
+const char *bm_replay_name(const struct bm_replay *r);
+
+struct bm_replay_run {
+	const struct bm_replay *spec;
+	struct bm_wl *w;
+	struct rt_cqueue *q[BM_REPLAY_QUEUES];
+	struct rt_fence *f[BM_REPLAY_FENCES];
+	uint64_t last[BM_REPLAY_FENCES];    /* highest value signaled so far */
+	struct rt_clist *l[BM_REPLAY_LISTS];
+	uint64_t n;                         /* frames submitted */
+};
+
+/* Create the file's queues, fences and lists on w's device.  0 / -errno
+ * with a message in err.  bm_replay_stop frees what it created. */
+int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, struct bm_wl *w, char *err,
+		    size_t errlen);
+int bm_replay_frame(struct bm_replay_run *rr);       /* one frame: 0 / -errno */
+int bm_replay_drain(struct bm_replay_run *rr);       /* every fence at its last value signaled */
+void bm_replay_stop(struct bm_replay_run *rr);       /* after bm_wl_down: the queue wrappers */
+struct rt_cqueue *bm_replay_queue(struct bm_replay_run *rr, const char *name);   /* NULL: none */
+struct rt_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name);
+
+#endif

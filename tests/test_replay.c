@@ -1,0 +1,241 @@
+/* tests/test_replay.c — replay (benchmarks/replay.h): a bad file gets one
+ * clear line naming what is wrong, and the seed's workloads shipped as
+ * replay files (benchmarks/workloads/) give the same counts as the C
+ * workloads: per queue executes, lists, commands, work, signals and waits,
+ * the final fence values, GPU signals and interrupts on the native path. */
+#include <errno.h>
+#include <string.h>
+
+#include "benchmarks/replay.h"
+#include "src/fb_scenario.h"
+#include "tests/fb_test.h"
+
+static void refused(const char *text, const char *want)
+{
+	struct bm_replay *r = NULL;
+	char err[512] = "";
+	assert_int_equal(bm_replay_parse(text, "t.json", &r, err, sizeof(err)), -EINVAL);
+	assert_null(r);
+	if (!strstr(err, want) || strncmp(err, "t.json: ", 8))
+		fail_msg("error '%s' does not say '%s'", err, want);
+}
+
+#define Q "\"queues\": [ { \"name\": \"copy0\", \"type\": \"copy\" }, { \"name\": \"direct0\", \"type\": \"direct\" } ]"
+#define F "\"fences\": [ \"f\" ]"
+#define L "\"lists\": [ { \"name\": \"c\", \"type\": \"copy\", \"commands\": [ { \"op\": \"copy\", \"us\": 10 } ] } ]"
+
+static void bad_files_are_refused_with_one_clear_line(void **state)
+{
+	(void)state;
+	refused("{ \"queues\": [", "line 1");
+	refused("[]", "one JSON object");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"execute\": [\"c\"] } ], \"extra\": 1 }",
+		"unknown key 'extra'");
+	refused("{ \"queues\": [ { \"name\": \"q\", \"type\": \"dma\" } ], " F ", " L ", \"frame\": [] }",
+		"queues[0]: type 'dma' is not one of direct|compute|copy");
+	refused("{ " Q ", " F ", \"lists\": [ { \"name\": \"c\", \"type\": \"copy\", \"commands\": [ { \"op\": \"draw\", \"us\": 1 } ] } ], "
+		"\"frame\": [ { \"queue\": \"copy0\", \"execute\": [\"c\"] } ] }",
+		"lists[0] 'c' commands[0]: a copy list cannot hold a draw");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy1\", \"execute\": [\"c\"] } ] }",
+		"frame[0]: queue 'copy1' is not declared");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"direct0\", \"execute\": [\"c\"] } ] }",
+		"frame[0]: list 'c' is a copy list; queue 'direct0' executes direct lists");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"signal\": \"g\", \"value\": 1 } ] }",
+		"frame[0]: fence 'g' is not declared");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"wait\": \"f\", \"value\": -1, \"step\": 1 } ] }",
+		"is negative at frame 1");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"wait\": \"f\", \"signal\": \"f\", \"value\": 1 } ] }",
+		"exactly one of execute, signal, wait, cpu_wait");
+	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"cpu_wait\": \"f\", \"value\": 1 } ] }",
+		"a cpu_wait has no queue");
+	struct bm_replay *r = NULL;
+	char err[512];
+	assert_int_equal(bm_replay_load("no/such/file.json", &r, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no/such/file.json"));
+	assert_int_equal(bm_replay_parse("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"execute\": [\"c\"] }, "
+					 "{ \"queue\": \"copy0\", \"signal\": \"f\", \"value\": 1, \"step\": 1 } ] }",
+					 "ok.json", &r, err, sizeof(err)), 0);
+	bm_replay_free(r);
+}
+
+/* The harness's string parameter (replay's file=): parsed, formatted back,
+ * interned (one pointer per text), refused past FB_PARAM_STRING_MAX. */
+static void string_parameters_round_trip(void **state)
+{
+	(void)state;
+	static const struct fb_param p = FB_PARAM_STRING("file", "a.json", "a file");
+	union fb_value a, b, d = fb_param_default(&p);
+	char err[256], text[64];
+	assert_string_equal(d.s, "a.json");
+	assert_int_equal(fb_param_parse(&p, "benchmarks/workloads/frame.json", &a, err, sizeof(err)), 0);
+	assert_int_equal(fb_param_parse(&p, "benchmarks/workloads/frame.json", &b, err, sizeof(err)), 0);
+	assert_ptr_equal(a.s, b.s);
+	fb_param_format(&p, a, text, sizeof(text));
+	assert_string_equal(text, "benchmarks/workloads/frame.json");
+	assert_string_equal(fb_param_type_name(FB_PARAM_STRING), "string");
+	static char big[FB_PARAM_STRING_MAX + 2];
+	memset(big, 'x', FB_PARAM_STRING_MAX + 1);
+	assert_int_equal(fb_param_parse(&p, big, &a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "too long"));
+}
+
+/* Counts after a run, to compare a C workload with its replay file. */
+struct counts {
+	struct rt_cqueue_stats q[3];
+	uint64_t fences[4];
+	uint64_t gpu_signals, interrupts, cpu_waits;
+};
+
+static void snap_queues(struct counts *c, struct rt_cqueue *const *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rt_cqueue_stats(q[i], &c->q[i]);
+}
+
+static void snap_stack(struct counts *c, struct bm_wl *w, uint64_t cpu_waits)
+{
+	struct bm_wl_snap s;
+	bm_wl_snap(w, &s);
+	c->gpu_signals = s.gpu_signals;
+	c->interrupts = s.interrupts;
+	c->cpu_waits = cpu_waits;
+}
+
+static void up(struct bm_wl *w)
+{
+	char err[256];
+	assert_int_equal(bm_wl_up(w, RT_PATH_NATIVE, true, false, err, sizeof(err)), 0);
+}
+
+/* Run `file` for `frames` frames; queues and fences by name. */
+static void run_replay(const char *file, uint64_t frames, const char *const *qn, size_t nq, const char *const *fn,
+		       size_t nf, struct counts *c)
+{
+	struct bm_replay *spec = NULL;
+	char err[512];
+	if (bm_replay_load(file, &spec, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct bm_wl w;
+	up(&w);
+	struct bm_replay_run rr;
+	if (bm_replay_start(&rr, spec, &w, err, sizeof(err)))
+		fail_msg("%s", err);
+	for (uint64_t i = 0; i < frames; i++)
+		assert_int_equal(bm_replay_frame(&rr), 0);
+	uint64_t waits = w.cpu_waits;
+	assert_int_equal(bm_replay_drain(&rr), 0);
+	struct rt_cqueue *q[3];
+	for (size_t i = 0; i < nq; i++)
+		assert_non_null(q[i] = bm_replay_queue(&rr, qn[i]));
+	snap_queues(c, q, nq);
+	for (size_t i = 0; i < nf; i++)
+		c->fences[i] = rt_fence_completed(bm_replay_fence(&rr, fn[i]));
+	snap_stack(c, &w, waits);
+	assert_int_equal(bm_wl_down(&w), 0);
+	bm_replay_stop(&rr);
+	bm_replay_free(spec);
+}
+
+static void same_counts(const struct counts *a, const struct counts *b, size_t nq, size_t nf)
+{
+	for (size_t i = 0; i < nq; i++) {
+		assert_int_equal(a->q[i].executes, b->q[i].executes);
+		assert_int_equal(a->q[i].lists, b->q[i].lists);
+		for (int k = 0; k < RT_OPS; k++)
+			assert_int_equal(a->q[i].ops[k], b->q[i].ops[k]);
+		assert_int_equal(a->q[i].work_ns, b->q[i].work_ns);
+		assert_int_equal(a->q[i].signals, b->q[i].signals);
+		assert_int_equal(a->q[i].waits, b->q[i].waits);
+	}
+	for (size_t i = 0; i < nf; i++)
+		assert_int_equal(a->fences[i], b->fences[i]);
+	assert_int_equal(a->cpu_waits, b->cpu_waits);
+	assert_int_equal(a->gpu_signals, b->gpu_signals);
+	assert_true(a->q[0].executes > 0);
+}
+
+static void frame_json_counts_as_the_c_frame(void **state)
+{
+	(void)state;
+	const uint64_t frames = 8;
+	struct counts c = { 0 }, r = { 0 };
+	struct bm_wl w;
+	up(&w);
+	struct bm_frame_cfg cfg = { .geometry_ns = 100000, .texture_ns = 50000, .prepass_ns = 300000,
+				    .lighting_ns = 400000, .final_ns = 500000, .units = 1, .frames_in_flight = 2 };
+	struct bm_frame f;
+	assert_int_equal(bm_frame_init(&f, &w, &cfg), 0);
+	for (uint64_t i = 0; i < frames; i++)
+		assert_int_equal(bm_frame_submit(&f), 0);
+	uint64_t waits = w.cpu_waits;
+	assert_int_equal(bm_frame_drain(&f), 0);
+	struct rt_cqueue *q[3] = { w.direct, w.compute, w.copy };
+	snap_queues(&c, q, 3);
+	struct rt_fence *fe[4] = { f.copy_fence, f.render_fence, f.compute_fence, f.frame_fence };
+	for (int i = 0; i < 4; i++)
+		c.fences[i] = rt_fence_completed(fe[i]);
+	snap_stack(&c, &w, waits);
+	bm_frame_fini(&f);
+	assert_int_equal(bm_wl_down(&w), 0);
+	static const char *const qn[3] = { "direct0", "compute0", "copy0" };
+	static const char *const fn[4] = { "copyFence", "renderFence", "computeFence", "frameFence" };
+	run_replay("benchmarks/workloads/frame.json", frames, qn, 3, fn, 4, &r);
+	same_counts(&c, &r, 3, 4);
+	assert_int_equal(r.fences[0], 100 * frames + 2);
+}
+
+static void ring_heap_json_counts_as_the_c_ring(void **state)
+{
+	(void)state;
+	const uint64_t steps = 12;
+	struct counts c = { 0 }, r = { 0 };
+	struct bm_wl w;
+	up(&w);
+	struct bm_ring_heap h;
+	assert_int_equal(bm_ring_heap_init(&h, &w, 3, 4, 100000, 200000, 1), 0);
+	for (uint64_t i = 0; i < steps; i++)
+		assert_int_equal(bm_ring_heap_step(&h), 0);
+	uint64_t waits = w.cpu_waits;
+	assert_int_equal(bm_ring_heap_drain(&h), 0);
+	struct rt_cqueue *q[2] = { w.direct, w.copy };
+	snap_queues(&c, q, 2);
+	c.fences[0] = rt_fence_completed(h.fence1);
+	c.fences[1] = rt_fence_completed(h.fence2);
+	snap_stack(&c, &w, waits);
+	bm_ring_heap_fini(&h);
+	assert_int_equal(bm_wl_down(&w), 0);
+	static const char *const qn[2] = { "direct0", "copy0" };
+	static const char *const fn[2] = { "fence1", "fence2" };
+	run_replay("benchmarks/workloads/ring-heap.json", steps, qn, 2, fn, 2, &r);
+	same_counts(&c, &r, 2, 2);
+}
+
+static void pipeline_json_counts_as_the_c_pipeline(void **state)
+{
+	(void)state;
+	const uint64_t turns = 12;
+	struct counts c = { 0 }, r = { 0 };
+	struct bm_wl w;
+	up(&w);
+	struct bm_pipeline p;
+	assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 400000, 600000, 1), 0);
+	for (uint64_t i = 0; i < turns; i++)
+		assert_int_equal(bm_pipeline_step(&p), 0);
+	uint64_t waits = w.cpu_waits;
+	assert_int_equal(bm_pipeline_drain(&p), 0);
+	struct rt_cqueue *q[2] = { w.direct, w.compute };
+	snap_queues(&c, q, 2);
+	c.fences[0] = rt_fence_completed(p.compute_fence);
+	c.fences[1] = rt_fence_completed(p.graphics_fence);
+	snap_stack(&c, &w, waits);
+	bm_pipeline_fini(&p);
+	assert_int_equal(bm_wl_down(&w), 0);
+	static const char *const qn[2] = { "direct0", "compute0" };
+	static const char *const fn[2] = { "computeFence", "graphicsFence" };
+	run_replay("benchmarks/workloads/pipeline.json", turns, qn, 2, fn, 2, &r);
+	same_counts(&c, &r, 2, 2);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(bad_files_are_refused_with_one_clear_line), cmocka_unit_test(string_parameters_round_trip),
+	     cmocka_unit_test(frame_json_counts_as_the_c_frame), cmocka_unit_test(ring_heap_json_counts_as_the_c_ring),
+	     cmocka_unit_test(pipeline_json_counts_as_the_c_pipeline))
