@@ -202,7 +202,7 @@ static void lists_refuse_what_their_type_cannot_hold(void **state)
 			assert_int_equal(rt_list_type_holds((enum rt_list_type)t, (enum rt_op)op), holds[t][op]);
 			int rc = rt_clist_record(l, (enum rt_op)op, 1000, 2);
 			assert_int_equal(rc, holds[t][op] ? 0 : -EINVAL);
-			assert_int_equal(rt_clist_cmds(l), holds[t][op] ? 2 : 0);
+			assert_int_equal(rt_clist_cmds(l), holds[t][op] ? 1 : 0);   /* one WORK of 2 sub-units */
 			if (!holds[t][op]) {
 				char want[64];
 				snprintf(want, sizeof(want), "%s list cannot hold a %s", rt_list_type_name((enum rt_list_type)t),
@@ -214,7 +214,8 @@ static void lists_refuse_what_their_type_cannot_hold(void **state)
 	struct rt_clist *l = NULL;
 	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &l), 0);
 	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, 0), -EINVAL);
-	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, RT_LIST_MAX_CMDS), 0);
+	for (int i = 0; i < RT_LIST_MAX_CMDS; i++)
+		assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, 1000), 0);   /* sub-units are not commands */
 	assert_int_equal(rt_clist_record(l, RT_OP_DRAW, 1000, 1), -ENOSPC);
 	assert_int_equal(rt_clist_cmds(l), RT_LIST_MAX_CMDS);
 	rt_clist_destroy(l);
@@ -311,7 +312,7 @@ static void execute_runs_an_array_of_lists(void **state)
 		struct rt_clist *l[3];
 		for (int i = 0; i < 3; i++) {
 			assert_int_equal(rt_clist_create(RT_LIST_COPY, &l[i]), 0);
-			assert_int_equal(rt_clist_record(l[i], RT_OP_COPY, 1 * MS, 50), 0);   /* 150 units > RT_MAX_CMDS */
+			assert_int_equal(rt_clist_record(l[i], RT_OP_COPY, 1 * MS, 50), 0);   /* 150 sub-units in 3 commands */
 			assert_int_equal(rt_clist_close(l[i]), 0);
 		}
 		uint64_t b0 = busy(s, 2);
@@ -645,7 +646,8 @@ static void rewind_race_keeps_a_satisfied_wait_satisfied(void **state)
 	}
 }
 
-/* A fence destroyed under an event wait: the event is set, nobody hangs. */
+/* A fence destroyed under an event wait: the event is set, nobody hangs;
+ * then every use of the destroyed fence gets -EIDRM. */
 static void destroyed_fence_never_leaves_an_event_waiting(void **state)
 {
 	(void)state;
@@ -656,10 +658,87 @@ static void destroyed_fence_never_leaves_an_event_waiting(void **state)
 		assert_int_equal(rt_fence_set_event(f, 5, e), 0);
 		rt_fence_destroy(f);
 		assert_int_equal(rt_event_wait(e, WAIT_NS), 0);
+		/* every later use of the handle is refused, none waits (under ASan:
+		 * none touches freed memory) */
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, false);
+		struct rt_event *e2 = event(true);
+		uint64_t v5 = 5;
+		assert_true(rt_fence_destroyed(f));
+		assert_int_equal(rt_fence_wait(f, 5, WAIT_NS), -EIDRM);
+		assert_int_equal(rt_fence_signal(f, 5), -EIDRM);
+		assert_int_equal(rt_fence_set_event(f, 5, e2), -EIDRM);
+		assert_int_equal(rt_fence_set_event_multi(&f, &v5, 1, true, e2), -EIDRM);
+		assert_int_equal(rt_cqueue_signal(q, f, 5), -EIDRM);
+		assert_int_equal(rt_cqueue_wait(q, f, 5), -EIDRM);
+		assert_int_equal(rt_fence_completed(f), UINT64_MAX);
+		assert_false(rt_event_is_set(e2));
+		rt_fence_destroy(f);                      /* twice: nothing */
+		assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+		rt_cqueue_destroy(q);
+		rt_event_destroy(e2);
 		rt_event_destroy(e);
 		down(s);
 	}
 }
+
+/* Priorities reach the engine: with a triangle-boundary 3D engine, a HIGH
+ * direct queue's short draw completes while a NORMAL queue's long draw is
+ * still running (it was preempted); two NORMAL queues take turns, so the
+ * same short draw waits for the long one to end. */
+static uint64_t priority_low_done_when_high_done(enum rt_priority hi_prio, uint64_t *preemptions)
+{
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, RT_PATH_NATIVE);
+	cfg.os.caps.engines = 3;
+	cfg.os.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	struct rt_stack *s = NULL;
+	char err[256] = "";
+	if (rt_stack_create(&cfg, &s, err, sizeof(err)))
+		fail_msg("rt_stack_create: %s", err);
+	struct rt_cqueue_desc dl = { .type = RT_LIST_DIRECT }, dh = { .type = RT_LIST_DIRECT, .priority = hi_prio };
+	struct rt_cqueue *lo, *hi;
+	assert_int_equal(rt_cqueue_create(rt_stack_device(s), &dl, &lo), 0);
+	assert_int_equal(rt_cqueue_create(rt_stack_device(s), &dh, &hi), 0);
+	assert_int_equal(rt_cqueue_priority(hi), hi_prio);
+	struct rt_clist *long_draw = NULL, *short_draw = list1(RT_LIST_DIRECT, RT_OP_DRAW, 100000);
+	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &long_draw), 0);
+	assert_int_equal(rt_clist_record(long_draw, RT_OP_DRAW, 300 * MS, 300), 0);
+	assert_int_equal(rt_clist_close(long_draw), 0);
+	struct rt_fence *fs = fence(s, 0), *fl = fence(s, 0), *fh = fence(s, 0);
+	unsigned e3d = rt_cqueue_engine(lo);
+	assert_int_equal(rt_cqueue_signal(lo, fs, 1), 0);
+	assert_int_equal(rt_cqueue_execute(lo, &long_draw, 1), 0);
+	assert_int_equal(rt_cqueue_signal(lo, fl, 1), 0);
+	assert_int_equal(rt_fence_wait(fs, 1, WAIT_NS), 0);   /* the long draw is next */
+	nap(20 * MS);                                          /* and well under way */
+	assert_int_equal(rt_cqueue_execute(hi, &short_draw, 1), 0);
+	assert_int_equal(rt_cqueue_signal(hi, fh, 1), 0);
+	assert_int_equal(rt_fence_wait(fh, 1, WAIT_NS), 0);
+	uint64_t low_done = rt_fence_completed(fl);
+	assert_int_equal(rt_fence_wait(fl, 1, WAIT_NS), 0);
+	struct hw_engine_preempt_stats st;
+	rt_stack_engine_preempt_stats(s, e3d, &st);
+	*preemptions = st.preemptions;
+	assert_int_equal(rt_cqueue_finish(lo, WAIT_NS), 0);
+	assert_int_equal(rt_cqueue_finish(hi, WAIT_NS), 0);
+	rt_clist_destroy(long_draw);
+	rt_clist_destroy(short_draw);
+	rt_cqueue_destroy(lo);
+	rt_cqueue_destroy(hi);
+	down(s);
+	return low_done;
+}
+
+static void queue_priority_preempts_lower_work(void **state)
+{
+	(void)state;
+	uint64_t preemptions = 0;
+	assert_int_equal(priority_low_done_when_high_done(RT_PRIORITY_HIGH, &preemptions), 0);
+	assert_true(preemptions >= 1);
+	assert_int_equal(priority_low_done_when_high_done(RT_PRIORITY_NORMAL, &preemptions), 1);
+	assert_int_equal(preemptions, 0);
+}
+
 
 FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_test(several_queues_share_an_engine),
 	     cmocka_unit_test(submission_path_follows_the_fences),
@@ -673,4 +752,5 @@ FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_tes
 	     cmocka_unit_test(multiple_fence_completion_any_and_all), cmocka_unit_test(wait_for_multiple_events),
 	     cmocka_unit_test(rewind_compares_new_waits_against_the_lower_value),
 	     cmocka_unit_test(rewind_race_keeps_a_satisfied_wait_satisfied),
-	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting))
+	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting),
+	     cmocka_unit_test(queue_priority_preempts_lower_work))

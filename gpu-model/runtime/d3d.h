@@ -23,9 +23,10 @@
  * direct queue records for compute or copy runs on its own (3D) engine, as a
  * 3D engine runs a direct list's copies itself.
  *
- * Priorities are recorded with the queue (rt_cqueue_priority) and reported;
- * the engines schedule their run lists round robin whatever the priority
- * (preemption by priority is the preemption work's, in rt.h).
+ * Priorities go to the queue's HW queue (rt_queue_desc.priority: NORMAL 0,
+ * HIGH 1, GLOBAL_REALTIME 2): an engine runs its highest-priority runnable
+ * queue and preempts lower work at the boundary its granularity allows
+ * (gpu-model/hw/preempt.c); queues of equal priority take turns.
  *
  * Submission paths.  desc.user_mode asks for user-mode submission.  It needs
  * native fences (WDDM 3.2): on a device whose fences are monitored (the
@@ -87,16 +88,17 @@ unsigned rt_engine_for_type(unsigned engines, enum rt_list_type t);
 
 /* ---- command lists ---- */
 
-#define RT_LIST_MAX_CMDS 256            /* WORK commands (units) one list holds */
+#define RT_LIST_MAX_CMDS 256            /* WORK commands (recorded ops) one list holds */
 
 struct rt_clist;
 
 /* A list of type t, recording.  0 / -EINVAL (no such type) / -ENOMEM. */
 int rt_clist_create(enum rt_list_type t, struct rt_clist **out);
 void rt_clist_destroy(struct rt_clist *l);
-/* Record op: WORK of ns in all, cut into `units` WORK commands (the
- * sub-units at whose edges an engine may switch to another queue: a
- * preemption point).  0; -EINVAL (the list type cannot hold op, units 0);
+/* Record op: one WORK of ns made of `units` sub-units (triangles of a draw,
+ * thread groups of a dispatch: the points at which an engine whose
+ * granularity allows it may switch to another queue; a dispatch follows the
+ * compute granularity, a draw or a copy the graphics one).  0; -EINVAL (the list type cannot hold op, units 0);
  * -EPERM (the list is closed); -ENOSPC (RT_LIST_MAX_CMDS reached).  A refused
  * command records nothing. */
 int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned units);
@@ -154,7 +156,7 @@ const char *rt_cqueue_error(const struct rt_cqueue *q);   /* the last refusal, "
 struct rt_cqueue_stats {
 	uint64_t executes;              /* successful rt_cqueue_execute calls */
 	uint64_t lists;                 /* lists they executed */
-	uint64_t ops[RT_OPS];           /* copy / dispatch / draw commands executed */
+	uint64_t ops[RT_OPS];           /* copy / dispatch / draw sub-units executed (a command of n units: n) */
 	uint64_t work_ns;               /* GPU work submitted */
 	uint64_t signals, waits;        /* queue Signal / Wait */
 };

@@ -116,7 +116,10 @@ int rt_fence_set_event_multi(struct rt_fence *const *f, const uint64_t *v, size_
 	if (n > RT_WAIT_MAX)
 		return -E2BIG;
 	struct os_fence *of[RT_WAIT_MAX];
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (rt_fence_destroyed(f[i]))
+			return -EIDRM;
 		of[i] = rt_fence_os(f[i]);
+	}
 	return os_wait_multi(of, v, n, all, &e->ev);
 }

@@ -87,17 +87,18 @@ int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned uni
 			 rt_op_name(op), rt_list_type_name(l->type));
 		return -EPERM;
 	}
-	if (l->n + units > RT_LIST_MAX_CMDS) {
-		snprintf(l->err, sizeof(l->err), "%s list full: %zu of %d commands, %u more asked",
-			 rt_list_type_name(l->type), l->n, RT_LIST_MAX_CMDS, units);
+	if (l->n + 1 > RT_LIST_MAX_CMDS) {
+		snprintf(l->err, sizeof(l->err), "%s list full: %zu of %d commands",
+			 rt_list_type_name(l->type), l->n, RT_LIST_MAX_CMDS);
 		return -ENOSPC;
 	}
-	for (unsigned u = 0; u < units; u++) {
-		/* the last unit takes the remainder: the units add up to ns */
-		uint64_t d = ns / units + (u == units - 1 ? ns % units : 0);
-		l->cmds[l->n] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = d };
-		l->ops[l->n++] = (uint8_t)op;
-	}
+	/* one WORK of `units` sub-units (triangles of a draw, thread groups of
+	 * a dispatch): the engine may stop at their edges as its granularity
+	 * allows (gpu-model/hw/preempt.c); a dispatch follows the compute
+	 * granularity, a draw or a copy the graphics one */
+	l->cmds[l->n] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = ns, .value = units,
+					 .pad = op == RT_OP_DISPATCH ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS };
+	l->ops[l->n++] = (uint8_t)op;
 	l->work_ns += ns;
 	return 0;
 }

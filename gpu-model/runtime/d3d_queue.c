@@ -40,6 +40,9 @@ int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, str
 		 * legacy path the runtime has kernel-mode queues only */
 		.user_mode = desc->user_mode && rt_device_native(d),
 		.ring_slots = desc->ring_slots,
+		/* the engine's run list runs the highest runnable priority first and
+		 * preempts lower work at its granularity (hw/preempt.c) */
+		.priority = (int32_t)desc->priority,
 	};
 	struct rt_queue *q;
 	int rc = rt_queue_create(d, &qd, &q);
@@ -128,7 +131,7 @@ static void rt_cqueue_count(struct rt_cqueue *q, struct rt_clist *const *lists, 
 	lf_count(&q->lists, n);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t c = 0; c < lists[i]->n; c++)
-			lf_count(&q->ops[lists[i]->ops[c]], 1);
+			lf_count(&q->ops[lists[i]->ops[c]], lists[i]->cmds[c].value);   /* its sub-units */
 		lf_count(&q->work_ns, lists[i]->work_ns);
 	}
 }

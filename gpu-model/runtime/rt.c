@@ -32,6 +32,7 @@ struct rt_fence {
 	struct rt_device *d;
 	struct os_fence *f;
 	struct rt_fence *next;           /* in the device (d->lock) */
+	_Atomic bool dead;               /* rt_fence_destroy ran: every later use is refused */
 };
 
 struct rt_queue {
@@ -64,6 +65,8 @@ struct rt_device {
 	pthread_mutex_t lock;
 	struct rt_queue *queues;
 	struct rt_fence *fences;
+	struct rt_fence *dead;           /* destroyed fences: the shells stay until the device goes,
+	                                  * so a later use is refused (-EIDRM), never a use after free */
 	_Atomic bool removed;
 };
 
@@ -136,6 +139,10 @@ int rt_device_destroy(struct rt_device *d)
 		os_fence_destroy(f->f);
 		lf_free(f, sizeof(*f), LF_CACHELINE);
 	}
+	for (struct rt_fence *f = d->dead, *next; f; f = next) {
+		next = f->next;
+		lf_free(f, sizeof(*f), LF_CACHELINE);
+	}
 	pthread_mutex_destroy(&d->lock);
 	lf_free(d, sizeof(*d), LF_CACHELINE);
 	return rc;
@@ -175,25 +182,38 @@ int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out
 void rt_fence_destroy(struct rt_fence *f)
 {
 	struct rt_device *d = f->d;
+	if (atomic_exchange_explicit(&f->dead, true, memory_order_acq_rel))
+		return;                          /* destroyed already: nothing more to do */
 	pthread_mutex_lock(&d->lock);
 	for (struct rt_fence **p = &d->fences; *p; p = &(*p)->next)
 		if (*p == f) {
 			*p = f->next;
 			break;
 		}
+	f->next = d->dead;
+	d->dead = f;
 	pthread_mutex_unlock(&d->lock);
 	os_device_untrack_fence(d->od, f->f);
 	os_fence_destroy(f->f);
-	lf_free(f, sizeof(*f), LF_CACHELINE);
+	f->f = NULL;
+}
+
+bool rt_fence_destroyed(const struct rt_fence *f)
+{
+	return atomic_load_explicit(&f->dead, memory_order_acquire);
 }
 
 uint64_t rt_fence_completed(struct rt_fence *f)
 {
+	if (rt_fence_destroyed(f))
+		return UINT64_MAX;               /* no loop on a destroyed fence waits forever */
 	return rt_device_removed(f->d) ? UINT64_MAX : os_fence_value(f->f);
 }
 
 int rt_fence_signal(struct rt_fence *f, uint64_t v)
 {
+	if (rt_fence_destroyed(f))
+		return -EIDRM;
 	if (rt_device_terminated(f->d))
 		return -EIO;
 	return os_fence_signal_cpu(f->f, v);
@@ -207,6 +227,8 @@ static struct os_adapter *rt_adapter(const struct rt_device *d)
 
 int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns)
 {
+	if (rt_fence_destroyed(f))
+		return -EIDRM;
 	bool trace = os_tracing(rt_adapter(f->d));
 	uint64_t t0 = trace ? lf_now_ns() : 0;
 	int rc = os_fence_wait_cpu(f->f, v, timeout_ns);
@@ -244,6 +266,8 @@ int rt_fence_open_cross(struct rt_fence *f, struct rt_device *other, struct rt_f
 
 int rt_fence_wait_event(struct rt_fence *f, uint64_t v, struct lf_event *ev)
 {
+	if (rt_fence_destroyed(f))
+		return -EIDRM;
 	return os_fence_wait_event(f->f, v, ev);
 }
 
@@ -598,12 +622,16 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 
 int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v)
 {
+	if (rt_fence_destroyed(f))
+		return -EIDRM;
 	struct hw_cmd c = rt_cmd_signal(f, v);
 	return rt_queue_submit(q, &c, 1, NULL);
 }
 
 int rt_queue_wait_gpu(struct rt_queue *q, struct rt_fence *f, uint64_t v)
 {
+	if (rt_fence_destroyed(f))
+		return -EIDRM;
 	if (q->um && !os_fence_is_native(f->f))
 		return -EINVAL;           /* nobody would hold it on the CPU */
 	struct hw_cmd c = rt_cmd_wait(f, v);

@@ -150,14 +150,20 @@ size_t rt_queue_events(const struct rt_queue *q, struct rt_fence_event *out, siz
 
 /* A fence (native where the adapter supports it).  0 / -errno. */
 int rt_fence_create(struct rt_device *d, uint64_t initial, struct rt_fence **out);
-void rt_fence_destroy(struct rt_fence *f);               /* no waits pending */
-uint64_t rt_fence_completed(struct rt_fence *f);         /* GetCompletedValue: UINT64_MAX once removed */
+/* Destroy f (no waits pending; event waits still registered are set, os.h).
+ * The handle stays refusable until its device is destroyed: every later
+ * rt_fence_* / queue Signal or Wait on f returns -EIDRM (a second destroy
+ * does nothing), GetCompletedValue UINT64_MAX; a use racing the destroy
+ * from another thread is the caller's bug, as in D3D12. */
+void rt_fence_destroy(struct rt_fence *f);
+bool rt_fence_destroyed(const struct rt_fence *f);
+uint64_t rt_fence_completed(struct rt_fence *f);         /* GetCompletedValue: UINT64_MAX once removed or destroyed */
 /* CPU Signal (ID3D12Fence::Signal: "occurs immediately"): the value is
  * written and every waiter it satisfies is released before the call returns
  * (os_fence_signal_cpu); a rewind signaled next takes none of that back.
  * 0 / -EIO (device removed) / -ERANGE (32-bit GPU, too far from the last value). */
 int rt_fence_signal(struct rt_fence *f, uint64_t v);
-int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns);   /* 0 / -ETIMEDOUT / -EIO */
+int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns);   /* 0 / -ETIMEDOUT / -EIO / -EIDRM (destroyed) */
 struct os_fence *rt_fence_os(struct rt_fence *f);
 
 /* Tests only: when set, called on a user-mode submission between connecting
