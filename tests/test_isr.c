@@ -73,10 +73,14 @@ static void isr_log_reads_only_its_queue_log(void **state)
 			     "--path", "native", "--iterations", "100");
 	assert_int_equal(st, 0);
 	const char *n = ISR("native", "300", "log");
-	assert_int_equal(counter(j, n, "interrupts"), 100);
+	/* one interrupt a waited signal; one fewer now and then when the OS,
+	 * still reading the log for the previous one, finds the next entry and
+	 * releases its waiter before the CMP compares (MonitoredValue moved on) */
+	double irqs = counter(j, n, "interrupts");
+	assert_true(irqs >= 95 && irqs <= 100);
 	assert_int_equal(counter(j, n, "fences_scanned_per_irq"), 0);
-	double e = counter(j, n, "log_entries_per_irq");
-	assert_true(e >= 199.0 / 100 && e <= 2.0);   /* the last progress entry may be read by no interrupt */
+	double e = counter(j, n, "log_entries_per_irq") * irqs;   /* entries read in all */
+	assert_true(e >= 198.5 && e <= 200.5);   /* the last progress entry may be read by no interrupt */
 	assert_int_equal(counter(j, n, "log_overruns"), 0);
 	assert_int_equal(counter(j, n, "log_fallbacks"), 0);
 	assert_int_equal(counter(j, n, "log_released"), 100);

@@ -63,7 +63,6 @@ static struct os_hwqueue *os_tdr_owner(struct os_ums *u, const struct hw_queue *
 
 static void os_tdr_bugcheck(struct os_ums *u)
 {
-	lf_count(&u->tdr_bugchecks, 1);
 	pthread_mutex_lock(&u->lock);
 	u->bugchecked = true;
 	uint32_t nd = u->ndevices;
@@ -74,6 +73,8 @@ static void os_tdr_bugcheck(struct os_ums *u)
 							: OS_TDR_LIMIT_TIME_DEFAULT_NS) / 1000000));
 	for (uint32_t i = 0; i < nd; i++)
 		os_device_terminate(u->devices[i]);
+	/* counted once every device is lost: whoever sees the count sees them lost */
+	lf_count(&u->tdr_bugchecks, 1);
 }
 
 /* Count a reset against TdrLimitCount / TdrLimitTime; true: bug check (done). */
