@@ -381,6 +381,106 @@ static void broken_resubmission_paging_with_new_ids_is_caught(void **state)
 	assert_false(pt_resubmit_correct(&r));              /* the paging buffer came back with a new ID */
 }
 
+/* Lazy context switching (seed step 4: "submit a zero-length buffer ...
+ * ContextSwitch"), kernel-mode path.  A queue runs a buffer; a second one
+ * finds its context still loaded (nothing saved); a ContextSwitch packet
+ * runs nothing, saves the context once and loads the null context; the next
+ * buffer restores it. */
+struct pt_lazy {
+	uint64_t count_after_switch, count_end;
+	bool loaded_after_run, loaded_after_idle, null_after_switch, loaded_at_end, id_logged, ddi_logged;
+	struct hw_engine_preempt_stats before, after_second, after_switch, end;
+};
+
+static void pt_wait_id(struct os_queue *q, uint64_t id)
+{
+	uint64_t log[64];
+	struct timespec d = { 0, 100000 };
+	for (long i = 0; i < PT_DEADLINE_NS / 100000; i++) {
+		size_t n = os_queue_fence_log(q, log, 64);
+		for (size_t k = 0; k < n; k++)
+			if (log[k] == id)
+				return;
+		nanosleep(&d, NULL);
+	}
+	fail_msg("fence ID %llu never completed", (unsigned long long)id);
+}
+
+static void pt_lazy_run(enum hw_fault fault, struct pt_lazy *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct hw_adapter *hw = os_adapter_hw(a);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	_Atomic uint64_t c = 0;
+	struct hw_cmd cmd = { .op = HW_CMD_COUNT, .stamp = &c };
+	uint64_t id;
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->loaded_after_run = hw_engine_context(hw, 0) != NULL;
+	hw_engine_preempt_stats(hw, 0, &r->before);
+	const struct hw_queue *mine = hw_engine_context(hw, 0);
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->loaded_after_idle = mine && hw_engine_context(hw, 0) == mine;
+	hw_engine_preempt_stats(hw, 0, &r->after_second);
+
+	assert_int_equal(os_queue_context_switch(q, &id), 0);
+	pt_wait_id(q, id);
+	r->id_logged = true;
+	r->count_after_switch = atomic_load(&c);
+	r->null_after_switch = hw_engine_context(hw, 0) == NULL;
+	hw_engine_preempt_stats(hw, 0, &r->after_switch);
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
+	r->ddi_logged = false;
+	for (size_t i = 0; i < n; i++)
+		if (log[i].ddi == OS_DDI_SUBMIT_CONTEXT_SWITCH && log[i].value == id)
+			r->ddi_logged = true;
+
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->count_end = atomic_load(&c);
+	r->loaded_at_end = mine && hw_engine_context(hw, 0) == mine;
+	hw_engine_preempt_stats(hw, 0, &r->end);
+	fbt_down(a);
+}
+
+/* The packet switched to the null context and the context came back. */
+static bool pt_lazy_switched(const struct pt_lazy *r)
+{
+	return r->null_after_switch && r->after_switch.ctx_switches == r->after_second.ctx_switches + 1 &&
+	       r->after_switch.ctx_saves == r->after_second.ctx_saves + 1 &&
+	       r->end.ctx_restores == r->after_switch.ctx_restores + 1;
+}
+
+static void lazy_context_switch_runs_nothing_and_switches_to_null(void **state)
+{
+	struct pt_lazy r;
+	pt_lazy_run(HW_FAULT_NONE, &r);
+	assert_true(r.loaded_after_run);
+	assert_true(r.loaded_after_idle);                   /* lazy: kept loaded while idle */
+	assert_int_equal(r.after_second.ctx_saves, r.before.ctx_saves);
+	assert_int_equal(r.after_second.ctx_restores, r.before.ctx_restores);
+	assert_int_equal(r.count_after_switch, 2);         /* the packet ran no work */
+	assert_true(r.id_logged && r.ddi_logged);
+	assert_int_equal(r.after_switch.ctx_restores, r.after_second.ctx_restores);
+	assert_true(pt_lazy_switched(&r));
+	assert_int_equal(r.count_end, 3);
+	assert_true(r.loaded_at_end);
+}
+
+static void broken_context_switch_ignored_is_caught(void **state)
+{
+	struct pt_lazy r;
+	pt_lazy_run(HW_FAULT_IGNORE_CONTEXT_SWITCH, &r);
+	assert_int_equal(r.count_end, 3);
+	assert_false(r.null_after_switch);
+	assert_false(pt_lazy_switched(&r));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -391,4 +491,6 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(flip_latched_at_vsync_never_torn),
 	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught),
 	     cmocka_unit_test(resubmission_paging_first_same_ids_others_new),
-	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught))
+	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught),
+	     cmocka_unit_test(lazy_context_switch_runs_nothing_and_switches_to_null),
+	     cmocka_unit_test(broken_context_switch_ignored_is_caught))

@@ -276,6 +276,9 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		n++;                       /* a preempted WORK's rest */
 	q->work_left_ns = 0;
 	q->ctx_saved = false;
+	q->ctx_in_alloc = false;
+	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
+		atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
 	if (n)
@@ -297,6 +300,7 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 		lf_spin_ns(a->caps.ctx_restore_ns);
 	lf_count(&e->ctx_restores, 1);
 	q->ctx_saved = false;
+	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
 	if (!q->work_left_ns)
 		return true;
 	if (!hw_work_resume(a, e, q))
@@ -358,6 +362,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
+		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
+			hw_ctx_load(a, e, q);            /* preempt.c: lazily, for a command that needs it */
 		switch (c.op) {
 		case HW_CMD_WORK:
 			if (!hw_work_run(a, e, q, &c))
@@ -377,6 +383,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			break;
 		case HW_CMD_FENCE_ID:
 			hw_fence_id_done(q, &c);
+			break;
+		case HW_CMD_CONTEXT_SWITCH:
+			hw_ctx_switch(a, e, q);
 			break;
 		case HW_CMD_FLIP:
 			hw_display_flip(a, c.arg);

@@ -66,6 +66,7 @@ enum hw_fault {
 	HW_FAULT_NO_CMP_BARRIER,   /* CMP reads MonitoredValue before its CurrentValue write is visible */
 	HW_FAULT_LOG_INDEX_FIRST,  /* LOG: FirstFreeEntryIndex incremented before the entry is written */
 	HW_FAULT_PREEMPT_ANYWHERE, /* preemption-aware engines stop wherever asked, whatever their granularity */
+	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -189,6 +190,7 @@ enum hw_cmd_op {
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
 	HW_CMD_FENCE_ID,   /* OS-internal, ends a kernel-mode DMA buffer: its submission fence ID arg (value 1: a paging buffer) completed */
+	HW_CMD_CONTEXT_SWITCH, /* OS-internal: a zero-length DMA buffer with DXGK_SUBMITCOMMANDFLAGS::ContextSwitch (preempt.c) */
 };
 
 struct hw_cmd {
@@ -419,9 +421,21 @@ struct hw_engine_preempt_stats {
 	uint64_t mid_buffer;     /* ... between two commands of one DMA buffer */
 	uint64_t mid_command;    /* ... inside a WORK, between two of its slices */
 	uint64_t ctx_saves, ctx_restores;
+	uint64_t ctx_switches;   /* ContextSwitch packets: switches to the null context */
 	uint64_t resets;         /* queues aborted by hw_engine_reset */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
+/* Lazy context switching (seed gpu-preemption, step 4).  An engine keeps
+ * the context of the last queue whose commands it ran loaded, idle or not,
+ * and loads a queue's context only when one of its commands needs it (not
+ * for a FENCE_ID or a ContextSwitch packet).  A ContextSwitch packet (a
+ * zero-length DMA buffer, os_queue_context_switch) runs no work: the engine
+ * saves the loaded context to its context allocation and switches to the
+ * null context; the queue's next command restores it.  A preemption saves
+ * the context too (the null context is loaded until the next queue runs).
+ * hw_engine_context: the queue whose context is loaded (NULL: the null
+ * context); any thread, acquire; a snapshot, compared, never dereferenced. */
+const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine);
 
 /* ---- display: the vsync source and MMIO flips (gpu-model/hw/display.c) ----
  *

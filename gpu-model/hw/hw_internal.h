@@ -55,6 +55,7 @@ struct hw_queue {
 	 * allocation) and where the queue is in its DMA buffer */
 	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
+	bool ctx_in_alloc;                /* switched out by a ContextSwitch packet: its next command restores it */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
@@ -103,7 +104,8 @@ struct hw_engine {
 	_Atomic(struct hw_queue *) flush_q;         /* hw_queue_flush: preempt and take back this queue (NULL: none) */
 	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
-	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets;
+	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
+	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches;
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */
@@ -187,6 +189,11 @@ bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q);
 /* Leave q now: save the context, count where, clear the request. */
 void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level);
+/* Lazy context switching: load q's context before a command that needs it
+ * (restoring it from its allocation after a ContextSwitch packet); run a
+ * ContextSwitch packet found on q. */
+void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
 /* Run WORK c of q in slices, honouring requests and resets between them.
  * False: the WORK was interrupted (preempted: its rest saved in q; or q reset). */
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);

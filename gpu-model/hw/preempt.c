@@ -109,6 +109,12 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
 	out->ctx_saves = atomic_load_explicit(&e->ctx_saves, memory_order_relaxed);
 	out->ctx_restores = atomic_load_explicit(&e->ctx_restores, memory_order_relaxed);
 	out->resets = atomic_load_explicit(&e->resets, memory_order_relaxed);
+	out->ctx_switches = atomic_load_explicit(&e->ctx_switches, memory_order_relaxed);
+}
+
+const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine)
+{
+	return atomic_load_explicit(&a->engines[engine].ctx_loaded, memory_order_acquire);
 }
 
 /* ---- the engine's side ---- */
@@ -211,11 +217,45 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
 		lf_spin_ns(a->caps.ctx_save_ns);
 	lf_count(&e->ctx_saves, 1);
 	q->ctx_saved = true;
+	q->ctx_in_alloc = false;       /* the preemption's save supersedes it */
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	hw_flush_take(e, q);
 	/* the request is answered: a later one sets it again */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	e->preempted_now = true;
 	hw_progress(e);
+}
+
+void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
+		return;
+	if (q->ctx_in_alloc) {
+		/* switched out by a ContextSwitch packet: restored now, lazily */
+		if (a->caps.ctx_restore_ns)
+			lf_spin_ns(a->caps.ctx_restore_ns);
+		lf_count(&e->ctx_restores, 1);
+		q->ctx_in_alloc = false;
+	}
+	/* release: a reader that sees q loaded sees the commands before it done */
+	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
+}
+
+void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	(void)q;
+	if (a->caps.fault == HW_FAULT_IGNORE_CONTEXT_SWITCH)
+		return;                /* broken on purpose: the packet switches nothing */
+	struct hw_queue *cur = (struct hw_queue *)atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed);
+	if (cur) {
+		/* the loaded context to its context allocation (modeled cost) */
+		if (a->caps.ctx_save_ns)
+			lf_spin_ns(a->caps.ctx_save_ns);
+		lf_count(&e->ctx_saves, 1);
+		cur->ctx_in_alloc = true;
+	}
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
+	lf_count(&e->ctx_switches, 1);
 }
 
 bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
@@ -231,6 +271,8 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 	/* the TDR's preemption request went unanswered: it dies with the reset */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	q->ctx_saved = false;
+	q->ctx_in_alloc = false;
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);   /* the reset lost it */
 	lf_count(&e->resets, 1);
 	e->preempted_now = true;       /* the pass starts over */
 	hw_progress(e);

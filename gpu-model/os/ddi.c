@@ -56,6 +56,7 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_UPDATE_CV_NOTIFY_ONLY] = "DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly)",
 		[OS_DDI_PREEMPT_COMMAND] = "DxgkDdiPreemptCommand",
 		[OS_DDI_RESET_ENGINE] = "DxgkDdiResetEngine",
+		[OS_DDI_SUBMIT_CONTEXT_SWITCH] = "DxgkDdiSubmitCommand(ContextSwitch)",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

@@ -208,6 +208,14 @@ size_t os_queue_held(struct os_queue *q);
  * done); -ENOMEM.  os_queue_fence_log: the IDs completed, in order. */
 int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id);
 int os_queue_preempt(struct os_queue *q, int64_t timeout_ns);
+/* Lazy context switching (seed gpu-preemption, step 4): DxgkDdiSubmitCommand
+ * of a zero-length DMA buffer with Flags.ContextSwitch = 1 on q's engine:
+ * no work runs; the engine switches from the loaded context to the null
+ * context, saving it to its context allocation (hw.h, hw_engine_context).
+ * It completes like any buffer: its submission fence ID (*id) is logged
+ * (os_queue_fence_log).  The queue's submitting thread; never waits for
+ * ring space.  0 / -ENOMEM. */
+int os_queue_context_switch(struct os_queue *q, uint64_t *id);
 size_t os_queue_fence_log(struct os_queue *q, uint64_t *out, size_t max);
 /* Buffers put back by os_queue_preempt so far (paging and not). */
 uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging);
@@ -422,6 +430,7 @@ enum os_ddi {
 	OS_DDI_UPDATE_CV_NOTIFY_ONLY,   /* ... (NotificationOnly=TRUE): a propagated cross-adapter signal */
 	OS_DDI_PREEMPT_COMMAND,         /* DxgkDdiPreemptCommand: handle = engine, value = the priority preempted for */
 	OS_DDI_RESET_ENGINE,            /* DxgkDdiResetEngine (a TDR): handle = engine, value = 1 when it reset */
+	OS_DDI_SUBMIT_CONTEXT_SWITCH,   /* DxgkDdiSubmitCommand of a zero-length buffer, Flags.ContextSwitch: handle = engine, value = its fence ID */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -215,6 +215,21 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	return rc;
 }
 
+int os_queue_context_switch(struct os_queue *q, uint64_t *id)
+{
+	/* zero length: nothing but the switch and the buffer's fence ID */
+	struct hw_cmd buf[2] = { { .op = HW_CMD_CONTEXT_SWITCH } };
+	pthread_mutex_lock(&q->lock);
+	uint64_t i = ++q->next_id;
+	buf[1] = (struct hw_cmd){ .op = HW_CMD_FENCE_ID, .arg = i };
+	os_ddi_log(q->a, OS_DDI_SUBMIT_CONTEXT_SWITCH, hw_queue_engine(q->hwq), i);
+	int rc = os_queue_submit_locked(q, buf, 2);
+	pthread_mutex_unlock(&q->lock);
+	if (!rc && id)
+		*id = i;
+	return rc;
+}
+
 /* Copy the buffers of in[0..n) that end with a FENCE_ID whose paging mark is
  * `paging` to out[*k..]; new IDs for those that get them.  Returns how many. */
 static uint32_t os_resubmit_pick(struct os_queue *q, const struct hw_cmd *in, size_t n, bool paging,
