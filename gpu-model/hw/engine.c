@@ -225,6 +225,24 @@ static void hw_queue_refresh(struct hw_queue *q)
 		q->known_wptr = w;
 }
 
+/* A WAIT that cannot be switched out (caps.wait_unpreemptible): the engine
+ * stays inside q, looking at the condition, for a reset every 50 us
+ * (sleeping: a GPU's stall costs the CPU nothing) until the condition holds.
+ * True: q was reset (a TDR); false: the condition holds, or the adapter
+ * stops (the wait is then left as a blocked one). */
+static bool hw_wait_hold(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct timespec d = { 0, 50000 };
+	while (!hw_wait_satisfied(a, q)) {
+		if (hw_reset_check(e, q))
+			return true;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			return false;
+		nanosleep(&d, NULL);
+	}
+	return false;
+}
+
 /* Anything to fetch: the rest of a command buffer, or a ring entry the engine may see. */
 static bool hw_queue_has_cmds(const struct hw_queue *q)
 {
@@ -400,6 +418,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
 			q->wait_observed_ts = hw_gpu_timestamp(a);   /* logbuf: FenceObservedGpuTimestamp */
+			if (!hw_wait_satisfied(a, q) && a->caps.wait_unpreemptible && hw_wait_hold(a, e, q))
+				goto out;          /* reset by a TDR while it held the engine */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */

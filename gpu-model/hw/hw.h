@@ -122,6 +122,9 @@ struct hw_caps {
 	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
 	enum hw_gfx_preempt gfx_preempt;
 	enum hw_compute_preempt compute_preempt;
+	bool wait_unpreemptible;      /* a blocked native WAIT cannot be switched out: it holds the engine
+				       * until its condition holds (the seed's "must support the ability
+				       * to preempt a wait instruction" not met; only a TDR reset ends it) */
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
 	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
 };
