@@ -481,6 +481,83 @@ static void broken_context_switch_ignored_is_caught(void **state)
 	assert_false(pt_lazy_switched(&r));
 }
 
+/* The context allocation (DxgkCbCreateContextAllocation; seed steps 5-6):
+ * a user-mode queue's long WORK preempted inside (TRIANGLE) by a high
+ * queue; its context (the rest of the WORK) goes to the queue's allocation
+ * and comes back from it.  Destroying the low queue's device destroys it. */
+struct pt_alloc {
+	uint64_t end;
+	struct hw_ctx_alloc_stats st, after;
+	bool created_logged, destroyed_logged;
+};
+
+static void pt_alloc_run(enum hw_fault fault, struct pt_alloc *r)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, fault);
+	struct rt_device *d2;
+	assert_int_equal(rt_device_create(t.u, &d2), 0);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
+	struct rt_queue *lo, *hi = pt_queue(&t, true, 10);
+	assert_int_equal(rt_queue_create(d2, &desc, &lo), 0);
+	struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(lo));
+	assert_non_null(c);
+	_Atomic uint64_t started = 0, end = 0, hc = 0;
+	struct hw_cmd b[3] = { { .op = HW_CMD_COUNT, .stamp = &started },
+			       { .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+			       { .op = HW_CMD_COUNT, .stamp = &end } };
+	assert_int_equal(rt_queue_submit(lo, b, 3, NULL), 0);
+	pt_wait_count(&started, 1);
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
+	pt_wait_count(&end, 1);
+	r->end = atomic_load(&end);
+	hw_ctx_alloc_stats(c, &r->st);
+	assert_int_equal(rt_device_destroy(d2), 0);
+	hw_ctx_alloc_stats(c, &r->after);       /* its memory lives until the adapter goes */
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(t.a, log, OS_DDI_LOG_MAX);
+	r->created_logged = r->destroyed_logged = false;
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].handle != (uint64_t)(uintptr_t)c)
+			continue;
+		if (log[i].ddi == OS_DDI_CREATE_CONTEXT_ALLOCATION)
+			r->created_logged = log[i].value == HW_CTX_ALLOC_BYTES_DEFAULT;
+		if (log[i].ddi == OS_DDI_DESTROY_CONTEXT_ALLOCATION)
+			r->destroyed_logged = r->created_logged;   /* after its creation */
+	}
+	umt_down(&t);
+}
+
+/* Every save came back, the last one with the WORK time it wrote. */
+static bool pt_alloc_round_trip(const struct pt_alloc *r)
+{
+	return r->st.saves >= 1 && r->st.restores == r->st.saves && r->st.saved_work_ns > 0 &&
+	       r->st.restored_work_ns == r->st.saved_work_ns && !r->st.holds;
+}
+
+static void preempted_context_round_trips_through_its_allocation(void **state)
+{
+	struct pt_alloc r;
+	pt_alloc_run(HW_FAULT_NONE, &r);
+	assert_int_equal(r.end, 1);
+	assert_true(pt_alloc_round_trip(&r));
+	assert_int_equal(r.st.bytes, HW_CTX_ALLOC_BYTES_DEFAULT);
+	assert_false(r.st.destroyed);
+	assert_true(r.after.destroyed);                     /* destroyed with its context's queue */
+	assert_true(r.created_logged && r.destroyed_logged);
+}
+
+static void broken_restore_not_read_from_allocation_is_caught(void **state)
+{
+	struct pt_alloc r;
+	pt_alloc_run(HW_FAULT_CTX_RESTORE_LOST, &r);
+	assert_int_equal(r.end, 1);                         /* the WORK's rest was lost, not run */
+	assert_true(r.st.saves >= 1);
+	assert_false(pt_alloc_round_trip(&r));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -493,4 +570,6 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(resubmission_paging_first_same_ids_others_new),
 	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught),
 	     cmocka_unit_test(lazy_context_switch_runs_nothing_and_switches_to_null),
-	     cmocka_unit_test(broken_context_switch_ignored_is_caught))
+	     cmocka_unit_test(broken_context_switch_ignored_is_caught),
+	     cmocka_unit_test(preempted_context_round_trips_through_its_allocation),
+	     cmocka_unit_test(broken_restore_not_read_from_allocation_is_caught))

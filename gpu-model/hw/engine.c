@@ -290,8 +290,9 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	if (q->work_left_ns)
-		n++;                       /* a preempted WORK's rest */
+	uint64_t saved = hw_ctx_drop(q);
+	if (q->work_left_ns || saved)
+		n++;                       /* a preempted WORK's rest (in q or its context allocation) */
 	q->work_left_ns = 0;
 	q->ctx_saved = false;
 	q->ctx_in_alloc = false;
@@ -314,9 +315,7 @@ static inline void hw_engine_progress_bump(struct hw_engine *e)
  * False: preempted again (or reset) inside that WORK. */
 static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
-	if (a->caps.ctx_restore_ns)
-		lf_spin_ns(a->caps.ctx_restore_ns);
-	lf_count(&e->ctx_restores, 1);
+	hw_ctx_restore(a, e, q);       /* preempt.c: from its context allocation */
 	q->ctx_saved = false;
 	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
 	if (!q->work_left_ns)

@@ -67,6 +67,7 @@ enum hw_fault {
 	HW_FAULT_LOG_INDEX_FIRST,  /* LOG: FirstFreeEntryIndex incremented before the entry is written */
 	HW_FAULT_PREEMPT_ANYWHERE, /* preemption-aware engines stop wherever asked, whatever their granularity */
 	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
+	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -439,6 +440,36 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
  * hw_engine_context: the queue whose context is loaded (NULL: the null
  * context); any thread, acquire; a snapshot, compared, never dereferenced. */
 const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine);
+
+/* The context allocation (DxgkCbCreateContextAllocation's object; seed
+ * gpu-preemption, steps 5-6): where a queue's context goes when it is
+ * preempted or switched out (the rest of its WORK, its place in the DMA
+ * buffer) and where the restore reads it back from.  Saving costs
+ * caps.ctx_save_ns and restoring caps.ctx_restore_ns per
+ * HW_CTX_ALLOC_BYTES_DEFAULT of its size.  The OS creates one per HW queue
+ * (os/ctxalloc.c) and gives it to the queue before its first command; a
+ * queue without one keeps its context itself, at the caps' cost.
+ *   hw_ctx_alloc_create   any thread; allocates; 0 / -EINVAL (0 bytes) / -ENOMEM
+ *   hw_queue_set_ctx_alloc  the queue's creator, before its first command; once
+ *   hw_ctx_alloc_stats    any thread; wait-free; relaxed counts (a snapshot)
+ *   hw_ctx_alloc_destroy  the OS, once its queue is retired or the adapter goes
+ *                         (marks it; a retired queue never runs again); the
+ *                         memory goes with its queue's (hw_adapter_destroy), so
+ *                         a late look by an engine is never a use after free */
+#define HW_CTX_ALLOC_BYTES_DEFAULT 65536u
+struct hw_ctx_alloc;
+struct hw_ctx_alloc_stats {
+	uint64_t bytes;
+	uint64_t saves, restores;        /* contexts written to it and read back */
+	uint64_t saved_work_ns;          /* the WORK time left the last save wrote */
+	uint64_t restored_work_ns;       /* the WORK time left the last restore gave back */
+	bool holds;                      /* a saved context is in it now */
+	bool destroyed;
+};
+int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out);
+void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c);
+void hw_ctx_alloc_stats(const struct hw_ctx_alloc *c, struct hw_ctx_alloc_stats *out);
+void hw_ctx_alloc_destroy(struct hw_ctx_alloc *c);
 
 /* ---- display: the vsync source and MMIO flips (gpu-model/hw/display.c) ----
  *

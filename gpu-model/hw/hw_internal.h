@@ -56,6 +56,7 @@ struct hw_queue {
 	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
 	bool ctx_in_alloc;                /* switched out by a ContextSwitch packet: its next command restores it */
+	struct hw_ctx_alloc *ctx_alloc;   /* its context allocation (NULL: the context stays here); set before it runs */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
@@ -75,6 +76,19 @@ struct hw_queue {
 LF_ASSERT_APART(struct hw_queue, known_wptr, kick);
 LF_ASSERT_APART(struct hw_queue, retired, executed);
 LF_ASSERT_APART(struct hw_queue, executed, submitted);
+
+/* preempt.c: a context allocation.  The saved context is written by the
+ * engine (relaxed atomics: the engine is the only writer; readers take a
+ * snapshot). */
+struct hw_ctx_alloc {
+	size_t bytes;
+	uint64_t save_ns, restore_ns;     /* the modeled cost, from the caps and its size */
+	_Atomic bool holds, destroyed;
+	_Atomic uint64_t work_left_ns, work_slice_ns;
+	_Atomic uint32_t kind;
+	_Atomic bool mid_buffer;
+	_Atomic uint64_t saves, restores, saved_work_ns, restored_work_ns;
+};
 
 struct hw_engine {
 	LF_ALIGNED struct lf_wake wake;           /* parks here in F1; doorbells and signals notify */
@@ -194,6 +208,12 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
  * ContextSwitch packet found on q. */
 void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
 void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+/* Save q's context (to its allocation if it has one) / read it back, at the
+ * modeled cost; both count on the engine.  hw_ctx_drop: q's saved context is
+ * gone (reset, discard); returns the WORK time it held. */
+void hw_ctx_save(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+void hw_ctx_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+uint64_t hw_ctx_drop(struct hw_queue *q);
 /* Run WORK c of q in slices, honouring requests and resets between them.
  * False: the WORK was interrupted (preempted: its rest saved in q; or q reset). */
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);

@@ -14,6 +14,7 @@
 #include "gpu-model/hw/doorbell.h"
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
@@ -28,6 +29,9 @@ int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, st
 		lf_free(q, sizeof(*q), LF_CACHELINE);
 		return rc;
 	}
+	rc = os_ctx_alloc_create(a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
+	if (rc)
+		lf_die("os_queue_create: context allocation: %d", rc);   /* the HW queue is on the run list already */
 	pthread_mutex_init(&q->lock, NULL);
 	a->queues[n] = q;
 	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
@@ -213,6 +217,11 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	if (!rc && id)
 		*id = i;
 	return rc;
+}
+
+struct hw_ctx_alloc *os_queue_ctx_alloc(struct os_queue *q)
+{
+	return q->ctx_alloc;
 }
 
 int os_queue_context_switch(struct os_queue *q, uint64_t *id)
