@@ -558,6 +558,84 @@ static void broken_restore_not_read_from_allocation_is_caught(void **state)
 	assert_false(pt_alloc_round_trip(&r));
 }
 
+/* Split/partial DMA buffers (seed: "drivers that are aware of preemption
+ * should handle a split/partial DMA packet submission in the same way as a
+ * regular full packet"; Windows 7 runs the split packets of one render
+ * command back to back).  One render command split into three packets on
+ * a DMA_BUFFER_BOUNDARY engine; a high buffer arrives during the first. */
+struct pt_split {
+	uint64_t p1_at_hi, end_at_hi, counts[4];
+	struct hw_engine_preempt_stats st;
+};
+
+static void pt_split_run(bool um, bool aware, enum hw_fault fault, struct pt_split *r)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, aware, fault);
+	struct rt_queue *lo = pt_queue(&t, um, 0), *hi = pt_queue(&t, um, 10);
+	_Atomic uint64_t c[4] = { 0 }, hc = 0;
+	struct hw_cmd b[7] = {
+		{ .op = HW_CMD_COUNT, .stamp = &c[0] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS, .pad = HW_CMD_SPLIT_END },   /* packet 1 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[1] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS, .pad = HW_CMD_SPLIT_END },   /* packet 2 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[2] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS },                            /* packet 3 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[3] },
+	};
+	assert_int_equal(rt_queue_submit(lo, b, 7, NULL), 0);
+	pt_wait_count(&c[0], 1);
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
+	r->p1_at_hi = atomic_load(&c[1]);
+	r->end_at_hi = atomic_load(&c[3]);
+	pt_wait_count(&c[3], 1);
+	for (int i = 0; i < 4; i++)
+		r->counts[i] = atomic_load(&c[i]);
+	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
+	umt_down(&t);
+}
+
+/* The high buffer ran between two split packets, the context saved there. */
+static bool pt_split_switched(const struct pt_split *r)
+{
+	return r->end_at_hi == 0 && r->st.at_split >= 1 && r->st.ctx_saves >= 1 && r->st.ctx_restores >= 1;
+}
+
+static void split_packet_is_a_full_buffer_another_context_runs_between(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct pt_split r;
+		pt_split_run(um, true, HW_FAULT_NONE, &r);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(r.counts[i], 1);     /* every packet once */
+		assert_true(pt_split_switched(&r));
+		assert_int_equal(r.st.mid_buffer + r.st.mid_command, 0);   /* only at boundaries */
+	}
+}
+
+static void preemption_unaware_runs_split_packets_back_to_back(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct pt_split r;
+		pt_split_run(um, false, HW_FAULT_NONE, &r);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(r.counts[i], 1);
+		assert_int_equal(r.end_at_hi, 1);             /* the whole command first */
+		assert_int_equal(r.st.preemptions, 0);
+	}
+}
+
+static void broken_split_end_not_a_boundary_is_caught(void **state)
+{
+	struct pt_split r;
+	pt_split_run(false, true, HW_FAULT_SPLIT_IGNORED, &r);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r.counts[i], 1);
+	assert_false(pt_split_switched(&r));                /* the command ran as one buffer */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -572,4 +650,7 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(lazy_context_switch_runs_nothing_and_switches_to_null),
 	     cmocka_unit_test(broken_context_switch_ignored_is_caught),
 	     cmocka_unit_test(preempted_context_round_trips_through_its_allocation),
-	     cmocka_unit_test(broken_restore_not_read_from_allocation_is_caught))
+	     cmocka_unit_test(broken_restore_not_read_from_allocation_is_caught),
+	     cmocka_unit_test(split_packet_is_a_full_buffer_another_context_runs_between),
+	     cmocka_unit_test(preemption_unaware_runs_split_packets_back_to_back),
+	     cmocka_unit_test(broken_split_end_not_a_boundary_is_caught))

@@ -256,13 +256,24 @@ static bool hw_queue_has_cmds(const struct hw_queue *q)
 /* Fetch the next command: from the command buffer being run, else the ring
  * (a user-mode ring only below the known write pointer); an INDIRECT entry
  * starts its command buffer. */
-static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
+/* preempt.c: a split packet's end ends a DMA buffer for a preemption-aware
+ * engine (a PreemptionAware = 0 one runs the next packet at once, see
+ * hw_queue_run) */
+static void hw_note_split(const struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c)
+{
+	q->split_open = (c->pad & HW_CMD_SPLIT_END) && a->caps.fault != HW_FAULT_SPLIT_IGNORED;
+	if (q->split_open)
+		q->mid_buffer = false;
+}
+
+static bool hw_queue_fetch(const struct hw_adapter *a, struct hw_queue *q, struct hw_cmd *c)
 {
 	for (;;) {
 		if (q->ib_pos < q->ib_n) {
 			*c = q->ib[q->ib_pos++];
 			/* preempt.c: the end of an INDIRECT buffer ends a DMA buffer */
 			q->mid_buffer = q->ib_pos < q->ib_n && !(c->pad & HW_CMD_END_OF_BUFFER);
+			hw_note_split(a, q, c);
 			return true;
 		}
 		if (q->um && lf_ring_read_index(q->ring) >= q->known_wptr)
@@ -271,6 +282,7 @@ static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
 			return false;
 		if (c->op != HW_CMD_INDIRECT) {
 			q->mid_buffer = !(c->pad & HW_CMD_END_OF_BUFFER);
+			hw_note_split(a, q, c);
 			return true;
 		}
 		q->ib = c->ib;
@@ -296,6 +308,7 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 	q->work_left_ns = 0;
 	q->ctx_saved = false;
 	q->ctx_in_alloc = false;
+	q->split_open = false;
 	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
 		atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	while (lf_ring_pop_spsc(q->ring, &c))
@@ -373,9 +386,11 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	if (q->ctx_saved && !hw_queue_restore(a, e, q))
 		goto out;
 	/* NONE and DMA_BUFFER granularities cannot switch inside a DMA buffer:
-	 * the round-robin budget waits for its end */
-	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2)) &&
-	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(q, &c)) {
+	 * the round-robin budget waits for its end; PreemptionAware = 0 runs
+	 * the split packets of one command back to back */
+	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2) ||
+		(q->split_open && !a->caps.preemption_aware)) &&
+	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
@@ -442,6 +457,14 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_preempt_take(a, e, q, level);
 			goto out;
 		}
+	}
+	/* preempt.c: left between two split packets of one command (the
+	 * round-robin budget): its context is saved at that boundary, as at a
+	 * full buffer's, and restored when the next packet runs */
+	if (q->split_open && !q->ctx_saved && hw_queue_has_cmds(q)) {
+		hw_ctx_save(a, e, q);
+		q->ctx_saved = true;
+		atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	}
 out:
 	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */

@@ -68,6 +68,7 @@ enum hw_fault {
 	HW_FAULT_PREEMPT_ANYWHERE, /* preemption-aware engines stop wherever asked, whatever their granularity */
 	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
 	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
+	HW_FAULT_SPLIT_IGNORED,    /* a split packet's end is not a DMA buffer boundary (Windows 7 split handling) */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -181,6 +182,14 @@ ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *
 /* pad flag of any command: the last command of a DMA buffer (os_queue_submit
  * and the runtime set it; the end of an INDIRECT buffer is one too) */
 #define HW_CMD_END_OF_BUFFER 0x80000000u
+/* pad flag: the last command of a split packet of one render command that
+ * the next packet continues (a split DMA buffer; not on LOG).  Seed
+ * gpu-preemption: a preemption-aware engine handles it as a full DMA buffer
+ * (a boundary: the context saved and restored there, another context may run
+ * before the next packet); a PreemptionAware = 0 engine runs the packets of
+ * one command back to back, never switching to another context between. */
+#define HW_CMD_SPLIT_END 0x40000000u
+#define HW_CMD_FLAGS (HW_CMD_END_OF_BUFFER | HW_CMD_SPLIT_END)
 
 /* Ops a kernel-mode submission may carry are those up to HW_CMD_STAMP
  * (os_queue_submit validates op <= HW_CMD_STAMP): keep STAMP the last of them. */
@@ -426,6 +435,7 @@ struct hw_engine_preempt_stats {
 	uint64_t mid_command;    /* ... inside a WORK, between two of its slices */
 	uint64_t ctx_saves, ctx_restores;
 	uint64_t ctx_switches;   /* ContextSwitch packets: switches to the null context */
+	uint64_t at_split;       /* preemptions at the end of a split packet (another context ran between two) */
 	uint64_t resets;         /* queues aborted by hw_engine_reset */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);

@@ -55,6 +55,7 @@ struct hw_queue {
 	 * allocation) and where the queue is in its DMA buffer */
 	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
+	bool split_open;                  /* the last command ended a split packet its command continues (HW_CMD_SPLIT_END) */
 	bool ctx_in_alloc;                /* switched out by a ContextSwitch packet: its next command restores it */
 	struct hw_ctx_alloc *ctx_alloc;   /* its context allocation (NULL: the context stays here); set before it runs */
 	bool faulted;                     /* reset by a TDR: never runs again */
@@ -119,7 +120,7 @@ struct hw_engine {
 	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
-	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches;
+	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches, at_split;
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */

@@ -112,6 +112,7 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
 	out->ctx_restores = atomic_load_explicit(&e->ctx_restores, memory_order_relaxed);
 	out->resets = atomic_load_explicit(&e->resets, memory_order_relaxed);
 	out->ctx_switches = atomic_load_explicit(&e->ctx_switches, memory_order_relaxed);
+	out->at_split = atomic_load_explicit(&e->at_split, memory_order_relaxed);
 }
 
 const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine)
@@ -213,6 +214,8 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
 {
 	lf_count(&e->preemptions, 1);
 	lf_count(level == 1 ? &e->at_buffer_end : level == 2 ? &e->mid_buffer : &e->mid_command, 1);
+	if (level == 1 && q->split_open)
+		lf_count(&e->at_split, 1);   /* between two split packets of one command */
 	/* taken back first: the rest of the WORK goes to the OS, not to the
 	 * context allocation */
 	hw_flush_take(e, q);
@@ -444,7 +447,7 @@ static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_
 
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
 {
-	q->kind = (c->pad & ~HW_CMD_END_OF_BUFFER) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
+	q->kind = (c->pad & ~HW_CMD_FLAGS) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
 	uint64_t slices = 1;
 	unsigned level = hw_preempt_level(a, q);
 	if (level >= 3 && c->arg != UINT64_MAX) {
