@@ -118,7 +118,7 @@ struct hw_caps {
 	/* preemption (seed gpu-preemption; gpu-model/hw/preempt.c).  Defaults:
 	 * Windows 8 model, preemption between commands, no save/restore cost */
 	bool preemption_aware;        /* DXGK_VIDSCHCAPS::PreemptionAware (0: Windows 7, never preempts) */
-	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware */
+	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware (recorded: every engine has its own run list and contexts) */
 	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
 	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c) */
 	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
