@@ -13,6 +13,12 @@
  * request at least every HW_LOOK_NS and stopping at the next slice boundary
  * after it sees one.  A reset always gets through (every HW_CHUNK_NS at the
  * latest), so a hung engine is never a hung thread.
+ *
+ * A preempted context goes to the queue's context allocation (hw_ctx_alloc,
+ * created by the OS: os/ctxalloc.c) and is read back from it; the engine
+ * keeps the last context loaded (lazy context switching) until a
+ * ContextSwitch packet switches it to the null context; the end of a split
+ * packet (HW_CMD_SPLIT_END) is a DMA buffer boundary.
  */
 #include <assert.h>
 #include <errno.h>
