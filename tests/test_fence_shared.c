@@ -26,8 +26,11 @@ static struct os_process *new_process(void)
 /* Compare a's DDI log with want[0..n); print both on a mismatch. */
 static void expect_ddis(struct os_adapter *a, const struct os_ddi_call *want, size_t n)
 {
-	struct os_ddi_call got[64];
-	size_t k = os_adapter_ddi_log(a, got, 64);
+	struct os_ddi_call all[64], got[64];
+	size_t m = os_adapter_ddi_log(a, all, 64), k = 0;
+	for (size_t i = 0; i < m; i++)   /* the fence DDIs: the queues' context allocations are not compared */
+		if (all[i].ddi != OS_DDI_CREATE_CONTEXT_ALLOCATION && all[i].ddi != OS_DDI_DESTROY_CONTEXT_ALLOCATION)
+			got[k++] = all[i];
 	bool same = k == n;
 	for (size_t i = 0; same && i < n; i++)
 		same = got[i].ddi == want[i].ddi && got[i].handle == want[i].handle && got[i].value == want[i].value;

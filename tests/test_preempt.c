@@ -381,6 +381,261 @@ static void broken_resubmission_paging_with_new_ids_is_caught(void **state)
 	assert_false(pt_resubmit_correct(&r));              /* the paging buffer came back with a new ID */
 }
 
+/* Lazy context switching (seed step 4: "submit a zero-length buffer ...
+ * ContextSwitch"), kernel-mode path.  A queue runs a buffer; a second one
+ * finds its context still loaded (nothing saved); a ContextSwitch packet
+ * runs nothing, saves the context once and loads the null context; the next
+ * buffer restores it. */
+struct pt_lazy {
+	uint64_t count_after_switch, count_end;
+	bool loaded_after_run, loaded_after_idle, null_after_switch, loaded_at_end, id_logged, ddi_logged;
+	struct hw_engine_preempt_stats before, after_second, after_switch, end;
+};
+
+static void pt_wait_id(struct os_queue *q, uint64_t id)
+{
+	uint64_t log[64];
+	struct timespec d = { 0, 100000 };
+	for (long i = 0; i < PT_DEADLINE_NS / 100000; i++) {
+		size_t n = os_queue_fence_log(q, log, 64);
+		for (size_t k = 0; k < n; k++)
+			if (log[k] == id)
+				return;
+		nanosleep(&d, NULL);
+	}
+	fail_msg("fence ID %llu never completed", (unsigned long long)id);
+}
+
+static void pt_lazy_run(enum hw_fault fault, struct pt_lazy *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct hw_adapter *hw = os_adapter_hw(a);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	_Atomic uint64_t c = 0;
+	struct hw_cmd cmd = { .op = HW_CMD_COUNT, .stamp = &c };
+	uint64_t id;
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->loaded_after_run = hw_engine_context(hw, 0) != NULL;
+	hw_engine_preempt_stats(hw, 0, &r->before);
+	const struct hw_queue *mine = hw_engine_context(hw, 0);
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->loaded_after_idle = mine && hw_engine_context(hw, 0) == mine;
+	hw_engine_preempt_stats(hw, 0, &r->after_second);
+
+	assert_int_equal(os_queue_context_switch(q, &id), 0);
+	pt_wait_id(q, id);
+	r->id_logged = true;
+	r->count_after_switch = atomic_load(&c);
+	r->null_after_switch = hw_engine_context(hw, 0) == NULL;
+	hw_engine_preempt_stats(hw, 0, &r->after_switch);
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
+	r->ddi_logged = false;
+	for (size_t i = 0; i < n; i++)
+		if (log[i].ddi == OS_DDI_SUBMIT_CONTEXT_SWITCH && log[i].value == id)
+			r->ddi_logged = true;
+
+	assert_int_equal(os_queue_submit_buffer(q, &cmd, 1, false, &id), 0);
+	pt_wait_id(q, id);
+	r->count_end = atomic_load(&c);
+	r->loaded_at_end = mine && hw_engine_context(hw, 0) == mine;
+	hw_engine_preempt_stats(hw, 0, &r->end);
+	fbt_down(a);
+}
+
+/* The packet switched to the null context and the context came back. */
+static bool pt_lazy_switched(const struct pt_lazy *r)
+{
+	return r->null_after_switch && r->after_switch.ctx_switches == r->after_second.ctx_switches + 1 &&
+	       r->after_switch.ctx_saves == r->after_second.ctx_saves + 1 &&
+	       r->end.ctx_restores == r->after_switch.ctx_restores + 1;
+}
+
+static void lazy_context_switch_runs_nothing_and_switches_to_null(void **state)
+{
+	struct pt_lazy r;
+	pt_lazy_run(HW_FAULT_NONE, &r);
+	assert_true(r.loaded_after_run);
+	assert_true(r.loaded_after_idle);                   /* lazy: kept loaded while idle */
+	assert_int_equal(r.after_second.ctx_saves, r.before.ctx_saves);
+	assert_int_equal(r.after_second.ctx_restores, r.before.ctx_restores);
+	assert_int_equal(r.count_after_switch, 2);         /* the packet ran no work */
+	assert_true(r.id_logged && r.ddi_logged);
+	assert_int_equal(r.after_switch.ctx_restores, r.after_second.ctx_restores);
+	assert_true(pt_lazy_switched(&r));
+	assert_int_equal(r.count_end, 3);
+	assert_true(r.loaded_at_end);
+}
+
+static void broken_context_switch_ignored_is_caught(void **state)
+{
+	struct pt_lazy r;
+	pt_lazy_run(HW_FAULT_IGNORE_CONTEXT_SWITCH, &r);
+	assert_int_equal(r.count_end, 3);
+	assert_false(r.null_after_switch);
+	assert_false(pt_lazy_switched(&r));
+}
+
+/* The context allocation (DxgkCbCreateContextAllocation; seed steps 5-6):
+ * a user-mode queue's long WORK preempted inside (TRIANGLE) by a high
+ * queue; its context (the rest of the WORK) goes to the queue's allocation
+ * and comes back from it.  Destroying the low queue's device destroys it. */
+struct pt_alloc {
+	uint64_t end;
+	struct hw_ctx_alloc_stats st, after;
+	bool created_logged, destroyed_logged;
+};
+
+static void pt_alloc_run(enum hw_fault fault, struct pt_alloc *r)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, fault);
+	struct rt_device *d2;
+	assert_int_equal(rt_device_create(t.u, &d2), 0);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
+	struct rt_queue *lo, *hi = pt_queue(&t, true, 10);
+	assert_int_equal(rt_queue_create(d2, &desc, &lo), 0);
+	struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(lo));
+	assert_non_null(c);
+	_Atomic uint64_t started = 0, end = 0, hc = 0;
+	struct hw_cmd b[3] = { { .op = HW_CMD_COUNT, .stamp = &started },
+			       { .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+			       { .op = HW_CMD_COUNT, .stamp = &end } };
+	assert_int_equal(rt_queue_submit(lo, b, 3, NULL), 0);
+	pt_wait_count(&started, 1);
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
+	pt_wait_count(&end, 1);
+	r->end = atomic_load(&end);
+	hw_ctx_alloc_stats(c, &r->st);
+	assert_int_equal(rt_device_destroy(d2), 0);
+	hw_ctx_alloc_stats(c, &r->after);       /* its memory lives until the adapter goes */
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(t.a, log, OS_DDI_LOG_MAX);
+	r->created_logged = r->destroyed_logged = false;
+	for (size_t i = 0; i < n; i++) {
+		if (log[i].handle != (uint64_t)(uintptr_t)c)
+			continue;
+		if (log[i].ddi == OS_DDI_CREATE_CONTEXT_ALLOCATION)
+			r->created_logged = log[i].value == HW_CTX_ALLOC_BYTES_DEFAULT;
+		if (log[i].ddi == OS_DDI_DESTROY_CONTEXT_ALLOCATION)
+			r->destroyed_logged = r->created_logged;   /* after its creation */
+	}
+	umt_down(&t);
+}
+
+/* Every save came back, the last one with the WORK time it wrote. */
+static bool pt_alloc_round_trip(const struct pt_alloc *r)
+{
+	return r->st.saves >= 1 && r->st.restores == r->st.saves && r->st.saved_work_ns > 0 &&
+	       r->st.restored_work_ns == r->st.saved_work_ns && !r->st.holds;
+}
+
+static void preempted_context_round_trips_through_its_allocation(void **state)
+{
+	struct pt_alloc r;
+	pt_alloc_run(HW_FAULT_NONE, &r);
+	assert_int_equal(r.end, 1);
+	assert_true(pt_alloc_round_trip(&r));
+	assert_int_equal(r.st.bytes, HW_CTX_ALLOC_BYTES_DEFAULT);
+	assert_false(r.st.destroyed);
+	assert_true(r.after.destroyed);                     /* destroyed with its context's queue */
+	assert_true(r.created_logged && r.destroyed_logged);
+}
+
+static void broken_restore_not_read_from_allocation_is_caught(void **state)
+{
+	struct pt_alloc r;
+	pt_alloc_run(HW_FAULT_CTX_RESTORE_LOST, &r);
+	assert_int_equal(r.end, 1);                         /* the WORK's rest was lost, not run */
+	assert_true(r.st.saves >= 1);
+	assert_false(pt_alloc_round_trip(&r));
+}
+
+/* Split/partial DMA buffers (seed: "drivers that are aware of preemption
+ * should handle a split/partial DMA packet submission in the same way as a
+ * regular full packet"; Windows 7 runs the split packets of one render
+ * command back to back).  One render command split into three packets on
+ * a DMA_BUFFER_BOUNDARY engine; a high buffer arrives during the first. */
+struct pt_split {
+	uint64_t p1_at_hi, end_at_hi, counts[4];
+	struct hw_engine_preempt_stats st;
+};
+
+static void pt_split_run(bool um, bool aware, enum hw_fault fault, struct pt_split *r)
+{
+	struct umt t = pt_up(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, aware, fault);
+	struct rt_queue *lo = pt_queue(&t, um, 0), *hi = pt_queue(&t, um, 10);
+	_Atomic uint64_t c[4] = { 0 }, hc = 0;
+	struct hw_cmd b[7] = {
+		{ .op = HW_CMD_COUNT, .stamp = &c[0] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS, .pad = HW_CMD_SPLIT_END },   /* packet 1 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[1] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS, .pad = HW_CMD_SPLIT_END },   /* packet 2 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[2] },
+		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS },                            /* packet 3 */
+		{ .op = HW_CMD_COUNT, .stamp = &c[3] },
+	};
+	assert_int_equal(rt_queue_submit(lo, b, 7, NULL), 0);
+	pt_wait_count(&c[0], 1);
+	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
+	r->p1_at_hi = atomic_load(&c[1]);
+	r->end_at_hi = atomic_load(&c[3]);
+	pt_wait_count(&c[3], 1);
+	for (int i = 0; i < 4; i++)
+		r->counts[i] = atomic_load(&c[i]);
+	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
+	umt_down(&t);
+}
+
+/* The high buffer ran between two split packets, the context saved there. */
+static bool pt_split_switched(const struct pt_split *r)
+{
+	return r->end_at_hi == 0 && r->st.at_split >= 1 && r->st.ctx_saves >= 1 && r->st.ctx_restores >= 1;
+}
+
+static void split_packet_is_a_full_buffer_another_context_runs_between(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct pt_split r;
+		pt_split_run(um, true, HW_FAULT_NONE, &r);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(r.counts[i], 1);     /* every packet once */
+		assert_true(pt_split_switched(&r));
+		assert_int_equal(r.st.mid_buffer + r.st.mid_command, 0);   /* only at boundaries */
+	}
+}
+
+static void preemption_unaware_runs_split_packets_back_to_back(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct pt_split r;
+		pt_split_run(um, false, HW_FAULT_NONE, &r);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(r.counts[i], 1);
+		assert_int_equal(r.end_at_hi, 1);             /* the whole command first */
+		assert_int_equal(r.st.preemptions, 0);
+	}
+}
+
+static void broken_split_end_not_a_boundary_is_caught(void **state)
+{
+	struct pt_split r;
+	pt_split_run(false, true, HW_FAULT_SPLIT_IGNORED, &r);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r.counts[i], 1);
+	assert_false(pt_split_switched(&r));                /* the command ran as one buffer */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -391,4 +646,11 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(flip_latched_at_vsync_never_torn),
 	     cmocka_unit_test(flip_without_vsync_latch_tears_and_is_caught),
 	     cmocka_unit_test(resubmission_paging_first_same_ids_others_new),
-	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught))
+	     cmocka_unit_test(broken_resubmission_paging_with_new_ids_is_caught),
+	     cmocka_unit_test(lazy_context_switch_runs_nothing_and_switches_to_null),
+	     cmocka_unit_test(broken_context_switch_ignored_is_caught),
+	     cmocka_unit_test(preempted_context_round_trips_through_its_allocation),
+	     cmocka_unit_test(broken_restore_not_read_from_allocation_is_caught),
+	     cmocka_unit_test(split_packet_is_a_full_buffer_another_context_runs_between),
+	     cmocka_unit_test(preemption_unaware_runs_split_packets_back_to_back),
+	     cmocka_unit_test(broken_split_end_not_a_boundary_is_caught))

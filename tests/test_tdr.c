@@ -15,11 +15,12 @@
 #define TT_DELAY_NS 50000000ll   /* the grace a preemptible engine gets: wide, so load never makes it a reset */
 #define TT_DEADLINE_NS 10000000000ll
 
-static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit)
+static struct umt tt_up_waits(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit, bool wait_unpreemptible)
 {
 	struct os_config cfg;
 	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
 	cfg.caps.gfx_preempt = g;
+	cfg.caps.wait_unpreemptible = wait_unpreemptible;
 	struct os_ums_config u;
 	os_ums_config_default(&u);
 	u.drain_timeout_ns = 5000000000ll;
@@ -28,6 +29,11 @@ static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t
 	if (limit)
 		u.tdr_limit_count = limit;
 	return umt_up_with(&cfg, &u);
+}
+
+static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit)
+{
+	return tt_up_waits(g, fault, limit, false);
 }
 
 static struct rt_queue *tt_queue(struct rt_device *d, bool um)
@@ -127,6 +133,89 @@ static void hung_engine_reset_guilty_lost_innocent_kept(void **state)
 	}
 }
 
+/* The wait that never preempts: A's queue waits on a fence nobody signals,
+ * on an engine whose waits cannot be switched out (the granularity is fine:
+ * TRIANGLE); B (another process) has work queued behind it.  With waits
+ * that can be switched out, A's wait leaves the engine and nothing is reset. */
+struct tt_wait {
+	int rc_fence, rc_queue;
+	uint64_t resets, guilty, counted_b, counted_a;
+	bool removed_a, removed_b, ordered;
+};
+
+static void tt_wait_run(bool um, bool unpreemptible, struct tt_wait *r)
+{
+	struct umt t = tt_up_waits(HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, OS_TDR_FAULT_NONE, 0, unpreemptible);
+	struct rt_device *b;
+	assert_int_equal(rt_device_create(t.u, &b), 0);
+	struct rt_fence *fw, *fa;
+	assert_int_equal(rt_fence_create(t.d, 0, &fw), 0);
+	assert_int_equal(rt_fence_create(t.d, 0, &fa), 0);
+	struct rt_queue *qa = tt_queue(t.d, um), *qb = tt_queue(b, um);
+	_Atomic uint64_t ac = 0, bc = 0;
+	struct hw_cmd cmds[3] = { rt_cmd_wait(fw, 1), { .op = HW_CMD_COUNT, .stamp = &ac }, rt_cmd_signal(fa, 1) };
+	uint64_t va;
+	assert_int_equal(rt_queue_submit(qa, cmds, 3, &va), 0);
+	struct tt_waiter wf = { .f = fa, .v = 1 }, wq = { .q = qa, .v = va };
+	pthread_create(&wf.th, NULL, tt_waiter_main, &wf);
+	pthread_create(&wq.th, NULL, tt_waiter_main, &wq);
+	uint64_t vb = 0;
+	for (int i = 0; i < 8; i++)
+		vb = umt_submit_count(qb, &bc);
+	assert_int_equal(rt_queue_wait(qb, vb, TT_DEADLINE_NS), 0);
+	if (!unpreemptible) {
+		/* switched out: B ran past it; now let A's wait hold */
+		struct timespec d = { 0, 4 * TT_DELAY_NS };
+		nanosleep(&d, NULL);
+		assert_int_equal(rt_fence_signal(fw, 1), 0);
+	}
+	pthread_join(wf.th, NULL);
+	pthread_join(wq.th, NULL);
+	r->rc_fence = wf.rc;
+	r->rc_queue = wq.rc;
+	r->counted_a = atomic_load(&ac);
+	r->counted_b = atomic_load(&bc);
+	r->removed_a = rt_device_removed(t.d);
+	r->removed_b = rt_device_removed(b);
+	struct os_ums_stats s = umt_stats(&t);
+	r->resets = s.tdr_resets;
+	r->guilty = s.tdr_guilty;
+	r->ordered = tt_preempt_before_every_reset(t.a);
+	assert_int_equal(rt_device_destroy(b), 0);
+	umt_down(&t);
+}
+
+static void wait_that_never_preempts_is_reset_innocent_resumes(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct tt_wait r;
+		tt_wait_run(um, true, &r);
+		assert_int_equal(r.rc_fence, -EIO);          /* every waiter released, device lost */
+		assert_int_equal(r.rc_queue, -EIO);
+		assert_true(r.removed_a);
+		assert_int_equal(r.counted_a, 0);
+		assert_int_equal(r.resets, 1);
+		assert_int_equal(r.guilty, 1);
+		assert_true(r.ordered);                      /* the preemption request came first */
+		assert_int_equal(r.counted_b, 8);            /* innocent work lost: 0 */
+		assert_false(r.removed_b);
+	}
+}
+
+static void switchable_wait_is_not_reset(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct tt_wait r;
+		tt_wait_run(um, false, &r);
+		assert_int_equal(r.rc_fence, 0);
+		assert_int_equal(r.rc_queue, 0);
+		assert_int_equal(r.counted_a, 1);            /* resumed, the wait still in force, once */
+		assert_int_equal(r.resets, 0);
+		assert_false(r.removed_a);
+		assert_int_equal(r.counted_b, 8);
+	}
+}
+
 struct tt_long {
 	uint64_t resets, preempted, count;
 	bool removed, ordered;
@@ -210,4 +299,6 @@ static void repeated_tdrs_end_in_a_bug_check(void **state)
 FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(preemptible_long_work_is_preempted_not_reset),
 	     cmocka_unit_test(broken_tdr_without_preemption_request_is_caught),
-	     cmocka_unit_test(repeated_tdrs_end_in_a_bug_check))
+	     cmocka_unit_test(repeated_tdrs_end_in_a_bug_check),
+	     cmocka_unit_test(wait_that_never_preempts_is_reset_innocent_resumes),
+	     cmocka_unit_test(switchable_wait_is_not_reset))

@@ -158,6 +158,7 @@ void hw_adapter_destroy(struct hw_adapter *a)
 		uint32_t n = atomic_load(&e->nqueues);
 		for (uint32_t k = 0; k < n; k++) {
 			lf_ring_destroy(e->queues[k]->ring);
+			free(e->queues[k]->ctx_alloc);   /* preempt.c: the queue's context allocation */
 			lf_free(e->queues[k], sizeof(*e->queues[k]), LF_CACHELINE);
 		}
 	}

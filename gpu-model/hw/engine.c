@@ -232,6 +232,24 @@ static void hw_queue_refresh(struct hw_queue *q)
 		q->known_wptr = w;
 }
 
+/* A WAIT that cannot be switched out (caps.wait_unpreemptible): the engine
+ * stays inside q, looking at the condition, for a reset every 50 us
+ * (sleeping: a GPU's stall costs the CPU nothing) until the condition holds.
+ * True: q was reset (a TDR); false: the condition holds, or the adapter
+ * stops (the wait is then left as a blocked one). */
+static bool hw_wait_hold(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct timespec d = { 0, 50000 };
+	while (!hw_wait_satisfied(a, q)) {
+		if (hw_reset_check(e, q))
+			return true;
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			return false;
+		nanosleep(&d, NULL);
+	}
+	return false;
+}
+
 /* Anything to fetch: the rest of a command buffer, or a ring entry the engine may see. */
 static bool hw_queue_has_cmds(const struct hw_queue *q)
 {
@@ -245,13 +263,24 @@ static bool hw_queue_has_cmds(const struct hw_queue *q)
 /* Fetch the next command: from the command buffer being run, else the ring
  * (a user-mode ring only below the known write pointer); an INDIRECT entry
  * starts its command buffer. */
-static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
+/* preempt.c: a split packet's end ends a DMA buffer for a preemption-aware
+ * engine (a PreemptionAware = 0 one runs the next packet at once, see
+ * hw_queue_run) */
+static void hw_note_split(const struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c)
+{
+	q->split_open = (c->pad & HW_CMD_SPLIT_END) && a->caps.fault != HW_FAULT_SPLIT_IGNORED;
+	if (q->split_open)
+		q->mid_buffer = false;
+}
+
+static bool hw_queue_fetch(const struct hw_adapter *a, struct hw_queue *q, struct hw_cmd *c)
 {
 	for (;;) {
 		if (q->ib_pos < q->ib_n) {
 			*c = q->ib[q->ib_pos++];
 			/* preempt.c: the end of an INDIRECT buffer ends a DMA buffer */
 			q->mid_buffer = q->ib_pos < q->ib_n && !(c->pad & HW_CMD_END_OF_BUFFER);
+			hw_note_split(a, q, c);
 			return true;
 		}
 		if (q->um && lf_ring_read_index(q->ring) >= q->known_wptr)
@@ -260,6 +289,7 @@ static bool hw_queue_fetch(struct hw_queue *q, struct hw_cmd *c)
 			return false;
 		if (c->op != HW_CMD_INDIRECT) {
 			q->mid_buffer = !(c->pad & HW_CMD_END_OF_BUFFER);
+			hw_note_split(a, q, c);
 			return true;
 		}
 		q->ib = c->ib;
@@ -279,10 +309,15 @@ static void hw_queue_discard(struct hw_engine *e, struct hw_queue *q)
 		q->waiting = false;
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
 	}
-	if (q->work_left_ns)
-		n++;                       /* a preempted WORK's rest */
+	uint64_t saved = hw_ctx_drop(q);
+	if (q->work_left_ns || saved)
+		n++;                       /* a preempted WORK's rest (in q or its context allocation) */
 	q->work_left_ns = 0;
 	q->ctx_saved = false;
+	q->ctx_in_alloc = false;
+	q->split_open = false;
+	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
+		atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	while (lf_ring_pop_spsc(q->ring, &c))
 		n++;
 	if (n)
@@ -300,10 +335,9 @@ static inline void hw_engine_progress_bump(struct hw_engine *e)
  * False: preempted again (or reset) inside that WORK. */
 static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
-	if (a->caps.ctx_restore_ns)
-		lf_spin_ns(a->caps.ctx_restore_ns);
-	lf_count(&e->ctx_restores, 1);
+	hw_ctx_restore(a, e, q);       /* preempt.c: from its context allocation */
 	q->ctx_saved = false;
+	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
 	if (!q->work_left_ns)
 		return true;
 	if (!hw_work_resume(a, e, q))
@@ -359,12 +393,16 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	if (q->ctx_saved && !hw_queue_restore(a, e, q))
 		goto out;
 	/* NONE and DMA_BUFFER granularities cannot switch inside a DMA buffer:
-	 * the round-robin budget waits for its end */
-	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2)) &&
-	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(q, &c)) {
+	 * the round-robin budget waits for its end; PreemptionAware = 0 runs
+	 * the split packets of one command back to back */
+	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2) ||
+		(q->split_open && !a->caps.preemption_aware)) &&
+	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
+		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
+			hw_ctx_load(a, e, q);            /* preempt.c: lazily, for a command that needs it */
 		switch (c.op) {
 		case HW_CMD_WORK:
 			if (!hw_work_run(a, e, q, &c))
@@ -385,6 +423,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_FENCE_ID:
 			hw_fence_id_done(q, &c);
 			break;
+		case HW_CMD_CONTEXT_SWITCH:
+			hw_ctx_switch(a, e, q);
+			break;
 		case HW_CMD_FLIP:
 			hw_display_flip(a, c.arg);
 			break;
@@ -398,6 +439,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
 			q->wait_observed_ts = hw_gpu_timestamp(a);   /* logbuf: FenceObservedGpuTimestamp */
+			if (!hw_wait_satisfied(a, q) && a->caps.wait_unpreemptible && hw_wait_hold(a, e, q))
+				goto out;          /* reset by a TDR while it held the engine */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
@@ -421,6 +464,14 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_preempt_take(a, e, q, level);
 			goto out;
 		}
+	}
+	/* preempt.c: left between two split packets of one command (the
+	 * round-robin budget): its context is saved at that boundary, as at a
+	 * full buffer's, and restored when the next packet runs */
+	if (q->split_open && !q->ctx_saved && hw_queue_has_cmds(q)) {
+		hw_ctx_save(a, e, q);
+		q->ctx_saved = true;
+		atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	}
 out:
 	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */

@@ -66,6 +66,9 @@ enum hw_fault {
 	HW_FAULT_NO_CMP_BARRIER,   /* CMP reads MonitoredValue before its CurrentValue write is visible */
 	HW_FAULT_LOG_INDEX_FIRST,  /* LOG: FirstFreeEntryIndex incremented before the entry is written */
 	HW_FAULT_PREEMPT_ANYWHERE, /* preemption-aware engines stop wherever asked, whatever their granularity */
+	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
+	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
+	HW_FAULT_SPLIT_IGNORED,    /* a split packet's end is not a DMA buffer boundary (Windows 7 split handling) */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -115,12 +118,15 @@ struct hw_caps {
 	/* preemption (seed gpu-preemption; gpu-model/hw/preempt.c).  Defaults:
 	 * Windows 8 model, preemption between commands, no save/restore cost */
 	bool preemption_aware;        /* DXGK_VIDSCHCAPS::PreemptionAware (0: Windows 7, never preempts) */
-	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware */
+	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware (recorded: every engine has its own run list and contexts) */
 	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
 	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c) */
 	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
 	enum hw_gfx_preempt gfx_preempt;
 	enum hw_compute_preempt compute_preempt;
+	bool wait_unpreemptible;      /* a blocked native WAIT cannot be switched out: it holds the engine
+				       * until its condition holds (the seed's "must support the ability
+				       * to preempt a wait instruction" not met; only a TDR reset ends it) */
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
 	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
 };
@@ -176,6 +182,14 @@ ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *
 /* pad flag of any command: the last command of a DMA buffer (os_queue_submit
  * and the runtime set it; the end of an INDIRECT buffer is one too) */
 #define HW_CMD_END_OF_BUFFER 0x80000000u
+/* pad flag: the last command of a split packet of one render command that
+ * the next packet continues (a split DMA buffer; not on LOG).  Seed
+ * gpu-preemption: a preemption-aware engine handles it as a full DMA buffer
+ * (a boundary: the context saved and restored there, another context may run
+ * before the next packet); a PreemptionAware = 0 engine runs the packets of
+ * one command back to back, never switching to another context between. */
+#define HW_CMD_SPLIT_END 0x40000000u
+#define HW_CMD_FLAGS (HW_CMD_END_OF_BUFFER | HW_CMD_SPLIT_END)
 
 /* Ops a kernel-mode submission may carry are those up to HW_CMD_STAMP
  * (os_queue_submit validates op <= HW_CMD_STAMP): keep STAMP the last of them. */
@@ -189,6 +203,7 @@ enum hw_cmd_op {
 	HW_CMD_INDIRECT,   /* ring entry of a user-mode queue: run the command buffer ib[0..arg) (one level) */
 	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
 	HW_CMD_FENCE_ID,   /* OS-internal, ends a kernel-mode DMA buffer: its submission fence ID arg (value 1: a paging buffer) completed */
+	HW_CMD_CONTEXT_SWITCH, /* OS-internal: a zero-length DMA buffer with DXGK_SUBMITCOMMANDFLAGS::ContextSwitch (preempt.c) */
 };
 
 struct hw_cmd {
@@ -419,9 +434,52 @@ struct hw_engine_preempt_stats {
 	uint64_t mid_buffer;     /* ... between two commands of one DMA buffer */
 	uint64_t mid_command;    /* ... inside a WORK, between two of its slices */
 	uint64_t ctx_saves, ctx_restores;
+	uint64_t ctx_switches;   /* ContextSwitch packets: switches to the null context */
+	uint64_t at_split;       /* preemptions at the end of a split packet (another context ran between two) */
 	uint64_t resets;         /* queues aborted by hw_engine_reset */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
+/* Lazy context switching (seed gpu-preemption, step 4).  An engine keeps
+ * the context of the last queue whose commands it ran loaded, idle or not,
+ * and loads a queue's context only when one of its commands needs it (not
+ * for a FENCE_ID or a ContextSwitch packet).  A ContextSwitch packet (a
+ * zero-length DMA buffer, os_queue_context_switch) runs no work: the engine
+ * saves the loaded context to its context allocation and switches to the
+ * null context; the queue's next command restores it.  A preemption saves
+ * the context too (the null context is loaded until the next queue runs).
+ * hw_engine_context: the queue whose context is loaded (NULL: the null
+ * context); any thread, acquire; a snapshot, compared, never dereferenced. */
+const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine);
+
+/* The context allocation (DxgkCbCreateContextAllocation's object; seed
+ * gpu-preemption, steps 5-6): where a queue's context goes when it is
+ * preempted or switched out (the rest of its WORK, its place in the DMA
+ * buffer) and where the restore reads it back from.  Saving costs
+ * caps.ctx_save_ns and restoring caps.ctx_restore_ns per
+ * HW_CTX_ALLOC_BYTES_DEFAULT of its size.  The OS creates one per HW queue
+ * (os/ctxalloc.c) and gives it to the queue before its first command; a
+ * queue without one keeps its context itself, at the caps' cost.
+ *   hw_ctx_alloc_create   any thread; allocates; 0 / -EINVAL (0 bytes) / -ENOMEM
+ *   hw_queue_set_ctx_alloc  the queue's creator, before its first command; once
+ *   hw_ctx_alloc_stats    any thread; wait-free; relaxed counts (a snapshot)
+ *   hw_ctx_alloc_destroy  the OS, once its queue is retired or the adapter goes
+ *                         (marks it; a retired queue never runs again); the
+ *                         memory goes with its queue's (hw_adapter_destroy), so
+ *                         a late look by an engine is never a use after free */
+#define HW_CTX_ALLOC_BYTES_DEFAULT 65536u
+struct hw_ctx_alloc;
+struct hw_ctx_alloc_stats {
+	uint64_t bytes;
+	uint64_t saves, restores;        /* contexts written to it and read back */
+	uint64_t saved_work_ns;          /* the WORK time left the last save wrote */
+	uint64_t restored_work_ns;       /* the WORK time left the last restore gave back */
+	bool holds;                      /* a saved context is in it now */
+	bool destroyed;
+};
+int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out);
+void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c);
+void hw_ctx_alloc_stats(const struct hw_ctx_alloc *c, struct hw_ctx_alloc_stats *out);
+void hw_ctx_alloc_destroy(struct hw_ctx_alloc *c);
 
 /* ---- display: the vsync source and MMIO flips (gpu-model/hw/display.c) ----
  *

@@ -55,6 +55,9 @@ struct hw_queue {
 	 * allocation) and where the queue is in its DMA buffer */
 	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
 	bool ctx_saved;                   /* preempted: the next run restores the context first */
+	bool split_open;                  /* the last command ended a split packet its command continues (HW_CMD_SPLIT_END) */
+	bool ctx_in_alloc;                /* switched out by a ContextSwitch packet: its next command restores it */
+	struct hw_ctx_alloc *ctx_alloc;   /* its context allocation (NULL: the context stays here); set before it runs */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
@@ -74,6 +77,19 @@ struct hw_queue {
 LF_ASSERT_APART(struct hw_queue, known_wptr, kick);
 LF_ASSERT_APART(struct hw_queue, retired, executed);
 LF_ASSERT_APART(struct hw_queue, executed, submitted);
+
+/* preempt.c: a context allocation.  The saved context is written by the
+ * engine (relaxed atomics: the engine is the only writer; readers take a
+ * snapshot). */
+struct hw_ctx_alloc {
+	size_t bytes;
+	uint64_t save_ns, restore_ns;     /* the modeled cost, from the caps and its size */
+	_Atomic bool holds, destroyed;
+	_Atomic uint64_t work_left_ns, work_slice_ns;
+	_Atomic uint32_t kind;
+	_Atomic bool mid_buffer;
+	_Atomic uint64_t saves, restores, saved_work_ns, restored_work_ns;
+};
 
 struct hw_engine {
 	LF_ALIGNED struct lf_wake wake;           /* parks here in F1; doorbells and signals notify */
@@ -103,7 +119,8 @@ struct hw_engine {
 	_Atomic(struct hw_queue *) flush_q;         /* hw_queue_flush: preempt and take back this queue (NULL: none) */
 	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
-	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets;
+	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
+	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches, at_split;
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */
@@ -187,6 +204,17 @@ bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q);
 /* Leave q now: save the context, count where, clear the request. */
 void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level);
+/* Lazy context switching: load q's context before a command that needs it
+ * (restoring it from its allocation after a ContextSwitch packet); run a
+ * ContextSwitch packet found on q. */
+void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+/* Save q's context (to its allocation if it has one) / read it back, at the
+ * modeled cost; both count on the engine.  hw_ctx_drop: q's saved context is
+ * gone (reset, discard); returns the WORK time it held. */
+void hw_ctx_save(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+void hw_ctx_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+uint64_t hw_ctx_drop(struct hw_queue *q);
 /* Run WORK c of q in slices, honouring requests and resets between them.
  * False: the WORK was interrupted (preempted: its rest saved in q; or q reset). */
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);

@@ -101,9 +101,9 @@ void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, ui
 
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c)
 {
-	enum hw_log_op op = (enum hw_log_op)(c->pad & ~HW_CMD_END_OF_BUFFER);
+	enum hw_log_op op = (enum hw_log_op)(c->pad & ~HW_CMD_FLAGS);
 	if (op != HW_LOG_OP_SIGNAL_EXECUTED && op != HW_LOG_OP_WAIT_UNBLOCKED)
-		lf_die("LOG command with bad operation %u", c->pad & ~HW_CMD_END_OF_BUFFER);
+		lf_die("LOG command with bad operation %u", c->pad & ~HW_CMD_FLAGS);
 	enum hw_log_type t = op == HW_LOG_OP_SIGNAL_EXECUTED ? HW_LOG_SIGNALS : HW_LOG_WAITS;
 	/* acquire: pairs with hw_queue_set_log's store; the preemption hand-shake
 	 * guarantees a replaced log is no longer used once set_log returned */

@@ -13,9 +13,17 @@
  * request at least every HW_LOOK_NS and stopping at the next slice boundary
  * after it sees one.  A reset always gets through (every HW_CHUNK_NS at the
  * latest), so a hung engine is never a hung thread.
+ *
+ * A preempted context goes to the queue's context allocation (hw_ctx_alloc,
+ * created by the OS: os/ctxalloc.c) and is read back from it; the engine
+ * keeps the last context loaded (lazy context switching) until a
+ * ContextSwitch packet switches it to the null context; the end of a split
+ * packet (HW_CMD_SPLIT_END) is a DMA buffer boundary.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <time.h>
 
@@ -109,6 +117,13 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
 	out->ctx_saves = atomic_load_explicit(&e->ctx_saves, memory_order_relaxed);
 	out->ctx_restores = atomic_load_explicit(&e->ctx_restores, memory_order_relaxed);
 	out->resets = atomic_load_explicit(&e->resets, memory_order_relaxed);
+	out->ctx_switches = atomic_load_explicit(&e->ctx_switches, memory_order_relaxed);
+	out->at_split = atomic_load_explicit(&e->at_split, memory_order_relaxed);
+}
+
+const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine)
+{
+	return atomic_load_explicit(&a->engines[engine].ctx_loaded, memory_order_acquire);
 }
 
 /* ---- the engine's side ---- */
@@ -205,17 +220,143 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
 {
 	lf_count(&e->preemptions, 1);
 	lf_count(level == 1 ? &e->at_buffer_end : level == 2 ? &e->mid_buffer : &e->mid_command, 1);
-	/* DxgkCbCreateContextAllocation's purpose: the state goes to the
-	 * context allocation (modeled cost); restored on the next run */
-	if (a->caps.ctx_save_ns)
-		lf_spin_ns(a->caps.ctx_save_ns);
-	lf_count(&e->ctx_saves, 1);
-	q->ctx_saved = true;
+	if (level == 1 && q->split_open)
+		lf_count(&e->at_split, 1);   /* between two split packets of one command */
+	/* taken back first: the rest of the WORK goes to the OS, not to the
+	 * context allocation */
 	hw_flush_take(e, q);
+	/* the state goes to the context allocation (modeled cost); restored on
+	 * the next run */
+	hw_ctx_save(a, e, q);
+	q->ctx_saved = true;
+	q->ctx_in_alloc = false;       /* the preemption's save supersedes it */
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
 	/* the request is answered: a later one sets it again */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	e->preempted_now = true;
 	hw_progress(e);
+}
+
+void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
+		return;
+	if (q->ctx_in_alloc) {
+		/* switched out by a ContextSwitch packet: restored now, lazily */
+		hw_ctx_restore(a, e, q);
+		q->ctx_in_alloc = false;
+	}
+	/* release: a reader that sees q loaded sees the commands before it done */
+	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
+}
+
+void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	(void)q;
+	if (a->caps.fault == HW_FAULT_IGNORE_CONTEXT_SWITCH)
+		return;                /* broken on purpose: the packet switches nothing */
+	struct hw_queue *cur = (struct hw_queue *)atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed);
+	if (cur) {
+		/* the loaded context to its context allocation (modeled cost) */
+		hw_ctx_save(a, e, cur);
+		cur->ctx_in_alloc = true;
+	}
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);
+	lf_count(&e->ctx_switches, 1);
+}
+
+/* ---- the context allocation ---- */
+
+int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out)
+{
+	if (!bytes)
+		return -EINVAL;
+	struct hw_ctx_alloc *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->bytes = bytes;
+	c->save_ns = (uint64_t)((unsigned __int128)a->caps.ctx_save_ns * bytes / HW_CTX_ALLOC_BYTES_DEFAULT);
+	c->restore_ns = (uint64_t)((unsigned __int128)a->caps.ctx_restore_ns * bytes / HW_CTX_ALLOC_BYTES_DEFAULT);
+	*out = c;
+	return 0;
+}
+
+void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c)
+{
+	assert(!q->ctx_alloc);
+	q->ctx_alloc = c;   /* before q's first command: the ring's release publishes it */
+}
+
+void hw_ctx_alloc_stats(const struct hw_ctx_alloc *c, struct hw_ctx_alloc_stats *out)
+{
+	out->bytes = c->bytes;
+	out->saves = atomic_load_explicit(&c->saves, memory_order_relaxed);
+	out->restores = atomic_load_explicit(&c->restores, memory_order_relaxed);
+	out->saved_work_ns = atomic_load_explicit(&c->saved_work_ns, memory_order_relaxed);
+	out->restored_work_ns = atomic_load_explicit(&c->restored_work_ns, memory_order_relaxed);
+	out->holds = atomic_load_explicit(&c->holds, memory_order_relaxed);
+	out->destroyed = atomic_load_explicit(&c->destroyed, memory_order_relaxed);
+}
+
+void hw_ctx_alloc_destroy(struct hw_ctx_alloc *c)
+{
+	atomic_store_explicit(&c->destroyed, true, memory_order_relaxed);
+}
+
+/* The engine is the allocation's only writer: a plain read-modify-write. */
+static void hw_ctx_bump(_Atomic uint64_t *x)
+{
+	atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+void hw_ctx_save(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_ctx_alloc *c = q->ctx_alloc;
+	uint64_t cost = c ? c->save_ns : a->caps.ctx_save_ns;
+	if (cost)
+		lf_spin_ns(cost);
+	lf_count(&e->ctx_saves, 1);
+	if (!c)
+		return;                /* no allocation: the context stays in q */
+	atomic_store_explicit(&c->work_left_ns, q->work_left_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->work_slice_ns, q->work_slice_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->kind, q->kind, memory_order_relaxed);
+	atomic_store_explicit(&c->mid_buffer, q->mid_buffer, memory_order_relaxed);
+	atomic_store_explicit(&c->saved_work_ns, q->work_left_ns, memory_order_relaxed);
+	/* the context lives in the allocation now, not in the queue */
+	q->work_left_ns = 0;
+	q->work_slice_ns = 0;
+	atomic_store_explicit(&c->holds, true, memory_order_relaxed);
+	hw_ctx_bump(&c->saves);
+}
+
+void hw_ctx_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_ctx_alloc *c = q->ctx_alloc;
+	uint64_t cost = c ? c->restore_ns : a->caps.ctx_restore_ns;
+	if (cost)
+		lf_spin_ns(cost);
+	lf_count(&e->ctx_restores, 1);
+	if (!c || !atomic_load_explicit(&c->holds, memory_order_relaxed))
+		return;
+	if (a->caps.fault != HW_FAULT_CTX_RESTORE_LOST) {   /* broken on purpose: nothing read back */
+		q->work_left_ns = atomic_load_explicit(&c->work_left_ns, memory_order_relaxed);
+		q->work_slice_ns = atomic_load_explicit(&c->work_slice_ns, memory_order_relaxed);
+		q->kind = atomic_load_explicit(&c->kind, memory_order_relaxed);
+		q->mid_buffer = atomic_load_explicit(&c->mid_buffer, memory_order_relaxed);
+	}
+	atomic_store_explicit(&c->restored_work_ns, q->work_left_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->holds, false, memory_order_relaxed);
+	hw_ctx_bump(&c->restores);
+}
+
+uint64_t hw_ctx_drop(struct hw_queue *q)
+{
+	struct hw_ctx_alloc *c = q->ctx_alloc;
+	if (!c || !atomic_load_explicit(&c->holds, memory_order_relaxed))
+		return 0;
+	atomic_store_explicit(&c->holds, false, memory_order_relaxed);
+	return atomic_load_explicit(&c->work_left_ns, memory_order_relaxed);
 }
 
 bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
@@ -228,9 +369,12 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 		return false;          /* withdrawn */
 	q->faulted = true;
 	q->work_left_ns = 0;
+	hw_ctx_drop(q);
 	/* the TDR's preemption request went unanswered: it dies with the reset */
 	atomic_store_explicit(&e->preempt_prio, INT32_MIN, memory_order_relaxed);
 	q->ctx_saved = false;
+	q->ctx_in_alloc = false;
+	atomic_store_explicit(&e->ctx_loaded, NULL, memory_order_release);   /* the reset lost it */
 	lf_count(&e->resets, 1);
 	e->preempted_now = true;       /* the pass starts over */
 	hw_progress(e);
@@ -309,7 +453,7 @@ static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_
 
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
 {
-	q->kind = (c->pad & ~HW_CMD_END_OF_BUFFER) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
+	q->kind = (c->pad & ~HW_CMD_FLAGS) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
 	uint64_t slices = 1;
 	unsigned level = hw_preempt_level(a, q);
 	if (level >= 3 && c->arg != UINT64_MAX) {

@@ -103,6 +103,8 @@ void os_adapter_destroy(struct os_adapter *a)
 		lf_htab_destroy(a->handles, os_fence_free);
 		os_rcu_leave();
 	}
+	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++)
+		os_ctx_alloc_destroy(a, &a->queues[i]->ctx_alloc);   /* ctxalloc.c: the memory goes with the HW queue */
 	hw_adapter_destroy(a->hw);
 	a->hw = NULL;
 	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++) {

@@ -56,6 +56,9 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_UPDATE_CV_NOTIFY_ONLY] = "DxgkDdiUpdateCurrentValuesFromCpu(NotificationOnly)",
 		[OS_DDI_PREEMPT_COMMAND] = "DxgkDdiPreemptCommand",
 		[OS_DDI_RESET_ENGINE] = "DxgkDdiResetEngine",
+		[OS_DDI_SUBMIT_CONTEXT_SWITCH] = "DxgkDdiSubmitCommand(ContextSwitch)",
+		[OS_DDI_CREATE_CONTEXT_ALLOCATION] = "DxgkCbCreateContextAllocation",
+		[OS_DDI_DESTROY_CONTEXT_ALLOCATION] = "DxgkCbDestroyContextAllocation",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

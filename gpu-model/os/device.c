@@ -145,8 +145,10 @@ void os_context_resume(struct os_context *c)
 
 static int os_hwqueue_new_hw(struct os_ums *u, struct os_hwqueue *q, unsigned engine, size_t ring_slots)
 {
-	if (q->um)
-		return hw_queue_create_um(u->hw, engine, ring_slots, &q->hwq);
+	if (q->um) {
+		int rc = hw_queue_create_um(u->hw, engine, ring_slots, &q->hwq);
+		return rc ? rc : os_ctx_alloc_create(u->a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
+	}
 	q->subq = lf_ring_create(sizeof(struct os_km_desc), ring_slots);
 	if (!q->subq)
 		return -EINVAL;
@@ -238,6 +240,11 @@ bool os_hwqueue_pending(struct os_hwqueue *q)
 	return lq > os_hwqueue_completed(q);
 }
 
+struct hw_ctx_alloc *os_hwqueue_ctx_alloc(struct os_hwqueue *q)
+{
+	return q->um ? q->ctx_alloc : os_queue_ctx_alloc(q->kq);
+}
+
 struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q)
 {
 	return q->hwq;
@@ -284,6 +291,8 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
 	q->db.created = false;
 	hw_queue_retire(q->hwq);
+	/* ctxalloc.c: destroying the context's queue destroys its allocation */
+	os_ctx_alloc_destroy(q->u->a, q->um ? &q->ctx_alloc : &q->kq->ctx_alloc);
 	atomic_store_explicit(&q->gone, true, memory_order_release);
 }
 

@@ -208,7 +208,29 @@ size_t os_queue_held(struct os_queue *q);
  * done); -ENOMEM.  os_queue_fence_log: the IDs completed, in order. */
 int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id);
 int os_queue_preempt(struct os_queue *q, int64_t timeout_ns);
+/* Lazy context switching (seed gpu-preemption, step 4): DxgkDdiSubmitCommand
+ * of a zero-length DMA buffer with Flags.ContextSwitch = 1 on q's engine:
+ * no work runs; the engine switches from the loaded context to the null
+ * context, saving it to its context allocation (hw.h, hw_engine_context).
+ * It completes like any buffer: its submission fence ID (*id) is logged
+ * (os_queue_fence_log).  The queue's submitting thread; never waits for
+ * ring space.  0 / -ENOMEM. */
+int os_queue_context_switch(struct os_queue *q, uint64_t *id);
 size_t os_queue_fence_log(struct os_queue *q, uint64_t *out, size_t max);
+/* ---- context allocations (ctxalloc.c) ----
+ * DxgkCbCreateContextAllocation / DxgkCbDestroyContextAllocation analogs
+ * (seed gpu-preemption, steps 5-6; hw.h "context allocation"): where a HW
+ * queue's context is saved when it is preempted or switched out and
+ * restored from.  os_ctx_alloc_create: creates one of `bytes` (its save and
+ * restore cost scale with it) for q, before q's first command; 0 / -EINVAL /
+ * -ENOMEM.  os_ctx_alloc_destroy: q is retired; *c destroyed and NULL (no-op
+ * when NULL already).  Both logged in the DDI log; the queue's creator /
+ * destroyer; never block.  os_queue_ctx_alloc: a kernel-mode queue's (NULL
+ * once destroyed). */
+int os_ctx_alloc_create(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct hw_ctx_alloc **out);
+void os_ctx_alloc_destroy(struct os_adapter *a, struct hw_ctx_alloc **c);
+struct hw_ctx_alloc *os_queue_ctx_alloc(struct os_queue *q);
+
 /* Buffers put back by os_queue_preempt so far (paging and not). */
 uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging);
 
@@ -422,6 +444,9 @@ enum os_ddi {
 	OS_DDI_UPDATE_CV_NOTIFY_ONLY,   /* ... (NotificationOnly=TRUE): a propagated cross-adapter signal */
 	OS_DDI_PREEMPT_COMMAND,         /* DxgkDdiPreemptCommand: handle = engine, value = the priority preempted for */
 	OS_DDI_RESET_ENGINE,            /* DxgkDdiResetEngine (a TDR): handle = engine, value = 1 when it reset */
+	OS_DDI_SUBMIT_CONTEXT_SWITCH,   /* DxgkDdiSubmitCommand of a zero-length buffer, Flags.ContextSwitch: handle = engine, value = its fence ID */
+	OS_DDI_CREATE_CONTEXT_ALLOCATION,  /* DxgkCbCreateContextAllocation: handle = the allocation, value = its bytes */
+	OS_DDI_DESTROY_CONTEXT_ALLOCATION, /* DxgkCbDestroyContextAllocation: handle = the allocation */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -93,6 +93,7 @@ struct os_queue {
 	_Atomic uint32_t nheld;
 	uint64_t next_id;               /* submission fence IDs handed out (q->lock) */
 	_Atomic uint64_t resubmitted, resubmitted_paging;
+	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c (NULL once destroyed) */
 };
 
 struct os_adapter {

@@ -14,6 +14,7 @@
 #include "gpu-model/hw/doorbell.h"
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
@@ -28,6 +29,9 @@ int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, st
 		lf_free(q, sizeof(*q), LF_CACHELINE);
 		return rc;
 	}
+	rc = os_ctx_alloc_create(a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
+	if (rc)
+		lf_die("os_queue_create: context allocation: %d", rc);   /* the HW queue is on the run list already */
 	pthread_mutex_init(&q->lock, NULL);
 	a->queues[n] = q;
 	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
@@ -210,6 +214,26 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	int rc = os_queue_submit_locked(q, buf, n + 1);
 	pthread_mutex_unlock(&q->lock);
 	free(buf);
+	if (!rc && id)
+		*id = i;
+	return rc;
+}
+
+struct hw_ctx_alloc *os_queue_ctx_alloc(struct os_queue *q)
+{
+	return q->ctx_alloc;
+}
+
+int os_queue_context_switch(struct os_queue *q, uint64_t *id)
+{
+	/* zero length: nothing but the switch and the buffer's fence ID */
+	struct hw_cmd buf[2] = { { .op = HW_CMD_CONTEXT_SWITCH } };
+	pthread_mutex_lock(&q->lock);
+	uint64_t i = ++q->next_id;
+	buf[1] = (struct hw_cmd){ .op = HW_CMD_FENCE_ID, .arg = i };
+	os_ddi_log(q->a, OS_DDI_SUBMIT_CONTEXT_SWITCH, hw_queue_engine(q->hwq), i);
+	int rc = os_queue_submit_locked(q, buf, 2);
+	pthread_mutex_unlock(&q->lock);
 	if (!rc && id)
 		*id = i;
 	return rc;

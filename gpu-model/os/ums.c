@@ -104,6 +104,7 @@ void os_ums_detach(struct os_ums *u)
 	uint32_t nq = atomic_load(&u->nqueues);
 	for (uint32_t i = 0; i < nq; i++) {
 		lf_ring_destroy(u->queues[i]->subq);
+		os_ctx_alloc_destroy(u->a, &u->queues[i]->ctx_alloc);   /* user-mode ones left (ctxalloc.c) */
 		lf_free(u->queues[i], sizeof(struct os_hwqueue), LF_CACHELINE);
 	}
 	for (uint32_t i = 0; i < u->ncontexts; i++)

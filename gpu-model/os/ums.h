@@ -181,6 +181,9 @@ uint64_t os_hwqueue_completed(struct os_hwqueue *q);
 /* last queued > completed: the queue has work pending.  Any thread. */
 bool os_hwqueue_pending(struct os_hwqueue *q);
 struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
+/* Its context allocation (ctxalloc.c; a kernel-mode queue's is its OS
+ * queue's); NULL once destroyed with the queue.  Any thread. */
+struct hw_ctx_alloc *os_hwqueue_ctx_alloc(struct os_hwqueue *q);
 /* The queue's scheduling priority (higher runs first; 0 by default).  On
  * the engine's run list at once; kernel-mode submissions to a queue that
  * outranks the one its engine runs make the scheduler send a preemption

@@ -51,6 +51,7 @@ struct os_hwqueue {
 	bool resident;                   /* ring allocations resident (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
 	struct os_log *log;              /* logbuf: user-mode queues' native fence logs; NULL for kernel-mode */
+	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c: user-mode queues' (kernel-mode: kq's); NULL once destroyed */
 };
 /* read-only after create | the application's last queued | the OS's doorbell | gone */
 LF_ASSERT_APART(struct os_hwqueue, progress, last_queued);
