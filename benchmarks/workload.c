@@ -405,15 +405,35 @@ int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latenc
 	p->w = w;
 	p->cpu_latency = cpu_latency;
 	p->cg_latency = cg_latency;
+	if (w->debug && cg_latency + 1 > BM_PIPE_SLOTS)
+		return -EINVAL;
 	unsigned u = units ? units : 1;
 	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, &p->compute);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, &p->graphics);
+	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, UAV = RT_STATE_UNORDERED_ACCESS;
+	unsigned lists = w->debug ? cg_latency + 1 : 1;
+	for (unsigned k = 0; k < lists && !rc; k++) {
+		if (w->debug) {
+			char name[32];
+			snprintf(name, sizeof(name), "pipe[%u]", k);
+			rc = rt_resource_create(w->debug, name, UAV, &p->pipe[k]);
+		}
+		/* compute writes its copy through a UAV; graphics reads it as an SRV */
+		struct bm_use cw[1] = { { p->pipe[k], UAV, 0, 1 } };
+		struct bm_use gr[3] = { { p->pipe[k], UAV, SR, 2 }, { p->pipe[k], SR, 0, 0 }, { p->pipe[k], SR, UAV, 2 } };
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, cw, 1, &p->compute[k]);
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, gr, 3, &p->graphics[k]);
+	}
 	return rc;
+}
+
+/* The list pair of frame n (1-based): its copy of the data when validating. */
+static size_t bm_pipeline_slot(const struct bm_pipeline *p, uint64_t n)
+{
+	return p->w->debug ? (size_t)((n - 1) % (p->cg_latency + 1)) : 0;
 }
 
 int bm_pipeline_step(struct bm_pipeline *p)
@@ -428,14 +448,15 @@ int bm_pipeline_step(struct bm_pipeline *p)
 	if (rc)
 		return rc;
 	++fn;
-	rc = rt_cqueue_execute(w->compute, &p->compute, 1);
+	rc = rt_cqueue_execute(w->compute, &p->compute[bm_pipeline_slot(p, fn)], 1);
 	if (!rc)
 		rc = rt_cqueue_signal(w->compute, p->compute_fence, fn);
 	if (!rc && fn > p->cg_latency) {
 		uint64_t g = fn - p->cg_latency;
-		rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
+		if (!p->broken_no_compute_wait)
+			rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
 		if (!rc)
-			rc = rt_cqueue_execute(w->direct, &p->graphics, 1);
+			rc = rt_cqueue_execute(w->direct, &p->graphics[bm_pipeline_slot(p, g)], 1);
 		if (!rc)
 			rc = rt_cqueue_signal(w->direct, p->graphics_fence, g);
 		if (!rc)
@@ -456,10 +477,12 @@ int bm_pipeline_drain(struct bm_pipeline *p)
 
 void bm_pipeline_fini(struct bm_pipeline *p)
 {
-	if (p->compute)
-		rt_clist_destroy(p->compute);
-	if (p->graphics)
-		rt_clist_destroy(p->graphics);
+	for (size_t k = 0; k < BM_PIPE_SLOTS; k++) {
+		if (p->compute[k])
+			rt_clist_destroy(p->compute[k]);
+		if (p->graphics[k])
+			rt_clist_destroy(p->graphics[k]);
+	}
 }
 
 /* ---- async-compute: AsyncPipelinedComputeGraphics ---- */

@@ -127,14 +127,25 @@ void bm_ring_heap_fini(struct bm_ring_heap *r);
 
 /* ---- pipeline: the seed's PipelinedComputeGraphics ---- */
 
+/* "There must be a buffer of ComputeGraphicsLatency+1 different copies of
+ * the data passing from the compute queue to the graphics queue": compute
+ * frame n writes pipe[(n - 1) % (cg_latency + 1)] as a UAV, graphics frame n
+ * moves it to SHADER_RESOURCE, reads it and moves it back.  Under the
+ * validation layer each copy is a resource and has its own list pair (the
+ * seed's "multiple command lists corresponding to each of the renamed
+ * versions"), else one pair serves every frame. */
+#define BM_PIPE_SLOTS 8
 struct bm_pipeline {
 	struct bm_wl *w;
 	unsigned cpu_latency, cg_latency;   /* CpuLatency, ComputeGraphicsLatency */
+	bool broken_no_compute_wait;        /* tests only: graphics never waits for the compute fence */
 	struct rt_fence *compute_fence, *graphics_fence;
-	struct rt_clist *compute, *graphics;
+	struct rt_clist *compute[BM_PIPE_SLOTS], *graphics[BM_PIPE_SLOTS];   /* per copy when validating, else [0] */
+	struct rt_resource *pipe[BM_PIPE_SLOTS];
 	uint64_t frame;                     /* FrameNumber */
 	uint64_t graphics_frames;           /* graphics frames submitted */
 };
+/* 0 / -EINVAL (cg_latency + 1 > BM_PIPE_SLOTS under the validation layer) / -errno. */
 int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
 int bm_pipeline_step(struct bm_pipeline *p);    /* one turn of the seed's loop */
