@@ -287,24 +287,35 @@ static size_t validated(const char *text, enum rt_path path, bool um, char *msg,
 	return n;
 }
 
+/* `file`'s text, and the same text without `cut` (which must be in it). */
+static void with_and_without(const char *file, const char *cut, char *text, char *broken, size_t len)
+{
+	FILE *f = fopen(file, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, len - 1, f);
+	fclose(f);
+	text[n] = 0;
+	assert_true(n > 0 && n < len - 1);
+	const char *at = strstr(text, cut);
+	assert_non_null(at);
+	snprintf(broken, len, "%.*s%s", (int)(at - text), text, at + strlen(cut));
+}
+
 /* The shipped frame.json declares the seed's resources (a copy per frame in
  * flight) and runs silent under the validation layer on every path; the
  * same file without the 3D queue's Wait for the lighting is reported: the
- * final draw reads buf1 the compute queue writes. */
+ * final draw reads buf1 the compute queue writes.  ring-heap.json likewise
+ * (a ringCB per slot), reported without the copy queue's Wait for a slot. */
 static void frame_json_is_silent_and_its_missing_wait_reported(void **state)
 {
 	(void)state;
-	FILE *f = fopen("benchmarks/workloads/frame.json", "r");
-	assert_non_null(f);
-	static char text[16384], broken[16384];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = 0;
-	assert_true(len > 0 && len < sizeof(text) - 1);
-	const char *wait = "{ \"queue\": \"direct0\", \"wait\": \"computeFence\", \"value\": 301, \"step\": 100 },";
-	const char *at = strstr(text, wait);
-	assert_non_null(at);
-	snprintf(broken, sizeof(broken), "%.*s%s", (int)(at - text), text, at + strlen(wait));
+	static char text[16384], broken[16384], ring[16384], ring_broken[16384];
+	with_and_without("benchmarks/workloads/frame.json",
+			 "{ \"queue\": \"direct0\", \"wait\": \"computeFence\", \"value\": 301, \"step\": 100 },", text,
+			 broken, sizeof(text));
+	with_and_without("benchmarks/workloads/ring-heap.json",
+			 "{ \"queue\": \"copy0\", \"wait\": \"fence1\", \"value\": -2, \"step\": 1, \"after_frame\": 3 },",
+			 ring, ring_broken, sizeof(ring));
 	const struct { enum rt_path path; bool um; } modes[] = {
 		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
 	for (size_t m = 0; m < 3; m++) {
@@ -315,6 +326,13 @@ static void frame_json_is_silent_and_its_missing_wait_reported(void **state)
 		assert_true(validated(broken, modes[m].path, modes[m].um, msg, sizeof(msg)) > 0);
 		if (!strstr(msg, "race on buf1[") || !strstr(msg, "direct0 (execute #") || !strstr(msg, "compute0 (execute #"))
 			fail_msg("not the race on buf1: %s", msg);
+		/* the ring heap: silent; without the copy queue's Wait for a free slot, reported */
+		n = validated(ring, modes[m].path, modes[m].um, msg, sizeof(msg));
+		if (n)
+			fail_msg("ring-heap.json: %zu reports, first: %s", n, msg);
+		assert_true(validated(ring_broken, modes[m].path, modes[m].um, msg, sizeof(msg)) > 0);
+		if (!strstr(msg, "race on ringCB[") || !strstr(msg, "copy0 (execute #") || !strstr(msg, "direct0 (execute #"))
+			fail_msg("not the race on ringCB: %s", msg);
 	}
 }
 
