@@ -18,11 +18,20 @@ struct bm_rcmd {
 	unsigned units;
 };
 
+/* A resource use a list declares: an access, or a barrier (barrier: state -> after). */
+struct bm_raccess {
+	int res;
+	enum rt_state state, after;
+	bool write, barrier;
+};
+
 struct bm_rlist {
 	char name[BM_REPLAY_NAME];
 	enum rt_list_type type;
 	struct bm_rcmd cmds[BM_REPLAY_CMDS];
 	size_t n;
+	struct bm_raccess access[BM_REPLAY_ACCESS];
+	size_t na;
 };
 
 struct bm_rstep {
@@ -42,6 +51,13 @@ struct bm_replay {
 		enum rt_list_type type;
 	} queues[BM_REPLAY_QUEUES];
 	char fences[BM_REPLAY_FENCES][BM_REPLAY_NAME];
+	struct {
+		char name[BM_REPLAY_NAME];
+		enum rt_state initial;
+		unsigned copies;
+	} res[BM_REPLAY_RESOURCES];
+	size_t nr;
+	unsigned copies;                    /* the copies of every resource that has more than one; 1: none */
 	struct bm_rlist lists[BM_REPLAY_LISTS];
 	struct bm_rstep steps[BM_REPLAY_STEPS];
 };
@@ -177,6 +193,93 @@ static int bm_parse_fences(struct bm_ctx *c, json_t *a, struct bm_replay *r)
 	return 0;
 }
 
+static int bm_state(struct bm_ctx *c, json_t *v, const char *where, const char *key, enum rt_state *out)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	for (int k = 0; k < RT_STATES; k++)
+		if (!strcmp(s, rt_state_name((enum rt_state)k))) {
+			*out = (enum rt_state)k;
+			return 0;
+		}
+	return bm_bad(c, "%s: %s '%s' is not one of COMMON|COPY_SOURCE|COPY_DEST|SHADER_RESOURCE|"
+		      "UNORDERED_ACCESS|RENDER_TARGET", where, key, s);
+}
+
+static int bm_res_index(const struct bm_replay *r, const char *name)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (!strcmp(r->res[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int bm_parse_resources(struct bm_ctx *c, json_t *a, struct bm_replay *r)
+{
+	static const char *const keys[] = { "name", "state", "copies", NULL };
+	r->copies = 1;
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > BM_REPLAY_RESOURCES)
+		return bm_bad(c, "resources: an array of up to %d resources", BM_REPLAY_RESOURCES);
+	size_t i;
+	json_t *o;
+	json_array_foreach(a, i, o) {
+		char where[64];
+		snprintf(where, sizeof(where), "resources[%zu]", i);
+		if (!json_is_object(o))
+			return bm_bad(c, "%s: an object { \"name\", \"state\", \"copies\" }", where);
+		int rc = bm_keys(c, o, where, keys);
+		if (!rc)
+			rc = bm_name(c, json_object_get(o, "name"), where, r->res[i].name);
+		if (!rc)
+			rc = bm_state(c, json_object_get(o, "state"), where, "state", &r->res[i].initial);
+		if (rc)
+			return rc;
+		if (bm_res_index(r, r->res[i].name) >= 0)
+			return bm_bad(c, "%s: resource '%s' declared twice", where, r->res[i].name);
+		json_t *k = json_object_get(o, "copies");
+		if (k && (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > BM_REPLAY_COPIES))
+			return bm_bad(c, "%s: copies must be an integer in [1, %d]", where, BM_REPLAY_COPIES);
+		unsigned copies = k ? (unsigned)json_integer_value(k) : 1;
+		if (copies > 1 && r->copies > 1 && copies != r->copies)
+			return bm_bad(c, "%s: copies %u, but an earlier resource has %u (frame n uses copy (n - 1) %% "
+				      "copies of each: one count for all)", where, copies, r->copies);
+		if (copies > 1)
+			r->copies = copies;
+		r->res[i].copies = copies;
+		r->nr = i + 1;
+	}
+	return 0;
+}
+
+/* { "resource", "state", "write" } or a barrier { "resource", "state", "after" }. */
+static int bm_parse_access(struct bm_ctx *c, json_t *o, const char *where, const struct bm_replay *r,
+			   struct bm_raccess *out)
+{
+	static const char *const keys[] = { "resource", "state", "write", "after", NULL };
+	if (!json_is_object(o))
+		return bm_bad(c, "%s: an object { \"resource\", \"state\", \"write\" } or { \"resource\", "
+			      "\"state\", \"after\" }", where);
+	int rc = bm_keys(c, o, where, keys);
+	if (rc)
+		return rc;
+	const char *name = json_string_value(json_object_get(o, "resource"));
+	out->res = name ? bm_res_index(r, name) : -1;
+	if (out->res < 0)
+		return bm_bad(c, "%s: resource '%s' is not declared", where, name ? name : "");
+	rc = bm_state(c, json_object_get(o, "state"), where, "state", &out->state);
+	if (rc)
+		return rc;
+	json_t *wr = json_object_get(o, "write"), *af = json_object_get(o, "after");
+	if (wr && af)
+		return bm_bad(c, "%s: a barrier (after) does not write", where);
+	if (wr && !json_is_boolean(wr))
+		return bm_bad(c, "%s: write must be true or false", where);
+	out->write = wr && json_is_true(wr);
+	out->barrier = af != NULL;
+	return af ? bm_state(c, af, where, "after", &out->after) : 0;
+}
+
 static int bm_parse_cmd(struct bm_ctx *c, json_t *o, const char *where, struct bm_rlist *l, struct bm_rcmd *out)
 {
 	static const char *const keys[] = { "op", "us", "units", NULL };
@@ -206,9 +309,9 @@ static int bm_parse_cmd(struct bm_ctx *c, json_t *o, const char *where, struct b
 
 static int bm_parse_list(struct bm_ctx *c, json_t *o, const char *where, struct bm_replay *r, struct bm_rlist *l)
 {
-	static const char *const keys[] = { "name", "type", "commands", NULL };
+	static const char *const keys[] = { "name", "type", "commands", "access", NULL };
 	if (!json_is_object(o))
-		return bm_bad(c, "%s: an object { \"name\", \"type\", \"commands\" }", where);
+		return bm_bad(c, "%s: an object { \"name\", \"type\", \"commands\", \"access\" }", where);
 	int rc = bm_keys(c, o, where, keys);
 	if (!rc)
 		rc = bm_name(c, json_object_get(o, "name"), where, l->name);
@@ -230,6 +333,17 @@ static int bm_parse_list(struct bm_ctx *c, json_t *o, const char *where, struct 
 		if (rc)
 			return rc;
 		l->n = i + 1;
+	}
+	json_t *acc = json_object_get(o, "access");
+	if (acc && (!json_is_array(acc) || json_array_size(acc) > BM_REPLAY_ACCESS))
+		return bm_bad(c, "%s '%s' access: an array of up to %d uses", where, l->name, BM_REPLAY_ACCESS);
+	json_array_foreach(acc, i, cmd) {
+		char w[160];
+		snprintf(w, sizeof(w), "%s '%s' access[%zu]", where, l->name, i);
+		rc = bm_parse_access(c, cmd, w, r, &l->access[i]);
+		if (rc)
+			return rc;
+		l->na = i + 1;
 	}
 	return 0;
 }
@@ -357,7 +471,7 @@ static int bm_parse_frame(struct bm_ctx *c, json_t *a, struct bm_replay *r)
 
 static int bm_parse_root(struct bm_ctx *c, json_t *root, struct bm_replay *r)
 {
-	static const char *const keys[] = { "name", "comment", "queues", "fences", "lists", "frame", NULL };
+	static const char *const keys[] = { "name", "comment", "queues", "fences", "resources", "lists", "frame", NULL };
 	if (!json_is_object(root))
 		return bm_bad(c, "the file must hold one JSON object");
 	int rc = bm_keys(c, root, "top level", keys);
@@ -367,6 +481,8 @@ static int bm_parse_root(struct bm_ctx *c, json_t *root, struct bm_replay *r)
 		rc = bm_parse_queues(c, json_object_get(root, "queues"), r);
 	if (!rc)
 		rc = bm_parse_fences(c, json_object_get(root, "fences"), r);
+	if (!rc)
+		rc = bm_parse_resources(c, json_object_get(root, "resources"), r);
 	if (!rc)
 		rc = bm_parse_lists(c, json_object_get(root, "lists"), r);
 	if (!rc)
@@ -444,17 +560,37 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 	for (size_t i = 0; i < spec->nf && !rc; i++)
 		if ((rc = rt_fence_create(w->d, 0, &rr->f[i])))
 			snprintf(err, errlen, "fence '%s': %s", spec->fences[i], strerror(-rc));
-	for (size_t i = 0; i < spec->nl && !rc; i++) {
-		const struct bm_rlist *l = &spec->lists[i];
-		rc = rt_clist_create(l->type, &rr->l[i]);
-		for (size_t k = 0; k < l->n && !rc; k++)
-			rc = rt_clist_record(rr->l[i], l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
-		if (!rc)
-			rc = rt_clist_close(rr->l[i]);
-		if (rc)
-			snprintf(err, errlen, "list '%s': %s", l->name,
-				 rr->l[i] && *rt_clist_error(rr->l[i]) ? rt_clist_error(rr->l[i]) : strerror(-rc));
-	}
+	/* under the validation layer: the resources, and a version of every list per copy */
+	rr->versions = w->debug ? spec->copies : 1;
+	for (size_t i = 0; i < spec->nr && w->debug && !rc; i++)
+		for (unsigned k = 0; k < spec->res[i].copies && !rc; k++) {
+			char name[BM_REPLAY_NAME + 8];
+			if (spec->res[i].copies > 1)
+				snprintf(name, sizeof(name), "%s[%u]", spec->res[i].name, k);
+			else
+				snprintf(name, sizeof(name), "%s", spec->res[i].name);
+			if ((rc = rt_resource_create(w->debug, name, spec->res[i].initial, &rr->res[i][k])))
+				snprintf(err, errlen, "resource '%s': %s", name, strerror(-rc));
+		}
+	for (size_t i = 0; i < spec->nl && !rc; i++)
+		for (unsigned v = 0; v < rr->versions && !rc; v++) {
+			const struct bm_rlist *l = &spec->lists[i];
+			struct rt_clist **out = &rr->l[i][v];
+			rc = rt_clist_create(l->type, out);
+			for (size_t k = 0; k < l->n && !rc; k++)
+				rc = rt_clist_record(*out, l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
+			for (size_t k = 0; k < l->na && w->debug && !rc; k++) {
+				const struct bm_raccess *a = &l->access[k];
+				struct rt_resource *res = rr->res[a->res][spec->res[a->res].copies > 1 ? v : 0];
+				rc = a->barrier ? rt_clist_barrier(*out, res, a->state, a->after)
+						: rt_clist_access(*out, res, a->state, a->write);
+			}
+			if (!rc)
+				rc = rt_clist_close(*out);
+			if (rc)
+				snprintf(err, errlen, "list '%s': %s", l->name,
+					 *out && *rt_clist_error(*out) ? rt_clist_error(*out) : strerror(-rc));
+		}
 	return rc;
 }
 
@@ -472,7 +608,7 @@ static int bm_replay_step(struct bm_replay_run *rr, const struct bm_rstep *s, ui
 	case BM_ROP_EXECUTE: {
 		struct rt_clist *lists[BM_REPLAY_EXEC];
 		for (size_t i = 0; i < s->nlists; i++)
-			lists[i] = rr->l[s->lists[i]];
+			lists[i] = rr->l[s->lists[i]][(n - 1) % rr->versions];
 		return rt_cqueue_execute(q, lists, s->nlists);
 	}
 	case BM_ROP_SIGNAL: {
@@ -515,8 +651,9 @@ int bm_replay_drain(struct bm_replay_run *rr)
 void bm_replay_stop(struct bm_replay_run *rr)
 {
 	for (size_t i = 0; i < BM_REPLAY_LISTS; i++)
-		if (rr->l[i])
-			rt_clist_destroy(rr->l[i]);
+		for (size_t v = 0; v < BM_REPLAY_COPIES; v++)
+			if (rr->l[i][v])
+				rt_clist_destroy(rr->l[i][v]);
 	for (size_t i = 0; i < BM_REPLAY_QUEUES; i++)
 		if (rr->q[i])
 			rt_cqueue_destroy(rr->q[i]);

@@ -8,8 +8,12 @@
  *   { "name": "frame", "comment": "...",
  *     "queues": [ { "name": "copy0", "type": "copy" }, ... ],      direct | compute | copy
  *     "fences": [ "copyFence", ... ],                               each starts at 0
+ *     "resources": [ { "name": "rt1", "state": "RENDER_TARGET", "copies": 2 }, ... ],   optional
  *     "lists":  [ { "name": "geometry", "type": "copy",
- *                   "commands": [ { "op": "copy", "us": 100, "units": 1 } ] }, ... ],
+ *                   "commands": [ { "op": "copy", "us": 100, "units": 1 } ],
+ *                   "access": [ { "resource": "geometry", "state": "COMMON", "write": true },
+ *                               { "resource": "rt1", "state": "RENDER_TARGET",
+ *                                 "after": "SHADER_RESOURCE" } ] }, ... ],     access optional
  *     "frame":  [ { "cpu_wait": "frameFence", "value": -1, "step": 1, "after_frame": 2 },
  *                 { "queue": "copy0", "execute": [ "geometry" ] },
  *                 { "queue": "copy0", "signal": "copyFence", "value": 101, "step": 100 },
@@ -19,7 +23,16 @@
  * step runs when n > after_frame (default 0) with the value value + step *
  * (n - 1) (step default 0), which must never be negative.  A list's
  * commands must be ones its type can hold, an executed list's type must be
- * its queue's.  Errors are one line: "FILE: frame[3]: queue 'copy1' is not
+ * its queue's.
+ *
+ * Resources are for the validation layer (gpu-model/runtime/d3d_debug.h,
+ * the scenario's validate): states are D3D12's names (rt_state_name), a
+ * list's "access" declares what its work reads or writes (write default
+ * false) and its barriers ("after": the state it moves the resource to).
+ * A resource with "copies" k > 1 is k resources, "rt1[0]".."rt1[k-1]", and
+ * frame n's lists use copy (n - 1) % k (every resource with copies > 1 has
+ * the same k): the renamed versions of a title that keeps k frames in
+ * flight.  Without validation they change nothing.  Errors are one line: "FILE: frame[3]: queue 'copy1' is not
  * declared"; a JSON syntax error names line and column.
  *
  *   call                                   who
@@ -42,6 +55,9 @@
 #define BM_REPLAY_CMDS 64               /* commands per list */
 #define BM_REPLAY_EXEC 16               /* lists per execute */
 #define BM_REPLAY_NAME 32
+#define BM_REPLAY_RESOURCES 64
+#define BM_REPLAY_COPIES 16
+#define BM_REPLAY_ACCESS 32             /* resource uses per list (<= RT_LIST_MAX_USES) */
 
 struct bm_replay;
 
@@ -58,7 +74,9 @@ struct bm_replay_run {
 	struct rt_cqueue *q[BM_REPLAY_QUEUES];
 	struct rt_fence *f[BM_REPLAY_FENCES];
 	uint64_t last[BM_REPLAY_FENCES];    /* highest value signaled so far */
-	struct rt_clist *l[BM_REPLAY_LISTS];
+	struct rt_clist *l[BM_REPLAY_LISTS][BM_REPLAY_COPIES];   /* [list][version]; one version unless validating */
+	struct rt_resource *res[BM_REPLAY_RESOURCES][BM_REPLAY_COPIES];   /* the validation layer's */
+	unsigned versions;                  /* frame n executes version (n - 1) % versions */
 	uint64_t n;                         /* frames submitted */
 };
 

@@ -405,15 +405,35 @@ int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latenc
 	p->w = w;
 	p->cpu_latency = cpu_latency;
 	p->cg_latency = cg_latency;
+	if (w->debug && cg_latency + 1 > BM_PIPE_SLOTS)
+		return -EINVAL;
 	unsigned u = units ? units : 1;
 	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, &p->compute);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, &p->graphics);
+	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, UAV = RT_STATE_UNORDERED_ACCESS;
+	unsigned lists = w->debug ? cg_latency + 1 : 1;
+	for (unsigned k = 0; k < lists && !rc; k++) {
+		if (w->debug) {
+			char name[32];
+			snprintf(name, sizeof(name), "pipe[%u]", k);
+			rc = rt_resource_create(w->debug, name, UAV, &p->pipe[k]);
+		}
+		/* compute writes its copy through a UAV; graphics reads it as an SRV */
+		struct bm_use cw[1] = { { p->pipe[k], UAV, 0, 1 } };
+		struct bm_use gr[3] = { { p->pipe[k], UAV, SR, 2 }, { p->pipe[k], SR, 0, 0 }, { p->pipe[k], SR, UAV, 2 } };
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, cw, 1, &p->compute[k]);
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, gr, 3, &p->graphics[k]);
+	}
 	return rc;
+}
+
+/* The list pair of frame n (1-based): its copy of the data when validating. */
+static size_t bm_pipeline_slot(const struct bm_pipeline *p, uint64_t n)
+{
+	return p->w->debug ? (size_t)((n - 1) % (p->cg_latency + 1)) : 0;
 }
 
 int bm_pipeline_step(struct bm_pipeline *p)
@@ -428,14 +448,15 @@ int bm_pipeline_step(struct bm_pipeline *p)
 	if (rc)
 		return rc;
 	++fn;
-	rc = rt_cqueue_execute(w->compute, &p->compute, 1);
+	rc = rt_cqueue_execute(w->compute, &p->compute[bm_pipeline_slot(p, fn)], 1);
 	if (!rc)
 		rc = rt_cqueue_signal(w->compute, p->compute_fence, fn);
 	if (!rc && fn > p->cg_latency) {
 		uint64_t g = fn - p->cg_latency;
-		rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
+		if (!p->broken_no_compute_wait)
+			rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
 		if (!rc)
-			rc = rt_cqueue_execute(w->direct, &p->graphics, 1);
+			rc = rt_cqueue_execute(w->direct, &p->graphics[bm_pipeline_slot(p, g)], 1);
 		if (!rc)
 			rc = rt_cqueue_signal(w->direct, p->graphics_fence, g);
 		if (!rc)
@@ -456,10 +477,12 @@ int bm_pipeline_drain(struct bm_pipeline *p)
 
 void bm_pipeline_fini(struct bm_pipeline *p)
 {
-	if (p->compute)
-		rt_clist_destroy(p->compute);
-	if (p->graphics)
-		rt_clist_destroy(p->graphics);
+	for (size_t k = 0; k < BM_PIPE_SLOTS; k++) {
+		if (p->compute[k])
+			rt_clist_destroy(p->compute[k]);
+		if (p->graphics[k])
+			rt_clist_destroy(p->graphics[k]);
+	}
 }
 
 /* ---- async-compute: AsyncPipelinedComputeGraphics ---- */
@@ -473,7 +496,7 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
 	a->cg_latency = cg_latency;
 	a->graphics_ns = graphics_ns;
 	a->units = units ? units : 1;
-	if (cpu_latency > BM_ASYNC_MAX_LISTS)
+	if (cpu_latency > BM_ASYNC_MAX_LISTS || !cg_latency || (w->debug && cg_latency > BM_ASYNC_MAX_LISTS))
 		return -EINVAL;
 	int rc = rt_fence_create(w->d, 0, &a->fences[0]);          /* compute fence: index 0 */
 	if (!rc)
@@ -482,8 +505,18 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
 		rc = rt_fence_create(w->d, 0, &a->graphics_compute_fence);
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = rt_event_create(false, true, &a->handles[i]);
-	if (!rc)
-		rc = bm_wl_list(RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, &a->compute);
+	unsigned lists = w->debug ? cg_latency : 1;
+	for (unsigned k = 0; k < lists && !rc; k++) {
+		if (w->debug) {
+			char name[32];
+			snprintf(name, sizeof(name), "pipe[%u]", k);
+			rc = rt_resource_create(w->debug, name, RT_STATE_UNORDERED_ACCESS, &a->pipe[k]);
+		}
+		struct bm_use cw[1] = { { a->pipe[k], RT_STATE_UNORDERED_ACCESS, 0, 1 } };
+		if (!rc)
+			rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, cw, 1,
+					     &a->compute[k]);
+	}
 	for (unsigned i = 0; i < cpu_latency && !rc; i++)
 		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i]);
 	/* "Graphics needs to wait for the first compute frame to complete; this
@@ -519,6 +552,9 @@ static int bm_async_pick(struct bm_async *a)
 	int stage = rt_event_wait_multi(a->handles, 2, false, BM_WL_WAIT_NS);
 	a->w->cpu_wait_ns += lf_now_ns() - t0;
 	a->w->cpu_waits++;
+	/* a stage past its throttle ran because its fence reached the armed value */
+	if (stage >= 0 && a->w->debug && a->frames[stage] > a->cpu_latency)
+		rt_debug_cpu_waited(a->w->debug, a->fences[stage], a->armed[stage]);
 	return stage;
 }
 
@@ -527,10 +563,10 @@ static int bm_async_compute(struct bm_async *a)
 	struct bm_wl *w = a->w;
 	uint64_t fn = a->frames[0];
 	int rc = 0;
-	if (fn > a->cg_latency)
+	if (fn > a->cg_latency && !a->broken_no_graphics_wait)
 		rc = rt_cqueue_wait(w->compute, a->graphics_compute_fence, fn - a->cg_latency);
 	if (!rc)
-		rc = rt_cqueue_execute(w->compute, &a->compute, 1);
+		rc = rt_cqueue_execute(w->compute, &a->compute[w->debug ? (fn - 1) % a->cg_latency : 0], 1);
 	if (!rc)
 		rc = rt_cqueue_signal(w->compute, a->fences[0], fn);
 	return rc;
@@ -549,10 +585,20 @@ static int bm_async_graphics(struct bm_async *a)
 	uint64_t completed = done > 1 ? done : 1;
 	uint64_t list = (fn - 1) % a->cpu_latency;
 	a->pipe_buffer = (completed - 1) % a->cg_latency;
+	/* the CPU saw compute frame `done` complete: what graphics reads now is ordered after it */
+	if (w->debug && done)
+		rt_debug_cpu_waited(w->debug, a->fences[0], done);
 	/* UpdateGraphicsCommandList: re-record the list for this frame's buffer */
 	struct rt_clist *l = a->graphics[list];
 	rt_clist_reset(l);
 	int rc = rt_clist_record(l, RT_OP_DRAW, a->graphics_ns, a->units);
+	struct rt_resource *pipe = a->pipe[a->pipe_buffer];
+	if (!rc && w->debug)
+		rc = rt_clist_barrier(l, pipe, RT_STATE_UNORDERED_ACCESS, RT_STATE_SHADER_RESOURCE);
+	if (!rc && w->debug)
+		rc = rt_clist_access(l, pipe, RT_STATE_SHADER_RESOURCE, false);
+	if (!rc && w->debug)
+		rc = rt_clist_barrier(l, pipe, RT_STATE_SHADER_RESOURCE, RT_STATE_UNORDERED_ACCESS);
 	if (!rc)
 		rc = rt_clist_close(l);
 	/* Signal *before* new rendering: the compute work graphics is done with */
@@ -597,11 +643,12 @@ int bm_async_drain(struct bm_async *a)
 
 void bm_async_fini(struct bm_async *a)
 {
-	if (a->compute)
-		rt_clist_destroy(a->compute);
-	for (unsigned i = 0; i < BM_ASYNC_MAX_LISTS; i++)
+	for (unsigned i = 0; i < BM_ASYNC_MAX_LISTS; i++) {
+		if (a->compute[i])
+			rt_clist_destroy(a->compute[i]);
 		if (a->graphics[i])
 			rt_clist_destroy(a->graphics[i]);
+	}
 	/* events go with bm_wl_down's: after the fences that may set them */
 	a->w->extra_events[0] = a->handles[0];
 	a->w->extra_events[1] = a->handles[1];

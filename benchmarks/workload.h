@@ -127,14 +127,25 @@ void bm_ring_heap_fini(struct bm_ring_heap *r);
 
 /* ---- pipeline: the seed's PipelinedComputeGraphics ---- */
 
+/* "There must be a buffer of ComputeGraphicsLatency+1 different copies of
+ * the data passing from the compute queue to the graphics queue": compute
+ * frame n writes pipe[(n - 1) % (cg_latency + 1)] as a UAV, graphics frame n
+ * moves it to SHADER_RESOURCE, reads it and moves it back.  Under the
+ * validation layer each copy is a resource and has its own list pair (the
+ * seed's "multiple command lists corresponding to each of the renamed
+ * versions"), else one pair serves every frame. */
+#define BM_PIPE_SLOTS 17                /* cg_latency + 1 for every cg_latency the scenarios take */
 struct bm_pipeline {
 	struct bm_wl *w;
 	unsigned cpu_latency, cg_latency;   /* CpuLatency, ComputeGraphicsLatency */
+	bool broken_no_compute_wait;        /* tests only: graphics never waits for the compute fence */
 	struct rt_fence *compute_fence, *graphics_fence;
-	struct rt_clist *compute, *graphics;
+	struct rt_clist *compute[BM_PIPE_SLOTS], *graphics[BM_PIPE_SLOTS];   /* per copy when validating, else [0] */
+	struct rt_resource *pipe[BM_PIPE_SLOTS];
 	uint64_t frame;                     /* FrameNumber */
 	uint64_t graphics_frames;           /* graphics frames submitted */
 };
+/* 0 / -EINVAL (cg_latency + 1 > BM_PIPE_SLOTS under the validation layer) / -errno. */
 int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		     uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
 int bm_pipeline_step(struct bm_pipeline *p);    /* one turn of the seed's loop */
@@ -143,21 +154,31 @@ void bm_pipeline_fini(struct bm_pipeline *p);
 
 /* ---- async-compute: the seed's AsyncPipelinedComputeGraphics ---- */
 
+/* The pipe buffers: compute frame n writes pipe[(n - 1) % cg_latency] as a
+ * UAV (the seed's PipeBufferIndex); a graphics frame moves the buffer of the
+ * last compute frame the CPU saw complete to SHADER_RESOURCE, reads it and
+ * moves it back, declared as it re-records its list.  Under the validation
+ * layer each buffer is a resource and compute has one list per buffer, else
+ * one compute list serves every frame. */
 #define BM_ASYNC_MAX_LISTS 16
 struct bm_async {
 	struct bm_wl *w;
 	unsigned cpu_latency, cg_latency;
 	uint64_t graphics_ns;
 	unsigned units;
+	bool broken_no_graphics_wait;       /* tests only: compute never waits for the graphics-compute fence */
 	struct rt_fence *fences[2];         /* compute fence at 0, graphics fence at 1 */
 	struct rt_fence *graphics_compute_fence;
 	struct rt_event *handles[2];        /* auto-reset, initially set */
-	struct rt_clist *compute, *graphics[BM_ASYNC_MAX_LISTS];   /* CpuLatency graphics lists */
+	struct rt_clist *compute[BM_ASYNC_MAX_LISTS];    /* per pipe buffer when validating, else [0] */
+	struct rt_clist *graphics[BM_ASYNC_MAX_LISTS];   /* CpuLatency graphics lists */
+	struct rt_resource *pipe[BM_ASYNC_MAX_LISTS];
 	uint64_t frames[2];                 /* FrameNumbers */
 	uint64_t armed[2];                  /* the value each stage's event is armed for (0: none) */
 	uint64_t pipe_buffer;               /* the last PipeBufferIndex */
 };
-/* 0 / -EINVAL (cpu_latency > BM_ASYNC_MAX_LISTS) / -errno. */
+/* 0 / -EINVAL (cpu_latency > BM_ASYNC_MAX_LISTS, cg_latency 0, or > BM_ASYNC_MAX_LISTS
+ * under the validation layer) / -errno. */
 int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
 int bm_async_step(struct bm_async *a);          /* one turn: WaitForMultipleObjects, one stage */

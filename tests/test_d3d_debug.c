@@ -241,6 +241,81 @@ static void seed_workloads_are_silent(void **state)
 	}
 }
 
+/* The seed's PipelinedComputeGraphics under the layer: compute writes copy
+ * (n - 1) % (CGL + 1) of the data, graphics reads it after its Wait for the
+ * compute fence; silent on every path, and reported without that Wait. */
+static void pipeline_is_silent_and_its_missing_wait_reported(void **state)
+{
+	(void)state;
+	const struct { enum rt_path path; bool um; } modes[] = {
+		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+	for (size_t m = 0; m < 3; m++) {
+		for (int broken = 0; broken < 2; broken++) {
+			struct bm_wl w;
+			char err[256];
+			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			struct bm_pipeline p;
+			assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 50000, 50000, 1), 0);
+			p.broken_no_compute_wait = broken;
+			for (int i = 0; i < 12; i++)
+				assert_int_equal(bm_pipeline_step(&p), 0);
+			assert_int_equal(bm_pipeline_drain(&p), 0);
+			bm_pipeline_fini(&p);
+			assert_int_equal(rt_debug_pending(w.debug), 0);
+			if (!broken) {
+				if (rt_debug_errors(w.debug))
+					message_has(w.debug, 0, "(none expected)", NULL, NULL);
+				assert_int_equal(rt_debug_errors(w.debug), 0);
+			} else {
+				assert_true(rt_debug_errors(w.debug) > 0);
+				assert_true(message_has(w.debug, 0, "race on pipe[", "direct0 (execute #", "compute0 (execute #"));
+			}
+			assert_int_equal(bm_wl_down(&w), 0);
+		}
+	}
+}
+
+/* The seed's AsyncPipelinedComputeGraphics under the layer: compute writes
+ * pipe buffer (n - 1) % CGL once graphics signaled it is done with it,
+ * graphics reads the buffer of the last compute frame the CPU saw complete;
+ * silent on every path.  Without compute's Wait for the graphics-compute
+ * fence, a slow graphics queue still reads a buffer compute rewrites: the
+ * race is reported naming both executes. */
+static void async_compute_is_silent_and_its_missing_wait_reported(void **state)
+{
+	(void)state;
+	const struct { enum rt_path path; bool um; } modes[] = {
+		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+	for (size_t m = 0; m < 3; m++) {
+		for (int broken = 0; broken < 2; broken++) {
+			struct bm_wl w;
+			char err[256];
+			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			struct bm_async a;
+			/* broken: compute fast, graphics slow, so compute laps the buffers graphics reads */
+			assert_int_equal(bm_async_init(&a, &w, 3, 2, broken ? 20000 : 50000, broken ? 400000 : 50000, 1), 0);
+			a.broken_no_graphics_wait = broken;
+			for (int i = 0; i < 24; i++)
+				assert_int_equal(bm_async_step(&a), 0);
+			assert_int_equal(bm_async_drain(&a), 0);
+			assert_true(a.frames[0] > 3 && a.frames[1] > 3);
+			bm_async_fini(&a);
+			assert_int_equal(rt_debug_pending(w.debug), 0);
+			if (!broken) {
+				if (rt_debug_errors(w.debug))
+					message_has(w.debug, 0, "(none expected)", NULL, NULL);
+				assert_int_equal(rt_debug_errors(w.debug), 0);
+			} else {
+				assert_true(rt_debug_errors(w.debug) > 0);
+				assert_true(message_has(w.debug, 0, "race on pipe[", "compute0 (execute #", "direct0 (execute #"));
+			}
+			assert_int_equal(bm_wl_down(&w), 0);
+		}
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_test(fenced_accesses_are_accepted),
 	     cmocka_unit_test(cpu_waits_order_later_work), cmocka_unit_test(states_follow_the_type_classes),
-	     cmocka_unit_test(seed_workloads_are_silent))
+	     cmocka_unit_test(seed_workloads_are_silent),
+	     cmocka_unit_test(pipeline_is_silent_and_its_missing_wait_reported),
+	     cmocka_unit_test(async_compute_is_silent_and_its_missing_wait_reported))

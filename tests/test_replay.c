@@ -4,6 +4,7 @@
  * workloads: per queue executes, lists, commands, work, signals and waits,
  * the final fence values, GPU signals and interrupts on the native path. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "benchmarks/replay.h"
@@ -48,8 +49,34 @@ static void bad_files_are_refused_with_one_clear_line(void **state)
 		"exactly one of execute, signal, wait, cpu_wait");
 	refused("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"cpu_wait\": \"f\", \"value\": 1 } ] }",
 		"a cpu_wait has no queue");
+	/* resources and accesses */
+#define R(x) "\"resources\": [ " x " ]"
+#define LA(a) "\"lists\": [ { \"name\": \"c\", \"type\": \"copy\", \"commands\": [], \"access\": [ " a " ] } ]"
+#define FR "\"frame\": [ { \"queue\": \"copy0\", \"execute\": [\"c\"] } ]"
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"READ\" }") ", " L ", " FR " }",
+		"resources[0]: state 'READ' is not one of COMMON|");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\", \"copies\": 0 }") ", " L ", " FR " }",
+		"resources[0]: copies must be an integer in [1, 16]");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\", \"copies\": 2 }, "
+					"{ \"name\": \"u\", \"state\": \"COMMON\", \"copies\": 3 }") ", " L ", " FR " }",
+		"resources[1]: copies 3, but an earlier resource has 2");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\" }, { \"name\": \"t\", \"state\": \"COMMON\" }")
+		", " L ", " FR " }", "resources[1]: resource 't' declared twice");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\" }") ", "
+		LA("{ \"resource\": \"u\", \"state\": \"COMMON\" }") ", " FR " }",
+		"lists[0] 'c' access[0]: resource 'u' is not declared");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\" }") ", "
+		LA("{ \"resource\": \"t\", \"state\": \"COMMON\", \"after\": \"COPY_DEST\", \"write\": true }") ", " FR " }",
+		"lists[0] 'c' access[0]: a barrier (after) does not write");
+	refused("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\" }") ", "
+		LA("{ \"resource\": \"t\", \"state\": \"COMMON\", \"size\": 1 }") ", " FR " }",
+		"lists[0] 'c' access[0]: unknown key 'size'");
 	struct bm_replay *r = NULL;
 	char err[512];
+	assert_int_equal(bm_replay_parse("{ " Q ", " F ", " R("{ \"name\": \"t\", \"state\": \"COMMON\", \"copies\": 2 }") ", "
+					 LA("{ \"resource\": \"t\", \"state\": \"COMMON\", \"write\": true }") ", " FR " }",
+					 "ok.json", &r, err, sizeof(err)), 0);
+	bm_replay_free(r);
 	assert_int_equal(bm_replay_load("no/such/file.json", &r, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "no/such/file.json"));
 	assert_int_equal(bm_replay_parse("{ " Q ", " F ", " L ", \"frame\": [ { \"queue\": \"copy0\", \"execute\": [\"c\"] }, "
@@ -236,6 +263,80 @@ static void pipeline_json_counts_as_the_c_pipeline(void **state)
 	same_counts(&c, &r, 2, 2);
 }
 
+/* `text` (a frame graph) for 12 frames under the validation layer: its reports. */
+static size_t validated(const char *text, enum rt_path path, bool um, char *msg, size_t len)
+{
+	struct bm_replay *spec = NULL;
+	char err[512];
+	if (bm_replay_parse(text, "frame.json", &spec, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct bm_wl w;
+	assert_int_equal(bm_wl_up(&w, path, um, true, err, sizeof(err)), 0);
+	struct bm_replay_run rr;
+	if (bm_replay_start(&rr, spec, &w, err, sizeof(err)))
+		fail_msg("%s", err);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(bm_replay_frame(&rr), 0);
+	assert_int_equal(bm_replay_drain(&rr), 0);
+	assert_int_equal(rt_debug_pending(w.debug), 0);
+	size_t n = rt_debug_errors(w.debug);
+	rt_debug_message(w.debug, 0, msg, len);
+	assert_int_equal(bm_wl_down(&w), 0);
+	bm_replay_stop(&rr);
+	bm_replay_free(spec);
+	return n;
+}
+
+/* `file`'s text, and the same text without `cut` (which must be in it). */
+static void with_and_without(const char *file, const char *cut, char *text, char *broken, size_t len)
+{
+	FILE *f = fopen(file, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, len - 1, f);
+	fclose(f);
+	text[n] = 0;
+	assert_true(n > 0 && n < len - 1);
+	const char *at = strstr(text, cut);
+	assert_non_null(at);
+	snprintf(broken, len, "%.*s%s", (int)(at - text), text, at + strlen(cut));
+}
+
+/* The shipped frame.json declares the seed's resources (a copy per frame in
+ * flight) and runs silent under the validation layer on every path; the
+ * same file without the 3D queue's Wait for the lighting is reported: the
+ * final draw reads buf1 the compute queue writes.  ring-heap.json likewise
+ * (a ringCB per slot), reported without the copy queue's Wait for a slot. */
+static void frame_json_is_silent_and_its_missing_wait_reported(void **state)
+{
+	(void)state;
+	static char text[16384], broken[16384], ring[16384], ring_broken[16384];
+	with_and_without("benchmarks/workloads/frame.json",
+			 "{ \"queue\": \"direct0\", \"wait\": \"computeFence\", \"value\": 301, \"step\": 100 },", text,
+			 broken, sizeof(text));
+	with_and_without("benchmarks/workloads/ring-heap.json",
+			 "{ \"queue\": \"copy0\", \"wait\": \"fence1\", \"value\": -2, \"step\": 1, \"after_frame\": 3 },",
+			 ring, ring_broken, sizeof(ring));
+	const struct { enum rt_path path; bool um; } modes[] = {
+		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+	for (size_t m = 0; m < 3; m++) {
+		char msg[256];
+		size_t n = validated(text, modes[m].path, modes[m].um, msg, sizeof(msg));
+		if (n)
+			fail_msg("%zu reports, first: %s", n, msg);
+		assert_true(validated(broken, modes[m].path, modes[m].um, msg, sizeof(msg)) > 0);
+		if (!strstr(msg, "race on buf1[") || !strstr(msg, "direct0 (execute #") || !strstr(msg, "compute0 (execute #"))
+			fail_msg("not the race on buf1: %s", msg);
+		/* the ring heap: silent; without the copy queue's Wait for a free slot, reported */
+		n = validated(ring, modes[m].path, modes[m].um, msg, sizeof(msg));
+		if (n)
+			fail_msg("ring-heap.json: %zu reports, first: %s", n, msg);
+		assert_true(validated(ring_broken, modes[m].path, modes[m].um, msg, sizeof(msg)) > 0);
+		if (!strstr(msg, "race on ringCB[") || !strstr(msg, "copy0 (execute #") || !strstr(msg, "direct0 (execute #"))
+			fail_msg("not the race on ringCB: %s", msg);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(bad_files_are_refused_with_one_clear_line), cmocka_unit_test(string_parameters_round_trip),
 	     cmocka_unit_test(frame_json_counts_as_the_c_frame), cmocka_unit_test(ring_heap_json_counts_as_the_c_ring),
+	     cmocka_unit_test(frame_json_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(pipeline_json_counts_as_the_c_pipeline))

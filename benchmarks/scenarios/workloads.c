@@ -68,6 +68,7 @@ static const struct fb_param pipe_params[] = {
 		      "kernel"),
 	FB_PARAM_INT("cpu_latency", "frames", 3, 1, 16, "CpuLatency: compute frames the CPU keeps queued"),
 	FB_PARAM_INT("cg_latency", "frames", 2, 1, 16, "ComputeGraphicsLatency: graphics lags compute by this"),
+	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
 	FB_PARAM_DOUBLE("compute_us", "us", 400.0, 0.0, 100000.0, "compute engine: one compute frame"),
 	FB_PARAM_DOUBLE("graphics_us", "us", 600.0, 0.0, 100000.0, "3D engine: one graphics frame"),
 	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
