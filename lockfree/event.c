@@ -33,15 +33,21 @@ uint64_t lf_futex_syscalls(void)
 
 /* ---- futex primitives (private: threads of one process) ---- */
 
+/* An absolute CLOCK_MONOTONIC deadline as the futex calls take it: ts, or
+ * NULL for LF_NO_DEADLINE (no timeout). */
+static struct timespec *lf_deadline_ts(uint64_t deadline, struct timespec *ts)
+{
+	if (deadline == LF_NO_DEADLINE)
+		return NULL;
+	ts->tv_sec = (time_t)(deadline / 1000000000u);
+	ts->tv_nsec = (long)(deadline % 1000000000u);
+	return ts;
+}
+
 /* Callers loop and re-check the word, so every result is safe. */
 int lf_futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline)
 {
-	struct timespec ts, *tsp = NULL;
-	if (deadline != LF_NO_DEADLINE) {
-		ts.tv_sec = (time_t)(deadline / 1000000000u);
-		ts.tv_nsec = (long)(deadline % 1000000000u);
-		tsp = &ts;
-	}
+	struct timespec ts, *tsp = lf_deadline_ts(deadline, &ts);
 	lf_futex_calls++;
 	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC timeout. */
 	long rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
@@ -215,12 +221,7 @@ static bool lf_event_announce_all(struct lf_event *const *evs, size_t n, const u
  * -ETIMEDOUT, ... (callers re-check).  Without futex_waitv: a 1 ms nap. */
 static int lf_futex_waitv_until(struct futex_waitv *wv, size_t n, uint64_t deadline)
 {
-	struct timespec ts, *tsp = NULL;
-	if (deadline != LF_NO_DEADLINE) {
-		ts.tv_sec = (time_t)(deadline / 1000000000u);
-		ts.tv_nsec = (long)(deadline % 1000000000u);
-		tsp = &ts;
-	}
+	struct timespec ts, *tsp = lf_deadline_ts(deadline, &ts);
 	lf_futex_calls++;
 	long rc = syscall(SYS_futex_waitv, wv, (unsigned)n, 0, tsp, CLOCK_MONOTONIC);
 	if (rc >= 0)
