@@ -8,7 +8,9 @@
  * with "10" as the seed's value.  Then the rules around them: default type
  * only, one CurrentValue in system memory, MonitoredValue held at 0 whatever
  * the waiters, the NULL-payload scan, a lock-step stress that counts lost
- * wake-ups, and the deliberately broken variants that stress catches. */
+ * wake-ups, and the deliberately broken variants that stress catches; the
+ * rewinding race across adapters (a value signaled then rewound still
+ * releases the other adapter's waits) and its broken variant. */
 #include <pthread.h>
 #include <string.h>
 
@@ -532,6 +534,141 @@ static void cross_broken_variants_are_caught(void **state)
 	}
 }
 
+/* ---- the rewinding race across adapters ----
+ * Seed multi-engine-synchronization: "If a race does occur, between a value
+ * which will satisfy an outstanding wait, and a lower value which will not,
+ * the wait will be satisfied regardless."  The signaling adapter writes 25
+ * then 0, back to back (CPU: two Signals; GPU: one buffer); the waits on the
+ * other adapter's instance for 20 were registered before (a CPU event wait;
+ * on a monitored instance also a GPU wait held on the CPU) and every one of
+ * them is due.  The other adapter learns of the 25 only from the signaling
+ * adapter's interrupt thread, which may run after the 0 landed. */
+
+enum { XR_HI = 25, XR_WANT = 20 };
+
+struct xrace {
+	uint64_t races, due, lost, early;
+	uint64_t deadline_ns;         /* a due wait not released this long after its race is lost */
+	uint64_t stop_after_lost;     /* end early (0: never) */
+};
+
+/* Bounded: until *c reaches n or deadline_ns passes; whether it did. */
+static bool xr_count_reaches(_Atomic uint64_t *c, uint64_t n, uint64_t deadline_ns)
+{
+	uint64_t end = lf_now_ns() + deadline_ns;
+	while (atomic_load(c) < n && lf_now_ns() < end)
+		sched_yield();
+	return atomic_load(c) >= n;
+}
+
+static void xr_run(struct os_adapter *s, struct os_fence *fs, struct os_queue *qs, enum signal_kind sk,
+		   struct os_adapter *w, struct os_fence *fw, struct os_queue *qw, struct xrace *x, uint64_t races)
+{
+	bool held = !os_fence_is_native(fw);   /* a monitored instance: its GPU waits are held on the CPU */
+	_Atomic uint64_t held_done = 0, gpu_done = 0;
+	for (uint64_t k = 0; k < races && !(x->stop_after_lost && x->lost >= x->stop_after_lost); k++) {
+		struct lf_event ev;
+		lf_event_init(&ev);
+		assert_int_equal(os_fence_wait_event(fw, XR_WANT, &ev), 0);
+		if (held) {
+			struct hw_cmd c[2] = {
+				{ .op = HW_CMD_WAIT, .fence = os_fence_hw(fw), .value = XR_WANT },
+				{ .op = HW_CMD_COUNT, .stamp = &held_done },
+			};
+			assert_int_equal(os_queue_submit(qw, c, 2), 0);
+		}
+		x->early += lf_event_is_set(&ev) + (atomic_load(&held_done) > k);
+		if (sk == SIGNAL_CPU) {
+			assert_int_equal(os_fence_signal_cpu(fs, XR_HI), 0);
+			assert_int_equal(os_fence_signal_cpu(fs, 0), 0);
+		} else {
+			struct hw_cmd c[3] = {
+				{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(fs), .value = XR_HI },
+				{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(fs), .value = 0 },
+				{ .op = HW_CMD_COUNT, .stamp = &gpu_done },
+			};
+			assert_int_equal(os_queue_submit(qs, c, 3), 0);
+		}
+		bool lost_ev = lf_event_wait(&ev, 0, (int64_t)x->deadline_ns) != 0;
+		bool lost_held = held && !xr_count_reaches(&held_done, k + 1, x->deadline_ns);
+		x->due += 1 + held;
+		x->lost += lost_ev + lost_held;
+		x->races++;
+		if (sk == SIGNAL_GPU)
+			assert_true(xr_count_reaches(&gpu_done, k + 1, 5000000000ull));
+		if (lost_ev || lost_held) {
+			/* a broken variant: a value above every one signaled so
+			 * far until what is stuck is released, then back to 0 */
+			assert_int_equal(os_fence_signal_cpu(fs, XR_HI + x->lost), 0);
+			assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+			assert_true(!held || xr_count_reaches(&held_done, k + 1, 5000000000ull));
+			assert_int_equal(os_fence_signal_cpu(fs, 0), 0);
+		}
+	}
+}
+
+/* Every combination: both native (scenario 1), a monitored instance waiting
+ * (2a: event and held GPU wait), a monitored instance signaling (2b); CPU
+ * and GPU signals.  Returns the totals. */
+static struct xrace xr_all(unsigned faults, uint64_t races_each, uint64_t deadline_ns, uint64_t stop_after_lost)
+{
+	struct xrace x = { .deadline_ns = deadline_ns, .stop_after_lost = stop_after_lost };
+	for (int cfg = 0; cfg < 3; cfg++) {
+		for (int sk = SIGNAL_GPU; sk <= SIGNAL_CPU; sk++) {
+			struct xrig r = { 0 };
+			bool igpu_native = cfg == 0, on_igpu = cfg == 2;
+			r.dgpu = xadapter(true, HW_PAYLOAD_FENCE_ARRAY);
+			r.igpu = xadapter(igpu_native, HW_PAYLOAD_FENCE_ARRAY);
+			unsigned fl = OS_FENCE_CROSS_ADAPTER | faults;
+			if (on_igpu) {
+				assert_int_equal(os_fence_create(r.igpu, OS_FENCE_MONITORED, 0, fl, &r.fi), 0);
+				assert_int_equal(os_fence_open_cross(r.fi, r.dgpu, OS_FENCE_NATIVE, &r.fd), 0);
+			} else {
+				assert_int_equal(os_fence_create(r.dgpu, OS_FENCE_NATIVE, 0, fl, &r.fd), 0);
+				assert_int_equal(os_fence_open_cross(r.fd, r.igpu, OS_FENCE_NATIVE, &r.fi), 0);
+			}
+			r.qd = fbt_queue(r.dgpu, 0, 64);
+			r.qi = fbt_queue(r.igpu, 0, 64);
+			struct xrace one = x;
+			one.races = one.due = one.lost = one.early = 0;
+			if (on_igpu)
+				xr_run(r.igpu, r.fi, r.qi, (enum signal_kind)sk, r.dgpu, r.fd, r.qd, &one, races_each);
+			else
+				xr_run(r.dgpu, r.fd, r.qd, (enum signal_kind)sk, r.igpu, r.fi, r.qi, &one, races_each);
+			printf("  rewind race %s, %s signal: %llu races, %llu due, %llu lost, %llu early\n",
+			       cfg == 0 ? "1 (both native)" : cfg == 1 ? "2a (monitored waits)" : "2b (monitored signals)",
+			       sk == SIGNAL_CPU ? "CPU" : "GPU", (unsigned long long)one.races,
+			       (unsigned long long)one.due, (unsigned long long)one.lost,
+			       (unsigned long long)one.early);
+			assert_int_equal(fbt_stats(r.dgpu).lost_wakeups + fbt_stats(r.igpu).lost_wakeups, 0);
+			x.races += one.races;
+			x.due += one.due;
+			x.lost += one.lost;
+			x.early += one.early;
+			xrig_down(&r);
+		}
+	}
+	return x;
+}
+
+static void cross_rewind_race_loses_nothing(void **state)
+{
+	struct xrace x = xr_all(0, 200, 2000000000ull, 1);
+	assert_true(x.races >= 1000);
+	assert_int_equal(x.lost, 0);
+	assert_int_equal(x.early, 0);
+}
+
+/* The broken variant: the value propagated is the CurrentValue read by the
+ * interrupt thread, not the value signaled; the same race catches it. */
+static void cross_rewind_broken_variant_is_caught(void **state)
+{
+	struct xrace x = xr_all(OS_FENCE_FAULT_PROPAGATE_CURRENT, 20, 50000000ull, 2);
+	printf("  broken variant %#x: %llu of %llu due waits lost\n", OS_FENCE_FAULT_PROPAGATE_CURRENT,
+	       (unsigned long long)x.lost, (unsigned long long)x.due);
+	assert_true(x.lost >= 1);
+}
+
 /* Instances come and go on the iGPU while the dGPU keeps signaling: the
  * propagating interrupt thread never touches a closed instance (ASan), and
  * each open gets a fresh instance with MV 0. */
@@ -597,4 +734,6 @@ FB_TEST_MAIN(cmocka_unit_test(scenario1_wait_from_gpu_signal_from_gpu),
 	     cmocka_unit_test(cross_null_payload_scan_propagates),
 	     cmocka_unit_test(cross_lockstep_stress_no_lost_wakeups),
 	     cmocka_unit_test(cross_broken_variants_are_caught),
-	     cmocka_unit_test(cross_instances_come_and_go_while_signaling))
+	     cmocka_unit_test(cross_instances_come_and_go_while_signaling),
+	     cmocka_unit_test(cross_rewind_race_loses_nothing),
+	     cmocka_unit_test(cross_rewind_broken_variant_is_caught))

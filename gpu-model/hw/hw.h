@@ -260,6 +260,7 @@ struct hw_irq_rec {
 	uint64_t hwqueues[HW_IRQ_MAX_FENCES]; /* optimized: kernel handles of the HW queues that ran (hw_queue_handle) */
 	uint64_t t_raise_ns;
 	void *ctx;                        /* software records: the OS's own (never read by hw) */
+	uint32_t os_flags;                /* software records: the OS's own (never read by hw) */
 };
 
 /* ---- the GPU timestamp counter (gpu-model/hw/adapter.c) ---- */

@@ -16,17 +16,23 @@
  *     that handled the signal (GPU interrupt, or the deferred work of a CPU
  *     signal), for every other instance.
  *
- * Propagation never repeats a value: each instance keeps the highest value
- * announced to it (x_seen, raised by CAS); only the caller whose CAS raised it
- * notifies, so a value is announced once per instance however many interrupt
- * threads see it.  A raise by another thread is followed by that thread's
- * notification, so no value is left unannounced.  An instance's own interrupt
- * thread never raises its x_seen: it processed the instance with the value it
- * read then, and a newer value it reads afterwards may not have been handled
- * (raising x_seen to it would stop the writer's adapter from announcing it,
- * stranding a waiter that registered in between).  So a value may be
- * announced back to the adapter it came from: an extra deferred record, never
- * a missed one.
+ * What is announced is the value the signal wrote (the interrupt record's, the
+ * log entry's, the CPU signal's own), never the CurrentValue read later: the
+ * fence may have been rewound meanwhile, and seed multi-engine-synchronization
+ * says "If a race does occur, between a value which will satisfy an
+ * outstanding wait, and a lower value which will not, the wait will be
+ * satisfied regardless" — on every adapter, as on one.  So every signal is
+ * announced, in the order its adapter handles them, to every other instance,
+ * which decides its waiters against that value (os_fence_defer_release,
+ * OS_REC_RECEIVED).  A received value is never passed on again: its sender
+ * announced it to every instance already.  No dedup by value: after a rewind
+ * a value may be signaled again and must be announced again, and a value two
+ * threads announce (a signal seen by a log and by a payload) costs an extra
+ * deferred record, never a missed one.
+ *
+ * Only where no signal names the fence (a scan's other fences), or the value
+ * signaled is 0 (it satisfies no wait), is the CurrentValue read now; those announcements skip a value equal to the last
+ * one announced to the instance (x_seen), so a scan does not repeat values.
  *
  * Lifetime: the instance array is read by interrupt threads inside RCU
  * read-side sections.  An instance leaves the array (os_cross_detach, under
@@ -49,7 +55,8 @@
 #include "lockfree/alloc.h"
 #include "lockfree/thread.h"
 
-#define OS_FENCE_FAULTS (OS_FENCE_FAULT_NO_PROPAGATE | OS_FENCE_FAULT_MV_FOLLOWS_WAITERS)
+#define OS_FENCE_FAULTS (OS_FENCE_FAULT_NO_PROPAGATE | OS_FENCE_FAULT_MV_FOLLOWS_WAITERS | \
+			 OS_FENCE_FAULT_PROPAGATE_CURRENT)
 
 struct os_cross {
 	_Atomic uint64_t *cv;           /* the one CurrentValue: system memory, never local */
@@ -186,18 +193,13 @@ void os_cross_adapter_gone(struct os_adapter *a)
 
 /* ---- propagation ---- */
 
-/* Raise *seen to v; true when this call raised it (the caller owes the notification). */
-static bool os_cross_raise(_Atomic uint64_t *seen, uint64_t v)
+/* Record v as the last value announced to an instance; true when it differs
+ * from the one before (a read CurrentValue then owes a notification).
+ * Relaxed: seen publishes nothing; the notification's ordering comes from the
+ * seq_cst loads of the value and of the waiter threshold. */
+static bool os_cross_changed(_Atomic uint64_t *seen, uint64_t v)
 {
-	/* Relaxed: seen only decides who notifies (one winner per value, by the
-	 * CAS's atomicity); it publishes nothing.  The notification's ordering
-	 * comes from the seq_cst loads of the value and of the waiter threshold. */
-	uint64_t cur = atomic_load_explicit(seen, memory_order_relaxed);
-	while (cur < v)
-		if (atomic_compare_exchange_weak_explicit(seen, &cur, v, memory_order_relaxed,
-							  memory_order_relaxed))
-			return true;
-	return false;
+	return atomic_exchange_explicit(seen, v, memory_order_relaxed) != v;
 }
 
 /* Announce value v to instance g on its adapter b. */
@@ -215,21 +217,29 @@ static void os_cross_notify(struct os_fence *g, uint64_t v)
 	/* CPU waiters and CPU-held command buffers: b's own interrupt thread
 	 * releases them (os_fence_defer_release), after the seq_cst load of the
 	 * value in os_cross_propagate. */
-	if (os_fence_defer_release(g, v, false))
+	if (os_fence_defer_release(g, v, false, OS_REC_RECEIVED))
 		atomic_fetch_add_explicit(&b->x_soft, 1, memory_order_relaxed);
 }
 
-void os_cross_propagate(struct os_fence *f)
+void os_cross_propagate(struct os_fence *f, uint64_t v)
 {
 	struct os_cross *x = f->x;
 	if (x->faults & OS_FENCE_FAULT_NO_PROPAGATE)
 		return;
+	/* BROKEN (tests only): the value read now stands for the one signaled */
+	bool known = v && !(x->faults & OS_FENCE_FAULT_PROPAGATE_CURRENT);
 	/* seq_cst: the value read here was written (engine exchange, or CPU
-	 * signal exchange) before the interrupt that brought us here */
-	uint64_t v = atomic_load_explicit(x->cv, memory_order_seq_cst);
+	 * signal exchange) before the interrupt that brought us here; the load
+	 * also orders a known v's notification checks after it */
+	uint64_t now = atomic_load_explicit(x->cv, memory_order_seq_cst);
+	if (!known)
+		v = now;
 	for (unsigned i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
 		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_acquire);
-		if (!g || g == f || !os_cross_raise(&g->x_seen, v))
+		if (!g || g == f)
+			continue;
+		bool changed = os_cross_changed(&g->x_seen, v);
+		if (!known && !changed)
 			continue;
 		os_cross_notify(g, v);
 		lf_count(&f->a->x_propagated, 1);

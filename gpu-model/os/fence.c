@@ -378,16 +378,17 @@ bool os_fence_has_waiters(const struct os_fence *f)
 }
 
 /* Value v of f was written without a GPU interrupt for this adapter (a value
- * propagated from another adapter; a CPU signal of a cross-adapter fence, with
- * v = 0: its waiters are released already): queue a software record so that
- * f's adapter's interrupt thread releases what v satisfies, feeds CPU-held
- * command buffers and passes the value on — only when a waiter or a held
+ * propagated from another adapter, `how` OS_REC_RECEIVED; a CPU signal of a
+ * cross-adapter fence, OS_REC_CPU_SIGNAL: its waiters are released already):
+ * queue a software record so that f's adapter's interrupt thread releases what
+ * v satisfies, feeds CPU-held command buffers and passes v on (not a received
+ * one: its sender announced it to every instance) — only when a waiter or a held
  * buffer may be satisfied, unless `always`.  The seq_cst loads come after the
  * caller's seq_cst write or load of the value: they pair with a waiter's
  * threshold RMW + CurrentValue resample (os_waiter_register) and with
  * os_queue_submit's held_total RMW + feed, so either they see the value or we
  * see them.  Returns whether a record was queued. */
-bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always)
+bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigned how)
 {
 	struct os_adapter *a = f->a;
 	if (!always && lf_waitset_threshold(&f->ws) >= v &&
@@ -399,6 +400,7 @@ bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always)
 	rec->nfences = 1;
 	rec->signaled = v ? f->hw.handle : 0;
 	rec->value = v;
+	rec->os_flags = how;
 	hw_irq_raise(a->hw, rec);
 	return true;
 }
@@ -419,7 +421,7 @@ static void os_signal_release(struct os_fence *f, uint64_t v)
 	if (a->cfg.fault == OS_FAULT_RELEASE_CURRENT) {
 		/* Broken on purpose: the release is left to the interrupt thread,
 		 * which decides it against the value it reads then */
-		os_fence_defer_release(f, v, f->x != NULL);
+		os_fence_defer_release(f, v, f->x != NULL, 0);
 		return;
 	}
 	if (lf_waitset_threshold(&f->ws) < v) {
@@ -427,7 +429,7 @@ static void os_signal_release(struct os_fence *f, uint64_t v)
 		lf_count(&os_app_counters(a)->signal_released, n);
 	}
 	if (f->x)
-		os_fence_defer_release(f, 0, true);   /* released here; the value goes on from there */
+		os_fence_defer_release(f, v, true, OS_REC_CPU_SIGNAL);   /* released here; v goes on from there */
 	else if (held)
 		hw_irq_kick(a->hw);                   /* the interrupt thread feeds what was released */
 }

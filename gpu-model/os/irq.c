@@ -49,7 +49,7 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const stru
 		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
 			scanned++;
 			if (f->x)
-				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
+				os_cross_propagate(f, os_signaled_value(rec, f));   /* cross-adapter: pass the value on */
 			if (os_fence_has_waiters(f))
 				batch[nb++] = f;
 		}
@@ -141,9 +141,13 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 				continue;
 			}
 			lf_count(&a->fences_scanned, 1);
-			released += os_fence_process(f, os_signaled_value(rec, f), NULL);
-			if (f->x)
-				os_cross_propagate(f);   /* cross-adapter: pass a new value on */
+			uint64_t sv = os_signaled_value(rec, f);
+			/* a CPU signal's own thread released against its value already */
+			released += os_fence_process(f, rec->os_flags & OS_REC_CPU_SIGNAL ? 0 : sv, NULL);
+			/* cross-adapter: pass the value signaled on (a received one was
+			 * announced to every instance by its sender) */
+			if (f->x && !(rec->os_flags & OS_REC_RECEIVED))
+				os_cross_propagate(f, sv);
 		}
 	}
 	if (scan_native || scan_legacy)

@@ -171,7 +171,7 @@ static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct 
 		return 0;                          /* destroyed since: nobody waits on it */
 	size_t n = os_fence_process(f, c->value, NULL);
 	if (f->x)
-		os_cross_propagate(f);             /* cross-adapter: pass the new value on */
+		os_cross_propagate(f, c->value);   /* cross-adapter: pass the value signaled on */
 	return n;
 }
 

@@ -395,8 +395,9 @@ size_t os_trace_count(const struct os_adapter *a);
  * os_fence_open_cross: every adapter gets an os_fence of its own (its own
  * global handle, MonitoredValue, waiter set) and all share one CurrentValue
  * in system memory.  A native instance's MonitoredValue is 0 for its whole
- * lifetime, so every GPU signal interrupts; the interrupt thread that sees a
- * new value propagates it to the other adapters: DxgkDdiUpdateCurrentValuesFromCpu
+ * lifetime, so every GPU signal interrupts; the interrupt thread that handles
+ * a signal propagates the value it wrote (not the CurrentValue read later: a
+ * rewind in between loses no wait on another adapter) to the other adapters: DxgkDdiUpdateCurrentValuesFromCpu
  * (NotificationOnly=TRUE) on a native instance (its engines re-evaluate their
  * run lists: GPU waits go on), and the CPU waiters and CPU-held command
  * buffers of that adapter are released by its own interrupt thread.  A CPU
@@ -422,6 +423,7 @@ size_t os_trace_count(const struct os_adapter *a);
 /* Deliberately broken cross-adapter fences, for the tests that prove they can fail. */
 #define OS_FENCE_FAULT_NO_PROPAGATE      0x100u  /* interrupt threads never pass a signal on */
 #define OS_FENCE_FAULT_MV_FOLLOWS_WAITERS 0x200u /* the waiter set publishes into MV (not held at 0) */
+#define OS_FENCE_FAULT_PROPAGATE_CURRENT 0x400u  /* pass on the CurrentValue read later, not the value signaled */
 
 /* Open cross-adapter fence f on adapter b as `type` (native on an adapter
  * without native support becomes monitored).  0; -EINVAL (f is not a

@@ -28,7 +28,7 @@ struct os_fence {
 	_Atomic uint32_t opens;         /* shared: local handles open (0: not opened through a process) */
 	uint32_t x_slot;                /* cross-adapter: this instance's slot in x */
 	struct os_cross *x;             /* cross-adapter: the group sharing CurrentValue; NULL otherwise */
-	_Atomic uint64_t x_seen;        /* cross-adapter: highest value announced to this instance */
+	_Atomic uint64_t x_seen;        /* cross-adapter: last value announced to this instance */
 };
 /* read-mostly identity | the waiter set (waiters, interrupt thread) | the CPU signalers' word */
 LF_ASSERT_APART(struct os_fence, index, ws);
@@ -152,7 +152,10 @@ void os_rcu_leave(void);
 void os_irq_sync(struct os_adapter *a);
 /* fence.c */
 void os_fence_free(void *obj);                                /* deferred (call_rcu) */
-bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always);  /* queue a software record */
+/* What a software record for one fence (os_fence_defer_release) carries. */
+#define OS_REC_RECEIVED   0x1u   /* value v came from another adapter: release against it, never pass it on */
+#define OS_REC_CPU_SIGNAL 0x2u   /* a CPU signal of v: released by the signaler already; pass v on */
+bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigned how);  /* queue a software record */
 uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
 /* Release what `signaled` (the value a signal wrote; 0: none) or the current
  * value satisfies, publish, resample; under f's release lock.  Any thread.
@@ -197,9 +200,10 @@ int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 _Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x);
 void os_cross_detach(struct os_fence *f);           /* os_fence_destroy: leave the group */
 void os_cross_put(struct os_cross *x);              /* os_fence_free: drop the instance's reference */
-/* Interrupt thread of f's adapter, inside a read-side section: pass a new
- * CurrentValue of f to every other adapter's instance. */
-void os_cross_propagate(struct os_fence *f);
+/* Interrupt thread of f's adapter, inside a read-side section: pass value v
+ * that a signal wrote to f (0: not known; the CurrentValue read now) to every
+ * other adapter's instance. */
+void os_cross_propagate(struct os_fence *f, uint64_t v);
 void os_cross_adapter_gone(struct os_adapter *a);   /* os_adapter_destroy: detach stray instances */
 
 #endif
