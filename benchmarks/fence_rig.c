@@ -196,12 +196,8 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 	/* exact fraction: signal i is waited when the running share is behind */
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->signals; i++) {
-		if (p->period_ns) {
-			uint64_t at = t0 + (i - 1) * p->period_ns;
-			struct timespec ts = { .tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u) };
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-				;
-		}
+		if (p->period_ns)
+			lf_sleep_until(t0 + (i - 1) * p->period_ns);
 		bool waited = (double)r->waited < p->waited_fraction * (double)i;
 		r->waited += waited;
 		r->lost_wakeups += rig_irq_one(&g, ++v, waited, r->wait_lat);

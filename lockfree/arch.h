@@ -2,6 +2,7 @@
  *
  * lf_cpu_relax()  spin-wait hint (x86 PAUSE, arm64 YIELD).
  * lf_now_ns()     CLOCK_MONOTONIC in nanoseconds: the clock of every latency in fencebench.
+ * lf_sleep_until(t)  sleep until lf_now_ns() reaches t (at once if it has; signals do not cut it short).
  * lf_spin_ns(ns)  busy-wait for ns nanoseconds (the modeled GPU WORK and PCIe read cost).
  * lf_ticks()      a timestamp counter for latencies that cross threads on a hot path
  *                 (a GPU's timestamp counter, read by one instruction): the invariant
@@ -16,6 +17,7 @@
 #ifndef LF_ARCH_H
 #define LF_ARCH_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -35,6 +37,13 @@ static inline uint64_t lf_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void lf_sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 /* Nonzero once lf_ticks_init() chose the TSC (ticks.c); read-only after.

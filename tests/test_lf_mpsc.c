@@ -153,11 +153,7 @@ struct producer_arg {
 /* In the quiet part of the shared period: sleep to the next period's start. */
 static void producer_quiet(uint64_t now)
 {
-	uint64_t next = now - now % STRESS_PERIOD_NS + STRESS_PERIOD_NS;
-	struct timespec ts = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	lf_sleep_until(now - now % STRESS_PERIOD_NS + STRESS_PERIOD_NS);
 }
 
 static void *producer(void *p)

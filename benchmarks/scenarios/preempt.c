@@ -53,15 +53,6 @@ static int bm_stack_up(struct fb_run *run, struct rt_stack_config *sc, struct rt
 	return 0;
 }
 
-static void bm_sleep_until(uint64_t t)
-{
-	uint64_t now = lf_now_ns();
-	if (t <= now)
-		return;
-	struct timespec ts = { (time_t)((t - now) / 1000000000u), (long)((t - now) % 1000000000u) };
-	nanosleep(&ts, NULL);
-}
-
 /* ---- preempt ---- */
 
 static const struct fb_param preempt_params[] = {
@@ -114,7 +105,7 @@ static int preempt_run(struct fb_run *run)
 		/* two long commands always queued behind the compositor */
 		while (!rc && rt_queue_submitted(lo) - rt_queue_completed(lo) < 2)
 			rc = rt_queue_submit(lo, &longc, 1, &lo_v);
-		bm_sleep_until(t);
+		lf_sleep_until(t);
 		uint64_t t0 = lf_now_ns(), v;
 		if (!rc)
 			rc = rt_queue_submit(hi, &frame, 1, &v);

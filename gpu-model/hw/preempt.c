@@ -381,15 +381,6 @@ bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)
 	return true;
 }
 
-/* Sleep until the absolute time t (CLOCK_MONOTONIC, lf_now_ns's clock): an
- * oversleep delays the next look, never the WORK's end, which is a time. */
-static void hw_sleep_until(uint64_t t)
-{
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 /* A short WORK (at most work_spin_max_ns): spun, slice by slice.  False:
  * preempted between two slices (the rest kept). */
 static bool hw_work_spin(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
@@ -421,7 +412,8 @@ static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 		uint64_t now = lf_now_ns();
 		if (now >= end)
 			break;
-		hw_sleep_until(end - now > look ? now + look : end);
+		/* an oversleep delays the next look, never the WORK's end, which is a time */
+		lf_sleep_until(end - now > look ? now + look : end);
 		if (hw_reset_check(e, q))
 			return false;
 		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
@@ -433,7 +425,7 @@ static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 		if (b >= end)
 			continue;                        /* the last slice: it ends first */
 		if (b > now)
-			hw_sleep_until(b);
+			lf_sleep_until(b);
 		q->work_left_ns = end - b;
 		hw_preempt_take(a, e, q, 3);
 		return false;
