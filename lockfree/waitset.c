@@ -110,18 +110,25 @@ static void lf_waitset_take(struct lf_waitset *ws)
 	}
 }
 
-/* Mark every heap waiter with value <= value released and chain it on *done
- * (through w->next: the node stays the set's until its callback runs, after
- * the new threshold is published); return how many. */
-static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value, struct lf_waiter **done)
+/* Mark every heap waiter with value <= value and since < epoch released and
+ * chain it on *done (through w->next: the node stays the set's until its
+ * callback runs, after the new threshold is published); return how many.
+ * Waiters of a later epoch are popped too and melded back afterwards. */
+static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
+				      struct lf_waiter **done)
 {
 	size_t n = 0;
+	struct lf_waiter *later = NULL;
 
 	while (ws->heap && ws->heap->value <= value) {
 		struct lf_waiter *w = ws->heap;
 		uint32_t expect = LF_WAITER_WAITING;
 
 		ws->heap = lf_heap_pop(w);
+		if (epoch != UINT64_MAX && w->since >= epoch && !lf_waiter_cancelled(w)) {
+			later = lf_heap_meld(later, w);   /* registered after this epoch: not ours to take */
+			continue;
+		}
 		ws->held--;
 		/* acq_rel: a cancel that lost sees our release; a cancel that won
 		 * is acquired (failure order) before reclaim. */
@@ -134,6 +141,7 @@ static size_t lf_waitset_release_heap(struct lf_waitset *ws, uint64_t value, str
 			lf_waitset_drop(ws, w);
 		}
 	}
+	ws->heap = lf_heap_meld(ws->heap, later);
 	return n;
 }
 
@@ -221,6 +229,12 @@ static size_t lf_waitset_wake(struct lf_waiter *done, size_t n,
 size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 			  void (*cb)(struct lf_waiter *w, void *arg), void *arg)
 {
+	return lf_waitset_release_before(ws, value, UINT64_MAX, cb, arg);
+}
+
+size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
+				 void (*cb)(struct lf_waiter *w, void *arg), void *arg)
+{
 	size_t released = 0;
 	struct lf_waiter *done = NULL;
 
@@ -232,7 +246,7 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 
 		ws->rounds++;
 		lf_waitset_take(ws);
-		released += lf_waitset_release_heap(ws, value, &done);
+		released += lf_waitset_release_heap(ws, value, epoch, &done);
 		least = lf_waitset_least(ws);
 #ifdef LF_WAITSET_BROKEN
 		/* BROKEN (tests only): overwrite whatever adders wrote meanwhile,

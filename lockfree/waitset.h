@@ -99,6 +99,8 @@ enum { LF_WAITER_WAITING, LF_WAITER_RELEASED, LF_WAITER_CANCELLED };
 
 struct lf_waiter {
 	uint64_t value;             /* released once the value reaches this; >= 1 */
+	uint64_t since;             /* the caller's epoch at registration: only a release of a later
+				       epoch (> since) takes it (lf_waitset_release_before); 0: any */
 	_Atomic uint32_t state;     /* LF_WAITER_*: WAITING -> RELEASED | CANCELLED, by CAS */
 	struct lf_waiter *next;     /* private to the set while held: stack link, then heap sibling */
 	void *ctx;                  /* the caller's (the waiting thread, its event) */
@@ -162,6 +164,19 @@ bool lf_waitset_cancel(struct lf_waitset *ws, struct lf_waiter *w);
  * resamples CurrentValue (seq_cst) and releases again if it moved on. */
 size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 			  void (*cb)(struct lf_waiter *w, void *arg), void *arg);
+
+/* As lf_waitset_release, for the waiters registered before `epoch` only:
+ * those with w->value <= value AND w->since < epoch.  The others stay held
+ * (and keep the threshold where they put it).  Epochs are the caller's: a
+ * fence uses the sequence of writes to its value, so a release carrying the
+ * value of write s never takes a waiter that registered after reading write
+ * s or a later one (seed multi-engine-synchronization: "any new waits ...
+ * will be compared against the new lower fence value").
+ * lf_waitset_release(ws, v, cb, arg) is lf_waitset_release_before(ws, v,
+ * UINT64_MAX, cb, arg).  Cost: also O(skipped * log held) per call, for
+ * the waiters with value <= value but a later epoch. */
+size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
+				 void (*cb)(struct lf_waiter *w, void *arg), void *arg);
 
 /* The published threshold (least waited value - 1, or UINT64_MAX).
  * Any thread; a seq_cst load (a signaler's "does anyone wait?" after its

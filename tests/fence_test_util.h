@@ -153,9 +153,10 @@ static inline void fbt_rewind_check(struct fbt_rewind *r, int64_t timeout_ns)
 }
 
 /* Raise the interrupt an engine raises for its write of v to f (kind, and
- * for a native fence the payload form), as if raised before now. */
+ * for a native fence the payload form), as if raised before now; seq: the
+ * write's number (hw_fence_write's return, when the test wrote v). */
 static inline void fbt_raise_signaled(struct os_adapter *a, enum hw_irq_kind kind, enum hw_irq_payload payload,
-				      struct os_fence *f, uint64_t v)
+				      struct os_fence *f, uint64_t v, uint64_t seq)
 {
 	struct hw_irq_rec *rec = hw_irq_alloc();
 	rec->kind = kind;
@@ -164,6 +165,7 @@ static inline void fbt_raise_signaled(struct os_adapter *a, enum hw_irq_kind kin
 	rec->eval_legacy = payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
 	rec->signaled = os_fence_handle(f);
 	rec->value = v;
+	rec->seq = seq;
 	hw_irq_raise(os_adapter_hw(a), rec);
 }
 

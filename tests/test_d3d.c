@@ -12,6 +12,7 @@
 
 #include "gpu-model/runtime/d3d.h"
 #include "gpu-model/runtime/stack.h"
+#include "lockfree/arch.h"
 #include "tests/fb_test.h"
 
 #define WAIT_NS 5000000000ll
@@ -608,6 +609,46 @@ static void rewind_compares_new_waits_against_the_lower_value(void **state)
 	}
 }
 
+/* The rewinding sequence, as an application meets it: the queue signals 5
+ * then 10 and goes idle; GetCompletedValue() reads 10; a CPU Signal(0); it
+ * reads 0; a new wait for 1 must time out, though the interrupts of 5 and 10
+ * may still be in flight ("any new waits ... will be compared against the new
+ * lower fence value").  Blocking waits and events, every mode; a release by
+ * a value written before the rewind fails the round (FB_SOAK=1: 100 rounds
+ * a mode, the count the reliability runs use). */
+static void rewind_then_new_wait_is_not_released_by_older_values(void **state)
+{
+	(void)state;
+	int rounds = fb_soak() ? 100 : 10;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		for (int r = 0; r < rounds; r++) {
+			struct rt_fence *f = fence(s, 0);
+			struct rt_event *e = event(true);
+			assert_int_equal(rt_cqueue_signal(q, f, 5), 0);
+			assert_int_equal(rt_cqueue_signal(q, f, 10), 0);
+			uint64_t end = lf_now_ns() + (uint64_t)WAIT_NS;
+			while (rt_fence_completed(f) != 10 && lf_now_ns() < end)
+				lf_cpu_relax();                          /* GetCompletedValue() until 10 */
+			assert_int_equal(rt_fence_completed(f), 10);
+			assert_int_equal(rt_fence_signal(f, 0), 0);
+			assert_int_equal(rt_fence_completed(f), 0);
+			assert_int_equal(rt_fence_set_event(f, 1, e), 0);
+			int rc = rt_fence_wait(f, 1, 20 * MS);
+			if (rc != -ETIMEDOUT || rt_event_is_set(e))
+				fail_msg("mode %zu round %d: a wait for 1 after the rewind to 0 returned %d, event %s",
+					 m, r, rc, rt_event_is_set(e) ? "set" : "not set");
+			assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+			assert_int_equal(rt_fence_signal(f, 1), 0);      /* the event goes with its fence */
+			rt_event_destroy(e);
+			rt_fence_destroy(f);
+		}
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
 /* The race: a queue signals 10 while the CPU rewinds to 1; an event waiting
  * for 10 is set whichever value remains.  Rounds on every mode. */
 static void rewind_race_keeps_a_satisfied_wait_satisfied(void **state)
@@ -752,5 +793,6 @@ FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_tes
 	     cmocka_unit_test(multiple_fence_completion_any_and_all), cmocka_unit_test(wait_for_multiple_events),
 	     cmocka_unit_test(rewind_compares_new_waits_against_the_lower_value),
 	     cmocka_unit_test(rewind_race_keeps_a_satisfied_wait_satisfied),
+	     cmocka_unit_test(rewind_then_new_wait_is_not_released_by_older_values),
 	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting),
 	     cmocka_unit_test(queue_priority_preempts_lower_work))

@@ -265,8 +265,9 @@ static void rewind_gpu_signal_releases_waits(void **state)
 		struct fbt_rewind r;
 		fbt_rewind_arm(a, &r, f, other);
 		hold_gpu_wait(held, f, g, 1);
-		atomic_store(os_fence_hw(f)->cv, 0);
-		fbt_raise_signaled(a, HW_IRQ_MONITORED_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 25);
+		uint64_t s25 = hw_fence_write(os_fence_hw(f), 25, true);   /* the GPU's write, */
+		hw_fence_write(os_fence_hw(f), 0, true);                    /* a rewind, then its interrupt */
+		fbt_raise_signaled(a, HW_IRQ_MONITORED_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 25, s25);
 		fbt_rewind_check(&r, 5000000000ll);
 		assert_true(fbt_eventually(os_fence_value(g) == 1));
 

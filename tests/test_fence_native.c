@@ -124,7 +124,7 @@ static void payload_array_null_and_eval_legacy(void **state)
 		struct lf_event lev;
 		lf_event_init(&lev);
 		os_fence_wait_event(legacy, 1, &lev);
-		atomic_store(os_fence_hw(legacy)->cv, 1);
+		hw_fence_write(os_fence_hw(legacy), 1, true);
 		struct hw_irq_rec *rec = hw_irq_alloc();
 		rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
 		rec->eval_legacy = kinds[k] == HW_PAYLOAD_NULL_EVAL_LEGACY;
@@ -310,7 +310,7 @@ static void cpu_wait_event_registration_races_signal(void **state)
 /* os_test_wait_timeout_hook: the value lands as the GPU writes it. */
 static void land_value(struct os_fence *f, uint64_t v)
 {
-	atomic_store(os_fence_hw(f)->cv, v);
+	hw_fence_write(os_fence_hw(f), v, true);
 }
 
 /* One thread waiting on two adapters in turn (cross-adapter work does) keeps
@@ -382,8 +382,9 @@ static void rewind_gpu_signal_releases_waits(void **state)
 		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &other), 0);
 		struct fbt_rewind r;
 		fbt_rewind_arm(a, &r, f, other);
-		atomic_store(os_fence_hw(f)->cv, 0);
-		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, kinds[k], f, 25);
+		uint64_t s25 = hw_fence_write(os_fence_hw(f), 25, true);   /* the GPU's write, */
+		hw_fence_write(os_fence_hw(f), 0, true);                    /* a rewind, then its interrupt */
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, kinds[k], f, 25, s25);
 		fbt_rewind_check(&r, 5000000000ll);
 
 		fbt_rewind_arm(a, &r, f, other);
@@ -480,7 +481,8 @@ static void destroy_retires_interrupts_raised_before(void **state)
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	for (int i = 0; i < 64; i++)
-		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 1);
+		fbt_raise_signaled(a, HW_IRQ_NATIVE_FENCE_SIGNALED, HW_PAYLOAD_FENCE_ARRAY, f, 1,
+				   hw_fence_write(os_fence_hw(f), 1, true));
 	assert_int_equal(os_fence_destroy(f), 0);
 	os_adapter_quiesce(a);
 	assert_int_equal(fbt_stats(a).interrupts, 64);

@@ -16,7 +16,12 @@
  * kind registered before; every one of them is due and must be released.
  * Default: 10 000 races per path and signal source (FB_SOAK=1: 10^6 each);
  * OS_FAULT_RELEASE_CURRENT (releases decided against the value read later)
- * must be caught by the same count. */
+ * must be caught by the same count.  The other half ("any new waits ... will
+ * be compared against the new lower fence value"): each round's waits of
+ * every kind register after the last round's rewinds, while its interrupts
+ * may still be in flight; one released before this round signals is early.
+ * OS_FAULT_RELEASE_MAX (releases against max(value signaled, current value),
+ * whenever the waiter registered) must be caught by that count. */
 #include <pthread.h>
 #include <string.h>
 
@@ -102,7 +107,7 @@ static void fault_no_os_resample_is_detected(void **state)
 
 /* ---- the rewinding race ---- */
 
-enum { RW_FENCES = 8, RW_HI_MIN = 8 };
+enum { RW_FENCES = 8, RW_HI_MIN = 8, RW_GAP_NS = 200000 };
 
 enum rw_source { RW_CPU, RW_GPU };
 
@@ -113,6 +118,12 @@ struct rw_params {
 	uint64_t deadline_ns;         /* a due wait not released this long after the round is lost */
 	enum os_fault fault;
 	uint64_t stop_after_lost;     /* end early (0: never) */
+	bool null_payload;            /* native: NULL payloads (each interrupt scans every fence, so one
+					 may release the waits another, still in flight, was raised for) */
+	uint64_t gap_ns;              /* GPU source: every high, then WORK this long, then every rewind
+					 (0: each high and its rewind back to back): the first interrupt's
+					 scan finds every high value and releases every wait while the
+					 other fences' interrupts are still queued */
 };
 
 struct rw_result {
@@ -133,6 +144,7 @@ struct rw_rig {
 	_Atomic bool stop;
 	pthread_barrier_t armed, race, end;   /* blocker+main; helper+main; everyone */
 	_Atomic int blocked_rc;
+	_Atomic uint64_t blocker_back; /* rounds whose blocking wait returned */
 	_Atomic uint64_t held_done;   /* legacy: the held GPU wait's buffer ran (COUNT) */
 	_Atomic uint64_t gpu_done;    /* GPU source: the round's signal buffer ran to its end (COUNT) */
 	_Atomic int signaling;        /* CPU source: fences the main thread has started signaling (the helper's cue) */
@@ -148,6 +160,7 @@ static void *rw_blocker(void *arg)
 		if (atomic_load(&g->stop))
 			return NULL;
 		atomic_store(&g->blocked_rc, os_fence_wait_cpu(g->f[0], g->x[0], (int64_t)g->p->deadline_ns));
+		atomic_fetch_add(&g->blocker_back, 1);
 		pthread_barrier_wait(&g->end);
 	}
 }
@@ -213,13 +226,20 @@ static void rw_wait_blocker(struct rw_rig *g, uint64_t blocked)
 static void rw_signal(struct rw_rig *g, struct rw_waits *w, struct rw_result *r)
 {
 	if (g->p->src == RW_GPU) {
-		struct hw_cmd cmds[2 * RW_FENCES + 1];
+		struct hw_cmd cmds[3 * RW_FENCES + 1];
+		size_t n = 0;
 		for (int i = 0; i < RW_FENCES; i++) {
-			cmds[2 * i] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = g->hi };
-			cmds[2 * i + 1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = 0 };
+			cmds[n++] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = g->hi };
+			if (!g->p->gap_ns)
+				cmds[n++] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = 0 };
 		}
-		cmds[2 * RW_FENCES] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &g->gpu_done };
-		os_queue_submit(g->sq, cmds, 2 * RW_FENCES + 1);
+		if (g->p->gap_ns) {
+			cmds[n++] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = g->p->gap_ns };
+			for (int i = 0; i < RW_FENCES; i++)
+				cmds[n++] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g->f[i]), .value = 0 };
+		}
+		cmds[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &g->gpu_done };
+		os_queue_submit(g->sq, cmds, n);
 		return;
 	}
 	atomic_store(&g->signaling, 0);
@@ -270,18 +290,27 @@ static void rw_unstick(struct rw_rig *g, struct rw_waits *w, uint64_t round)
 }
 
 /* GPU source: before the next round registers, the engine has run the whole
- * buffer (its last rewinds may trail the releases) and the interrupt thread
- * has handled every interrupt (a legacy scan may release a wait before its
- * own fence's interrupt is handled: that interrupt, still in flight, would
- * release the next round's wait of its fence, as the seed's race allows). */
+ * buffer (its last rewinds may trail the releases).  Its interrupts may still
+ * be in flight: each carries a value written before the next round's waits
+ * registered, and must release none of them. */
 static void rw_gpu_settle(struct rw_rig *g, uint64_t round)
 {
 	uint64_t end = lf_now_ns() + 5000000000ull;
 	while (atomic_load(&g->gpu_done) < round + 1 && lf_now_ns() < end)
 		sched_yield();
-	for (struct os_stats s = fbt_stats(g->a); s.interrupts < s.gpu_interrupts && lf_now_ns() < end;
-	     s = fbt_stats(g->a))
-		sched_yield();
+}
+
+/* The round's waits of every kind released before the round signaled
+ * anything: by a value written before they registered. */
+static uint64_t rw_early(struct rw_rig *g, struct rw_waits *w, uint64_t round)
+{
+	uint64_t early = 0;
+	for (int i = 0; i < RW_FENCES; i++)
+		early += lf_event_is_set(&w->ev[i]);
+	early += lf_event_is_set(&w->any) + lf_event_is_set(&w->all);
+	early += atomic_load(&g->blocker_back) > round;
+	early += g->hq && atomic_load(&g->held_done) > round;
+	return early;
 }
 
 static void rw_round(struct rw_rig *g, uint64_t round, struct rw_result *r)
@@ -291,8 +320,9 @@ static void rw_round(struct rw_rig *g, uint64_t round, struct rw_result *r)
 	uint64_t blocked = fbt_stats(g->a).waits_blocked;
 	pthread_barrier_wait(&g->armed);
 	rw_wait_blocker(g, blocked);
-	for (int i = 0; i < RW_FENCES; i++)
-		r->early += lf_event_is_set(&w.ev[i]);
+	if (g->p->src == RW_GPU)
+		sched_yield();   /* the last round's interrupts in flight: their chance to be handled */
+	r->early += rw_early(g, &w, round);
 	rw_signal(g, &w, r);
 	uint64_t lost = rw_lost(g, &w, round, r);
 	pthread_barrier_wait(&g->end);   /* the blocker returned, the helper is done */
@@ -313,6 +343,8 @@ static struct rw_result rw_run(const struct rw_params *p)
 	rig_config(&cfg, p->path);
 	cfg.caps.engines = 1;
 	cfg.fault = p->fault;
+	if (p->null_payload)
+		cfg.caps.payload = HW_PAYLOAD_NULL;
 	struct rw_rig g = { .p = p, .a = fbt_adapter(&cfg), .seed = 42 };
 	enum os_fence_type type = p->path == RIG_FENCE_NATIVE ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
 	for (int i = 0; i < RW_FENCES; i++)
@@ -346,9 +378,11 @@ static struct rw_result rw_run(const struct rw_params *p)
 	pthread_barrier_destroy(&g.end);
 	os_adapter_quiesce(g.a);
 	r.os = fbt_stats(g.a);
-	printf("[ REWIND   ] %s, %s signals: races %llu, due waits %llu, lost %llu, late %llu, early %llu, "
+	printf("[ REWIND   ] %s%s%s, %s signals: races %llu, due waits %llu, lost %llu, late %llu, early %llu, "
 	       "interrupts %llu, released by signals %llu, %.2f s\n",
-	       p->path == RIG_FENCE_NATIVE ? "native" : "legacy", p->src == RW_CPU ? "CPU" : "GPU",
+	       p->path == RIG_FENCE_NATIVE ? "native" : "legacy", p->null_payload ? " (NULL payload)" : "",
+	       p->gap_ns ? " (scan race)" : "",
+	       p->src == RW_CPU ? "CPU" : "GPU",
 	       (unsigned long long)r.races, (unsigned long long)r.due, (unsigned long long)r.lost,
 	       (unsigned long long)r.late, (unsigned long long)r.early, (unsigned long long)r.os.interrupts,
 	       (unsigned long long)r.os.signal_released, r.elapsed_ns / 1e9);
@@ -365,15 +399,35 @@ static uint64_t races_per_run(void)
 #endif
 }
 
+/* The shapes of a round: each path with its payload, high and rewind back
+ * to back or (the scan race) every high, a gap, every rewind. */
+static const struct rw_shape {
+	enum rig_fence_path path;
+	bool null_payload;
+	uint64_t gap_ns;
+} rw_shapes[] = {
+	{ RIG_FENCE_NATIVE, false, 0 }, { RIG_FENCE_NATIVE, true, RW_GAP_NS },
+	{ RIG_FENCE_LEGACY, false, 0 }, { RIG_FENCE_LEGACY, false, RW_GAP_NS },
+};
+#define RW_SHAPES (sizeof(rw_shapes) / sizeof(rw_shapes[0]))
+
+static struct rw_params rw_shape_params(const struct rw_shape *sh, enum rw_source src)
+{
+	return (struct rw_params){ .path = sh->path, .src = src, .null_payload = sh->null_payload,
+				   .gap_ns = src == RW_GPU ? sh->gap_ns : 0 };
+}
+
 /* 0 lost, on both paths, with CPU and with GPU signals; CPU signals set
  * their events before they return; nothing is released early. */
 static void rewind_race_loses_nothing(void **state)
 {
-	for (int path = 0; path < 2; path++)
+	for (size_t sh = 0; sh < RW_SHAPES; sh++)
 		for (int src = 0; src < 2; src++) {
-			struct rw_params p = { .path = path ? RIG_FENCE_LEGACY : RIG_FENCE_NATIVE,
-					       .src = src ? RW_GPU : RW_CPU, .races = races_per_run(),
-					       .deadline_ns = 1000000000ull };
+			if (src == RW_CPU && rw_shapes[sh].gap_ns)
+				continue;                 /* the same CPU rounds as the shape before */
+			struct rw_params p = rw_shape_params(&rw_shapes[sh], src ? RW_GPU : RW_CPU);
+			p.races = races_per_run();
+			p.deadline_ns = 1000000000ull;
 			struct rw_result r = rw_run(&p);
 			assert_true(r.races >= p.races);
 			assert_int_equal(r.lost, 0);
@@ -398,8 +452,28 @@ static void fault_release_current_is_detected(void **state)
 		}
 }
 
+/* The detector can fail: releases decided against max(value signaled,
+ * current value) for every waiter release waits registered after the
+ * rewind, by the last round's interrupts still in flight (the scan race:
+ * one interrupt's scan released every wait while the others were queued):
+ * early releases, on both paths. */
+static void fault_release_max_is_detected(void **state)
+{
+	for (size_t sh = 0; sh < RW_SHAPES; sh++) {
+		if (!rw_shapes[sh].gap_ns)
+			continue;
+		struct rw_params p = rw_shape_params(&rw_shapes[sh], RW_GPU);
+		p.races = 2000;
+		p.deadline_ns = 20000000ull;
+		p.fault = OS_FAULT_RELEASE_MAX;
+		struct rw_result r = rw_run(&p);
+		assert_true(r.early > 0);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(rewind_race_loses_nothing),
 	     cmocka_unit_test(fault_release_current_is_detected),
+	     cmocka_unit_test(fault_release_max_is_detected),
 	     cmocka_unit_test(stress_native_no_lost_wakeups),
 	     cmocka_unit_test(stress_legacy_no_lost_wakeups),
 	     cmocka_unit_test(fault_no_cmp_barrier_is_detected),

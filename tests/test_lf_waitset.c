@@ -141,6 +141,39 @@ static void waitset_semantics(void **state)
 	assert_true(atomic_load(&mv) == UINT64_MAX);
 }
 
+/* Epochs: a release of epoch E takes only the waiters registered before it
+ * (since < E), whatever their value; the others stay held, keep the
+ * threshold, and a later epoch (or any: lf_waitset_release) takes them. */
+static void waitset_release_before_epoch(void **state)
+{
+	struct lf_waitset ws;
+	_Atomic uint64_t mv = 0;
+	struct wrec r[4] = { 0 };
+	size_t n = 0;
+
+	lf_waitset_init(&ws, &mv, count_reclaimed, NULL);
+	const uint64_t value[4] = { 5, 3, 8, 4 }, since[4] = { 2, 6, 4, 10 };
+	for (int i = 0; i < 4; i++) {
+		wrec_init(&r[i], value[i]);
+		r[i].w.since = since[i];
+		lf_waitset_add(&ws, &r[i].w);
+	}
+	assert_true(lf_waitset_threshold(&ws) == 2);                   /* least value 3 */
+	assert_int_equal(lf_waitset_release_before(&ws, 10, 2, count_released, &n), 0);   /* none before 2 */
+	assert_int_equal(lf_waitset_release_before(&ws, 10, 6, count_released, &n), 2);   /* since 2 and 4 */
+	assert_int_equal(atomic_load(&r[0].released) + atomic_load(&r[2].released), 2);
+	assert_int_equal(atomic_load(&r[1].released) + atomic_load(&r[3].released), 0);
+	assert_true(lf_waitset_threshold(&ws) == 2);                   /* 3 and 4 still wait */
+	assert_int_equal(lf_waitset_release_before(&ws, 3, 11, count_released, &n), 1);   /* value 3 only */
+	assert_true(lf_waitset_threshold(&ws) == 3);
+	assert_true(lf_waitset_cancel(&ws, &r[3].w));
+	assert_int_equal(lf_waitset_release_before(&ws, 10, 11, count_released, &n), 0);
+	assert_int_equal(atomic_load(&r[3].reclaimed), 1);            /* a cancelled node is reclaimed, epoch or not */
+	assert_true(lf_waitset_threshold(&ws) == UINT64_MAX);
+	assert_int_equal(n, 3);
+	lf_waitset_destroy(&ws);
+}
+
 /* The heap: many values, released in steps; each step releases exactly the
  * waiters at or below it and publishes the least remaining - 1. */
 static void waitset_heap_order(void **state)
@@ -494,5 +527,6 @@ static void waitset_broken_is_caught(void **state)
 
 FB_TEST_MAIN(cmocka_unit_test(waitset_semantics),
 	     cmocka_unit_test(waitset_heap_order),
+	     cmocka_unit_test(waitset_release_before_epoch),
 	     cmocka_unit_test(waitset_race_validate),
 	     cmocka_unit_test(waitset_broken_is_caught))

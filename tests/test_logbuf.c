@@ -170,7 +170,7 @@ static void write_order_broken_index_first_caught(void **state)
 /* Entries written straight into a queue's log (no engine involved). */
 static void put(struct hw_log *log, uint64_t n, uint64_t ts)
 {
-	hw_log_write(NULL, log, n, 0, n, HW_LOG_OP_SIGNAL_EXECUTED, 0, ts);
+	hw_log_write(NULL, log, n, 0, n, 0, HW_LOG_OP_SIGNAL_EXECUTED, 0, ts);
 }
 
 struct raw { struct umt t; struct rt_queue *q; struct os_log *l; struct hw_log *log; };
@@ -393,9 +393,9 @@ static void overrun_without_fallback_loses_waiter(void **state)
 static void gpu_signal_logged(struct rt_queue *q, struct rt_fence *f, uint64_t v)
 {
 	struct hw_fence *hf = os_fence_hw(rt_fence_os(f));
-	atomic_store(hf->cv, v);
+	uint64_t seq = hw_fence_write(hf, v, true);
 	struct hw_log *log = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
-	hw_log_write(NULL, log, hw_log_pos(log, hw_log_header(log)), hf->handle, v, HW_LOG_OP_SIGNAL_EXECUTED, 0,
+	hw_log_write(NULL, log, hw_log_pos(log, hw_log_header(log)), hf->handle, v, seq, HW_LOG_OP_SIGNAL_EXECUTED, 0,
 		     lf_now_ns());
 }
 
@@ -436,7 +436,7 @@ static void optimized_payload_array_and_bad_handle(void **state)
 	assert_int_equal(s.log_released, 2);
 	assert_int_equal(s.fences_scanned, 0);
 	/* f3 reached by a GPU that names a kernel-mode queue (no log): every fence is read */
-	atomic_store(os_fence_hw(rt_fence_os(f3))->cv, 1);
+	hw_fence_write(os_fence_hw(rt_fence_os(f3)), 1, true);
 	rec = hw_irq_alloc();
 	rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
 	rec->engine = 0;

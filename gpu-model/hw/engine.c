@@ -78,13 +78,14 @@ static void hw_raise_optimized(const struct hw_adapter *a, const struct hw_queue
 }
 
 static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_queue *q,
-		     struct hw_fence *f, uint64_t v, enum hw_irq_kind kind)
+		     struct hw_fence *f, uint64_t v, uint64_t seq, enum hw_irq_kind kind)
 {
 	struct hw_irq_rec *rec = hw_irq_alloc();
 	rec->kind = kind;
 	rec->engine = e ? e->index : UINT32_MAX;
 	rec->signaled = f->handle;
 	rec->value = v;
+	rec->seq = seq;
 	if (kind == HW_IRQ_NATIVE_FENCE_SIGNALED) {
 		/* Seed, "Native fence signaled interrupt": the exact subset with CPU
 		 * waiters, or a NULL array (the OS scans), optionally with
@@ -135,17 +136,17 @@ void hw_cmp_cpu_signal_notify(struct hw_adapter *a)
  * update (a seq_cst RMW in lf_waitset_add) followed by its CurrentValue
  * resample.  Legacy (monitored fence): always raise.
  */
-void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v)
+uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v)
 {
-	uint64_t wv = a->caps.no_64bit_atomics ? (uint32_t)v : v;
+	uint64_t wv = a->caps.no_64bit_atomics ? (uint32_t)v : v, seq;
 
 	if (e)
 		lf_count(&e->signals, 1);
 	if (!f->native) {
-		atomic_store_explicit(f->cv, wv, memory_order_seq_cst);
-		hw_raise(a, e, NULL, f, v, HW_IRQ_MONITORED_FENCE_SIGNALED);
+		seq = hw_fence_write(f, wv, true);
+		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_MONITORED_FENCE_SIGNALED);
 		hw_notify_waiters(a, e);
-		return;
+		return seq;
 	}
 	uint64_t mv;
 	if (a->caps.fault == HW_FAULT_NO_CMP_BARRIER) {
@@ -153,9 +154,9 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 		 * write still sits in a store buffer (modeled by the delay). */
 		mv = atomic_load_explicit(f->mv, memory_order_relaxed);
 		lf_spin_ns(HW_FAULT_WINDOW_NS);
-		atomic_store_explicit(f->cv, wv, memory_order_relaxed);
+		seq = hw_fence_write(f, wv, false);
 	} else {
-		atomic_exchange_explicit(f->cv, wv, memory_order_seq_cst);
+		seq = hw_fence_write(f, wv, true);   /* a seq_cst exchange */
 		mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
 	}
 	/* The value this signal wrote counts as well as CurrentValue read back:
@@ -165,8 +166,9 @@ void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence
 	 * of which value remains afterwards").  An extra interrupt is allowed. */
 	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
 	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv))
-		hw_raise(a, e, NULL, f, v, HW_IRQ_NATIVE_FENCE_SIGNALED);
+		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
+	return seq;
 }
 
 /* ---- logbuf: the seed's write order on a queue that logs its signals ----
@@ -179,14 +181,16 @@ static bool hw_queue_logs_signals(const struct hw_queue *q, const struct hw_fenc
 	return f->native && atomic_load_explicit(&q->log[HW_LOG_SIGNALS], memory_order_relaxed);
 }
 
-static void hw_signal_write(struct hw_engine *e, struct hw_queue *q, struct hw_fence *f, uint64_t v)
+static uint64_t hw_signal_write(struct hw_engine *e, struct hw_queue *q, struct hw_fence *f, uint64_t v)
 {
 	lf_count(&e->signals, 1);
-	/* seq_cst RMW: the CurrentValue write before the CMP's MonitoredValue
-	 * load in hw_cmp_decide (seed, "Synchronization within the GPU") */
-	atomic_exchange_explicit(f->cv, v, memory_order_seq_cst);
+	/* a seq_cst exchange inside: the CurrentValue write before the CMP's
+	 * MonitoredValue load in hw_cmp_decide (seed, "Synchronization within the GPU") */
+	uint64_t seq = hw_fence_write(f, v, true);
 	q->cmp_fence = f;
 	q->cmp_value = v;
+	q->cmp_seq = seq;
+	return seq;
 }
 
 /* The CMP's pending decision for q's last signal, if any.  `logged`: its LOG
@@ -203,7 +207,7 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 	/* as hw_engine_signal: the value signaled counts too (a rewind may have
 	 * landed while the LOG ran) */
 	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, q->cmp_value, mv))
-		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, HW_IRQ_NATIVE_FENCE_SIGNALED);
+		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, q->cmp_seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 }
 
@@ -412,9 +416,10 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			if (q->um)   /* logbuf: the time the signal executed, before its value is seen */
 				q->signal_end_ts = hw_gpu_timestamp(a);
 			if (q->um && hw_queue_logs_signals(q, c.fence))
-				hw_signal_write(e, q, c.fence, c.value);   /* logbuf: decided after the LOG */
+				q->signal_seq = hw_signal_write(e, q, c.fence, c.value);   /* logbuf: decided after the LOG */
 			else
-				hw_engine_signal(a, e, c.fence, c.value);
+				q->signal_seq = hw_engine_signal(a, e, c.fence, c.value);
+			q->signal_fence = c.fence;
 			break;
 		case HW_CMD_LOG:
 			hw_engine_log(a, q, &c);

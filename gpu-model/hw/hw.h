@@ -154,6 +154,12 @@ struct hw_fence {
 	uint32_t slot;                /* packed slot index (non-shareable) */
 	void *cv_page, *mv_page;      /* own pages (shareable) */
 	void *owner;                  /* the OS's object for this fence; never read by hw */
+	/* The model's number for the order of writes to CurrentValue (see
+	 * hw_fence_write): even = the last write's number, odd = a write in
+	 * progress.  Points at wseq_own, or at a word the fences sharing one
+	 * CurrentValue share (cross-adapter). */
+	_Atomic uint64_t *wseq;
+	_Atomic uint64_t wseq_own;
 };
 
 struct hw_adapter;
@@ -166,6 +172,30 @@ void hw_fence_free(struct hw_adapter *a, struct hw_fence *f);
 /* A CPU read of CurrentValue: pays the modeled PCIe cost for local memory; acquire.
  * With no_64bit_atomics this is the raw 32-bit value; the OS reconstructs. */
 uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f);
+/*
+ * The order of writes to CurrentValue.  Memory serializes the writes to one
+ * location; the OS must tell, for a value it learns was written (an
+ * interrupt record, a log entry, a CPU signal), whether the write came before
+ * or after a waiter looked at the fence (seed multi-engine-synchronization,
+ * "A fence may be rewound": "any new waits ... will be compared against the
+ * new lower fence value").  Real hardware gives that order through its
+ * timestamps and interrupt order; the model numbers the writes instead:
+ *
+ *   hw_fence_write     writes CurrentValue and returns the write's number
+ *                      (even, > 0, increasing per fence).  Writers of one
+ *                      fence take turns around the one exchange (the number
+ *                      is odd meanwhile; a writer that finds it odd spins,
+ *                      then yields).  `barrier`: the exchange is seq_cst (the
+ *                      CMP rule); false only for the broken NO_CMP_BARRIER.
+ *   hw_fence_read_seq  a CPU read of CurrentValue (as hw_fence_cpu_read) and
+ *                      *seq: the number of the write it read when no write
+ *                      ran during the read, else the number of the last write
+ *                      finished before the read began (never later than the
+ *                      write read).  Never waits.
+ * Any thread.  The number is the model's bookkeeping: no command reads it.
+ */
+uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier);
+uint64_t hw_fence_read_seq(const struct hw_adapter *a, const struct hw_fence *f, uint64_t *seq);
 /* Bytes between two fences' CurrentValues in storage, for the stride tests. */
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y);
 
@@ -255,6 +285,7 @@ struct hw_irq_rec {
 	 * rewound before the OS read it. */
 	uint64_t signaled;
 	uint64_t value;
+	uint64_t seq;                     /* the model's number of that write (hw_fence_write; 0: none) */
 	bool optimized;                   /* OptimizedNativeFenceSignaledInterrupt payload: hwqueues, not fences */
 	uint32_t nqueues;                 /* optimized: 0 = a NULL hHWQueue */
 	uint64_t hwqueues[HW_IRQ_MAX_FENCES]; /* optimized: kernel handles of the HW queues that ran (hw_queue_handle) */
@@ -330,6 +361,7 @@ struct hw_log_entry {
 	_Atomic uint64_t op;            /* enum hw_log_op */
 	_Atomic uint64_t observed_ts;   /* FenceObservedGpuTimestamp (waits: when the GPU queued the wait) */
 	_Atomic uint64_t end_ts;        /* FenceEndGpuTimestamp */
+	_Atomic uint64_t seq;           /* the model's: the signal's write number (hw_fence_write; 0: none) */
 };
 
 /* DXGK_NATIVE_FENCE_LOG_HEADER + entries, `bytes` in all. */
@@ -355,7 +387,7 @@ uint64_t hw_log_header(const struct hw_log *log);
 /* The engine's LOG command: entry `n` (the UMD's count) gets the payload and the
  * end timestamp, then the header moves on, then a full barrier. */
 void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, uint64_t fence,
-		  uint64_t value, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts);
+		  uint64_t value, uint64_t seq, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts);
 /* DxgkDdiSetNativeFenceLogBuffer analog: the engine uses `log` for q's
  * entries of type t from its next LOG (NULL: none).  The caller keeps q off
  * the run list (hw_queue_set_scheduled false) or q never ran. */

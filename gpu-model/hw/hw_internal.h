@@ -48,6 +48,9 @@ struct hw_queue {
 	_Atomic(struct hw_log *) log[HW_LOG_TYPES];
 	struct hw_fence *cmp_fence;       /* engine-private: signaled, interrupt not yet decided */
 	uint64_t cmp_value;
+	uint64_t cmp_seq;                 /* its write's number (hw_fence_write) */
+	const struct hw_fence *signal_fence; /* engine-private: the last SIGNAL's fence and write number, */
+	uint64_t signal_seq;              /*   for the LOG entry that follows it */
 	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
 	uint64_t wait_end_ts;             /* engine-private: when the engine saw the last WAIT unblocked (GPUT2) */
 	uint64_t signal_end_ts;           /* engine-private: when the last SIGNAL executed (GPUT1) */
@@ -176,7 +179,7 @@ LF_ASSERT_APART(struct hw_adapter, state_irq, state_wake);
 
 void *hw_page_alloc(const struct hw_adapter *a);
 void hw_page_free(const struct hw_adapter *a, void *page);
-void hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v);
+uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v);
 
 
 

@@ -73,9 +73,10 @@ static void hw_log_advance(struct hw_log *log)
 	atomic_exchange_explicit(&log->header, (uint64_t)wrap << 32 | idx, memory_order_seq_cst);
 }
 
-static void hw_log_fill(struct hw_log_entry *en, uint64_t fence, uint64_t value, enum hw_log_op op,
+static void hw_log_fill(struct hw_log_entry *en, uint64_t fence, uint64_t value, uint64_t seq, enum hw_log_op op,
 			uint64_t observed_ts, uint64_t end_ts)
 {
+	atomic_store_explicit(&en->seq, seq, memory_order_relaxed);
 	/* relaxed: published by hw_log_advance's release */
 	atomic_store_explicit(&en->fence, fence, memory_order_relaxed);
 	atomic_store_explicit(&en->value, value, memory_order_relaxed);
@@ -85,16 +86,16 @@ static void hw_log_fill(struct hw_log_entry *en, uint64_t fence, uint64_t value,
 }
 
 void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, uint64_t fence,
-		  uint64_t value, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts)
+		  uint64_t value, uint64_t seq, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts)
 {
 	struct hw_log_entry *en = &log->entries[n % log->capacity];
 	if (a && a->caps.fault == HW_FAULT_LOG_INDEX_FIRST) {
 		/* Broken on purpose: the index moves before the entry is written. */
 		hw_log_advance(log);
 		lf_spin_ns(HW_LOG_FAULT_WINDOW_NS);
-		hw_log_fill(en, fence, value, op, observed_ts, end_ts);
+		hw_log_fill(en, fence, value, seq, op, observed_ts, end_ts);
 	} else {
-		hw_log_fill(en, fence, value, op, observed_ts, end_ts);
+		hw_log_fill(en, fence, value, seq, op, observed_ts, end_ts);
 		hw_log_advance(log);   /* then the barrier (seed, "Synchronously updating the native fence log") */
 	}
 }
@@ -115,7 +116,10 @@ void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd
 	 * taken then on the GPU's counter, not when this LOG runs */
 	bool wait = op == HW_LOG_OP_WAIT_UNBLOCKED;
 	uint64_t end = wait ? q->wait_end_ts : q->signal_end_ts;
-	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, op, wait ? q->wait_observed_ts : 0, end);
+	/* the signal's write number, when this entry logs the queue's last signal */
+	uint64_t seq = !wait && c->fence && c->fence == q->signal_fence ? q->signal_seq : 0;
+	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, seq, op,
+		     wait ? q->wait_observed_ts : 0, end);
 }
 
 void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <numa.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,8 @@ int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t h
 	}
 	uint64_t cv0 = a->caps.no_64bit_atomics ? (uint32_t)initial : initial;
 	atomic_store_explicit(f->cv, cv0, memory_order_release);
+	atomic_init(&f->wseq_own, 0);
+	f->wseq = &f->wseq_own;
 	/* No CPU waiter yet: MonitoredValue = UINT64_MAX (seed, "Monitored value"). */
 	atomic_store_explicit(f->mv, UINT64_MAX, memory_order_release);
 	return 0;
@@ -131,6 +134,50 @@ void hw_fence_free(struct hw_adapter *a, struct hw_fence *f)
 		pthread_mutex_unlock(&a->storage_lock);
 	}
 	f->cv = f->mv = NULL;
+}
+
+#define HW_WSEQ_SPINS 64     /* a writer that finds another mid-write spins this often, then yields */
+
+uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier)
+{
+	uint64_t s = atomic_load_explicit(f->wseq, memory_order_relaxed);
+	for (unsigned spins = 0;; spins++) {
+		/* seq_cst: after the previous writer's number store (so its
+		 * exchange comes before ours, as its number before ours), and
+		 * before our exchange in the total order, so a reader whose
+		 * seq_cst value load sees our value sees the odd number after it */
+		if (!(s & 1) && atomic_compare_exchange_weak_explicit(f->wseq, &s, s + 1, memory_order_seq_cst,
+								      memory_order_relaxed))
+			break;
+		if (s & 1) {
+			if (spins >= HW_WSEQ_SPINS)
+				sched_yield();     /* the writer may be preempted: let it finish */
+			else
+				lf_cpu_relax();
+			s = atomic_load_explicit(f->wseq, memory_order_relaxed);
+		}
+	}
+	if (barrier)
+		atomic_exchange_explicit(f->cv, wv, memory_order_seq_cst);
+	else
+		atomic_store_explicit(f->cv, wv, memory_order_relaxed);
+	/* release: a reader that sees the number sees the value (or a later one) */
+	atomic_store_explicit(f->wseq, s + 2, memory_order_release);
+	return s + 2;
+}
+
+uint64_t hw_fence_read_seq(const struct hw_adapter *a, const struct hw_fence *f, uint64_t *seq)
+{
+	/* acquire on both number loads (no standalone fence: TSan does not
+	 * model one); the value load is seq_cst as in hw_fence_cpu_read, which
+	 * also keeps the second number load after it */
+	uint64_t s1 = atomic_load_explicit(f->wseq, memory_order_acquire);
+	uint64_t v = hw_fence_cpu_read(a, f);
+	uint64_t s2 = atomic_load_explicit(f->wseq, memory_order_seq_cst);
+	/* A write ran during the read: the value may be its (or a later one's);
+	 * name the last write finished before the read began. */
+	*seq = s1 == s2 && !(s1 & 1) ? s1 : s1 & ~(uint64_t)1;
+	return v;
 }
 
 uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)

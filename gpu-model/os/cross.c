@@ -61,6 +61,7 @@
 struct os_cross {
 	_Atomic uint64_t *cv;           /* the one CurrentValue: system memory, never local */
 	void *cv_page;
+	_Atomic uint64_t wseq;          /* the numbers of its writes (hw_fence_write), for every instance */
 	unsigned faults;                /* OS_FENCE_FAULT_*: deliberately broken, for tests */
 	_Atomic uint32_t refs;          /* instances not yet freed */
 	pthread_mutex_t lock;           /* joining and leaving */
@@ -90,6 +91,7 @@ _Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x)
 	/* the fence is not published yet: the handle table insert releases these */
 	atomic_init(&f->x_seen, atomic_load_explicit(x->cv, memory_order_acquire));
 	f->hw.cv = x->cv;           /* its own CV page (hw's) stays unused until freed */
+	f->hw.wseq = &x->wseq;      /* one CurrentValue, one order of its writes */
 	f->hw.local = false;        /* "Current value for cross adapter fences is always in system memory" */
 	if (f->type != OS_FENCE_NATIVE)
 		return NULL;            /* monitored: every GPU signal interrupts anyway */
@@ -141,6 +143,7 @@ int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 	x->cv_page = lf_alloc(HW_PAGE_SIZE, HW_PAGE_SIZE);
 	x->cv = x->cv_page;
 	atomic_store_explicit(x->cv, initial, memory_order_relaxed);
+	atomic_init(&x->wseq, 0);
 	x->faults = flags & OS_FENCE_FAULTS;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_lock(&x->lock);
@@ -202,9 +205,10 @@ static bool os_cross_changed(_Atomic uint64_t *seen, uint64_t v)
 	return atomic_exchange_explicit(seen, v, memory_order_relaxed) != v;
 }
 
-/* Announce value v to instance g on its adapter b. */
-static void os_cross_notify(struct os_fence *g, uint64_t v)
+/* Announce write w to instance g on its adapter b. */
+static void os_cross_notify(struct os_fence *g, struct os_write w)
 {
+	uint64_t v = w.value;
 	struct os_adapter *b = g->a;
 	atomic_fetch_add_explicit(&b->x_received, 1, memory_order_relaxed);
 	if (g->type == OS_FENCE_NATIVE) {
@@ -217,23 +221,26 @@ static void os_cross_notify(struct os_fence *g, uint64_t v)
 	/* CPU waiters and CPU-held command buffers: b's own interrupt thread
 	 * releases them (os_fence_defer_release), after the seq_cst load of the
 	 * value in os_cross_propagate. */
-	if (os_fence_defer_release(g, v, false, OS_REC_RECEIVED))
+	if (os_fence_defer_release(g, w, false, OS_REC_RECEIVED))
 		atomic_fetch_add_explicit(&b->x_soft, 1, memory_order_relaxed);
 }
 
-void os_cross_propagate(struct os_fence *f, uint64_t v)
+void os_cross_propagate(struct os_fence *f, struct os_write w)
 {
 	struct os_cross *x = f->x;
 	if (x->faults & OS_FENCE_FAULT_NO_PROPAGATE)
 		return;
 	/* BROKEN (tests only): the value read now stands for the one signaled */
-	bool known = v && !(x->faults & OS_FENCE_FAULT_PROPAGATE_CURRENT);
-	/* seq_cst: the value read here was written (engine exchange, or CPU
-	 * signal exchange) before the interrupt that brought us here; the load
-	 * also orders a known v's notification checks after it */
-	uint64_t now = atomic_load_explicit(x->cv, memory_order_seq_cst);
+	bool known = w.value && !(x->faults & OS_FENCE_FAULT_PROPAGATE_CURRENT);
+	/* seq_cst inside: the value read here was written (engine exchange, or
+	 * CPU signal exchange) before the interrupt that brought us here; the
+	 * load also orders a known w's notification checks after it.  The
+	 * instances share the write numbers (os_cross_bind): each decides whom
+	 * w may release by the one order of writes to the one CurrentValue. */
+	uint64_t seq, now = hw_fence_read_seq(f->a->hw, &f->hw, &seq);
 	if (!known)
-		v = now;
+		w = (struct os_write){ now, seq };
+	uint64_t v = w.value;
 	for (unsigned i = 0; i < OS_CROSS_MAX_ADAPTERS; i++) {
 		struct os_fence *g = atomic_load_explicit(&x->inst[i], memory_order_acquire);
 		if (!g || g == f)
@@ -241,7 +248,7 @@ void os_cross_propagate(struct os_fence *f, uint64_t v)
 		bool changed = os_cross_changed(&g->x_seen, v);
 		if (!known && !changed)
 			continue;
-		os_cross_notify(g, v);
+		os_cross_notify(g, w);
 		lf_count(&f->a->x_propagated, 1);
 	}
 }

@@ -16,7 +16,6 @@
 #include "lockfree/arch.h"
 #include "lockfree/alloc.h"
 
-#define OS_FAULT_WINDOW_NS 50000     /* the broken variants' widened windows (NO_RESAMPLE, RELEASE_CURRENT) */
 #define OS_HALF32 ((uint64_t)UINT32_MAX / 2)
 
 void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
@@ -52,6 +51,14 @@ uint64_t os_fence_value(struct os_fence *f)
 	return os_fence_read(f);
 }
 
+/* The value as the CPU reads it now, with the number of the write it read
+ * (or of the last write finished before the read: hw_fence_read_seq). */
+static struct os_write os_fence_read_write(struct os_fence *f)
+{
+	uint64_t seq, raw = hw_fence_read_seq(f->a->hw, &f->hw, &seq);
+	return (struct os_write){ f->a->cfg.caps.no_64bit_atomics ? os_reconstruct(f, raw) : raw, seq };
+}
+
 /* 32-bit GPUs: values more than UINT32_MAX/2 from the last signaled one are refused. */
 static bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
 {
@@ -71,10 +78,13 @@ static bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
  * thread's and the set's: once added, the interrupt thread may release it and
  * drop its reference at any moment, so the registering thread keeps its own
  * until it is done with the node (its resample and cancel). */
-static struct os_waiter *os_waiter_new(uint64_t v, enum os_waiter_kind kind)
+/* `since`: the write its first look at the fence read (os.h, the release
+ * rule): only later writes release it. */
+static struct os_waiter *os_waiter_new(uint64_t v, enum os_waiter_kind kind, struct os_write since)
 {
 	struct os_waiter *w = lf_alloc(sizeof(*w), LF_CACHELINE);
 	w->w.value = v;
+	w->w.since = since.seq;
 	w->w.ctx = w;
 	w->kind = kind;
 	atomic_init(&w->refs, kind == OS_WAIT_BLOCKING ? 1 : 2);
@@ -210,13 +220,14 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 {
 	struct os_app_counters *c = os_app_counters(f->a);
 	lf_count(&c->waits, 1);
-	if (os_fence_read(f) >= v) {
+	struct os_write now = os_fence_read_write(f);
+	if (now.value >= v) {
 		lf_count(&c->waits_fast, 1);
 		return 0;
 	}
 	if (os_out_of_range(f, v, false))
 		return -ERANGE;
-	struct os_waiter *w = os_waiter_new(v, OS_WAIT_BLOCKING);
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_BLOCKING, now);
 	if (os_waiter_register(f, w)) {
 		lf_count(&c->self_released, 1);
 		return 0;
@@ -250,13 +261,14 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 
 int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev)
 {
-	if (os_fence_read(f) >= v) {
+	struct os_write now = os_fence_read_write(f);
+	if (now.value >= v) {
 		lf_event_set(ev);
 		return 0;
 	}
 	if (os_out_of_range(f, v, false))
 		return -ERANGE;
-	struct os_waiter *w = os_waiter_new(v, OS_WAIT_EVENT);
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_EVENT, now);
 	w->user_ev = ev;
 	if (os_waiter_register(f, w))
 		lf_event_set(ev);
@@ -279,12 +291,13 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 	atomic_init(&m->remaining, (uint32_t)n);
 	atomic_init(&m->refs, (uint32_t)n + 1);
 	for (size_t i = 0; i < n; i++) {
-		if (os_fence_read(f[i]) >= v[i]) {
+		struct os_write now = os_fence_read_write(f[i]);
+		if (now.value >= v[i]) {
 			os_multi_hit(m);
 			os_multi_put(m);
 			continue;
 		}
-		struct os_waiter *w = os_waiter_new(v[i], OS_WAIT_MULTI);
+		struct os_waiter *w = os_waiter_new(v[i], OS_WAIT_MULTI, now);
 		w->multi = m;
 		if (os_waiter_register(f[i], w)) {
 			os_multi_hit(m);
@@ -300,9 +313,10 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 
 struct os_waiter *os_held_wait(struct os_fence *f, uint64_t v)
 {
-	if (os_fence_read(f) >= v)
+	struct os_write now = os_fence_read_write(f);
+	if (now.value >= v)
 		return NULL;
-	struct os_waiter *w = os_waiter_new(v, OS_WAIT_HELD);
+	struct os_waiter *w = os_waiter_new(v, OS_WAIT_HELD, now);
 	if (!os_waiter_register(f, w))
 		return w;
 	os_waiter_put(w);     /* reached meanwhile: the node is the set's */
@@ -324,42 +338,59 @@ void os_held_wait_put(struct os_fence *f, struct os_waiter *w)
 
 /* ---- releases ---- */
 
-/* The value a release is decided against: the one the signal wrote
- * (`signaled`; 0: none) or the current one, whichever satisfies more (the
- * waiters v satisfies are those with value <= v, so the larger covers both). */
-static uint64_t os_release_value(struct os_fence *f, uint64_t signaled)
+/* Release, among the waiters registered before write w, those its value
+ * satisfies. */
+static size_t os_release_write(struct os_fence *f, struct os_write w, struct os_release *r)
 {
-	if (f->a->cfg.fault == OS_FAULT_RELEASE_CURRENT) {
+	return lf_waitset_release_before(&f->ws, w.value, w.seq, os_waiter_wake, r);
+}
+
+/* Broken on purpose (OS_FAULT_RELEASE_MAX): the value signaled or the
+ * current one, whichever satisfies more, for every waiter, whenever it
+ * registered.  (The interrupt thread is slowed down in this variant: os_handle.) */
+static size_t os_release_max_broken(struct os_fence *f, struct os_write signaled, struct os_release *r)
+{
+	uint64_t cur = os_fence_read(f);
+	return lf_waitset_release(&f->ws, signaled.value > cur ? signaled.value : cur, os_waiter_wake, r);
+}
+
+/* Release what the write signaled (OS_WRITE_NONE: none) satisfies among the
+ * waiters registered before it, then what the current value satisfies, and
+ * publish the new MonitoredValue; then resample (seed: "Upon return from
+ * DxgkDdiUpdateMonitoredValue, the OS resamples CurrentValue") until the
+ * value no longer exceeds it.  Under the release lock: one releaser at a time. */
+static size_t os_fence_release_locked(struct os_fence *f, struct os_write signaled, struct os_release *r)
+{
+	enum os_fault fault = f->a->cfg.fault;
+	size_t n = 0;
+	if (fault == OS_FAULT_RELEASE_CURRENT) {
 		/* Broken on purpose: the fence's value read later decides, and the
 		 * delay (an interrupt thread slow to run) lets a lower value
 		 * signaled meanwhile take the wake-up back every time, not by luck. */
-		if (signaled)
+		if (signaled.value)
 			lf_spin_ns(OS_FAULT_WINDOW_NS);
-		return os_fence_read(f);
+	} else if (fault == OS_FAULT_RELEASE_MAX) {
+		n = os_release_max_broken(f, signaled, r);
+	} else if (signaled.seq) {
+		n = os_release_write(f, signaled, r);
 	}
-	uint64_t cur = os_fence_read(f);
-	return signaled > cur ? signaled : cur;
-}
-
-/* Release what the signaled or current value satisfies and publish the new
- * MonitoredValue; then resample (seed: "Upon return from
- * DxgkDdiUpdateMonitoredValue, the OS resamples CurrentValue") until the value
- * no longer exceeds it.  Under the release lock: one releaser at a time. */
-static size_t os_fence_release_locked(struct os_fence *f, uint64_t signaled, struct os_release *r)
-{
-	size_t n = lf_waitset_release(&f->ws, os_release_value(f, signaled), os_waiter_wake, r);
-	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
-		return n;
 	for (;;) {
-		uint64_t th = lf_waitset_threshold(&f->ws);
-		uint64_t cv = os_fence_read(f);
-		if (th == UINT64_MAX || cv <= th)
+		/* the current value, for the waiters registered before its write:
+		 * always a value written after them, never one superseded first */
+		struct os_write cur = os_fence_read_write(f);
+		size_t k = os_release_write(f, cur, r);
+		n += k;
+		if (fault == OS_FAULT_NO_RESAMPLE)
 			return n;
-		n += lf_waitset_release(&f->ws, cv, os_waiter_wake, r);
+		uint64_t th = lf_waitset_threshold(&f->ws);
+		if (th == UINT64_MAX || os_fence_read(f) <= th)
+			return n;
+		if (!k)
+			sched_yield();   /* a write in progress under our read: let it finish */
 	}
 }
 
-size_t os_fence_process(struct os_fence *f, uint64_t signaled, size_t *held)
+size_t os_fence_process(struct os_fence *f, struct os_write signaled, size_t *held)
 {
 	struct os_release r = { 0 };
 	pthread_mutex_lock(&f->release_lock);
@@ -388,9 +419,10 @@ bool os_fence_has_waiters(const struct os_fence *f)
  * threshold RMW + CurrentValue resample (os_waiter_register) and with
  * os_queue_submit's held_total RMW + feed, so either they see the value or we
  * see them.  Returns whether a record was queued. */
-bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigned how)
+bool os_fence_defer_release(struct os_fence *f, struct os_write w, bool always, unsigned how)
 {
 	struct os_adapter *a = f->a;
+	uint64_t v = w.value;
 	if (!always && lf_waitset_threshold(&f->ws) >= v &&
 	    !atomic_load_explicit(&a->held_total, memory_order_seq_cst))
 		return false;
@@ -400,6 +432,7 @@ bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigne
 	rec->nfences = 1;
 	rec->signaled = v ? f->hw.handle : 0;
 	rec->value = v;
+	rec->seq = w.seq;
 	rec->os_flags = how;
 	hw_irq_raise(a->hw, rec);
 	return true;
@@ -414,22 +447,23 @@ bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigne
  * pairs with a waiter's add + resample: a waiter it does not see resamples
  * the new value itself.  Then the interrupt thread only has what needs it:
  * held GPU waits to feed, a cross-adapter value to pass on. */
-static void os_signal_release(struct os_fence *f, uint64_t v)
+static void os_signal_release(struct os_fence *f, struct os_write w)
 {
 	struct os_adapter *a = f->a;
 	size_t held = 0;
-	if (a->cfg.fault == OS_FAULT_RELEASE_CURRENT) {
+	if (a->cfg.fault == OS_FAULT_RELEASE_CURRENT || a->cfg.fault == OS_FAULT_RELEASE_MAX) {
 		/* Broken on purpose: the release is left to the interrupt thread,
-		 * which decides it against the value it reads then */
-		os_fence_defer_release(f, v, f->x != NULL, 0);
+		 * which decides it against the value it reads then (RELEASE_MAX:
+		 * or the value signaled, for whoever waits by then) */
+		os_fence_defer_release(f, w, f->x != NULL, 0);
 		return;
 	}
-	if (lf_waitset_threshold(&f->ws) < v) {
-		size_t n = os_fence_process(f, v, &held);
+	if (lf_waitset_threshold(&f->ws) < w.value) {
+		size_t n = os_fence_process(f, w, &held);
 		lf_count(&os_app_counters(a)->signal_released, n);
 	}
 	if (f->x)
-		os_fence_defer_release(f, v, true, OS_REC_CPU_SIGNAL);   /* released here; v goes on from there */
+		os_fence_defer_release(f, w, true, OS_REC_CPU_SIGNAL);   /* released here; w goes on from there */
 	else if (held)
 		hw_irq_kick(a->hw);                   /* the interrupt thread feeds what was released */
 }
@@ -440,9 +474,10 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	if (os_out_of_range(f, v, true))
 		return -ERANGE;
 	uint64_t wv = a->cfg.caps.no_64bit_atomics ? (uint32_t)v : v;
-	/* seq_cst RMW: the new value is visible before the waiter-set and held-
-	 * buffer checks below; pairs with os_waiter_register's add + resample. */
-	atomic_exchange_explicit(f->hw.cv, wv, memory_order_seq_cst);
+	/* seq_cst RMW (inside): the new value is visible before the waiter-set
+	 * and held-buffer checks below; pairs with os_waiter_register's add +
+	 * resample.  The write's number decides whom it may release. */
+	uint64_t seq = hw_fence_write(&f->hw, wv, true);
 	/* 32-bit GPUs: the reconstruction's reference becomes the value signaled,
 	 * also when it moves down (raising only would read a later low half as
 	 * a forward wrap once the fence dropped more than UINT32_MAX/2 below the
@@ -452,7 +487,7 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 		atomic_store_explicit(&f->last64, v, memory_order_seq_cst);
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
-	os_signal_release(f, v);
+	os_signal_release(f, (struct os_write){ v, seq });
 	/* native: GPU queues waiting on this fence re-evaluate their run lists */
 	hw_cmp_cpu_signal_notify(a->hw);
 	return 0;

@@ -28,11 +28,13 @@ static struct os_fence *os_lookup(struct os_adapter *a, uint64_t handle)
 	return lf_htab_lookup(a->handles, handle);
 }
 
-/* The value record rec's signal wrote to f, if rec names f as the signaled
- * fence (0: none; f is then released against its current value). */
-static uint64_t os_signaled_value(const struct hw_irq_rec *rec, const struct os_fence *f)
+/* The write record rec's signal made to f, if rec names f as the signaled
+ * fence (OS_WRITE_NONE: none; f is then released against its current value). */
+static struct os_write os_signaled_write(const struct hw_irq_rec *rec, const struct os_fence *f)
 {
-	return rec->signaled && rec->signaled == f->hw.handle ? rec->value : 0;
+	if (rec->signaled && rec->signaled == f->hw.handle)
+		return (struct os_write){ rec->value, rec->seq };
+	return OS_WRITE_NONE;
 }
 
 /* Walk the scan table: every fence of the kind asked for that has CPU waiters
@@ -49,7 +51,7 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const stru
 		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
 			scanned++;
 			if (f->x)
-				os_cross_propagate(f, os_signaled_value(rec, f));   /* cross-adapter: pass the value on */
+				os_cross_propagate(f, os_signaled_write(rec, f));   /* cross-adapter: pass the value on */
 			if (os_fence_has_waiters(f))
 				batch[nb++] = f;
 		}
@@ -57,7 +59,7 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const stru
 		 * once): release and publish for a batch, then resample them all. */
 		if (nb == OS_BATCH || (i == n && nb)) {
 			for (size_t k = 0; k < nb; k++)
-				released += os_fence_process(batch[k], os_signaled_value(rec, batch[k]), NULL);
+				released += os_fence_process(batch[k], os_signaled_write(rec, batch[k]), NULL);
 			nb = 0;
 		}
 	}
@@ -112,6 +114,12 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	bool trace = rec->kind != HW_IRQ_SOFTWARE && os_tracing(a);
 	uint64_t t0 = trace ? lf_now_ns() : 0, t1;
 
+	/* Broken on purpose (OS_FAULT_RELEASE_MAX): an interrupt thread slow to
+	 * run, so a rewind and a new wait land before a record is handled every
+	 * time one is in flight, not by luck */
+	if (a->cfg.fault == OS_FAULT_RELEASE_MAX && rec->signaled)
+		lf_spin_ns(OS_FAULT_WINDOW_NS);
+
 	/* ISR: the payload; logbuf: optimized payloads read HW queue logs (an
 	 * overrun sets scan_native) */
 	released += os_logs_interrupt(a, rec, &scan_native);
@@ -141,9 +149,9 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 				continue;
 			}
 			lf_count(&a->fences_scanned, 1);
-			uint64_t sv = os_signaled_value(rec, f);
+			struct os_write sv = os_signaled_write(rec, f);
 			/* a CPU signal's own thread released against its value already */
-			released += os_fence_process(f, rec->os_flags & OS_REC_CPU_SIGNAL ? 0 : sv, NULL);
+			released += os_fence_process(f, rec->os_flags & OS_REC_CPU_SIGNAL ? OS_WRITE_NONE : sv, NULL);
 			/* cross-adapter: pass the value signaled on (a received one was
 			 * announced to every instance by its sender) */
 			if (f->x && !(rec->os_flags & OS_REC_RECEIVED))

@@ -129,7 +129,7 @@ static void os_log_check_ts(struct os_log *l, enum hw_log_type t, uint64_t ts)
 }
 
 struct os_log_copy {
-	uint64_t fence, value, op, observed_ts, end_ts;
+	uint64_t fence, value, op, observed_ts, end_ts, seq;
 };
 
 /* The timeline trace: an entry as read (GPU timestamps as the GPU wrote them). */
@@ -169,9 +169,10 @@ static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct 
 	struct os_fence *f = lf_htab_lookup(l->a->handles, c->fence);
 	if (!f)
 		return 0;                          /* destroyed since: nobody waits on it */
-	size_t n = os_fence_process(f, c->value, NULL);
+	struct os_write w = { c->value, c->seq };
+	size_t n = os_fence_process(f, w, NULL);
 	if (f->x)
-		os_cross_propagate(f, c->value);   /* cross-adapter: pass the value signaled on */
+		os_cross_propagate(f, w);   /* cross-adapter: pass the value signaled on */
 	return n;
 }
 
@@ -190,6 +191,7 @@ static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n,
 		out[i].op = atomic_load_explicit(&en->op, memory_order_acquire);
 		out[i].observed_ts = atomic_load_explicit(&en->observed_ts, memory_order_acquire);
 		out[i].end_ts = atomic_load_explicit(&en->end_ts, memory_order_acquire);
+		out[i].seq = atomic_load_explicit(&en->seq, memory_order_acquire);
 	}
 	uint64_t now = hw_log_pos(log, hw_log_header(log));
 	return now - from < log->capacity;

@@ -17,21 +17,35 @@
  * new value satisfies.  An extra interrupt that wakes nobody is counted as
  * spurious; a missed one is a lost wake-up and must never happen.
  *
- * The release rule (fences may be rewound; seed multi-engine-synchronization:
- * "If a race does occur, between a value which will satisfy an outstanding
- * wait, and a lower value which will not, the wait will be satisfied
- * regardless of which value remains afterwards").  Every release is decided
- * against the value that was signaled: a CPU signal releases against the
- * value passed, before it returns; a GPU signal's interrupt carries the value
- * the engine wrote (with a NULL payload too: the record keeps it, as the
- * seed's signal log would), and the interrupt thread releases against it and
- * against what its resample reads then — never only against a value read
- * later, which a rewind may have lowered.  This holds for blocking, event and
- * multi waits and for GPU waits held on the CPU (legacy): each is a waiter of
- * its fence.  A wait that registers after the fence was rewound is compared
- * against the lower value (it may be released by a GPU signal of the higher
- * value whose interrupt was still in flight: the race the seed allows).
- * Hardware GPU waits (native) compare the fence's memory, as the hardware does.
+ * The release rule (fences may be rewound; seed multi-engine-synchronization,
+ * "A fence may be rewound"), both halves, for every kind of wait:
+ *   1. "If a race does occur, between a value which will satisfy an
+ *      outstanding wait, and a lower value which will not, the wait will be
+ *      satisfied regardless of which value remains afterwards."  Every release
+ *      is decided against the value a write put there: a CPU signal releases
+ *      against the value passed, before it returns; a GPU signal's interrupt
+ *      carries the value the engine wrote (with a NULL payload too: the record
+ *      keeps it, as the seed's signal log would; log entries carry it too),
+ *      and the interrupt thread releases against it and against what its
+ *      resample reads then — never only against a value read later, which a
+ *      rewind may have lowered.
+ *   2. "If a fence is rewound, any new waits ... will be compared against the
+ *      new lower fence value."  A wait is released only by a value written
+ *      after its first look at the fence, or by a value it reads itself (that
+ *      look, or its resample after lowering MonitoredValue) — never by a value
+ *      that was superseded before it registered.  How: every write of
+ *      CurrentValue has a number (hw_fence_write; the model's stand-in for
+ *      the order memory gives writes to one location); a waiter keeps the
+ *      number of the write its first look read; a release from write s (an
+ *      interrupt record, a log entry, a CPU signal, a value another adapter
+ *      passed on, a resample) takes only waiters registered before s.  A
+ *      write that runs during the waiter's first look counts as after it
+ *      (the race of half 1).
+ * This holds for blocking, event and multi waits, for GPU waits held on the
+ * CPU (legacy), and for cross-adapter instances (they share CurrentValue and
+ * its write numbers): each is a waiter of its fence.  Hardware GPU waits
+ * (native) compare the fence's memory as the hardware does, so they see only
+ * the value there now.
  *
  * Threads and calls:
  *   os_adapter_create/start/destroy          one setup thread
@@ -66,6 +80,10 @@ enum os_fault {
 	OS_FAULT_RELEASE_CURRENT, /* releases are decided against the fence's current value read later, not
 				     against the value signaled (CPU signals leave them to the interrupt
 				     thread, which reads after a widened window): a rewind loses waiters */
+	OS_FAULT_RELEASE_MAX,     /* releases are decided against max(value signaled, current value) for
+				     every waiter, whenever it registered (the interrupt thread after a
+				     widened window): a wait registered after a rewind is released by a
+				     value written before it (an early release) */
 	OS_FAULT_NO_LOG_FALLBACK, /* a log overrun is counted but the ISR does not read every fence */
 	OS_FAULT_PAGING_NEW_ID,   /* resubmission gives preempted paging buffers new fence IDs */
 };

@@ -12,6 +12,7 @@
 #include "lockfree/waitset.h"
 
 #define OS_MAX_QUEUES 64
+#define OS_FAULT_WINDOW_NS 50000     /* the broken variants' widened windows (NO_RESAMPLE, RELEASE_*) */
 
 struct os_fence {
 	struct os_adapter *a;
@@ -155,12 +156,21 @@ void os_fence_free(void *obj);                                /* deferred (call_
 /* What a software record for one fence (os_fence_defer_release) carries. */
 #define OS_REC_RECEIVED   0x1u   /* value v came from another adapter: release against it, never pass it on */
 #define OS_REC_CPU_SIGNAL 0x2u   /* a CPU signal of v: released by the signaler already; pass v on */
-bool os_fence_defer_release(struct os_fence *f, uint64_t v, bool always, unsigned how);  /* queue a software record */
+/* A value as one write put it in CurrentValue: the value (64-bit) and the
+ * write's number (hw_fence_write; 0: no known write).  It may release only
+ * the waiters registered before that write (os.h, the release rule). */
+struct os_write {
+	uint64_t value, seq;
+};
+#define OS_WRITE_NONE ((struct os_write){ 0, 0 })
+bool os_fence_defer_release(struct os_fence *f, struct os_write w, bool always, unsigned how);  /* queue a software record */
 uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
-/* Release what `signaled` (the value a signal wrote; 0: none) or the current
- * value satisfies, publish, resample; under f's release lock.  Any thread.
- * Returns the waiters released; *held counts the held GPU waits among them. */
-size_t os_fence_process(struct os_fence *f, uint64_t signaled, size_t *held);
+/* Release what the write `signaled` satisfies among the waiters registered
+ * before it (OS_WRITE_NONE: none), then what the current value satisfies
+ * among those registered before its write; publish, resample; under f's
+ * release lock.  Any thread.  Returns the waiters released; *held counts the
+ * held GPU waits among them. */
+size_t os_fence_process(struct os_fence *f, struct os_write signaled, size_t *held);
 bool os_fence_has_waiters(const struct os_fence *f);          /* published threshold: someone may wait */
 /* stats.c: this thread's counter block for adapter a */
 struct os_app_counters *os_app_counters(struct os_adapter *a);
@@ -200,10 +210,10 @@ int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 _Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x);
 void os_cross_detach(struct os_fence *f);           /* os_fence_destroy: leave the group */
 void os_cross_put(struct os_cross *x);              /* os_fence_free: drop the instance's reference */
-/* Interrupt thread of f's adapter, inside a read-side section: pass value v
- * that a signal wrote to f (0: not known; the CurrentValue read now) to every
- * other adapter's instance. */
-void os_cross_propagate(struct os_fence *f, uint64_t v);
+/* Interrupt thread of f's adapter, inside a read-side section: pass the
+ * write w that a signal made to f (value 0: not known; the CurrentValue read
+ * now) to every other adapter's instance. */
+void os_cross_propagate(struct os_fence *f, struct os_write w);
 void os_cross_adapter_gone(struct os_adapter *a);   /* os_adapter_destroy: detach stray instances */
 
 #endif

@@ -40,8 +40,10 @@
  * queue's Wait (native: the engine waits in hardware; legacy: the OS holds
  * the queue's later work on the CPU).  Rewinding (seed, "A fence may be
  * rewound") is the OS's release rule (os.h): a lower value may be signaled;
- * waits and events registered after it compare against the lower value; a
- * wait a racing higher value satisfied stays satisfied.
+ * waits and events registered after it compare against the lower value and
+ * only a value written after they registered releases them (never an
+ * interrupt for a higher value written before the rewind, still in flight);
+ * a wait a racing higher value satisfied stays satisfied.
  *
  * Validation.  The multi-queue resource access rules (states per queue
  * type class, races between queues) are checked by the validation layer,
