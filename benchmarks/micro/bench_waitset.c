@@ -82,10 +82,13 @@ static void mx_publish_locked(void)
 	atomic_store_explicit(&bw_mx.threshold, bw_mx.head ? bw_mx.head->value - 1 : UINT64_MAX,
 			      memory_order_seq_cst);
 }
+/* Under the lock like every other publish: mx_publish_locked asserts it. */
 static void mx_init(void)
 {
+	pthread_mutex_lock(&bw_mx.lock);
 	bw_mx.head = NULL;
 	mx_publish_locked();
+	pthread_mutex_unlock(&bw_mx.lock);
 }
 static void mx_destroy(void) {}
 static bool mx_add(struct lf_waiter *w)
