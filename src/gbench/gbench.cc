@@ -18,6 +18,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <string>
@@ -66,6 +67,7 @@ struct gb_bench {
 	gb_fn fn;
 	benchmark::internal::Benchmark *b;  // owned by Google Benchmark's registry
 	size_t nargs;                       // length of each argument set; 0 = none
+	bool min_time = false;              // gb_min_time was called: a command-line value replaces it
 };
 
 namespace {
@@ -291,6 +293,7 @@ gb_bench *gb_thread_per_cpu(gb_bench *b)
 gb_bench *gb_min_time(gb_bench *b, double seconds)
 {
 	builder(b, "gb_min_time")->b->MinTime(seconds);
+	b->min_time = true;
 	return b;
 }
 
@@ -381,11 +384,24 @@ int gb_main(int argc, char **argv)
 	if (g_started)
 		die("gb_main", "called twice");
 	g_started = true;
+	// Google Benchmark lets a benchmark's MinTime win over the flag; here the
+	// command line wins.  Read it before Initialize consumes it (the last
+	// one counts, as for Google's parser, which validates it below).
+	static const char k_min_time[] = "--benchmark_min_time=";
+	const char *min_time = nullptr;
+	for (int i = 1; i < argc; i++)
+		if (std::strncmp(argv[i], k_min_time, sizeof(k_min_time) - 1) == 0)
+			min_time = argv[i] + sizeof(k_min_time) - 1;
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
 		benchmark::Shutdown();
 		return 1;
 	}
+	double t = min_time ? std::strtod(min_time, nullptr) : 0;
+	if (t > 0)  // MinTime takes only t > 0; the name shows the value: "/min_time:t"
+		for (gb_bench &r : registry())
+			if (r.min_time)
+				r.b->MinTime(t);
 	size_t matched = benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	return matched ? 0 : 1;

@@ -119,7 +119,7 @@ gb_bench *gb_threads(gb_bench *b, int n);                              /* ->Thre
 gb_bench *gb_thread_range(gb_bench *b, int lo, int hi);                /* ->ThreadRange: lo, 2lo, ..., hi */
 gb_bench *gb_dense_thread_range(gb_bench *b, int lo, int hi, int step); /* ->DenseThreadRange */
 gb_bench *gb_thread_per_cpu(gb_bench *b);                              /* ->ThreadPerCpu */
-gb_bench *gb_min_time(gb_bench *b, double seconds);                    /* ->MinTime: "/min_time:s" */
+gb_bench *gb_min_time(gb_bench *b, double seconds);                    /* ->MinTime: "/min_time:s"; see gb_main */
 gb_bench *gb_min_warmup_time(gb_bench *b, double seconds);             /* ->MinWarmUpTime */
 gb_bench *gb_iterations_fixed(gb_bench *b, int64_t n);                 /* ->Iterations(n): no search */
 gb_bench *gb_repetitions(gb_bench *b, int n);                          /* ->Repetitions: mean/median/stddev/cv */
@@ -155,6 +155,10 @@ int gb_add_context(const char *key, const char *value);
  * otherwise RunSpecifiedBenchmarks and Shutdown.  Returns 0, or 1 also when
  * --benchmark_filter matched no benchmark (Google Benchmark says so on stderr).
  * A benchmark's gb_skip_with_error shows in the report, not in the status.
+ * Unlike Google Benchmark, where a benchmark's MinTime wins over the flag,
+ * --benchmark_min_time=S on the command line (S > 0 seconds; 1.7 takes a
+ * plain number, no "s" suffix) replaces every gb_min_time as well, and the
+ * names say so ("/min_time:S"): one flag shortens or lengthens the whole run.
  * Call once, from main(). */
 int gb_main(int argc, char **argv);
 
