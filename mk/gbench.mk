@@ -12,3 +12,7 @@ $(BUILD)/tests/test_gbench: $(BUILD)/tests/test_gbench.o $(BUILD)/src/gbench/gbe
 # bench_main.c compiles the build info into fb_bench's report context (and
 # test_gbench.c compares it): recompile both when it changes (Makefile: BUILD_STAMP).
 $(BUILD)/benchmarks/micro/bench_main.o $(BUILD)/tests/test_gbench.o: $(BUILD_STAMP)
+
+# tests/test_bench_all runs the built fb_bench over every micro-benchmark
+# (order-only, as above: the binary is exec'd, not linked).
+$(BUILD)/tests/test_bench_all: | $(FB_BENCH)
