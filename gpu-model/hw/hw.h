@@ -361,7 +361,6 @@ struct hw_log_entry {
 	_Atomic uint64_t op;            /* enum hw_log_op */
 	_Atomic uint64_t observed_ts;   /* FenceObservedGpuTimestamp (waits: when the GPU queued the wait) */
 	_Atomic uint64_t end_ts;        /* FenceEndGpuTimestamp */
-	_Atomic uint64_t seq;           /* the model's: the signal's write number (hw_fence_write; 0: none) */
 };
 
 /* DXGK_NATIVE_FENCE_LOG_HEADER + entries, `bytes` in all. */
@@ -371,6 +370,10 @@ struct hw_log {
 	LF_ALIGNED _Atomic uint64_t header;
 	uint32_t capacity;              /* entries */
 	uint32_t bytes;
+	/* The model's, beside the seed's layout (in the header line's padding):
+	 * per entry, the number of the signal's write (hw_fence_write; 0: none),
+	 * written and read with the entry. */
+	_Atomic uint64_t *seq;
 	LF_ALIGNED struct hw_log_entry entries[];
 };
 _Static_assert(sizeof(struct hw_log) == HW_LOG_HEADER_BYTES, "log header is one line");

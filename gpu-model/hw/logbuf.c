@@ -34,14 +34,17 @@ struct hw_log *hw_log_create(size_t bytes, uint64_t pos)
 	struct hw_log *log = lf_alloc(bytes, LF_CACHELINE);   /* zeroed */
 	log->bytes = (uint32_t)bytes;
 	log->capacity = (uint32_t)((bytes - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry));
+	log->seq = lf_alloc(log->capacity * sizeof(*log->seq), LF_CACHELINE);   /* zeroed */
 	atomic_init(&log->header, hw_log_header_at(pos, log->capacity));
 	return log;
 }
 
 void hw_log_destroy(struct hw_log *log)
 {
-	if (log)
-		lf_free(log, log->bytes, LF_CACHELINE);
+	if (!log)
+		return;
+	lf_free(log->seq, log->capacity * sizeof(*log->seq), LF_CACHELINE);
+	lf_free(log, log->bytes, LF_CACHELINE);
 }
 
 uint64_t hw_log_pos(const struct hw_log *log, uint64_t header)
@@ -73,10 +76,11 @@ static void hw_log_advance(struct hw_log *log)
 	atomic_exchange_explicit(&log->header, (uint64_t)wrap << 32 | idx, memory_order_seq_cst);
 }
 
-static void hw_log_fill(struct hw_log_entry *en, uint64_t fence, uint64_t value, uint64_t seq, enum hw_log_op op,
-			uint64_t observed_ts, uint64_t end_ts)
+static void hw_log_fill(struct hw_log *log, uint64_t n, uint64_t fence, uint64_t value, uint64_t seq,
+			enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts)
 {
-	atomic_store_explicit(&en->seq, seq, memory_order_relaxed);
+	struct hw_log_entry *en = &log->entries[n % log->capacity];
+	atomic_store_explicit(&log->seq[n % log->capacity], seq, memory_order_relaxed);
 	/* relaxed: published by hw_log_advance's release */
 	atomic_store_explicit(&en->fence, fence, memory_order_relaxed);
 	atomic_store_explicit(&en->value, value, memory_order_relaxed);
@@ -88,14 +92,13 @@ static void hw_log_fill(struct hw_log_entry *en, uint64_t fence, uint64_t value,
 void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, uint64_t fence,
 		  uint64_t value, uint64_t seq, enum hw_log_op op, uint64_t observed_ts, uint64_t end_ts)
 {
-	struct hw_log_entry *en = &log->entries[n % log->capacity];
 	if (a && a->caps.fault == HW_FAULT_LOG_INDEX_FIRST) {
 		/* Broken on purpose: the index moves before the entry is written. */
 		hw_log_advance(log);
 		lf_spin_ns(HW_LOG_FAULT_WINDOW_NS);
-		hw_log_fill(en, fence, value, seq, op, observed_ts, end_ts);
+		hw_log_fill(log, n, fence, value, seq, op, observed_ts, end_ts);
 	} else {
-		hw_log_fill(en, fence, value, seq, op, observed_ts, end_ts);
+		hw_log_fill(log, n, fence, value, seq, op, observed_ts, end_ts);
 		hw_log_advance(log);   /* then the barrier (seed, "Synchronously updating the native fence log") */
 	}
 }

@@ -191,7 +191,7 @@ static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n,
 		out[i].op = atomic_load_explicit(&en->op, memory_order_acquire);
 		out[i].observed_ts = atomic_load_explicit(&en->observed_ts, memory_order_acquire);
 		out[i].end_ts = atomic_load_explicit(&en->end_ts, memory_order_acquire);
-		out[i].seq = atomic_load_explicit(&en->seq, memory_order_acquire);
+		out[i].seq = atomic_load_explicit(&log->seq[(from + i) % log->capacity], memory_order_acquire);
 	}
 	uint64_t now = hw_log_pos(log, hw_log_header(log));
 	return now - from < log->capacity;
