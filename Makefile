@@ -67,7 +67,7 @@ DEPS_STAMP = $(BUILD)/.deps-ok
 TEST_DEPS =
 -include mk/*.mk
 
-.PHONY: all test unit run bench report asan tsan check-model deps clean
+.PHONY: all test test-under-load unit run bench report asan tsan check-model deps clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -121,6 +121,13 @@ unit: $(TEST_BINS)
 # (the spin model, the short fuzz run).  The last line is the total.
 test: all $(TEST_DEPS)
 	@tests/run.sh $(BUILD)
+
+# The suite with LOAD busy loops on the CPUs (default 3): what CI must pass
+# without a flake.  `make test-under-load LOAD=5`, or TARGET=tsan for that suite.
+LOAD ?= 3
+TARGET ?= test
+test-under-load: all
+	@tests/under-load.sh $(LOAD) $(MAKE) --no-print-directory $(TARGET)
 
 bench: $(FB_BENCH)
 	@mkdir -p results
