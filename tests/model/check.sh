@@ -8,9 +8,13 @@
 #
 # Prints one line per variant:
 #   model <variant>: verified (N states)
-#   model <variant>: counterexample found (as expected)
+#   model <variant>: counterexample found: <property> (as expected)
 # and exits 1 if a variant that must verify has an error, or a deliberately
-# broken variant verifies (the model would then be too weak to catch it).
+# broken variant verifies (the model would then be too weak to catch it) or
+# violates another property than the one listed for it.  The properties
+# (fence.pml's header): "lost wake-up" (the Monitor's assert(released[i]), or
+# a waiter stuck outside an end state) and "early release" (the assert on
+# `seen` in os_release_upto), told apart by pan's message.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 verbose=0 extra=()
@@ -28,20 +32,51 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fb-model.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 cp "$here"/*.pml "$tmp"/
 
-# name | expectation | defines
+# name | expectation (verify, lost: lost wake-up, early: early release) | defines
+# The CPU_SIGNAL variants run with one engine signal (NSIG=1): with two, the
+# CPU thread multiplies the states by 15 to 30 (5M-16M states, 15-60 s each);
+# they verify as well (MODEL_ARGS=-DNSIG=2: the last -D wins).
 variants=(
 	"correct|verify|"
 	"legacy|verify|-DLEGACY"
 	"legacy-no-cmp-barrier|verify|-DLEGACY -DNO_CMP_BARRIER"
-	"no-cmp-barrier|counterexample|-DNO_CMP_BARRIER"
-	"no-os-barrier|counterexample|-DNO_OS_BARRIER"
-	"no-os-resample|counterexample|-DNO_OS_RESAMPLE"
+	"no-cmp-barrier|lost|-DNO_CMP_BARRIER"
+	"no-os-barrier|lost|-DNO_OS_BARRIER"
+	"no-os-resample|lost|-DNO_OS_RESAMPLE"
 	"rewind|verify|-DREWIND"
 	"legacy-rewind|verify|-DLEGACY -DREWIND"
+	"cpu-rewind|verify|-DNSIG=1 -DCPU_SIGNAL=0"
+	"legacy-cpu-rewind|verify|-DNSIG=1 -DCPU_SIGNAL=0 -DLEGACY"
+	"cpu-signal-rewind|verify|-DNSIG=1 -DCPU_SIGNAL=1 -DREWIND"
+	"legacy-cpu-signal-rewind|verify|-DNSIG=1 -DCPU_SIGNAL=1 -DREWIND -DLEGACY"
 	"release-current|verify|-DRELEASE_CURRENT"
-	"rewind-release-current|counterexample|-DREWIND -DRELEASE_CURRENT"
-	"legacy-rewind-release-current|counterexample|-DLEGACY -DREWIND -DRELEASE_CURRENT"
+	"rewind-release-current|lost|-DREWIND -DRELEASE_CURRENT"
+	"legacy-rewind-release-current|lost|-DLEGACY -DREWIND -DRELEASE_CURRENT"
+	"cpu-rewind-release-current|lost|-DNSIG=1 -DCPU_SIGNAL=0 -DRELEASE_CURRENT"
+	"release-max|verify|-DRELEASE_MAX"
+	"rewind-release-max|early|-DREWIND -DRELEASE_MAX"
+	"legacy-rewind-release-max|early|-DLEGACY -DREWIND -DRELEASE_MAX"
+	"cpu-rewind-release-max|early|-DNSIG=1 -DCPU_SIGNAL=0 -DRELEASE_MAX"
+	"cpu-signal-rewind-release-max|early|-DNSIG=1 -DCPU_SIGNAL=1 -DREWIND -DRELEASE_MAX"
 )
+
+# violated PAN_OUTPUT -- which property pan's first error is: early, lost or other.
+violated() {
+	if grep -q '^pan:1: assertion violated .*seen\[' <<<"$1"; then
+		echo early
+	elif grep -qE '^pan:1: (assertion violated released\[|invalid end state)' <<<"$1"; then
+		echo lost
+	else
+		echo other
+	fi
+}
+prop_name() {
+	case "$1" in
+	early) echo "early release" ;;
+	lost) echo "lost wake-up" ;;
+	*) echo "another assertion" ;;
+	esac
+}
 
 # build_pan DIR DEFINES... -- generate and compile the verifier in DIR.
 # SAFETY: no never claim; PANFLAGS: e.g. -DBFS for shortest trails.
@@ -73,20 +108,22 @@ for v in "${variants[@]}"; do
 	if [ -z "$errors" ] || grep -q "max search depth too small" <<<"$out"; then
 		echo "model $name: ERROR: incomplete search"; printf '%s\n' "$out" | sed 's/^/    /'; fail=1; continue
 	fi
-	case "$expect:$errors" in
-	verify:0)
+	got=none
+	[ "$errors" = 0 ] || got=$(violated "$out")
+	case "$expect:$got" in
+	verify:none)
 		echo "model $name: verified ($states states)" ;;
-	verify:*)
-		echo "model $name: ERROR: protocol violated, spin's trail:"
-		grep -E "violated|invalid end" <<<"$out" | sed 's/^/    /'
+	verify:*|early:lost|lost:early|*:other)
+		echo "model $name: ERROR: $(prop_name "$got") (expected: $expect), spin's trail:"
+		grep -E "^pan:1: " <<<"$out" | sed 's/^/    /'
 		# shellcheck disable=SC2086
 		show_trail "$dir" $defs "${extra[@]}"
 		fail=1 ;;
-	counterexample:0)
+	*:none)
 		echo "model $name: ERROR: broken variant verified ($states states): the model cannot see this bug"
 		fail=1 ;;
-	counterexample:*)
-		echo "model $name: counterexample found (as expected)"
+	*)
+		echo "model $name: counterexample found: $(prop_name "$got") (as expected)"
 		if [ "$verbose" = 1 ]; then
 			# shellcheck disable=SC2086
 			rm -f "$dir"/pan* "$dir"/*.trail && PANFLAGS=-DBFS build_pan "$dir" $defs "${extra[@]}" &&
