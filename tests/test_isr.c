@@ -69,21 +69,27 @@ static double counter(json_t *j, const char *run, const char *name)
 static void isr_log_reads_only_its_queue_log(void **state)
 {
 	int st;
+	/* 40 signals write 80 entries (each with its progress write) into the
+	 * default log of 100: no overrun, however late the interrupt thread
+	 * runs.  (With 100 signals, 200 entries, an interrupt thread starved by
+	 * other load let the application run ahead on self-released waits, the
+	 * log overran as the seed permits, and the fallback scan was counted:
+	 * right behaviour, a wrong test; overruns have tests of their own.) */
 	json_t *j = RUN_JSON(&st, NULL, "run", "isr-scaling", "--set", "fences=300", "--set", "payload=log",
-			     "--path", "native", "--iterations", "100");
+			     "--path", "native", "--iterations", "40");
 	assert_int_equal(st, 0);
 	const char *n = ISR("native", "300", "log");
 	/* one interrupt a waited signal; one fewer now and then when the OS,
 	 * still reading the log for the previous one, finds the next entry and
 	 * releases its waiter before the CMP compares (MonitoredValue moved on) */
 	double irqs = counter(j, n, "interrupts");
-	assert_true(irqs >= 95 && irqs <= 100);
+	assert_true(irqs >= 38 && irqs <= 40);
 	assert_int_equal(counter(j, n, "fences_scanned_per_irq"), 0);
 	double e = counter(j, n, "log_entries_per_irq") * irqs;   /* entries read in all */
-	assert_true(e >= 198.5 && e <= 200.5);   /* the last progress entry may be read by no interrupt */
+	assert_true(e >= 78.5 && e <= 80.5);   /* the last progress entry may be read by no interrupt */
 	assert_int_equal(counter(j, n, "log_overruns"), 0);
 	assert_int_equal(counter(j, n, "log_fallbacks"), 0);
-	assert_int_equal(counter(j, n, "log_released"), 100);
+	assert_int_equal(counter(j, n, "log_released"), 40);
 	assert_int_equal(counter(j, n, "lost_wakeups"), 0);
 	json_decref(j);
 }
