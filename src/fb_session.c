@@ -343,8 +343,11 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 		s->polling_threads = n;
 	if (n <= s->cpus.n)
 		return;
-	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed, "
-			       "latencies include preemption", n, s->cpus.n, s->cpus.n == 1 ? "" : "s", s->cpus.text);
+	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed; idle GPU "
+			       "engines poll under SCHED_IDLE and take no CPU from the threads measured, but busy "
+			       "engines and other processes preempt them, so latencies include preemption: run on a "
+			       "quiet machine, with more CPUs (--cpus)", n, s->cpus.n, s->cpus.n == 1 ? "" : "s",
+			       s->cpus.text);
 	fb_session_warn(s, w);
 	free(w);
 }

@@ -2,6 +2,7 @@
  * (user-mode-work-submission): hardware context suspend/resume, engine
  * F-state transitions, device D-state transitions, normal and abnormal
  * process termination.  One test per sequence, named after it. */
+#include <sched.h>
 #include <unistd.h>
 
 #include "tests/fb_test.h"
@@ -102,6 +103,62 @@ static void engine_f1_round_trip(void **state)
 	assert_true(s.f0_by_connect >= 1);
 	assert_true(umt_engine(&t, 0).f1_ns > 0);
 	umt_down(&t);
+}
+
+/* Idle polling (gpu-model/hw/engine.c): an idle engine with a doorbell
+ * connected (it cannot park: a ring is a memory write) polls under
+ * SCHED_IDLE, off the time of the CPU-side threads; the first command it
+ * fetches puts it back at its own policy for the work, and idling again
+ * lowers it again.  caps.idle_poll_normal: it polls at its own policy. */
+static int engine_policy(struct umt *t)
+{
+	return sched_getscheduler(hw_engine_tid(os_adapter_hw(t->a), 0));
+}
+
+static struct hw_engine_stats engine_stats(struct umt *t)
+{
+	struct hw_engine_stats s;
+	hw_engine_stats(os_adapter_hw(t->a), 0, &s);
+	return s;
+}
+
+static void idle_polling_runs_under_sched_idle(void **state)
+{
+	for (int normal = 0; normal <= 1; normal++) {
+		struct os_config cfg;
+		umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1: it polls throughout */
+		cfg.caps.idle_poll_normal = normal;
+		struct umt t = umt_up_with(&cfg, NULL);
+		struct rt_queue *q = umt_queue(&t, 0, true);
+		_Atomic uint64_t n = 0;
+		umt_submit_count(q, &n);
+		assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+		if (engine_stats(&t).lower_failed) {
+			umt_down(&t);
+			fb_skip("this process may not leave SCHED_IDLE again (no CAP_SYS_NICE, RLIMIT_NICE too low): "
+				"engines poll at their own priority here");
+		}
+		if (normal) {
+			fbt_settle();
+			assert_int_equal(engine_policy(&t), SCHED_OTHER);
+			assert_int_equal(engine_stats(&t).lowered, 0);
+			umt_down(&t);
+			continue;
+		}
+		assert_true(fbt_eventually(engine_policy(&t) == SCHED_IDLE));
+		uint64_t lowered = engine_stats(&t).lowered;
+		assert_true(lowered >= 1);
+		/* a long WORK: the engine runs it at its own policy */
+		struct hw_cmd work = { .op = HW_CMD_WORK, .arg = 300000000ull };   /* 300 ms */
+		uint64_t v = 0;
+		assert_int_equal(rt_queue_submit(q, &work, 1, &v), 0);
+		assert_true(fbt_eventually(engine_policy(&t) == SCHED_OTHER));
+		assert_int_equal(rt_queue_wait(q, v, 5 * SEC), 0);
+		/* idle again: lowered again */
+		assert_true(fbt_eventually(engine_policy(&t) == SCHED_IDLE));
+		assert_true(engine_stats(&t).lowered > lowered);
+		umt_down(&t);
+	}
 }
 
 /* "Engine D-state transitions", D0 -> D3: contexts suspended, doorbells
@@ -299,6 +356,7 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
 	     cmocka_unit_test(engine_f1_round_trip),
+	     cmocka_unit_test(idle_polling_runs_under_sched_idle),
 	     cmocka_unit_test(device_d3_round_trip_by_connect),
 	     cmocka_unit_test(device_d3_round_trip_by_km_submission),
 	     cmocka_unit_test(normal_termination_loses_nothing),

@@ -190,6 +190,8 @@ void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engi
 	out->parks = atomic_load_explicit(&e->parks, memory_order_relaxed);
 	out->waits_blocked = atomic_load_explicit(&e->waits_blocked, memory_order_relaxed);
 	out->busy_ns = atomic_load_explicit(&e->busy_ns, memory_order_relaxed);
+	out->lowered = atomic_load_explicit(&e->lowered, memory_order_relaxed);
+	out->lower_failed = atomic_load_explicit(&e->lower_failed, memory_order_relaxed);
 }
 
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine)

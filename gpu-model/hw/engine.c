@@ -16,6 +16,23 @@
  * (context suspended) are skipped; the running-queue hand-shake lets the KMD
  * take a queue off at a command boundary.
  *
+ * Idle polling.  A real engine polls its doorbells (and re-evaluates its
+ * waits) in silicon, at no cost to the host CPUs; the model's engine polls on
+ * a host CPU that the application and OS threads being measured share.  So
+ * an engine polls under SCHED_IDLE: once an idle stretch is longer than a few
+ * passes (HW_IDLE_CLOCK_PASSES) it drops to SCHED_IDLE and polls only on CPU
+ * time no other thread wants; the first command it fetches puts it back at
+ * the priority it started with (GPU work runs at normal priority), and so
+ * does parking in F1 (a wake-up from F1, a doorbell rung or a signal that
+ * matters, runs it at once).  Submission stays a memory write: the
+ * application makes no syscall and the OS does no work for it; the two
+ * policy changes are the engine thread's own, once per idle stretch.  A
+ * busy CPU side delays what an idle engine notices only while it keeps the
+ * engine's CPU busy (a CPU that waits, sleeps or spins on another CPU leaves
+ * it to the engine).  caps.idle_poll_normal restores normal-priority
+ * polling; stats count the stretches lowered and any failure to change the
+ * policy (polling then goes on at the priority it has).
+ *
  * Queue creation, submission and kicks are in queue.c, the interrupt lines
  * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
  */
@@ -23,6 +40,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -169,6 +187,55 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 	return seq;
+}
+
+/* Idle polling (see the top of this file): the engine thread's scheduling
+ * policy, SCHED_IDLE while it polls with nothing to run, its own otherwise.
+ * The engine thread only. */
+static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
+{
+	if (e->idle_prio == idle)
+		return;
+	struct sched_param sp = { .sched_priority = 0 };
+	/* 0: the calling thread (Linux applies a policy per thread) */
+	if (sched_setscheduler(0, idle ? SCHED_IDLE : e->base_policy, &sp)) {
+		lf_count(&e->lower_failed, 1);
+		return;
+	}
+	e->idle_prio = idle;
+	if (idle)
+		lf_count(&e->lowered, 1);
+}
+
+/* May this thread leave SCHED_IDLE again once it set it?  Linux lets a
+ * thread return from SCHED_IDLE to a time-shared policy only with
+ * CAP_SYS_NICE or an RLIMIT_NICE that covers its nice value; without either
+ * the engine would be stuck polling and running at idle priority, so it
+ * polls at its own priority instead (and counts lower_failed once). */
+static bool hw_engine_can_return(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long cap = 0;
+	char line[256];
+	bool nice_cap = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &cap) == 1)
+			nice_cap = cap >> 23 & 1;   /* CAP_SYS_NICE */
+	if (f)
+		fclose(f);
+	if (nice_cap)
+		return true;
+	struct rlimit rl;
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+	return !errno && !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
+}
+
+/* A command fetched: run it at the engine's own priority. */
+static inline void hw_engine_working(struct hw_engine *e)
+{
+	if (e->idle_prio)
+		hw_engine_set_idle_prio(e, false);
 }
 
 /* ---- logbuf: the seed's write order on a queue that logs its signals ----
@@ -403,6 +470,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		(q->split_open && !a->caps.preemption_aware)) &&
 	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
 		done++;
+		hw_engine_working(e);   /* idle polling: back at its own priority to run it */
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
 		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
@@ -586,8 +654,11 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 	}
 	c->idle_passes = 0;
 	c->now = lf_now_ns();
-	if (!c->idle_since)
+	if (!c->idle_since) {
 		c->idle_since = c->now;
+		if (e->may_lower)
+			hw_engine_set_idle_prio(e, true);   /* an idle stretch: poll off the CPU side's time */
+	}
 	if (c->now - c->idle_since < a->caps.idle_spin_ns) {
 		lf_cpu_relax();
 		return true;
@@ -617,6 +688,7 @@ static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, str
 		lf_wake_cancel(&e->wake);
 		return;
 	}
+	hw_engine_working(e);   /* a wake-up from F1 runs at once */
 	lf_count(&e->parks, 1);
 	atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
 	lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
@@ -638,6 +710,14 @@ static void *hw_engine_main(void *arg)
 
 	snprintf(name, sizeof(name), "fb-engine%u", e->index);
 	pthread_setname_np(pthread_self(), name);
+	/* what idle polling returns to; a real-time or idle engine thread (the
+	 * user's choice) keeps its policy: only time-shared ones are lowered */
+	e->base_policy = sched_getscheduler(0);
+	e->may_lower = (e->base_policy == SCHED_OTHER || e->base_policy == SCHED_BATCH) && !a->caps.idle_poll_normal;
+	if (e->may_lower && !hw_engine_can_return()) {
+		e->may_lower = false;
+		lf_count(&e->lower_failed, 1);
+	}
 	atomic_store(&e->tid, gettid());
 	hw_pin(a, e->index);
 
