@@ -2,6 +2,9 @@
  *
  * lf_cpu_relax()  spin-wait hint (x86 PAUSE, arm64 YIELD).
  * lf_now_ns()     CLOCK_MONOTONIC in nanoseconds: the clock of every latency in fencebench.
+ * lf_clock_ns(c, &ns)  clock c in nanoseconds: a thread's CPU time (user + kernel) through
+ *                 CLOCK_THREAD_CPUTIME_ID (the caller's) or pthread_getcpuclockid (another
+ *                 live thread's).  0, or -errno (the clock cannot be read: a thread gone).
  * lf_sleep_until(t)  sleep until lf_now_ns() reaches t (at once if it has; signals do not cut it short).
  * lf_spin_ns(ns)  busy-wait for ns nanoseconds (the modeled GPU WORK and PCIe read cost).
  * lf_ticks()      a timestamp counter for latencies that cross threads on a hot path
@@ -37,6 +40,15 @@ static inline uint64_t lf_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline int lf_clock_ns(clockid_t c, uint64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(c, &ts))
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 static inline void lf_sleep_until(uint64_t t)

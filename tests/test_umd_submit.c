@@ -67,6 +67,34 @@ static void um_and_km_queues_share_an_engine(void **state)
 	umt_down(&t);
 }
 
+/* os_ums_stats.sched_busy_ns is the scheduler thread's own CPU-time clock
+ * (the power proxy of kernel-mode submission): it grows with the
+ * submissions the thread wakes for, and never passes that thread's clock
+ * read after it (the clock of its TID, as pthread_getcpuclockid builds it:
+ * CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED), which the process's clock or the
+ * wall clock would. */
+static void scheduler_cpu_time_is_its_own_clock(void **state)
+{
+	enum { N = 200 };
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *km = umt_queue(&t, 0, false);
+	clockid_t own = (clockid_t)((~(unsigned)os_ums_sched_tid(t.u) << 3) | 6u);
+	struct os_ums_stats s0 = umt_stats(&t);
+	static _Atomic uint64_t n;
+	atomic_store(&n, 0);
+	for (int i = 0; i < N; i++)
+		umt_submit_count(km, &n);
+	assert_int_equal(rt_queue_wait(km, 0, 5 * SEC), 0);
+	struct os_ums_stats s1 = umt_stats(&t);
+	uint64_t clock_after;
+	assert_int_equal(lf_clock_ns(own, &clock_after), 0);
+	assert_int_equal(atomic_load(&n), N);
+	assert_true(s1.sched_wakeups > s0.sched_wakeups);
+	assert_true(s1.sched_busy_ns > s0.sched_busy_ns);
+	assert_true(s1.sched_busy_ns <= clock_after);
+	umt_down(&t);
+}
+
 /* Kernel-mode submission: the scheduler thread resolves dependencies — a GPU
  * wait on a monitored (legacy) fence is held on the CPU, with what follows. */
 static void km_scheduler_holds_legacy_waits(void **state)
@@ -412,6 +440,7 @@ FB_TEST_MAIN(cmocka_unit_test(failed_submit_advances_nothing),
 	     cmocka_unit_test(um_flag_refused_on_node_without_support),
 	     cmocka_unit_test(um_and_km_queues_share_an_engine),
 	     cmocka_unit_test(km_scheduler_holds_legacy_waits),
+	     cmocka_unit_test(scheduler_cpu_time_is_its_own_clock),
 	     cmocka_unit_test(global_doorbell_several_queues),
 	     cmocka_unit_test(global_doorbell_collision_polls_all),
 	     cmocka_unit_test(notify_work_submission_when_asked),

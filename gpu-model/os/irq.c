@@ -216,9 +216,8 @@ void *os_irq_main(void *arg)
 		hw_irq_free(rec);
 	}
 	/* the last reading of the thread's own clock, for stats after it is gone */
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t cpu = 0;
+	lf_clock_ns(CLOCK_THREAD_CPUTIME_ID, &cpu);   /* the caller's own clock: always readable */
 	uint64_t wall = lf_now_ns() - a->irq_t0;
 	lf_count(&a->isr_busy_ns, cpu);
 	lf_count(&a->irq_idle_ns, wall > cpu ? wall - cpu : 0);

@@ -138,6 +138,10 @@ void *os_sched_main(void *arg)
 			;
 		lf_count(&u->sched_wakeups, 1);
 	}
+	/* the last reading of the thread's own clock, for stats after it is gone */
+	uint64_t cpu = 0;
+	lf_clock_ns(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	lf_count(&u->sched_busy_ns, cpu);
 	return NULL;
 }
 

@@ -62,10 +62,9 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 	 * scheduler's own accounting) is its busy time; the rest of its life is idle. */
 	o->isr_busy_ns = OS_LOAD(a->isr_busy_ns);
 	o->irq_idle_ns = OS_LOAD(a->irq_idle_ns);
-	struct timespec ts;
+	uint64_t cpu = 0;
 	if (a->irq_started && !atomic_load_explicit(&a->stop, memory_order_acquire) &&
-	    a->irq_clock != (clockid_t)-1 && clock_gettime(a->irq_clock, &ts) == 0) {
-		uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	    a->irq_clock != (clockid_t)-1 && lf_clock_ns(a->irq_clock, &cpu) == 0) {
 		uint64_t wall = lf_now_ns() - a->irq_t0;
 		o->isr_busy_ns = cpu;
 		o->irq_idle_ns = wall > cpu ? wall - cpu : 0;

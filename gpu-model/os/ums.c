@@ -62,9 +62,12 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 		lf_free(u, sizeof(*u), LF_CACHELINE);
 		return rc;
 	}
+	u->sched_clock = (clockid_t)-1;
 	int rc = pthread_create(&u->sched, NULL, os_sched_main, u);
 	if (!rc) {
 		u->sched_started = true;
+		if (pthread_getcpuclockid(u->sched, &u->sched_clock))
+			u->sched_clock = (clockid_t)-1;
 		rc = pthread_create(&u->power, NULL, os_power_main, u);
 		u->power_started = !rc;
 	}
@@ -172,6 +175,13 @@ void os_ums_stats(struct os_ums *u, struct os_ums_stats *o)
 	o->km_rejected = UMS_LOAD(u->km_rejected);
 	o->km_discarded = UMS_LOAD(u->km_discarded);
 	o->sched_wakeups = UMS_LOAD(u->sched_wakeups);
+	/* the scheduler thread's CPU time: its clock while it runs, its last
+	 * reading (taken as it exits) once stopped */
+	o->sched_busy_ns = UMS_LOAD(u->sched_busy_ns);
+	uint64_t cpu = 0;
+	if (u->sched_started && !atomic_load_explicit(&u->stop, memory_order_acquire) &&
+	    u->sched_clock != (clockid_t)-1 && lf_clock_ns(u->sched_clock, &cpu) == 0)
+		o->sched_busy_ns = cpu;
 	o->preempt_requests = UMS_LOAD(u->preempt_requests);
 	o->tdr_timeouts = UMS_LOAD(u->tdr_timeouts);
 	o->tdr_preempt_requests = UMS_LOAD(u->tdr_preempt_requests);

@@ -62,6 +62,7 @@
  *   os_hwqueue_submit                     the queue's one submitting thread     a syscall; never sleeps
  *   os_notify_work_submission             the queue's submitting thread         no
  *   os_hwqueue_pending/last_queued/...    any thread                            no
+ *   os_ums_stats                          any thread                            u->lock briefly
  * No thread may use a device's queues once os_device_destroy/terminate began.
  * Queue, context and device memory is reclaimed at os_ums_detach, which must
  * come before os_adapter_destroy.
@@ -248,6 +249,10 @@ struct os_ums_stats {
 	uint64_t km_rejected;         /* ... refused by the scheduler's validation */
 	uint64_t km_discarded;        /* ... dropped because their device died */
 	uint64_t sched_wakeups;       /* scheduler thread returns from its eventfd read */
+	uint64_t sched_busy_ns;       /* the scheduler thread's CPU time (user + kernel, the kernel's own
+	                               * accounting: its CPU-time clock) since it started; the difference
+	                               * of two readings is a region's (the interrupt thread's is
+	                               * os_stats.isr_busy_ns) */
 	uint64_t drain_timeouts;      /* normal terminations whose wait timed out */
 	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
 	uint64_t preempt_requests;    /* preemption requests the scheduler sent for higher-priority work */
@@ -258,6 +263,8 @@ struct os_ums_stats {
 	uint64_t tdr_guilty;          /* devices terminated as guilty */
 	uint64_t tdr_bugchecks;       /* TdrLimitCount reached */
 };
+/* Relaxed reads of single-writer counters: exact once the threads that
+ * write them are idle (sched_busy_ns reads the scheduler thread's clock). */
 void os_ums_stats(struct os_ums *u, struct os_ums_stats *out);
 
 /* ---- native fence log buffers of a user-mode queue (gpu-model/os/logbuf.c) ---- */

@@ -97,13 +97,15 @@ struct os_ums {
 	int efd;                         /* the scheduler's eventfd: the kernel crossing of a submission */
 	pthread_t sched, power;
 	bool sched_started, power_started;
+	clockid_t sched_clock;           /* the scheduler thread's CPU-time clock; (clockid_t)-1: none */
 	_Atomic pid_t sched_tid, power_tid;
 	LF_ALIGNED _Atomic bool stop;
 	/* counters: under u->lock or by their one thread; read relaxed */
 	LF_ALIGNED lf_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
 		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
 		drain_timeouts, lost_at_abnormal;
-	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests;   /* scheduler thread */
+	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests,
+		sched_busy_ns;           /* scheduler thread; sched_busy_ns: its CPU time, written once as it exits */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
 	/* tdr.c: the watchdog thread and its counters (single writer) */
 	pthread_t tdr;
@@ -122,7 +124,7 @@ LF_ASSERT_APART(struct os_ums, lock, dummy);
 LF_ASSERT_APART(struct os_ums, power_tid, stop);
 LF_ASSERT_APART(struct os_ums, stop, connects);
 LF_ASSERT_APART(struct os_ums, lost_at_abnormal, km_rejected);
-LF_ASSERT_APART(struct os_ums, sched_wakeups, km_submits);
+LF_ASSERT_APART(struct os_ums, sched_busy_ns, km_submits);
 
 /* doorbell.c, u->lock held */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status);
