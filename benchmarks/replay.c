@@ -490,6 +490,187 @@ static int bm_parse_root(struct bm_ctx *c, json_t *root, struct bm_replay *r)
 	return rc;
 }
 
+static uint64_t bm_step_value(const struct bm_rstep *s, uint64_t n)
+{
+	return (uint64_t)(s->value + s->step * (int64_t)(n - 1));
+}
+
+/* ---- progress: dead waits and cycles, found before anything runs ----
+ *
+ * The frame graph is played on paper for the first frames (every step's
+ * after_frame passed, then BM_CHECK_EXTRA more): the CPU walks the steps in
+ * order and queues each queue's signals and waits; a queue runs its own in
+ * order, a wait holding it until its fence reaches the value; a cpu_wait
+ * holds the CPU until the queues, run as far as they can, reach it.  What can
+ * never run is refused with one line naming the queues, fences and values:
+ * a cycle of waits, or a wait for a value no step signals.  (Rewinds are
+ * played as written: a signal sets the value.) */
+
+#define BM_CHECK_EXTRA 3          /* frames past the last after_frame */
+#define BM_CHECK_FRAMES 64        /* at most */
+
+struct bm_pop {                   /* one signal or wait queued on a queue */
+	int step;
+	bool wait;
+	int fence;
+	uint64_t value, frame;
+};
+
+struct bm_sim {
+	const struct bm_replay *r;
+	struct bm_pop *ops[BM_REPLAY_QUEUES];
+	size_t n[BM_REPLAY_QUEUES], head[BM_REPLAY_QUEUES], cap;
+	uint64_t fence[BM_REPLAY_FENCES];
+};
+
+/* Run every queue as far as it goes. */
+static void bm_sim_run(struct bm_sim *m)
+{
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (size_t q = 0; q < m->r->nq; q++)
+			while (m->head[q] < m->n[q]) {
+				const struct bm_pop *o = &m->ops[q][m->head[q]];
+				if (o->wait && m->fence[o->fence] < o->value)
+					break;
+				if (!o->wait)
+					m->fence[o->fence] = o->value;
+				m->head[q]++;
+				moved = true;
+			}
+	}
+}
+
+/* The queue whose queued signal of fence f is first to reach v, -1: none. */
+static int bm_sim_signaler(const struct bm_sim *m, int f, uint64_t v)
+{
+	for (size_t q = 0; q < m->r->nq; q++)
+		for (size_t i = m->head[q]; i < m->n[q]; i++)
+			if (!m->ops[q][i].wait && m->ops[q][i].fence == f && m->ops[q][i].value >= v)
+				return (int)q;
+	return -1;
+}
+
+/* "waits for 'f' >= 1 (now 0)": what holds queue q */
+static int bm_sim_blocked(const struct bm_sim *m, int q, char *out, size_t len)
+{
+	const struct bm_pop *o = &m->ops[q][m->head[q]];
+	return snprintf(out, len, "waits for '%s' >= %llu (now %llu)", m->r->fences[o->fence],
+			(unsigned long long)o->value, (unsigned long long)m->fence[o->fence]);
+}
+
+/* Why fence f never reaches v for `start` (a blocked queue; -1: the CPU): a
+ * chain of blocked queues ending in a cycle, or in a value nobody signals.
+ * One line into msg. */
+static void bm_sim_explain(const struct bm_sim *m, int start, int f, uint64_t v, char *msg, size_t len)
+{
+	bool seen[BM_REPLAY_QUEUES] = { false };
+	if (start >= 0)
+		seen[start] = true;
+	size_t at = 0;
+	for (int hops = 0; hops <= (int)m->r->nq && at < len; hops++) {
+		int q = bm_sim_signaler(m, f, v);
+		if (q < 0) {
+			snprintf(msg + at, len - at, "no step left signals '%s' >= %llu (a dead wait)", m->r->fences[f],
+				 (unsigned long long)v);
+			return;
+		}
+		if (seen[q]) {
+			snprintf(msg + at, len - at, "which queue '%s' signals: a cycle of waits", m->r->queues[q].name);
+			return;
+		}
+		seen[q] = true;
+		at += (size_t)snprintf(msg + at, len - at, "which queue '%s' signals only after it ", m->r->queues[q].name);
+		if (at >= len)
+			return;
+		at += (size_t)bm_sim_blocked(m, q, msg + at, len - at);
+		if (at >= len)
+			return;
+		at += (size_t)snprintf(msg + at, len - at, ", ");
+		const struct bm_pop *o = &m->ops[q][m->head[q]];
+		f = o->fence;
+		v = o->value;
+	}
+}
+
+static int bm_sim_stuck(struct bm_ctx *c, const struct bm_sim *m, const char *what, int start, int f, uint64_t v)
+{
+	char why[400];
+	bm_sim_explain(m, start, f, v, why, sizeof(why));
+	return bm_bad(c, "never completes: %s, %s", what, why);
+}
+
+static int bm_sim_push(struct bm_sim *m, int q, const struct bm_pop *o)
+{
+	if (m->n[q] == m->cap)
+		return -ENOMEM;
+	m->ops[q][m->n[q]++] = *o;
+	return 0;
+}
+
+/* The CPU's walk through frame n: queue the signals and waits, honour the cpu_waits. */
+static int bm_sim_frame(struct bm_ctx *c, struct bm_sim *m, uint64_t n)
+{
+	const struct bm_replay *r = m->r;
+	for (size_t i = 0; i < r->ns; i++) {
+		const struct bm_rstep *s = &r->steps[i];
+		if (n <= s->after || s->op == BM_ROP_EXECUTE)
+			continue;
+		struct bm_pop o = { .step = (int)i, .wait = s->op != BM_ROP_SIGNAL, .fence = s->fence,
+				    .value = bm_step_value(s, n), .frame = n };
+		if (s->op != BM_ROP_CPU_WAIT) {
+			if (bm_sim_push(m, s->queue, &o))
+				return bm_bad(c, "no memory");
+			continue;
+		}
+		bm_sim_run(m);
+		if (m->fence[o.fence] < o.value) {
+			char what[160];
+			snprintf(what, sizeof(what), "frame %llu: frame[%zu] cpu_wait for '%s' >= %llu (now %llu)",
+				 (unsigned long long)n, i, r->fences[o.fence], (unsigned long long)o.value,
+				 (unsigned long long)m->fence[o.fence]);
+			return bm_sim_stuck(c, m, what, -1, o.fence, o.value);
+		}
+	}
+	return 0;
+}
+
+/* After the last frame: every queue drains. */
+static int bm_sim_drained(struct bm_ctx *c, struct bm_sim *m)
+{
+	bm_sim_run(m);
+	for (size_t q = 0; q < m->r->nq; q++)
+		if (m->head[q] < m->n[q]) {
+			const struct bm_pop *o = &m->ops[q][m->head[q]];
+			char what[200];
+			int k = snprintf(what, sizeof(what), "frame %llu: frame[%d] queue '%s' ", (unsigned long long)o->frame,
+					 o->step, m->r->queues[q].name);
+			bm_sim_blocked(m, (int)q, what + k, sizeof(what) - (size_t)k);
+			return bm_sim_stuck(c, m, what, (int)q, o->fence, o->value);
+		}
+	return 0;
+}
+
+static int bm_replay_check_progress(struct bm_ctx *c, const struct bm_replay *r)
+{
+	uint64_t frames = 0;
+	for (size_t i = 0; i < r->ns; i++)
+		frames = r->steps[i].after > frames ? r->steps[i].after : frames;
+	frames = frames + BM_CHECK_EXTRA < BM_CHECK_FRAMES ? frames + BM_CHECK_EXTRA : BM_CHECK_FRAMES;
+	struct bm_sim m = { .r = r, .cap = r->ns * frames };
+	int rc = 0;
+	for (size_t q = 0; q < r->nq && !rc; q++)
+		if (!(m.ops[q] = calloc(m.cap, sizeof(struct bm_pop))))
+			rc = bm_bad(c, "no memory");
+	for (uint64_t n = 1; n <= frames && !rc; n++)
+		rc = bm_sim_frame(c, &m, n);
+	if (!rc)
+		rc = bm_sim_drained(c, &m);
+	for (size_t q = 0; q < r->nq; q++)
+		free(m.ops[q]);
+	return rc;
+}
+
 static int bm_replay_from(json_t *root, json_error_t *jerr, struct bm_ctx *c, struct bm_replay **out)
 {
 	if (!root)
@@ -500,6 +681,8 @@ static int bm_replay_from(json_t *root, json_error_t *jerr, struct bm_ctx *c, st
 		return bm_bad(c, "no memory");
 	}
 	int rc = bm_parse_root(c, root, r);
+	if (!rc)
+		rc = bm_replay_check_progress(c, r);
 	json_decref(root);
 	if (rc) {
 		free(r);
@@ -592,11 +775,6 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 					 *out && *rt_clist_error(*out) ? rt_clist_error(*out) : strerror(-rc));
 		}
 	return rc;
-}
-
-static uint64_t bm_step_value(const struct bm_rstep *s, uint64_t n)
-{
-	return (uint64_t)(s->value + s->step * (int64_t)(n - 1));
 }
 
 static int bm_replay_step(struct bm_replay_run *rr, const struct bm_rstep *s, uint64_t n)

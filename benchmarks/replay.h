@@ -35,6 +35,14 @@
  * flight.  Without validation they change nothing.  Errors are one line: "FILE: frame[3]: queue 'copy1' is not
  * declared"; a JSON syntax error names line and column.
  *
+ * A graph that can never complete is refused at load, before anything runs:
+ * the first frames are played on paper (queues run their signals and waits
+ * in order, cpu_waits hold the CPU) and a cycle of waits, a wait for a value
+ * no step signals, or a CPU wait nothing satisfies is named in one line:
+ * "FILE: never completes: frame 1: frame[0] queue 'c' waits for 'g' >= 1
+ * (now 0), which queue 'd' signals only after it waits for 'f' >= 1 (now 0),
+ * which queue 'c' signals: a cycle of waits".
+ *
  *   call                                   who
  *   bm_replay_load / _parse / _free        any thread
  *   bm_replay_start / _frame / _drain /    the workload's thread (bm_wl)

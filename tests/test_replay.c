@@ -9,6 +9,7 @@
 
 #include "benchmarks/replay.h"
 #include "src/fb_scenario.h"
+#include "lockfree/arch.h"
 #include "tests/fb_test.h"
 
 static void refused(const char *text, const char *want)
@@ -24,6 +25,47 @@ static void refused(const char *text, const char *want)
 #define Q "\"queues\": [ { \"name\": \"copy0\", \"type\": \"copy\" }, { \"name\": \"direct0\", \"type\": \"direct\" } ]"
 #define F "\"fences\": [ \"f\" ]"
 #define L "\"lists\": [ { \"name\": \"c\", \"type\": \"copy\", \"commands\": [ { \"op\": \"copy\", \"us\": 10 } ] } ]"
+
+/* A frame graph that can never complete is refused at load, at once, with
+ * the queues, fences and values named: a cycle of waits (queue d waits on
+ * f, which only queue c signals, after c waits on g, which only d signals),
+ * a wait for a value no step signals, a CPU wait nothing can satisfy. */
+#define CYCLE_QL "\"queues\": [ { \"name\": \"c\", \"type\": \"copy\" }, { \"name\": \"d\", \"type\": \"direct\" } ], " \
+	"\"fences\": [ \"f\", \"g\" ], \"lists\": [ { \"name\": \"cl\", \"type\": \"copy\", \"commands\": " \
+	"[ { \"op\": \"copy\", \"us\": 1 } ] }, { \"name\": \"dl\", \"type\": \"direct\", \"commands\": " \
+	"[ { \"op\": \"draw\", \"us\": 1 } ] } ]"
+static void deadlocked_frame_graphs_are_refused_at_once(void **state)
+{
+	(void)state;
+	uint64_t t0 = lf_now_ns();
+	refused("{ " CYCLE_QL ", \"frame\": [ "
+		"{ \"queue\": \"c\", \"wait\": \"g\", \"value\": 1, \"step\": 1 }, { \"queue\": \"c\", \"execute\": [\"cl\"] }, "
+		"{ \"queue\": \"c\", \"signal\": \"f\", \"value\": 1, \"step\": 1 }, "
+		"{ \"queue\": \"d\", \"wait\": \"f\", \"value\": 1, \"step\": 1 }, { \"queue\": \"d\", \"execute\": [\"dl\"] }, "
+		"{ \"queue\": \"d\", \"signal\": \"g\", \"value\": 1, \"step\": 1 } ] }",
+		"never completes: frame 1: frame[0] queue 'c' waits for 'g' >= 1 (now 0), which queue 'd' signals only "
+		"after it waits for 'f' >= 1 (now 0), which queue 'c' signals: a cycle of waits");
+	assert_true(lf_now_ns() - t0 < 1000000000ull);   /* under a second, not a 30 s time-out */
+	refused("{ " CYCLE_QL ", \"frame\": [ { \"queue\": \"d\", \"signal\": \"g\", \"value\": 1 }, "
+		"{ \"queue\": \"c\", \"wait\": \"g\", \"value\": 2 }, { \"queue\": \"c\", \"execute\": [\"cl\"] } ] }",
+		"frame 1: frame[1] queue 'c' waits for 'g' >= 2 (now 1), no step left signals 'g' >= 2 (a dead wait)");
+	/* a wait each frame that only the next frame satisfies: the last frame's never completes */
+	refused("{ " CYCLE_QL ", \"frame\": [ { \"queue\": \"d\", \"signal\": \"g\", \"value\": 1, \"step\": 1 }, "
+		"{ \"queue\": \"c\", \"wait\": \"g\", \"value\": 2, \"step\": 1 } ] }",
+		"frame 3: frame[1] queue 'c' waits for 'g' >= 4 (now 3), no step left signals 'g' >= 4");
+	refused("{ " CYCLE_QL ", \"frame\": [ { \"queue\": \"c\", \"execute\": [\"cl\"] }, "
+		"{ \"queue\": \"c\", \"signal\": \"f\", \"value\": 1, \"step\": 1 }, "
+		"{ \"cpu_wait\": \"f\", \"value\": 2, \"step\": 1 } ] }",
+		"never completes: frame 1: frame[2] cpu_wait for 'f' >= 2 (now 1), no step left signals 'f' >= 2");
+	/* a wait the next frame's signal satisfies is fine: d waits for c's signal of the frame before */
+	struct bm_replay *r = NULL;
+	char err[512] = "";
+	assert_int_equal(bm_replay_parse("{ " CYCLE_QL ", \"frame\": [ "
+					 "{ \"queue\": \"d\", \"wait\": \"f\", \"value\": 0, \"step\": 1 }, "
+					 "{ \"queue\": \"c\", \"signal\": \"f\", \"value\": 1, \"step\": 1 } ] }",
+					 "ok", &r, err, sizeof(err)), 0);
+	bm_replay_free(r);
+}
 
 static void bad_files_are_refused_with_one_clear_line(void **state)
 {
@@ -336,7 +378,8 @@ static void frame_json_is_silent_and_its_missing_wait_reported(void **state)
 	}
 }
 
-FB_TEST_MAIN(cmocka_unit_test(bad_files_are_refused_with_one_clear_line), cmocka_unit_test(string_parameters_round_trip),
+FB_TEST_MAIN(cmocka_unit_test(bad_files_are_refused_with_one_clear_line),
+	     cmocka_unit_test(deadlocked_frame_graphs_are_refused_at_once), cmocka_unit_test(string_parameters_round_trip),
 	     cmocka_unit_test(frame_json_counts_as_the_c_frame), cmocka_unit_test(ring_heap_json_counts_as_the_c_ring),
 	     cmocka_unit_test(frame_json_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(pipeline_json_counts_as_the_c_pipeline))
