@@ -108,7 +108,7 @@ double fb_hist_mean(const struct fb_hist *h)
 /* Nearest rank of percentile p among count values: ceil(p/100 * count), >= 1.
  * In integers (p in millionths of a percent): in doubles 99.9/100*1000 is
  * 999.0000000000001, and ceil made p99.9 of 1000 samples the maximum. */
-static uint64_t rank_of(uint64_t count, double p)
+uint64_t fb_hist_rank(uint64_t count, double p)
 {
 	if (p <= 0.0)
 		return 1;
@@ -121,8 +121,14 @@ static uint64_t rank_of(uint64_t count, double p)
 	return r >= count ? count : (uint64_t)r;
 }
 
+uint64_t fb_hist_bucket_count(const struct fb_hist *h, unsigned idx)
+{
+	assert(idx < FB_HIST_BUCKETS);
+	return h->bucket[idx];
+}
+
 /* The value reported for bucket idx: its midpoint, kept inside [min, max]. */
-static uint64_t bucket_value(const struct fb_hist *h, unsigned idx)
+uint64_t fb_hist_bucket_value(const struct fb_hist *h, unsigned idx)
 {
 	uint64_t v = fb_hist_bucket_lo(idx) + (fb_hist_bucket_width(idx) - 1) / 2;
 	if (v < h->min)
@@ -140,7 +146,7 @@ static void ranks_to_values(const struct fb_hist *h, const uint64_t *rank, uint6
 	for (unsigned i = 0; i < FB_HIST_BUCKETS && k < n; i++) {
 		seen += h->bucket[i];
 		while (k < n && seen >= rank[k])
-			out[k++] = bucket_value(h, i);
+			out[k++] = fb_hist_bucket_value(h, i);
 	}
 	while (k < n)   /* unreachable with consistent counts; keep the answer defined */
 		out[k++] = h->max;
@@ -154,7 +160,7 @@ uint64_t fb_hist_percentile(const struct fb_hist *h, double p)
 		return h->min;
 	if (p >= 100.0)
 		return h->max;
-	uint64_t r = rank_of(h->count, p), v;
+	uint64_t r = fb_hist_rank(h->count, p), v;
 	ranks_to_values(h, &r, &v, 1);
 	return v;
 }
@@ -167,7 +173,7 @@ void fb_hist_summarize(const struct fb_hist *h, struct fb_hist_summary *out)
 	static const double pct[] = { 50.0, 90.0, 99.0, 99.9 };
 	uint64_t rank[4], val[4];
 	for (unsigned i = 0; i < 4; i++)
-		rank[i] = rank_of(h->count, pct[i]);
+		rank[i] = fb_hist_rank(h->count, pct[i]);
 	ranks_to_values(h, rank, val, 4);
 	out->count = h->count;
 	out->mean = fb_hist_mean(h);

@@ -62,6 +62,9 @@ uint64_t fb_hist_max(const struct fb_hist *h);   /* 0 when empty */
 double   fb_hist_mean(const struct fb_hist *h);  /* exact; 0 when empty */
 /* The nearest-rank percentile p (0..100) within 1/256 relative error; 0 when empty. */
 uint64_t fb_hist_percentile(const struct fb_hist *h, double p);
+/* The nearest rank fb_hist_percentile answers percentile p (0..100) of count
+ * values with: ceil(p/100 * count), within [1, count]. */
+uint64_t fb_hist_rank(uint64_t count, double p);
 /* count, mean, min, p50, p90, p99, p99.9, max in one pass. */
 void fb_hist_summarize(const struct fb_hist *h, struct fb_hist_summary *out);
 
@@ -70,5 +73,10 @@ void fb_hist_summarize(const struct fb_hist *h, struct fb_hist_summary *out);
 unsigned fb_hist_bucket_of(uint64_t v);
 uint64_t fb_hist_bucket_lo(unsigned idx);
 uint64_t fb_hist_bucket_width(unsigned idx);
+/* The values recorded in bucket idx, and the value a percentile falling in
+ * it is answered with (its midpoint, kept inside [min, max]): what the
+ * bootstrap (src/fb_boot.h) resamples. */
+uint64_t fb_hist_bucket_count(const struct fb_hist *h, unsigned idx);
+uint64_t fb_hist_bucket_value(const struct fb_hist *h, unsigned idx);
 
 #endif

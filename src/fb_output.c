@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/fb_boot.h"
 #include "src/fb_util.h"
 
 /* ---- small accessors ---- */
@@ -61,19 +62,33 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 		snprintf(buf, len, "%.6g %s", v, unit);
 }
 
-/* One cell: the value, "±cv%" with repetitions, "(x12.3 futex-wake)" beside a limit. */
-static void cell(json_t *e, json_t *cv, const char *metric, char *buf, size_t len)
+/* " ±4.1%": the larger half of key's 95 % interval relative to its value
+ * (src/fb_boot.h), "" when e has no interval for key or one of width 0. */
+static void plus_minus(json_t *e, const char *key, char *buf, size_t len)
+{
+	char lo[300], hi[300];
+	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
+	double w = fb_boot_rel_halfwidth(num_at(e, key), num_at(e, lo), num_at(e, hi));
+	buf[0] = '\0';
+	if (isfinite(w) && w > 0)   /* 0: the same in every repetition (a count) */
+		snprintf(buf, len, w < 0.1 ? " ±%.1f%%" : " ±%.0f%%", 100.0 * w);
+}
+
+/* One cell: the value, "±4.1%" (its 95 % interval), "(x12.3 futex-wake)" beside a limit. */
+static void cell(json_t *e, const char *metric, char *buf, size_t len)
 {
 	if (!e || !json_object_get(e, metric)) {
 		snprintf(buf, len, "-");
 		return;
 	}
 	const char *unit = str_at(json_object_get(meta(e), "units"), metric);
+	char pm[32];
 	size_t used;
 	fmt_value(num_at(e, metric), unit, buf, len);
+	plus_minus(e, metric, pm, sizeof(pm));
 	used = strlen(buf);
-	if (cv && isfinite(num_at(cv, metric)))
-		used += (size_t)snprintf(buf + used, len - used, " ±%.1f%%", 100.0 * num_at(cv, metric));
+	used += (size_t)snprintf(buf + used, len - used, "%s", pm);
 	char key[300];
 	snprintf(key, sizeof(key), "%s_vs_limit", metric);
 	double ratio = num_at(e, key);
@@ -82,9 +97,30 @@ static void cell(json_t *e, json_t *cv, const char *metric, char *buf, size_t le
 			 str_at(json_object_get(meta(e), "limits"), metric));
 }
 
+/* The native/legacy cell: the ratio with its interval when the native entry
+ * has one (M_vs_legacy), "no clear difference" when that interval holds 1. */
+static void ratio_cell(json_t *native, json_t *legacy, const char *metric, char *buf, size_t len)
+{
+	char key[300], lo[320], hi[320], pm[32];
+	snprintf(key, sizeof(key), "%s_vs_legacy", metric);
+	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
+	double r = num_at(native, key);
+	if (!isfinite(r)) {
+		double a = num_at(native, metric), b = num_at(legacy, metric);
+		if (isfinite(a) && isfinite(b) && b != 0)
+			snprintf(buf, len, "%.3g", a / b);
+		return;
+	}
+	plus_minus(native, key, pm, sizeof(pm));
+	double l = num_at(native, lo), h = num_at(native, hi);
+	bool clear = !(l <= 1.0 && h >= 1.0) || l == h;   /* l == h: exactly the same, not noise */
+	snprintf(buf, len, "%.3g%s%s", r, pm, clear ? "" : " (no clear difference)");
+}
+
 struct table {
 	json_t *rows;          /* metric names, in order */
-	json_t *col[2], *cv[2];
+	json_t *col[2];
 	size_t ncols;
 	const char *head[2];
 };
@@ -104,6 +140,15 @@ static void add_rows(struct table *t, json_t *e)
 	}
 }
 
+/* Columns on the terminal: UTF-8 continuation bytes take none ("±" is two bytes). */
+static int display_width(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 static void print_table(FILE *f, struct table *t)
 {
 	size_t nrows = json_array_size(t->rows) + 2;
@@ -117,27 +162,26 @@ static void print_table(FILE *f, struct table *t)
 		snprintf(cells[0][3], 160, "%s/%s", t->head[0], t->head[1]);
 	snprintf(cells[1][0], 160, "time/iteration");
 	for (size_t c = 0; c < t->ncols; c++) {
-		double v = num_at(t->col[c], "real_time");
-		fmt_ns(v, cells[1][c + 1], 160);
+		char pm[32];
+		fmt_ns(num_at(t->col[c], "real_time"), cells[1][c + 1], 120);
+		plus_minus(t->col[c], "real_time", pm, sizeof(pm));
+		strcat(cells[1][c + 1], pm);
 	}
 	for (size_t r = 2; r < nrows; r++) {
 		const char *m = json_string_value(json_array_get(t->rows, r - 2));
 		snprintf(cells[r][0], 160, "%s", m);
 		for (size_t c = 0; c < t->ncols; c++)
-			cell(t->col[c], t->cv[c], m, cells[r][c + 1], 160);
-		if (t->ncols == 2) {
-			double a = num_at(t->col[0], m), b = num_at(t->col[1], m);
-			if (isfinite(a) && isfinite(b) && b != 0)
-				snprintf(cells[r][3], 160, "%.3g", a / b);
-		}
+			cell(t->col[c], m, cells[r][c + 1], 160);
+		if (t->ncols == 2)
+			ratio_cell(t->col[0], t->col[1], m, cells[r][3], 160);
 	}
 	for (size_t r = 0; r < nrows; r++)
 		for (size_t c = 0; c < ncell; c++)
-			if ((int)strlen(cells[r][c]) > w[c])
-				w[c] = (int)strlen(cells[r][c]);
+			if (display_width(cells[r][c]) > w[c])
+				w[c] = display_width(cells[r][c]);
 	for (size_t r = 0; r < nrows; r++) {
 		for (size_t c = 0; c < ncell; c++)
-			fprintf(f, c ? "  %-*s" : "%-*s", w[c], cells[r][c]);
+			fprintf(f, c ? "  %s%*s" : "%s%*s", cells[r][c], w[c] - display_width(cells[r][c]), "");
 		fputc('\n', f);
 		if (!r) {
 			int total = w[0];
@@ -151,7 +195,7 @@ static void print_table(FILE *f, struct table *t)
 	free(cells);
 }
 
-/* Entries of one section, in order: the representative (and cv) entry per path. */
+/* Entries of one section, in order: the representative entry per path. */
 static void print_section(FILE *f, json_t *entries, const char *section, const char *point_key)
 {
 	struct table t = { .rows = json_array() };
@@ -174,8 +218,6 @@ static void print_section(FILE *f, json_t *entries, const char *section, const c
 		if (representative(e)) {
 			t.col[c] = e;
 			add_rows(&t, e);
-		} else if (!strcmp(str_at(e, "aggregate_name"), "cv")) {
-			t.cv[c] = e;
 		}
 	}
 	fprintf(f, "\n== %s%s%s%s%s ==\n", scenario, *section ? "/" : "", section, *point_key ? "  " : "", point_key);

@@ -7,12 +7,15 @@
  *
  *   console  the context block, then per point and section a table: one row
  *            per metric, native and legacy side by side (and their ratio),
- *            each latency followed by its ratio to its machine limit
+ *            each value with its 95 % interval as "±4.1%" (the larger half,
+ *            relative) where it has one, each latency followed by its ratio to
+ *            its machine limit; a native/legacy ratio whose interval holds 1
+ *            says "no clear difference"
  *   json     {"context": {...}, "benchmarks": [...]}: Google Benchmark's schema
  *            (compare.py reads it); family_index numbered by run_name
  *   csv      one row per scenario × section × path × point (the mean of the
  *            repetitions when there are several); parameters and every
- *            counter as columns
+ *            counter as columns (the intervals too: M_ci_lo, M_ci_hi)
  *
  * Single thread; nothing blocks.
  */

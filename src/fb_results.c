@@ -3,7 +3,10 @@
  * One entry per section × path × repetition (run_type "iteration"), plus,
  * with several repetitions, mean/median/stddev/cv aggregates of real_time,
  * cpu_time and every counter (run_type "aggregate"), named as Google
- * Benchmark names them ("<run_name>_mean").  Every entry carries a
+ * Benchmark names them ("<run_name>_mean").  Then the 95 % intervals
+ * (src/fb_interval.c): M_ci_lo and M_ci_hi beside each metric M that has one,
+ * and on native entries M_vs_legacy, the ratio to the legacy path, with its
+ * interval.  Every entry carries a
  * "fencebench" object (scenario, section, path, point, params, units, limits)
  * for the console and CSV writers; compare.py ignores it.
  */
@@ -252,6 +255,21 @@ static json_t *legacy_twin(json_t *out, json_t *e)
 	return NULL;
 }
 
+/* 1 - ratio: its interval is 1 minus the ratio's (M_vs_legacy, src/fb_interval.c), reversed. */
+static void cross_path_interval(json_t *e, const char *name, const char *of)
+{
+	char lo[300], hi[300];
+	snprintf(lo, sizeof(lo), "%s_vs_legacy_ci_lo", of);
+	snprintf(hi, sizeof(hi), "%s_vs_legacy_ci_hi", of);
+	json_t *l = json_object_get(e, lo), *h = json_object_get(e, hi);
+	if (!json_is_number(l) || !json_is_number(h))
+		return;
+	snprintf(lo, sizeof(lo), "%s_ci_lo", name);
+	snprintf(hi, sizeof(hi), "%s_ci_hi", name);
+	put_num(e, lo, 1.0 - json_number_value(h));
+	put_num(e, hi, 1.0 - json_number_value(l));
+}
+
 static void add_cross_path(json_t *out)
 {
 	size_t i;
@@ -268,6 +286,7 @@ static void add_cross_path(json_t *out)
 			if (!json_is_number(n) || !json_is_number(l) || json_number_value(l) == 0)
 				continue;
 			put_num(e, fb_cross_path[k].name, 1.0 - json_number_value(n) / json_number_value(l));
+			cross_path_interval(e, fb_cross_path[k].name, fb_cross_path[k].of);
 			json_object_set_new(json_object_get(m, "units"), fb_cross_path[k].name,
 					    json_string(fb_cross_path[k].unit));
 		}
@@ -279,24 +298,34 @@ json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
 {
 	static const char *const aggs[] = { "mean", "median", "stddev", "cv" };
 	json_t *out = json_array(), *sections = sections_of(runs, npaths * reps);
-	json_t **it = fb_xcalloc(reps, sizeof(*it));
+	json_t **it = fb_xcalloc(npaths * reps, sizeof(*it)), **agg = fb_xcalloc(npaths * 2, sizeof(*agg));
 	size_t si;
 	json_t *sec;
 	json_array_foreach(sections, si, sec) {
 		const char *section = json_string_value(sec);
 		for (size_t p = 0; p < npaths; p++) {
+			json_t **mine = it + p * reps;
 			for (unsigned r = 0; r < reps; r++) {
 				const struct fb_run *run = runs[p * reps + r];
-				it[r] = iteration_entry(s, point, section, run->path, run, reps);
-				json_array_append(out, it[r]);
+				mine[r] = iteration_entry(s, point, section, run->path, run, reps);
+				json_array_append(out, mine[r]);
 			}
-			for (size_t a = 0; reps > 1 && a < sizeof(aggs) / sizeof(aggs[0]); a++)
-				json_array_append_new(out, aggregate_entry(it, reps, aggs[a]));
-			for (unsigned r = 0; r < reps; r++)
-				json_decref(it[r]);
+			for (size_t a = 0; reps > 1 && a < sizeof(aggs) / sizeof(aggs[0]); a++) {
+				json_t *e = aggregate_entry(mine, reps, aggs[a]);
+				if (a < 2)
+					agg[p * 2 + a] = json_incref(e);
+				json_array_append_new(out, e);
+			}
 		}
+		/* after the aggregates: they are statistics of the values, not of the intervals */
+		fb_interval_section(s, section, runs, npaths, reps, it, reps > 1 ? agg : NULL);
+		for (size_t i = 0; i < npaths * reps; i++)
+			json_decref(it[i]);
+		for (size_t i = 0; reps > 1 && i < npaths * 2; i++)
+			json_decref(agg[i]);
 	}
 	free(it);
+	free(agg);
 	json_decref(sections);
 	add_cross_path(out);
 	return out;

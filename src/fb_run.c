@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/fb_boot.h"
 #include "src/fb_hist.h"
 #include "lockfree/arch.h"
 #include "lockfree/die.h"
@@ -213,12 +214,45 @@ void fb_run_section(struct fb_run *run, const char *name)
 	run->section = fb_xstrdup(name ? name : "");
 }
 
-static void add_metric(struct fb_run *run, const char *name, double value, const char *unit, enum fb_limit limit)
+/* Add a metric; draws (FB_BOOT_RESAMPLES replicates, or NULL) is taken over. */
+static void add_metric_draws(struct fb_run *run, const char *name, double value, const char *unit,
+			     enum fb_limit limit, float *draws)
 {
 	run->metrics = fb_xrealloc(run->metrics, (run->nmetrics + 1) * sizeof(*run->metrics));
 	run->metrics[run->nmetrics++] = (struct fb_metric){
-		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(unit ? unit : ""), value, limit,
+		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(unit ? unit : ""), value, limit, draws,
 	};
+}
+
+static void add_metric(struct fb_run *run, const char *name, double value, const char *unit, enum fb_limit limit)
+{
+	add_metric_draws(run, name, value, unit, limit, NULL);
+}
+
+/* Bootstrap replicates of percentiles pct[0..n-1] of h (fb_boot.h), one
+ * block of FB_BOOT_RESAMPLES each, seeded by the run's seed and the metric's
+ * identity (section, name, path, repetition); NULL when h is empty. */
+static float *replicates(const struct fb_run *run, const char *name, const struct fb_hist *h, const double *pct,
+			 size_t n)
+{
+	struct fb_rng rng = { fb_boot_seed(run->session->opts->seed, run->section, name, fb_path_name(run->path),
+					   run->rep) };
+	float *d = fb_xcalloc(n * FB_BOOT_RESAMPLES, sizeof(*d));
+	if (fb_boot_percentiles(h, pct, n, &rng, d, FB_BOOT_RESAMPLES)) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* One replicate block of `all` (n blocks), copied: each metric owns its own. */
+static float *block(const float *all, size_t k)
+{
+	if (!all)
+		return NULL;
+	float *d = fb_xcalloc(FB_BOOT_RESAMPLES, sizeof(*d));
+	memcpy(d, all + k * FB_BOOT_RESAMPLES, FB_BOOT_RESAMPLES * sizeof(*d));
+	return d;
 }
 
 void fb_run_metric(struct fb_run *run, const char *name, double value, const char *unit)
@@ -233,6 +267,7 @@ void fb_run_latency(struct fb_run *run, const char *name, double ns, enum fb_lim
 
 void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit)
 {
+	static const double pct[] = { 50.0, 90.0, 99.0, 99.9 };
 	struct fb_hist_summary s;
 	char key[256];
 	fb_hist_summarize(h, &s);
@@ -240,14 +275,24 @@ void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, 
 	add_metric(run, key, (double)s.count, "samples", FB_LIMIT_NONE);
 	if (!s.count)
 		return;
-	const struct { const char *suffix; double v; } stat[] = {
-		{ "p50", (double)s.p50 }, { "p90", (double)s.p90 }, { "p99", (double)s.p99 },
-		{ "p999", (double)s.p999 }, { "max", (double)s.max }, { "mean", s.mean },
+	float *all = replicates(run, name, h, pct, 4);
+	const struct { const char *suffix; double v; int draws; } stat[] = {
+		{ "p50", (double)s.p50, 0 }, { "p90", (double)s.p90, 1 }, { "p99", (double)s.p99, 2 },
+		{ "p999", (double)s.p999, 3 }, { "max", (double)s.max, -1 }, { "mean", s.mean, -1 },
 	};
 	for (size_t i = 0; i < sizeof(stat) / sizeof(stat[0]); i++) {
 		snprintf(key, sizeof(key), "%s_%s", name, stat[i].suffix);
-		add_metric(run, key, stat[i].v, "ns", limit);
+		add_metric_draws(run, key, stat[i].v, "ns", limit, stat[i].draws < 0 ? NULL : block(all, (size_t)stat[i].draws));
 	}
+	free(all);
+}
+
+void fb_run_hist_percentile(struct fb_run *run, const char *name, const struct fb_hist *h, double p,
+			    enum fb_limit limit)
+{
+	if (!fb_hist_count(h))
+		return;
+	add_metric_draws(run, name, (double)fb_hist_percentile(h, p), "ns", limit, replicates(run, name, h, &p, 1));
 }
 
 /* A scenario's message, cut to its first line. */
@@ -353,6 +398,7 @@ void fb_run_release(struct fb_run *run)
 		free(run->metrics[i].section);
 		free(run->metrics[i].name);
 		free(run->metrics[i].unit);
+		free(run->metrics[i].draws);
 	}
 	free(run->metrics);
 	free(run->section);

@@ -37,6 +37,7 @@ struct fb_metric {
 	char *unit;
 	double value;
 	enum fb_limit limit;
+	float *draws;                   /* FB_BOOT_RESAMPLES bootstrap replicates (src/fb_boot.h), or NULL */
 };
 
 /* A role thread and its perf group (NULL when perf could not open one). */
@@ -126,6 +127,13 @@ int fb_run_execute(struct fb_run *run);
 void fb_run_release(struct fb_run *run);
 json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
 			   struct fb_run *const *runs, size_t npaths, unsigned reps);
+/* The 95 % intervals of one section's entries (src/fb_interval.c): it[p * reps + r]
+ * the iteration entries of runs[p * reps + r], agg[p * 2 + a] the mean (a = 0)
+ * and median (a = 1) aggregates (agg NULL when reps == 1).  Adds M_ci_lo and
+ * M_ci_hi beside every metric M that has an interval, and on the native
+ * entries M_vs_legacy (native / legacy) with its own interval. */
+void fb_interval_section(struct fb_session *s, const char *section, struct fb_run *const *runs, size_t npaths,
+			 unsigned reps, json_t *const *it, json_t *const *agg);
 /* "scenario[/section][/path:P][/key:value...]" for explicitly set parameters. */
 char *fb_results_name(const struct fb_params *point, const char *section, enum fb_path path);
 /* "k=v,k=v" of the explicitly set parameters (canonical text): a point's key in a sweep. */

@@ -74,7 +74,10 @@
  * In JSON every metric is a flat counter key of the result; a latency M with
  * a limit also gets "M_limit" (the limit, ns) and "M_vs_limit" (M / limit).
  * fb_run_hist(name) reports name_p50, _p90, _p99, _p999, _max, _mean (ns) and
- * name_count.
+ * name_count.  A metric with a 95 % interval (a percentile within a run; every
+ * metric across repetitions) gets "M_ci_lo" and "M_ci_hi", and on the native
+ * entry "M_vs_legacy" (native / legacy) with its own _ci_lo/_ci_hi
+ * (src/fb_boot.h says how they are computed).
  *
  * ---- Threads ----
  *
@@ -305,8 +308,16 @@ void fb_run_metric(struct fb_run *run, const char *name, double value, const cha
 /* A latency in ns, shown beside the machine limit `limit` (FB_LIMIT_NONE: none). */
 void fb_run_latency(struct fb_run *run, const char *name, double ns, enum fb_limit limit);
 /* A latency histogram (ns; merged by the caller): name_p50, _p90, _p99, _p999,
- * _max, _mean, each beside `limit`, and name_count. */
+ * _max, _mean, each beside `limit`, and name_count.  The four percentiles get
+ * 95 % intervals (bootstrap over the histogram's samples, src/fb_boot.h). */
 void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, enum fb_limit limit);
+/* One latency: percentile p (0..100) of h, beside `limit`, with its 95 %
+ * interval.  Prefer it to fb_run_latency(name, fb_hist_percentile(h, p)),
+ * which has none (unless the same name and value come from fb_run_hist in
+ * another section of the run: then it shares that interval).  Nothing for an
+ * empty h. */
+void fb_run_hist_percentile(struct fb_run *run, const char *name, const struct fb_hist *h, double p,
+			    enum fb_limit limit);
 /* A one-line remark printed with the results (and kept in JSON "notes"). */
 void fb_run_note(struct fb_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record why the run failed; returns err (a -errno) for `return fb_run_error(...)`. */

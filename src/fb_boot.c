@@ -1,0 +1,220 @@
+/* src/fb_boot.c — bootstrap intervals and their PRNG.  Contract in fb_boot.h. */
+#include "src/fb_boot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/fb_hist.h"
+#include "src/fb_util.h"
+
+/* ---- the PRNG ---- */
+
+uint64_t fb_rng_next(struct fb_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+double fb_rng_uniform(struct fb_rng *r)
+{
+	/* 53 random bits, shifted half a step off 0: in (0, 1) */
+	return ((double)(fb_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+uint64_t fb_rng_below(struct fb_rng *r, uint64_t n)
+{
+	/* multiply-shift: bias below 2^-64 * n, nothing a 1000-replicate interval sees */
+	return (uint64_t)(((unsigned __int128)fb_rng_next(r) * n) >> 64);
+}
+
+static double normal(struct fb_rng *r)
+{
+	double u1 = fb_rng_uniform(r), u2 = fb_rng_uniform(r);
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+double fb_rng_gamma(struct fb_rng *r, double shape)
+{
+	double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+	for (;;) {
+		double x, v;
+		do {
+			x = normal(r);
+			v = 1.0 + c * x;
+		} while (v <= 0.0);
+		v = v * v * v;
+		double u = fb_rng_uniform(r);
+		if (u < 1.0 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
+			return d * v;
+	}
+}
+
+double fb_rng_beta(struct fb_rng *r, double a, double b)
+{
+	double x = fb_rng_gamma(r, a), y = fb_rng_gamma(r, b);
+	return x / (x + y);
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;   /* a separator: ("ab","c") differs from ("a","bc") */
+}
+
+uint64_t fb_boot_seed(uint64_t seed, const char *a, const char *b, const char *c, uint64_t n)
+{
+	uint64_t h = fnv1a(fnv1a(fnv1a(0xcbf29ce484222325ull, a), b), c);
+	struct fb_rng r = { seed ^ h ^ (n * 0x9e3779b97f4a7c15ull) };
+	return fb_rng_next(&r);
+}
+
+/* ---- within a run: percentiles of a histogram ---- */
+
+/* The non-empty buckets: cumulative counts and the values percentiles report. */
+struct cumulative {
+	uint64_t *cum;
+	double *val;
+	size_t n;
+};
+
+static void cumulative_of(const struct fb_hist *h, struct cumulative *c)
+{
+	size_t cap = 0;
+	for (unsigned i = 0; i < FB_HIST_BUCKETS; i++)
+		cap += fb_hist_bucket_count(h, i) != 0;
+	c->cum = fb_xcalloc(cap, sizeof(*c->cum));
+	c->val = fb_xcalloc(cap, sizeof(*c->val));
+	c->n = 0;
+	uint64_t seen = 0;
+	for (unsigned i = 0; i < FB_HIST_BUCKETS; i++) {
+		uint64_t k = fb_hist_bucket_count(h, i);
+		if (!k)
+			continue;
+		seen += k;
+		c->cum[c->n] = seen;
+		c->val[c->n++] = (double)fb_hist_bucket_value(h, i);
+	}
+}
+
+/* The value of rank k (1..count): the first bucket whose cumulative count reaches it. */
+static double value_of_rank(const struct cumulative *c, uint64_t k)
+{
+	size_t lo = 0, hi = c->n - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->cum[mid] >= k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return c->val[lo];
+}
+
+int fb_boot_percentiles(const struct fb_hist *h, const double *pct, size_t npct, struct fb_rng *rng,
+			float *out, size_t nres)
+{
+	uint64_t n = fb_hist_count(h);
+	if (!n)
+		return -ENODATA;
+	struct cumulative c;
+	cumulative_of(h, &c);
+	for (size_t k = 0; k < npct; k++) {
+		uint64_t r = fb_hist_rank(n, pct[k]);
+		for (size_t j = 0; j < nres; j++) {
+			/* the r-th smallest of n uniforms; its rank among the n values */
+			double u = fb_rng_beta(rng, (double)r, (double)(n - r + 1));
+			double x = ceil(u * (double)n);
+			uint64_t rank = x < 1.0 ? 1 : x >= (double)n ? n : (uint64_t)x;
+			out[k * nres + j] = (float)value_of_rank(&c, rank);
+		}
+	}
+	free(c.cum);
+	free(c.val);
+	return 0;
+}
+
+/* ---- across repetitions ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_sorted(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void fb_boot_reps(const float *const *draws, size_t ndraws, const double *values, size_t reps,
+		  enum fb_boot_stat stat, struct fb_rng *rng, double *out, size_t nres)
+{
+	double *pick = fb_xcalloc(reps, sizeof(*pick));
+	for (size_t j = 0; j < nres; j++) {
+		double sum = 0;
+		for (size_t k = 0; k < reps; k++) {
+			size_t rep = (size_t)fb_rng_below(rng, reps);
+			pick[k] = draws[rep] ? (double)draws[rep][fb_rng_below(rng, ndraws)] : values[rep];
+			sum += pick[k];
+		}
+		out[j] = stat == FB_BOOT_MEAN ? sum / (double)reps : median_sorted(pick, reps);
+	}
+	free(pick);
+}
+
+/* ---- intervals ---- */
+
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+static void interval_of(double *v, size_t m, double level, double *lo, double *hi)
+{
+	if (!m) {
+		*lo = *hi = NAN;
+		return;
+	}
+	qsort(v, m, sizeof(*v), cmp_double);
+	double tail = (1.0 - level) / 2.0;
+	*lo = quantile_sorted(v, m, tail);
+	*hi = quantile_sorted(v, m, 1.0 - tail);
+}
+
+void fb_boot_interval(const double *rep, size_t n, double level, double *lo, double *hi)
+{
+	double *v = fb_xcalloc(n ? n : 1, sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(rep[i]))
+			v[m++] = rep[i];
+	interval_of(v, m, level, lo, hi);
+	free(v);
+}
+
+void fb_boot_interval_f(const float *rep, size_t n, double level, double *lo, double *hi)
+{
+	double *v = fb_xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = rep[i];
+	fb_boot_interval(v, n, level, lo, hi);
+	free(v);
+}
+
+double fb_boot_rel_halfwidth(double v, double lo, double hi)
+{
+	if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || v == 0)
+		return NAN;
+	double up = hi - v, down = v - lo;
+	return (up > down ? up : down) / fabs(v);
+}

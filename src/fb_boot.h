@@ -1,0 +1,102 @@
+/* src/fb_boot.h — 95 % confidence intervals by bootstrap (fb_boot), and the PRNG they draw from.
+ *
+ * What the intervals are.  A percentile bootstrap: B = FB_BOOT_RESAMPLES
+ * (1000) replicates of the statistic are drawn from the data, and the
+ * interval is the 2.5th and 97.5th percentiles of the replicates (the
+ * "percentile interval", as criterion.rs reports).  Two kinds of data:
+ *
+ *   within one run   a latency histogram (src/fb_hist.h).  A resample of n
+ *                    values drawn with replacement from the histogram has as
+ *                    its nearest-rank percentile of rank r (the rank
+ *                    fb_hist_percentile answers) the value of the histogram's
+ *                    empirical quantile function at U, where U is the r-th
+ *                    smallest of n uniform numbers: U ~ Beta(r, n - r + 1)
+ *                    (the inverse transform keeps order, so the r-th smallest
+ *                    draw is F^-1 of the r-th smallest uniform).  So each
+ *                    replicate draws one Beta variate (two Gamma variates,
+ *                    Marsaglia-Tsang) and looks its rank up in the buckets'
+ *                    cumulative counts (binary search): the same distribution
+ *                    as resampling all n values, at O(log buckets) per
+ *                    replicate whatever n is — a run of 10^8 samples costs
+ *                    what one of 100 does.  The value of a bucket is what
+ *                    fb_hist_percentile answers (its midpoint within [min,
+ *                    max]), so the interval carries the histogram's 1/256.
+ *   across repetitions  the replicates of each repetition (or its single value,
+ *                    for a plain metric), two-level: a replicate of the mean
+ *                    (or median) over R repetitions picks R repetitions with
+ *                    replacement and, for each, one of its own replicates, and
+ *                    takes their mean (median).  It holds both the spread
+ *                    between repetitions (the machine's noise from run to run)
+ *                    and within each; with R = 1 it is the within-run interval;
+ *                    a plain metric (no histogram) gets one only with R >= 2.
+ *
+ * The bootstrap treats the samples of a run as independent.  On a shared
+ * machine they are not (a slow vCPU placement lasts), so a within-run interval
+ * is sampling noise only: repeat the run (--repetitions) for the interval that
+ * also holds the noise between runs.
+ *
+ * The PRNG is splitmix64 (the generator benchmarks/fence_rig.c's rig_rand
+ * uses), seeded per metric from the run's --seed and the metric's identity
+ * (fb_boot_seed), so every interval is the same on every re-run of the same
+ * numbers and independent of the order metrics are reported in.
+ *
+ * Single thread per struct fb_rng; nothing blocks or allocates except where
+ * said (fb_boot_percentiles, fb_boot_interval: malloc, abort on OOM).
+ */
+#ifndef FB_BOOT_H
+#define FB_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fb_hist;
+
+#define FB_BOOT_RESAMPLES 1000      /* replicates per interval */
+#define FB_BOOT_LEVEL     0.95      /* two-sided coverage of every interval */
+
+/* splitmix64 state. */
+struct fb_rng {
+	uint64_t s;
+};
+
+/* The next 64 random bits. */
+uint64_t fb_rng_next(struct fb_rng *r);
+/* Uniform in (0, 1), never 0 or 1. */
+double fb_rng_uniform(struct fb_rng *r);
+/* Uniform integer in [0, n) (n >= 1). */
+uint64_t fb_rng_below(struct fb_rng *r, uint64_t n);
+/* A Gamma(shape, 1) variate, shape >= 1 (Marsaglia and Tsang, 2000). */
+double fb_rng_gamma(struct fb_rng *r, double shape);
+/* A Beta(a, b) variate, a, b >= 1. */
+double fb_rng_beta(struct fb_rng *r, double a, double b);
+
+/* A seed for the metric named by the strings (any may be NULL) and n,
+ * mixed with seed: FNV-1a over the text, then splitmix64. */
+uint64_t fb_boot_seed(uint64_t seed, const char *a, const char *b, const char *c, uint64_t n);
+
+/* Replicates of fb_hist_percentile(h, pct[k]) for k < npct: out[k * nres + j],
+ * j < nres.  An empty histogram leaves out untouched and returns -ENODATA;
+ * 0 otherwise.  One pass over the buckets, then O(log buckets) per replicate. */
+int fb_boot_percentiles(const struct fb_hist *h, const double *pct, size_t npct, struct fb_rng *rng,
+			float *out, size_t nres);
+
+enum fb_boot_stat { FB_BOOT_MEAN, FB_BOOT_MEDIAN };
+
+/* Two-level replicates of stat over reps repetitions (see above): rep k has
+ * replicates draws[k][0..ndraws-1], or draws[k] == NULL and the single value
+ * values[k].  out[0..nres-1]. */
+void fb_boot_reps(const float *const *draws, size_t ndraws, const double *values, size_t reps,
+		  enum fb_boot_stat stat, struct fb_rng *rng, double *out, size_t nres);
+
+/* The percentile interval of the replicates rep[0..n-1] at level (0.95: the
+ * 2.5th and 97.5th percentiles, by linear interpolation between order
+ * statistics).  Non-finite replicates are left out; none: lo = hi = NAN. */
+void fb_boot_interval(const double *rep, size_t n, double level, double *lo, double *hi);
+/* The same over float replicates. */
+void fb_boot_interval_f(const float *rep, size_t n, double level, double *lo, double *hi);
+
+/* The larger of the interval's two half-widths relative to the value
+ * (|v| > 0): what "249 ns ±4%" shows; NAN when there is no interval. */
+double fb_boot_rel_halfwidth(double v, double lo, double hi);
+
+#endif
