@@ -86,6 +86,24 @@ static void rig_drain(struct rt_stack *st, struct os_stats *s)
 	rt_stack_os_stats(st, s);
 }
 
+/* a -= b, counter by counter (struct os_stats holds only uint64_t counters). */
+static void rig_stats_sub(struct os_stats *a, const struct os_stats *b)
+{
+	_Static_assert(sizeof(struct os_stats) % sizeof(uint64_t) == 0, "os_stats: uint64_t counters only");
+	bm_counters_sub(a, b, sizeof(*a));
+}
+
+/* The end of a measured region that began with counters s0 and host h0:
+ * settle, then *os and *host hold the region's counters and host CPU. */
+static void rig_drain_host(struct rt_stack *st, struct os_stats *os, const struct os_stats *s0,
+			   struct bm_host *host, const struct bm_host *h0)
+{
+	rig_drain(st, os);
+	bm_host_snap(st, os, host);
+	bm_host_sub(host, h0);
+	rig_stats_sub(os, s0);
+}
+
 /* ---- irq suppression: lockstep signals, a fraction CPU-waited ---- */
 
 /* The lockstep rig of rig_irq_run. */
@@ -140,16 +158,6 @@ static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct f
 	return lost;
 }
 
-/* a -= b, counter by counter (struct os_stats holds only uint64_t counters). */
-static void rig_stats_sub(struct os_stats *a, const struct os_stats *b)
-{
-	_Static_assert(sizeof(struct os_stats) % sizeof(uint64_t) == 0, "os_stats: uint64_t counters only");
-	uint64_t *x = (uint64_t *)a;
-	const uint64_t *y = (const uint64_t *)b;
-	for (size_t k = 0; k < sizeof(*a) / sizeof(uint64_t); k++)
-		x[k] -= y[k];
-}
-
 int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *err, size_t errlen)
 {
 	struct rt_stack *st;
@@ -194,6 +202,8 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 		p->started(p->started_arg, st);
 	r->wait_lat = fb_hist_new();
 	/* exact fraction: signal i is waited when the running share is behind */
+	struct bm_host h0;
+	bm_host_snap(st, &s0, &h0);
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->signals; i++) {
 		if (p->period_ns)
@@ -203,8 +213,7 @@ int rig_irq_run(const struct rig_irq_params *p, struct rig_irq_result *r, char *
 		r->lost_wakeups += rig_irq_one(&g, ++v, waited, r->wait_lat);
 	}
 	r->elapsed_ns = lf_now_ns() - t0;
-	rig_drain(st, &r->os);
-	rig_stats_sub(&r->os, &s0);
+	rig_drain_host(st, &r->os, &s0, &r->host, &h0);
 	r->signals = r->os.gpu_signals;
 	if (p->trace && (rc = rig_trace_copy(st, p->trace, p->trace_label, RIG_TRACE_OK, &r->trace))) {
 		snprintf(err, errlen, "copying the timeline: %s", strerror(-rc));
@@ -289,13 +298,14 @@ int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_resul
 	if (p->started)
 		p->started(p->started_arg, st);
 	r->lat = fb_hist_new();
+	struct bm_host h0;
+	bm_host_snap(st, &s0, &h0);
 	uint64_t t0 = lf_now_ns();
 	for (uint64_t i = 1; i <= p->rounds; i++)
 		if (rig_gpuwait_one(&g, r->lat))
 			goto hung;
 	r->elapsed_ns = lf_now_ns() - t0;
-	rig_drain(st, &r->os);
-	rig_stats_sub(&r->os, &s0);
+	rig_drain_host(st, &r->os, &s0, &r->host, &h0);
 	rt_stack_destroy(st);
 	return 0;
 

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "src/fb_hist.h"
+#include "benchmarks/host_cpu.h"
 #include "benchmarks/trace_rig.h"
 #include "gpu-model/runtime/stack.h"
 
@@ -61,6 +62,8 @@ struct rig_irq_result {
 	uint64_t waited;              /* signals that had a CPU waiter */
 	uint64_t lost_wakeups;        /* waited signals whose waiter missed its deadline */
 	uint64_t elapsed_ns;
+	struct bm_host host;          /* the region's host CPU: the calling (application) thread's from the
+	                               * first signal to the last, the OS threads' from settled to settled */
 	struct fb_hist *wait_lat;     /* GPU signal -> waiter running, ns (caller frees) */
 	struct rig_trace_counts trace;   /* with params.trace: what the timeline holds */
 };
@@ -86,6 +89,7 @@ struct rig_gpuwait_params {
 struct rig_gpuwait_result {
 	struct os_stats os;
 	uint64_t elapsed_ns;
+	struct bm_host host;          /* the rounds' host CPU (as rig_irq_result.host) */
 	struct fb_hist *lat;          /* A's signal -> B past its wait, ns (caller frees) */
 };
 

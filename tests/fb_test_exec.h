@@ -1,6 +1,6 @@
 /* tests/fb_test_exec.h — for tests that run a program and check what it wrote.
  *
- * Included only by tests/test_*.c (test_cli, test_compare, test_plot), after
+ * Included only by tests/test_*.c (test_cli, test_compare, test_plot, test_costs), after
  * tests/fb_test.h: the helpers use cmocka and are static inline, one copy per
  * test binary.  What it offers:
  *

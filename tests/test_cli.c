@@ -482,7 +482,8 @@ static json_t *bench_named(json_t *doc, const char *name)
 static void headline_latencies_are_durations(void **state)
 {
 	need_binary();
-	struct fb_exec_result r = RUN("run", "headline", "--iterations", "2000", "--format", "json", "-q");
+	struct fb_exec_result r = RUN("run", "headline", "--iterations", "2000", "--set", "rate_signals=100", "--format",
+				      "json", "-q");
 	assert_int_equal(r.status, 0);
 	json_t *doc = json_of(r.out), *b;
 	size_t i, checked = 0;

@@ -372,6 +372,12 @@ static void plot_every_figure_and_the_report(void **state)
 	assert_contains(md, "| revision | git `abc1234`, clean tree |");
 	assert_contains(md, "| command | `make report` |");
 	assert_contains(md, "| interrupts per signal (10.0% CPU-waited) | 0.1 | 1 |");
+	/* equal work: per signal; the power proxy at one paced rate */
+	assert_contains(md, "| OS interrupt-thread CPU per signal | 500 ns | 8 µs |");
+	assert_contains(md, "| application CPU per signal | 10 µs | 80 µs |");
+	assert_contains(md, "| OS interrupt-thread idle fraction at 2000 signals/s | 0.999 | 0.98 |");
+	assert_contains(md, "| OS interrupt-thread wake-ups/s at 2000 signals/s | 200 | 2000 |");
+	assert_lacks(md, "each path's own span");
 	assert_contains(md, "| user-mode submission p50 / p99 | 200 ns / 400 ns (×5 cache-line one way) | — |");
 	assert_contains(md, "| GPU wait p50 / p99 | 200 ns / 400 ns (×2.5 cache-line round trip) | "
 			    "28 µs / 70 µs (×350 cache-line round trip) |");

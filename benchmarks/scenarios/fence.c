@@ -65,6 +65,14 @@ static void rig_fence_report_power(struct fb_run *run, const struct os_stats *s,
 	fb_run_metric(run, "isr_ns_per_irq", s->interrupts ? (double)s->isr_busy_ns / (double)s->interrupts : 0.0, "ns");
 }
 
+/* The host CPU per GPU signal of every CPU-side role (benchmarks/host_cpu.h), in "cpu". */
+static void rig_fence_report_cpu(struct fb_run *run, const struct bm_host *host, uint64_t signals)
+{
+	fb_run_section(run, "cpu");
+	bm_host_report(run, host, signals, BM_HOST_PER_SIGNAL);
+	fb_run_section(run, "");
+}
+
 /* Interrupt counters in the current section, the power proxy in "power". */
 static void rig_fence_report_os(struct fb_run *run, const struct os_stats *s, uint64_t elapsed_ns)
 {
@@ -123,6 +131,7 @@ static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t 
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, r->signals);
 	rig_fence_report_os(run, &r->os, r->elapsed_ns);
+	rig_fence_report_cpu(run, &r->host, r->os.gpu_signals);
 	fb_run_metric(run, "waited_signals", (double)r->waited, "signals");
 	fb_run_hist(run, "cpu_wait", r->wait_lat, FB_LIMIT_FUTEX_WAKE);
 	fb_hist_free(r->wait_lat);
@@ -222,6 +231,7 @@ static int gpu_wait_run(struct fb_run *run)
 	fb_run_measure_end(run, p.rounds);
 	fb_run_hist(run, "gpu_wait", r.lat, FB_LIMIT_CACHELINE_RTT);
 	rig_fence_report_os(run, &r.os, r.elapsed_ns);
+	rig_fence_report_cpu(run, &r.host, r.os.gpu_signals);
 	fb_hist_free(r.lat);
 	return 0;
 }
@@ -428,6 +438,10 @@ static const struct fb_param headline_params[] = {
 	FB_PARAM_INT("signals", "signals", 20000, 100, 100000000, "GPU signals for the interrupt count (10% CPU-waited)"),
 	FB_PARAM_INT("waits", "waits", 5000, 100, 100000000, "rounds for each wait latency"),
 	FB_PARAM_DOUBLE("waited", "fraction", 0.1, 0.0, 1.0, "fraction of signals with a CPU waiter"),
+	FB_PARAM_DOUBLE("rate", "signals/s", 2000.0, 1.0, 200000.0,
+			"the equal-rate comparison: GPU signals per second, paced, on both paths"),
+	FB_PARAM_INT("rate_signals", "signals", 2000, 100, 100000000,
+		     "GPU signals of the equal-rate comparison (rate_signals / rate seconds per path)"),
 	FB_PARAM_END
 };
 
@@ -441,11 +455,38 @@ static void rig_fence_p50_p99(struct fb_run *run, const char *name, const struct
 	fb_run_latency(run, key, (double)fb_hist_percentile(h, 99.0), limit);
 }
 
+/* The equal-rate comparison: the headline's signal workload paced at `rate`
+ * (the idle scenario's pacing), so both paths spend the same span on the
+ * same signals and their wake-ups per second and idle fractions compare.
+ * 0 or the run's error; *r's counters (its histogram freed). */
+static int headline_paced(struct fb_run *run, struct rig_irq_params ip, struct rig_irq_result *r)
+{
+	char err[256];
+	double rate = fb_run_double(run, "rate");
+	ip.signals = (uint64_t)fb_run_int(run, "rate_signals");
+	ip.period_ns = (uint64_t)(1e9 / rate);
+	ip.started = NULL;
+	int rc = rig_irq_run(&ip, r, err, sizeof(err));
+	if (rc)
+		return fb_run_error(run, rc, "the equal-rate run: %s", err);
+	fb_hist_free(r->wait_lat);
+	r->wait_lat = NULL;
+	double achieved = r->elapsed_ns ? r->signals * 1e9 / (double)r->elapsed_ns : 0.0;
+	if (achieved < 0.95 * rate)        /* the pace holds within 5 %, or the spans differ: say so */
+		fb_run_note(run, "headline paced: the %s path reached %.0f of %.0f signals/s (CPUs busy?): its paced rates "
+			    "are over a longer span", fb_path_name(fb_run_path(run)), achieved, rate);
+	return 0;
+}
+
 /*
  * The headline: one summary table (the main section) of what the native
- * fence buys, native and legacy side by side, each latency beside its
- * machine limit; the details follow in sections "interrupts", "power",
- * "latency" (every percentile).
+ * fence buys, native and legacy side by side.  It leads with the costs of
+ * equal work: per GPU signal (the same signals on both paths, which take
+ * the paths different times), then the power proxy at an equal paced rate
+ * (rate, rate_signals), then the latencies, each beside its machine limit.
+ * The details follow in sections "interrupts", "power" (rates over each
+ * path's own span: span_ms), "cpu" (every CPU-side role per signal and in
+ * total), "paced" (the equal-rate run), "latency" (every percentile).
  */
 static int headline_run(struct fb_run *run)
 {
@@ -461,14 +502,20 @@ static int headline_run(struct fb_run *run)
 		.waited_fraction = fb_run_double(run, "waited"), .work_ns = 2000, .warmup_ns = fb_run_warmup_ns(run),
 		.seed = fb_run_seed(run), .cfg = &cfg, .started = rig_fence_started, .started_arg = run,
 	};
-	struct rig_irq_result ir;
+	struct rig_irq_result ir, pr;
 	int rc = rig_irq_run(&ip, &ir, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	fb_run_measure_end(run, ir.signals);
 	struct os_stats os = ir.os;
+	struct bm_host host = ir.host;
 	uint64_t elapsed = ir.elapsed_ns;
 	fb_hist_free(ir.wait_lat);
+
+	/* the same workload at an equal paced rate on both paths */
+	rc = headline_paced(run, ip, &pr);
+	if (rc)
+		return rc;
 
 	/* CPU wait: every signal waited, the waiter asleep when it lands */
 	ip.signals = (uint64_t)fb_run_int(run, "waits");
@@ -491,11 +538,16 @@ static int headline_run(struct fb_run *run)
 		return fb_run_error(run, rc, "%s", err);
 	}
 
-	/* the summary */
-	double sig = os.gpu_signals ? (double)os.gpu_signals : 1.0;
-	fb_run_metric(run, "interrupts_per_signal", os.gpu_interrupts / sig, "irq/signal");
-	fb_run_metric(run, "os_irq_idle_fraction", rig_fence_idle_fraction(&os), "ratio");
-	fb_run_metric(run, "os_irq_wakeups_per_s", elapsed ? os.irq_wakeups / (elapsed / 1e9) : 0.0, "wakeups/s");
+	/* the summary: equal work first (per signal), then equal rate */
+	uint64_t sig = os.gpu_signals;
+	double psecs = pr.elapsed_ns / 1e9;
+	fb_run_metric(run, "interrupts_per_signal", bm_host_per(os.gpu_interrupts, sig), "irq/signal");
+	fb_run_metric(run, "os_irq_cpu_per_signal", bm_host_per(host.irq_cpu_ns, sig), "ns/signal");
+	fb_run_metric(run, "os_irq_wakeups_per_signal", bm_host_per(host.irq_wakeups, sig), "wakeups/signal");
+	fb_run_metric(run, "app_cpu_per_signal", bm_host_per(host.app_cpu_ns, sig), "ns/signal");
+	fb_run_metric(run, "paced_rate", fb_run_double(run, "rate"), "signals/s");
+	fb_run_metric(run, "paced_os_irq_idle_fraction", rig_fence_idle_fraction(&pr.os), "ratio");
+	fb_run_metric(run, "paced_os_irq_wakeups_per_s", psecs > 0 ? pr.os.irq_wakeups / psecs : 0.0, "wakeups/s");
 	/* submission: user-mode doorbell (WDDM 3.2 only) vs kernel-mode (benchmarks/scenarios/submit.h) */
 	rc = bm_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == RIG_FENCE_NATIVE);
 	if (rc) {
@@ -505,11 +557,28 @@ static int headline_run(struct fb_run *run)
 	}
 	rig_fence_p50_p99(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
 	rig_fence_p50_p99(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
-	fb_run_metric(run, "lost_wakeups", (double)(os.lost_wakeups + ir.lost_wakeups), "waiters");
+	fb_run_metric(run, "lost_wakeups", (double)(os.lost_wakeups + ir.lost_wakeups + pr.os.lost_wakeups), "waiters");
+	if (host.sched_wakeups == 0)
+		fb_run_note(run, "headline: the OS scheduler thread takes no part in the signal workload (it submits through "
+			    "direct queues: 0 wake-ups); its row is in the cpu section");
 
 	/* the details */
 	fb_run_section(run, "interrupts");
 	rig_fence_report_os(run, &os, elapsed);     /* also fills "power" */
+	fb_run_section(run, "power");
+	fb_run_metric(run, "span_ms", elapsed / 1e6, "ms");
+	fb_run_note(run, "headline/power: wake-ups/s and idle fraction are over each path's own span (span_ms: the same "
+		    "signals take the paths different times); the summary compares per signal and at an equal rate (paced)");
+	rig_fence_report_cpu(run, &host, sig);
+	fb_run_section(run, "paced");
+	fb_run_metric(run, "rate", fb_run_double(run, "rate"), "signals/s");
+	fb_run_metric(run, "achieved_rate", psecs > 0 ? pr.signals / psecs : 0.0, "signals/s");
+	fb_run_metric(run, "signals", (double)pr.signals, "signals");
+	fb_run_metric(run, "span_ms", pr.elapsed_ns / 1e6, "ms");
+	fb_run_metric(run, "interrupts_per_signal", bm_host_per(pr.os.gpu_interrupts, pr.signals), "irq/signal");
+	fb_run_metric(run, "os_irq_idle_fraction", rig_fence_idle_fraction(&pr.os), "ratio");
+	fb_run_metric(run, "os_irq_wakeups_per_s", psecs > 0 ? pr.os.irq_wakeups / psecs : 0.0, "wakeups/s");
+	bm_host_report(run, &pr.host, pr.signals, BM_HOST_PER_SIGNAL);
 	fb_run_section(run, "latency");
 	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
 	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
@@ -521,7 +590,8 @@ static int headline_run(struct fb_run *run)
 
 const struct fb_scenario bm_scenario_headline = {
 	.name = "headline",
-	.summary = "native vs legacy: interrupts per signal, OS-thread power proxy, CPU- and GPU-wait latency",
+	.summary = "native vs legacy: interrupts and host CPU per signal, OS-thread power proxy at an equal rate, "
+		   "CPU- and GPU-wait latency",
 	.params = headline_params, .compares_paths = true, .polling_threads = 2,
 	.default_iterations = 1, .run = headline_run,
 };

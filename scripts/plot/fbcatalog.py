@@ -49,7 +49,7 @@ def _run(stem, full, quick):
 
 RUNS = [
     _run("headline", ("run", "headline"),
-         ("run", "headline", "--set", "signals=2000", "--set", "waits=500")),
+         ("run", "headline", "--set", "signals=2000", "--set", "waits=500", "--set", "rate_signals=200")),
     _run("limits", ("run", "limits", "--iterations", "1000"),
          ("run", "limits", "--iterations", "100")),
     _run("irq-suppression",

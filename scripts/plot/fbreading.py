@@ -75,12 +75,19 @@ def headline(files):
              f"interrupts per signal against legacy's {ft.ratio(ipl)} "
              f"({ft.percent(None if sup is None else 1 - sup)} suppressed), and a GPU wait took {ft.ns(gn)} "
              f"at p50 against {ft.ns(gl)} held on the CPU.")
+    cn, cl = _g(n, "os_irq_cpu_per_signal"), _g(lg, "os_irq_cpu_per_signal")
+    if cn is not None and cl is not None:
+        shape = (shape[:-1] + f"; on the same signals the OS interrupt thread spent {ft.ns(cn)} of CPU per "
+                 f"signal against legacy's {ft.ns(cl)}.")
     dep = []
     if abs(ipn - waited) > 0.05:          # tolerance: 0.05 interrupts per signal
         dep.append(f"native raised {ft.ratio(ipn)} interrupts per signal with {ft.percent(waited)} of "
                    "the signals CPU-waited")
     if gl < 5 * gn:                        # a CPU hop costs at least 5x a hardware wait
         dep.append(f"the native GPU wait is only {_times(gl, gn)} faster than the CPU-held one")
+    if cn is not None and cl is not None and cn >= cl:   # fewer interrupts, less CPU: no tolerance
+        dep.append(f"native's OS interrupt thread spent {ft.ns(cn)} of CPU per signal, not less than "
+                   f"legacy's {ft.ns(cl)}")
     return shape, _verdict("native-gpu-fence",
                            "a native fence interrupts only for the signals a CPU waits for and a GPU "
                            f"waits in hardware (here {_times(gl, gn)} faster than legacy)", dep)

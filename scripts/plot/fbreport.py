@@ -134,8 +134,9 @@ def headline_numbers(files):
     n, lg = fr.only_pair(files, "headline")
     if n is None or lg is None:
         return None
-    keys = ("interrupts_per_signal", "suppression", "os_irq_idle_fraction", "os_irq_wakeups_per_s",
-            "um_submit_p50", "um_submit_p99", "km_submit_p50", "km_submit_p99", "cpu_wait_p50",
+    keys = ("interrupts_per_signal", "suppression", "os_irq_cpu_per_signal", "os_irq_wakeups_per_signal",
+            "app_cpu_per_signal", "paced_rate", "paced_os_irq_idle_fraction", "paced_os_irq_wakeups_per_s",
+            "os_irq_idle_fraction", "os_irq_wakeups_per_s", "um_submit_p50", "um_submit_p99", "km_submit_p50", "km_submit_p99", "cpu_wait_p50",
             "cpu_wait_p99", "gpu_wait_p50", "gpu_wait_p99", "lost_wakeups")
     out = {k: (n.get(k), lg.get(k)) for k in keys}
     out["waited"] = (fr.as_float(n.params.get("waited")), None)
@@ -153,6 +154,30 @@ def _lat(h, metric, i):
     return f"{ft.ns(p50)} / {ft.ns(p99)}{vs}"
 
 
+def _per(h, key, fmt):
+    return tuple(fmt(v) if v is not None else "n/a" for v in h[key])
+
+
+def _headline_power(h):
+    """The power proxy rows: per signal and at an equal paced rate; a headline made before
+    those existed shows its rates, labelled as over each path's own span."""
+    if h["os_irq_cpu_per_signal"][0] is None:
+        return [("OS interrupt-thread idle fraction (each path's own span)",)
+                + _per(h, "os_irq_idle_fraction", ft.ratio),
+                ("OS interrupt-thread wake-ups/s (each path's own span)",)
+                + _per(h, "os_irq_wakeups_per_s", lambda v: ft.count(round(v)))]
+    rate = ft.count(round(h["paced_rate"][0] or 0))
+    rows = [("OS interrupt-thread CPU per signal",) + _per(h, "os_irq_cpu_per_signal", ft.ns),
+            ("OS interrupt-thread wake-ups per signal",) + _per(h, "os_irq_wakeups_per_signal", ft.ratio),
+            ("application CPU per signal",) + _per(h, "app_cpu_per_signal", ft.ns)]
+    if h["paced_rate"][0] is not None:
+        rows += [(f"OS interrupt-thread idle fraction at {rate} signals/s",)
+                 + _per(h, "paced_os_irq_idle_fraction", ft.ratio),
+                 (f"OS interrupt-thread wake-ups/s at {rate} signals/s",)
+                 + _per(h, "paced_os_irq_wakeups_per_s", lambda v: ft.count(round(v)))]
+    return rows
+
+
 def _headline(files):
     h = headline_numbers(files)
     if h is None:
@@ -162,18 +187,16 @@ def _headline(files):
         (f"interrupts per signal ({ft.percent(wf)} CPU-waited)", ft.ratio(h["interrupts_per_signal"][0]),
          ft.ratio(h["interrupts_per_signal"][1])),
         ("suppression", ft.percent(h["suppression"][0]), "—"),
-        ("OS interrupt-thread idle fraction", ft.ratio(h["os_irq_idle_fraction"][0]),
-         ft.ratio(h["os_irq_idle_fraction"][1])),
-        ("OS interrupt-thread wake-ups/s", ft.count(round(h["os_irq_wakeups_per_s"][0] or 0)),
-         ft.count(round(h["os_irq_wakeups_per_s"][1] or 0))),
+    ] + _headline_power(h) + [
         ("user-mode submission p50 / p99", _lat(h, "um_submit", 0), _lat(h, "um_submit", 1)),
         ("kernel-mode submission p50 / p99", _lat(h, "km_submit", 0), _lat(h, "km_submit", 1)),
         ("CPU wait p50 / p99", _lat(h, "cpu_wait", 0), _lat(h, "cpu_wait", 1)),
         ("GPU wait p50 / p99", _lat(h, "gpu_wait", 0), _lat(h, "gpu_wait", 1)),
         ("lost wake-ups", ft.count(h["lost_wakeups"][0]), ft.count(h["lost_wakeups"][1])),
     ]
-    return [doc.Para("`fencebench run headline`: the same workload on both paths; each p50 beside "
-                     "its machine limit measured in the same run (× limit)."),
+    return [doc.Para("`fencebench run headline`: the same workload on both paths; costs per GPU signal "
+                     "(the same signals, which take the two paths different times) and the power proxy at "
+                     "one paced rate; each p50 beside its machine limit measured in the same run (× limit)."),
             _table(("metric", "native", "legacy"), ("---", "--:", "--:"), rows)]
 
 
@@ -287,6 +310,8 @@ def _power(files):
         g = lambda r, k: r.counters.get(k)  # noqa: E731
         if g(n, "os_irq_wakeups_per_s") is None and g(lg, "os_irq_wakeups_per_s") is None:
             continue               # a power section of other counters (cross-adapter: per adapter)
+        if g(n, "span_ms") is not None and g(n, "span_ms") != g(lg, "span_ms"):
+            label += " (each path's own span)"     # the headline's: the same signals, unequal times
         rows.append((label, ft.count(round(g(n, "os_irq_wakeups_per_s") or 0)),
                      ft.count(round(g(lg, "os_irq_wakeups_per_s") or 0)), _idle(n), _idle(lg),
                      _isr(n), _isr(lg)))
