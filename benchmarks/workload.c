@@ -104,13 +104,10 @@ void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *o)
 {
 	rt_stack_settle(w->s);
 	struct os_stats os;
-	struct os_ums_stats ums;
 	rt_stack_os_stats(w->s, &os);
-	rt_stack_ums_stats(w->s, &ums);
 	o->t_ns = lf_now_ns();
 	o->interrupts = os.interrupts;
-	o->irq_wakeups = os.irq_wakeups;
-	o->sched_wakeups = ums.sched_wakeups;
+	bm_host_snap(w->s, &os, &o->host);
 	o->gpu_signals = os.gpu_signals;
 	o->lost_wakeups = os.lost_wakeups;
 	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
@@ -131,11 +128,10 @@ void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_
 	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
 	fb_run_metric(run, "frames", (double)frames, "frames");
 	fb_run_metric(run, "frames_per_s", secs > 0 ? (double)frames / secs : 0.0, "frames/s");
+	struct bm_host host = b->host;
+	bm_host_sub(&host, &a->host);
+	bm_host_report(run, &host, frames, BM_HOST_PER_FRAME);
 	fb_run_metric(run, "interrupts_per_frame", (double)(b->interrupts - a->interrupts) / n, "irq");
-	fb_run_metric(run, "os_wakeups_per_frame",
-		      (double)(b->irq_wakeups - a->irq_wakeups + b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
-	fb_run_metric(run, "irq_wakeups_per_frame", (double)(b->irq_wakeups - a->irq_wakeups) / n, "wakeups");
-	fb_run_metric(run, "sched_wakeups_per_frame", (double)(b->sched_wakeups - a->sched_wakeups) / n, "wakeups");
 	fb_run_metric(run, "gpu_signals_per_frame", (double)(b->gpu_signals - a->gpu_signals) / n, "signals");
 	fb_run_metric(run, "cpu_waits_per_frame", (double)(b->cpu_waits - a->cpu_waits) / n, "waits");
 	fb_run_latency(run, "cpu_wait_per_frame", (double)(b->cpu_wait_ns - a->cpu_wait_ns) / n, FB_LIMIT_NONE);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "benchmarks/host_cpu.h"
 #include "gpu-model/runtime/d3d.h"
 #include "gpu-model/runtime/d3d_debug.h"
 #include "gpu-model/runtime/stack.h"
@@ -63,14 +64,19 @@ int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, 
 /* Counters at one edge of the measured region (the stack settled first). */
 struct bm_wl_snap {
 	uint64_t t_ns;
-	uint64_t interrupts, irq_wakeups, sched_wakeups, gpu_signals, lost_wakeups;
+	uint64_t interrupts, gpu_signals, lost_wakeups;
+	struct bm_host host;            /* the title's thread (the caller) and the OS threads: CPU time, wake-ups */
 	uint64_t busy_ns[BM_WL_ENGINES];
 	uint64_t cpu_wait_ns, cpu_waits;
 	uint64_t validation_errors;
 };
 void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *out);
-/* frames/s, interrupts, OS-thread wake-ups, GPU signals, CPU waits (calls:
- * one WaitForMultipleObjects counts once) and CPU wait time per frame, GPU idle per engine, lost wake-ups: between a and b, for frames. */
+/* frames/s; host CPU per frame (benchmarks/host_cpu.h: us/frame and
+ * wake-ups/frame of the title's thread, the OS interrupt and scheduler
+ * threads, their sums host_ and os_, and the region's totals); interrupts,
+ * GPU signals, CPU waits (calls: one WaitForMultipleObjects counts once) and
+ * CPU wait time per frame; GPU idle per engine (the engines are the GPU, not
+ * host CPU); lost wake-ups: between a and b, for frames. */
 void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
 		  const struct bm_wl_snap *b, uint64_t frames);
 

@@ -8,11 +8,11 @@
  *     equal-rate rows with the same rate on both paths, and no longer the
  *     rates over each path's own span (those are in "power", with span_ms);
  *   - every per-unit row is the region's total over its units, for every
- *     CPU-side role (app, os_irq, os_sched), in the headline and the fence
- *     scenarios; its unit says ns/signal;
+ *     CPU-side role (app, os_irq, os_sched), in the headline, a fence
+ *     scenario and a workload; its unit says ns/signal or us/frame;
  *   - counts, not speed: native handles a tenth of legacy's interrupts on
  *     the same signals, so its interrupt thread's CPU per signal is below
- *     legacy's; the scheduler thread sleeps through direct-queue submission.
+ *     legacy's; the scheduler thread runs only for kernel-mode submission.
  */
 #include "tests/fb_test.h"
 #include "tests/fb_test_exec.h"
@@ -205,11 +205,42 @@ static void fence_scenarios_report_cpu_per_signal(void **state)
 	}
 }
 
+/* A workload reports host CPU per frame: every role, their sums (os: the
+ * interrupt and scheduler threads; host: all three), per frame = total /
+ * frames; the scheduler thread works only for kernel-mode submission. */
+static void workloads_report_host_cpu_per_frame(void **state)
+{
+	json_t *doc = RUN_JSON("run", "frame", "--duration", "0.1s", "--path", "both", "--set", "queues=user");
+	for (int p = 0; p < 2; p++) {
+		json_t *b = entry(doc, "", p ? "legacy" : "native");
+		double frames = num(b, "frames");
+		assert_true(frames > 0);
+		assert_per_unit(b, "frame", frames);
+		double app = num(b, "app_cpu_per_frame"), irq = num(b, "os_irq_cpu_per_frame");
+		double sched = num(b, "os_sched_cpu_per_frame");
+		assert_same(num(b, "os_cpu_per_frame"), irq + sched, "os = irq + sched");
+		assert_same(num(b, "host_cpu_per_frame"), app + irq + sched, "host = app + os");
+		assert_string_equal(unit(b, "host_cpu_per_frame"), "us/frame");
+		assert_true(app > 0);                                /* the title's thread ran */
+		if (num(b, "user_mode_queues") == 1.0) {
+			assert_true(num(b, "os_sched_wakeups") == 0);   /* doorbells: no kernel crossing */
+		} else {
+			/* legacy: kernel-mode submissions wake the scheduler, which spends CPU on them */
+			assert_true(num(b, "os_sched_wakeups") > 0);
+			assert_true(sched > 0);
+		}
+		/* the engines are the GPU: reported as GPU idle per engine */
+		assert_true(num(b, "gpu_idle_3d") >= 0);
+	}
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(headline_compares_equal_work),
 		cmocka_unit_test(fence_scenarios_report_cpu_per_signal),
+		cmocka_unit_test(workloads_report_host_cpu_per_frame),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

@@ -558,8 +558,17 @@ static void workload_readings_follow_the_numbers(void **state)
 	need_matplotlib();
 	char *md = report_of(fixture("frame"), "read-wl");
 	assert_contains(md, "Interrupts per frame, native vs legacy: frame 0.99 vs 19 (19× fewer on the native "
-			    "path); frames/s, native vs legacy: frame 500 vs 530. This is what the native-gpu-fence "
-			    "seed predicts: the native fence raises an interrupt only for signals a CPU waits on");
+			    "path); frames/s, native vs legacy: frame 500 vs 530; host CPU per frame (application "
+			    "and OS threads), native vs legacy: frame 25 µs vs 95 µs (OS threads 5 µs vs 75 µs). This "
+			    "is what the native-gpu-fence seed predicts: the native fence raises an interrupt only for "
+			    "signals a CPU waits on");
+	free(md);
+	/* the host CPU panel's reading: native's OS threads costlier per frame than legacy's */
+	md = report_of(fixture_changed("frame", "frame/path:native", "os_cpu_per_frame", 90, NULL, "wl5.json"),
+		       "read-wl5");
+	assert_contains(md, "(OS threads 90 µs vs 75 µs). The native-gpu-fence seed predicts");
+	assert_contains(md, "this run departs from it: frame: native's OS threads spent 90 µs of CPU per frame "
+			    "against legacy's 75 µs.");
 	free(md);
 	/* native interrupts on every GPU signal, as legacy's */
 	md = report_of(fixture_changed("frame", "frame/path:native", "interrupts_per_frame", 19, NULL, "wl.json"),
@@ -576,7 +585,7 @@ static void workload_readings_follow_the_numbers(void **state)
 	/* the native path far slower than legacy */
 	md = report_of(fixture_changed("frame", "frame/path:native", "frames_per_s", 200, NULL, "wl4.json"),
 		       "read-wl4");
-	assert_contains(md, "frames/s, native vs legacy: frame 200 vs 530.");
+	assert_contains(md, "frames/s, native vs legacy: frame 200 vs 530; host CPU per frame");
 	assert_contains(md, "this run departs from it: frames/s differ by more than 25 % in frame (native 0.38× "
 			    "legacy's); the run was oversubscribed: 3 polling threads on 2 CPUs.");
 	free(md);

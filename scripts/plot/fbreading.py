@@ -453,9 +453,26 @@ def _crowded(files, scenarios):
     return ""
 
 
+def _workload_cpu(rows):
+    """'; host CPU per frame ...' of the rows that report it (runs before it: '')."""
+    have = [(s, n, lg) for s, n, lg in rows
+            if all(_g(r, k) is not None for r in (n, lg) for k in ("host_cpu_per_frame", "os_cpu_per_frame"))]
+    if not have:
+        return ""
+    us = lambda r, k: ft.ns(r.counters[k] * 1e3)  # noqa: E731  (us/frame -> a duration)
+    return ("; host CPU per frame (application and OS threads), native vs legacy: "
+            + ", ".join(f"{s} {us(n, 'host_cpu_per_frame')} vs {us(lg, 'host_cpu_per_frame')} (OS threads "
+                        f"{us(n, 'os_cpu_per_frame')} vs {us(lg, 'os_cpu_per_frame')})" for s, n, lg in have))
+
+
 def _workload_departures(rows):
     dep = []
     for s, n, lg in rows:
+        on, ol = _g(n, "os_cpu_per_frame"), _g(lg, "os_cpu_per_frame")
+        # tolerance: native's OS threads may spend up to 10 % more CPU per frame than legacy's
+        if on is not None and ol is not None and on > ol * 1.1:
+            dep.append(f"{s}: native's OS threads spent {ft.ns(on * 1e3)} of CPU per frame against legacy's "
+                       f"{ft.ns(ol * 1e3)}")
         ipn, ipl = n.counters["interrupts_per_frame"], lg.counters["interrupts_per_frame"]
         waits, signals = _g(n, "cpu_waits_per_frame"), _g(lg, "gpu_signals_per_frame")
         # tolerance: 10 % + 0.05 per frame above the CPU waits (the seed allows an interrupt that
@@ -482,7 +499,8 @@ def workloads(files):
     fewer = [f for f in fewer if f is not None]
     span = (f" ({_times(min(fewer), 1)}" + (f" to {_times(max(fewer), 1)}" if max(fewer) != min(fewer) else "")
             + " fewer on the native path)") if fewer else ""
-    shape = f"Interrupts per frame, native vs legacy: {irq}{span}; frames/s, native vs legacy: {fps}."
+    cpu = _workload_cpu(rows)
+    shape = f"Interrupts per frame, native vs legacy: {irq}{span}; frames/s, native vs legacy: {fps}{cpu}."
     dep = _workload_departures(rows)
     slow = []
     for s, n, lg in rows:
@@ -496,5 +514,6 @@ def workloads(files):
     return shape, _verdict("native-gpu-fence",
                            "the native fence raises an interrupt only for signals a CPU waits on (about one "
                            "per CPU wait) where the legacy fence raises one for every GPU signal, so interrupts "
-                           "per frame fall, while the frames/s of the multi-engine-synchronization seed's "
-                           "GPU-bound frame graphs stay about equal (within 25 %)", dep)
+                           "per frame fall, and with them the OS threads' CPU per frame, while the frames/s of "
+                           "the multi-engine-synchronization seed's GPU-bound frame graphs stay about equal "
+                           "(within 25 %)", dep)
