@@ -177,6 +177,9 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 	case FB_CMD_HELP:
 		status = cmd_help(table, o.scenario);
 		break;
+	case FB_CMD_COMPARE:
+		status = fb_compare_main(&o);
+		break;
 	default:
 		if (fb_signal_start())   /* before any other thread: they inherit the blocked signals */
 			fprintf(stderr, "fencebench: note: cannot take SIGINT/SIGTERM: an interrupted run may leave "

@@ -1,4 +1,5 @@
-/* src/fb_app.h — the fencebench program's commands inside the harness: `run`, `sweep`, `merge`.
+/* src/fb_app.h — the fencebench program's commands inside the harness: `run`, `sweep`, `merge`,
+ * `compare`.
  *
  * The entry point, fb_main (all of main(), handed the scenario table), is
  * declared with the plug-in contract in src/fb_scenario.h.  The exit statuses
@@ -24,6 +25,10 @@ int fb_sweep_main(struct fb_session *s, const struct fb_opts *o, json_t *command
 /* `merge`: the JSON outputs of a sweep's shards joined into one (src/fb_merge.c).
  * Returns the exit status. */
 int fb_merge_main(const struct fb_opts *o);
+
+/* `compare BASE NEW`: each metric's change with its interval and a verdict
+ * (src/fb_compare.c).  Returns the exit status: 1 when a metric regressed. */
+int fb_compare_main(const struct fb_opts *o);
 
 /* Write text to the session's --out (src/fb_file.h), or to stdout when there
  * is none.  0, or -errno with err. */

@@ -2,6 +2,7 @@
 #include "src/fb_boot.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,4 +218,29 @@ double fb_boot_rel_halfwidth(double v, double lo, double hi)
 		return NAN;
 	double up = hi - v, down = v - lo;
 	return (up > down ? up : down) / fabs(v);
+}
+
+/* ---- the change between two runs ---- */
+
+void fb_boot_change(double b, double blo, double bhi, double n, double nlo, double nhi, double *change,
+		    double *lo, double *hi, int *relative)
+{
+	bool have = isfinite(blo) && isfinite(bhi) && isfinite(nlo) && isfinite(nhi);
+	*relative = b != 0;
+	*lo = *hi = NAN;
+	if (b > 0 && n > 0 && blo > 0 && nlo > 0) {
+		double d = log(n / b);
+		*change = n / b - 1.0;
+		if (have) {
+			*lo = expm1(d - hypot(log(n) - log(nlo), log(bhi) - log(b)));
+			*hi = expm1(d + hypot(log(nhi) - log(n), log(b) - log(blo)));
+		}
+		return;
+	}
+	double d = n - b, scale = b != 0 ? fabs(b) : 1.0;
+	*change = d / scale;
+	if (have) {
+		*lo = (d - hypot(n - nlo, bhi - b)) / scale;
+		*hi = (d + hypot(nhi - n, b - blo)) / scale;
+	}
 }

@@ -99,4 +99,16 @@ void fb_boot_interval_f(const float *rep, size_t n, double level, double *lo, do
  * (|v| > 0): what "249 ns ±4%" shows; NAN when there is no interval. */
 double fb_boot_rel_halfwidth(double v, double lo, double hi);
 
+/* The change from a base value b (interval [blo, bhi]) to a new value n
+ * ([nlo, nhi]) of two independent runs, relative to b: *change = n/b - 1
+ * and its interval [*lo, *hi], by the method of variance estimates recovery
+ * (MOVER, Zou and Donner 2008): each side's distance from its estimate to
+ * its bound stands for its spread, and the two add in quadrature —
+ *     log n/b - sqrt((log n - log nlo)^2 + (log bhi - log b)^2)   and the upper likewise
+ * on the log scale when every number is positive, on the difference n - b
+ * (divided by |b|) otherwise.  b == 0: the difference itself, *relative =
+ * false.  An interval missing on either side (NAN): *lo = *hi = NAN. */
+void fb_boot_change(double b, double blo, double bhi, double n, double nlo, double nhi, double *change,
+		    double *lo, double *hi, int *relative);
+
 #endif

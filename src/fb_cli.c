@@ -13,12 +13,15 @@
 enum opt_id {
 	O_SET, O_GRID, O_PATH, O_DURATION, O_ITERATIONS, O_WARMUP, O_REPETITIONS, O_SEED,
 	O_CPUS, O_FORMAT, O_OUT, O_PERF_EVENTS, O_PERF_CTL_FD, O_PERF_ACK_FD, O_QUIET,
-	O_RESUME, O_SHARD, O_HELP, O_TRACE,
+	O_RESUME, O_SHARD, O_HELP, O_TRACE, O_TARGET_CI, O_MAX_TIME, O_THRESHOLD, O_ALL, O_LOWER_BETTER,
+	O_HIGHER_BETTER,
 };
 
 #define RUN   (1u << FB_CMD_RUN)
 #define SWEEP (1u << FB_CMD_SWEEP)
 #define MERGE (1u << FB_CMD_MERGE)
+#define COMPARE (1u << FB_CMD_COMPARE)
+#define DOCTOR (1u << FB_CMD_DOCTOR)
 
 static const struct opt {
 	const char *name;
@@ -34,19 +37,25 @@ static const struct opt {
 	{ "--warmup", O_WARMUP, true, RUN | SWEEP },
 	{ "--repetitions", O_REPETITIONS, true, RUN | SWEEP },
 	{ "--seed", O_SEED, true, RUN | SWEEP },
-	{ "--cpus", O_CPUS, true, RUN | SWEEP },
-	{ "--format", O_FORMAT, true, RUN | SWEEP | MERGE },
-	{ "--out", O_OUT, true, RUN | SWEEP | MERGE },
+	{ "--cpus", O_CPUS, true, RUN | SWEEP | DOCTOR },
+	{ "--format", O_FORMAT, true, RUN | SWEEP | MERGE | COMPARE },
+	{ "--out", O_OUT, true, RUN | SWEEP | MERGE | COMPARE },
 	{ "--trace", O_TRACE, true, RUN },
 	{ "--perf-events", O_PERF_EVENTS, true, RUN | SWEEP },
 	{ "--perf-ctl-fd", O_PERF_CTL_FD, true, RUN | SWEEP },
 	{ "--perf-ack-fd", O_PERF_ACK_FD, true, RUN | SWEEP },
-	{ "--quiet", O_QUIET, false, RUN | SWEEP | MERGE },
-	{ "-q", O_QUIET, false, RUN | SWEEP | MERGE },
+	{ "--quiet", O_QUIET, false, RUN | SWEEP | MERGE | COMPARE },
+	{ "-q", O_QUIET, false, RUN | SWEEP | MERGE | COMPARE },
 	{ "--resume", O_RESUME, false, SWEEP },
 	{ "--shard", O_SHARD, true, SWEEP },
-	{ "--help", O_HELP, false, RUN | SWEEP | MERGE },
-	{ "-h", O_HELP, false, RUN | SWEEP | MERGE },
+	{ "--target-ci", O_TARGET_CI, true, RUN | SWEEP },
+	{ "--max-time", O_MAX_TIME, true, RUN | SWEEP },
+	{ "--threshold", O_THRESHOLD, true, COMPARE },
+	{ "--all", O_ALL, false, COMPARE },
+	{ "--lower-is-better", O_LOWER_BETTER, true, COMPARE },
+	{ "--higher-is-better", O_HIGHER_BETTER, true, COMPARE },
+	{ "--help", O_HELP, false, RUN | SWEEP | MERGE | COMPARE | DOCTOR },
+	{ "-h", O_HELP, false, RUN | SWEEP | MERGE | COMPARE | DOCTOR },
 };
 
 static const char usage_text[] =
@@ -63,6 +72,9 @@ static const char usage_text[] =
 	"                                    run every point of the grid\n"
 	"  merge FILE... [--out ALL]         join the --format json outputs of a sweep's shards\n"
 	"                                    (JSON unless --format; refuses shards of different sweeps)\n"
+	"  compare BASE.json NEW.json        each metric's change with its 95 %% interval and a verdict:\n"
+	"                                    improved, regressed or within noise (two outputs of the\n"
+	"                                    same scenario; Google Benchmark's compare.py reads them too)\n"
 	"  --version, --help\n"
 	"\n"
 	"options of run and sweep:\n"
@@ -72,7 +84,10 @@ static const char usage_text[] =
 	"                        only scenarios that take one: fencebench help SCENARIO)\n"
 	"  --iterations N        measured iterations per run\n"
 	"  --warmup D            warm-up before the measured region (duration)\n"
-	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates\n"
+	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates, and\n"
+	"                        every metric's 95 %% interval across the repetitions\n"
+	"  --target-ci PCT       repeat (3 times at least) until every p50's 95 %% interval is\n"
+	"                        narrower than +-PCT %% (5%%), or --max-time D per point (120s)\n"
 	"  --seed N              seed of every random choice (default 1)\n"
 	"  --cpus LIST           CPUs to pin to, libnuma syntax: 0-1, 0,2, all (default: all allowed)\n"
 	"  --format F            console | json | csv (default console; also for merge)\n"
@@ -92,17 +107,25 @@ static const char usage_text[] =
 	"  --resume              skip points already in FILE's journal (needs --out FILE)\n"
 	"  --shard I/N           run only points k with k % N == I (0 <= I < N); with --out F\n"
 	"                        the shard writes F.shardI-of-N.EXT: join them with merge\n"
+	"options of compare:\n"
+	"  --threshold PCT       a change inside +-PCT %% is within noise (default 5%%)\n"
+	"  --format F            console | markdown | json (default console)\n"
+	"  --all                 perf counters too\n"
+	"  --lower-is-better LIST, --higher-is-better LIST\n"
+	"                        metrics (comma-separated names) that are regressions when they\n"
+	"                        rise / fall; latencies and times (ns) are lower-is-better already\n"
 	"\n"
 	"A sweep with --out F journals each finished point in F.journal and writes F once at\n"
 	"the end, also when a point fails or SIGINT/SIGTERM stops it (--resume goes on).\n"
 	"\n"
-	"exit status: 0 ok, 1 a run failed, 2 bad command line (nothing ran), 128+N killed by signal N\n";
+	"exit status: 0 ok, 1 a run failed (compare: a metric regressed beyond --threshold),\n"
+	"2 bad command line (nothing ran), 128+N killed by signal N\n";
 
 const char *fb_cli_usage(void) { return usage_text; }
 
 const char *fb_format_name(enum fb_format f)
 {
-	return f == FB_FORMAT_JSON ? "json" : f == FB_FORMAT_CSV ? "csv" : "console";
+	return f == FB_FORMAT_JSON ? "json" : f == FB_FORMAT_CSV ? "csv" : f == FB_FORMAT_MARKDOWN ? "markdown" : "console";
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -184,7 +207,7 @@ static int parse_choice(const char *opt, const char *v, const char *const *names
 static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *err, size_t errlen)
 {
 	static const char *const paths[] = { "native", "legacy", "both", NULL };
-	static const char *const formats[] = { "console", "json", "csv", NULL };
+	static const char *const formats[] = { "console", "json", "csv", "markdown", NULL };
 	static const unsigned path_bits[] = { FB_PATHS_NATIVE, FB_PATHS_LEGACY, FB_PATHS_BOTH };
 	int i = 0, rc = 0;
 	uint64_t x;
@@ -212,7 +235,8 @@ static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *e
 	case O_SEED:     return parse_u64_opt(op->name, v, 0, UINT64_MAX, &o->seed, err, errlen);
 	case O_CPUS:     set_str(&o->cpus, v); return 0;
 	case O_FORMAT:
-		rc = parse_choice(op->name, v, formats, &i, err, errlen, "console, json or csv");
+		rc = parse_choice(op->name, v, formats, &i, err, errlen,
+				  o->cmd == FB_CMD_COMPARE ? "console, markdown or json" : "console, json or csv");
 		if (!rc)
 			o->format = (enum fb_format)i;
 		return rc;
@@ -224,6 +248,21 @@ static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *e
 	case O_QUIET:    o->quiet = true; return 0;
 	case O_RESUME:   o->resume = true; return 0;
 	case O_SHARD:    return fb_shard_parse(v, &o->shard_index, &o->shard_count, err, errlen);
+	case O_TARGET_CI:
+		if (fb_parse_percent(v, &o->target_ci) || o->target_ci <= 0 || o->target_ci >= 10)
+			return bad_value(err, errlen, op->name, v, "a percentage above 0 like 5%");
+		return 0;
+	case O_MAX_TIME:
+		if (fb_parse_seconds(v, &o->max_time_s) || o->max_time_s <= 0)
+			return bad_value(err, errlen, op->name, v, "a positive duration like 60s");
+		return 0;
+	case O_THRESHOLD:
+		if (fb_parse_percent(v, &o->threshold) || o->threshold >= 10)
+			return bad_value(err, errlen, op->name, v, "a percentage like 5%");
+		return 0;
+	case O_ALL:      o->all = true; return 0;
+	case O_LOWER_BETTER:  set_str(&o->lower_better, v); return 0;
+	case O_HIGHER_BETTER: set_str(&o->higher_better, v); return 0;
 	case O_HELP:     o->cmd = FB_CMD_HELP; return 0;
 	}
 	return 0;
@@ -237,6 +276,15 @@ static const struct opt *find_opt(const char *arg, size_t len)
 	return NULL;
 }
 
+static const char *cmd_name(enum fb_cmd cmd)
+{
+	static const char *const names[] = {
+		[FB_CMD_RUN] = "run", [FB_CMD_SWEEP] = "sweep", [FB_CMD_MERGE] = "merge",
+		[FB_CMD_COMPARE] = "compare", [FB_CMD_DOCTOR] = "doctor",
+	};
+	return (size_t)cmd < sizeof(names) / sizeof(names[0]) && names[cmd] ? names[cmd] : "?";
+}
+
 /* One option at argv[*i] (advanced past its value). */
 static int parse_option(int argc, char *const *argv, int *i, struct fb_opts *o, enum fb_cmd cmd,
 			char *err, size_t errlen)
@@ -248,8 +296,7 @@ static int parse_option(int argc, char *const *argv, int *i, struct fb_opts *o, 
 	if (!op)
 		return fail(err, errlen, "unknown option '%s' (see: fencebench --help)", fb_shown(arg, b, sizeof(b)));
 	if (!(op->cmds & (1u << cmd)))
-		return fail(err, errlen, "option %s is not for '%s' (see: fencebench --help)", op->name,
-			    cmd == FB_CMD_RUN ? "run" : cmd == FB_CMD_SWEEP ? "sweep" : "merge");
+		return fail(err, errlen, "option %s is not for '%s' (see: fencebench --help)", op->name, cmd_name(cmd));
 	const char *v = NULL;
 	if (op->value) {
 		if (eq && arg[1] == '-')
@@ -281,6 +328,14 @@ static int check_combination(struct fb_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "sweep %s: give at least one --grid key=v1,v2,...", o->scenario);
 	if (o->cmd == FB_CMD_MERGE && !o->ninputs)
 		return fail(err, errlen, "merge: give the shard outputs to join (merge A.json B.json ... --out ALL.json)");
+	if (o->cmd == FB_CMD_COMPARE && o->ninputs != 2)
+		return fail(err, errlen, "compare: give two result files, BASE.json NEW.json (got %zu)", o->ninputs);
+	if (o->format == FB_FORMAT_MARKDOWN && o->cmd != FB_CMD_COMPARE)
+		return fail(err, errlen, "--format markdown is for compare only (run and sweep: console, json or csv)");
+	if (o->cmd == FB_CMD_COMPARE && o->format == FB_FORMAT_CSV)
+		return fail(err, errlen, "--format csv: compare writes console, markdown or json");
+	if (o->max_time_s > 0 && o->target_ci <= 0)
+		return fail(err, errlen, "--max-time caps --target-ci: give --target-ci PCT too");
 	return 0;
 }
 
@@ -294,6 +349,7 @@ static void opts_init(struct fb_opts *o)
 	o->seed = 1;
 	o->perf_ctl_fd = o->perf_ack_fd = -1;
 	o->shard_count = 1;
+	o->threshold = 0.05;
 }
 
 /* The arguments after the command word: options, and for merge the input files. */
@@ -306,7 +362,7 @@ static int parse_args(int argc, char *const *argv, int first, struct fb_opts *o,
 			int rc = parse_option(argc, argv, &i, o, o->cmd, err, errlen);
 			if (rc)
 				return rc;
-		} else if (o->cmd == FB_CMD_MERGE) {
+		} else if (o->cmd == FB_CMD_MERGE || o->cmd == FB_CMD_COMPARE) {
 			o->inputs = fb_xrealloc(o->inputs, (o->ninputs + 1) * sizeof(*o->inputs));
 			o->inputs[o->ninputs++] = fb_xstrdup(argv[i]);
 		} else {
@@ -336,8 +392,12 @@ static int parse_command(int argc, char *const *argv, struct fb_opts *o, char *e
 		o->format = FB_FORMAT_JSON;   /* what its inputs are */
 		return parse_args(argc, argv, 2, o, err, errlen);
 	}
+	if (!strcmp(cmd, "compare")) {
+		o->cmd = FB_CMD_COMPARE;
+		return parse_args(argc, argv, 2, o, err, errlen);
+	}
 	if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
-		return fail(err, errlen, "unknown command '%s' (expected list, help, run, sweep or merge)",
+		return fail(err, errlen, "unknown command '%s' (expected list, help, run, sweep, merge or compare)",
 			    fb_shown(cmd, b, sizeof(b)));
 	o->cmd = cmd[0] == 'r' ? FB_CMD_RUN : FB_CMD_SWEEP;
 	if (argc < 3 || argv[2][0] == '-')
@@ -389,5 +449,7 @@ void fb_opts_free(struct fb_opts *o)
 	free(o->out);
 	free(o->trace);
 	free(o->perf_events);
+	free(o->lower_better);
+	free(o->higher_better);
 	memset(o, 0, sizeof(*o));
 }

@@ -5,6 +5,7 @@
  *   fencebench run SCENARIO [--set key=value ...] [options]
  *   fencebench sweep SCENARIO --grid key=v1,v2,... [--grid ...] [options]
  *   fencebench merge FILE... [--out FILE] [--format F] [--quiet]
+ *   fencebench compare BASE.json NEW.json [--threshold PCT] [--format F] [--out FILE] [--all]
  *   fencebench --version | --help
  *
  * Options take their value as "--opt VALUE" or "--opt=VALUE".  fb_opts_parse
@@ -26,8 +27,12 @@
 
 #define FB_VERSION "0.1.0"
 
-enum fb_cmd { FB_CMD_USAGE, FB_CMD_VERSION, FB_CMD_LIST, FB_CMD_HELP, FB_CMD_RUN, FB_CMD_SWEEP, FB_CMD_MERGE };
-enum fb_format { FB_FORMAT_CONSOLE, FB_FORMAT_JSON, FB_FORMAT_CSV };
+enum fb_cmd {
+	FB_CMD_USAGE, FB_CMD_VERSION, FB_CMD_LIST, FB_CMD_HELP, FB_CMD_RUN, FB_CMD_SWEEP, FB_CMD_MERGE,
+	FB_CMD_COMPARE, FB_CMD_DOCTOR,
+};
+/* markdown: compare only. */
+enum fb_format { FB_FORMAT_CONSOLE, FB_FORMAT_JSON, FB_FORMAT_CSV, FB_FORMAT_MARKDOWN };
 
 /* Path selection bits: --path native (1), legacy (2), both (3). */
 #define FB_PATHS_NATIVE 1u
@@ -41,7 +46,7 @@ struct fb_kv {
 struct fb_opts {
 	enum fb_cmd cmd;
 	char *scenario;               /* run, sweep; help: NULL for the general help */
-	char **inputs;                /* merge: the shard outputs, in order */
+	char **inputs;                /* merge: the shard outputs, in order; compare: BASE, NEW */
 	size_t ninputs;
 	struct fb_kv *sets;           /* --set, in order (each key once) */
 	size_t nsets;
@@ -61,6 +66,12 @@ struct fb_opts {
 	bool quiet;                   /* --quiet: no context block, notes or progress on stderr */
 	bool resume;                  /* --resume (sweep, needs --out) */
 	unsigned shard_index, shard_count;   /* --shard I/N (sweep), default 0/1 */
+	double target_ci;             /* --target-ci (run, sweep): relative half-width, 0 = off */
+	double max_time_s;            /* --max-time (with --target-ci): per point, default 120 s */
+	double threshold;             /* --threshold (compare): relative, default 0.05 */
+	bool all;                     /* --all (compare): perf counters too */
+	char *lower_better;           /* --lower-is-better (compare): metric names, comma-separated */
+	char *higher_better;          /* --higher-is-better (compare) */
 };
 
 /* Parse argv[1..argc-1] into o (which the caller frees with fb_opts_free, also
@@ -70,7 +81,7 @@ void fb_opts_free(struct fb_opts *o);
 
 /* The usage text of `fencebench --help`. */
 const char *fb_cli_usage(void);
-/* "console", "json", "csv". */
+/* "console", "json", "csv", "markdown". */
 const char *fb_format_name(enum fb_format f);
 
 #endif

@@ -50,7 +50,7 @@ static void fmt_ns(double ns, char *buf, size_t len)
 		snprintf(buf, len, "%.3f s", ns / 1e9);
 }
 
-static void fmt_value(double v, const char *unit, char *buf, size_t len)
+void fb_output_value(double v, const char *unit, char *buf, size_t len)
 {
 	if (!strcmp(unit, "ns"))
 		fmt_ns(v, buf, len);
@@ -62,9 +62,7 @@ static void fmt_value(double v, const char *unit, char *buf, size_t len)
 		snprintf(buf, len, "%.6g %s", v, unit);
 }
 
-/* " ±4.1%": the larger half of key's 95 % interval relative to its value
- * (src/fb_boot.h), "" when e has no interval for key or one of width 0. */
-static void plus_minus(json_t *e, const char *key, char *buf, size_t len)
+void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len)
 {
 	char lo[300], hi[300];
 	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
@@ -85,8 +83,8 @@ static void cell(json_t *e, const char *metric, char *buf, size_t len)
 	const char *unit = str_at(json_object_get(meta(e), "units"), metric);
 	char pm[32];
 	size_t used;
-	fmt_value(num_at(e, metric), unit, buf, len);
-	plus_minus(e, metric, pm, sizeof(pm));
+	fb_output_value(num_at(e, metric), unit, buf, len);
+	fb_output_plus_minus(e, metric, pm, sizeof(pm));
 	used = strlen(buf);
 	used += (size_t)snprintf(buf + used, len - used, "%s", pm);
 	char key[300];
@@ -112,7 +110,7 @@ static void ratio_cell(json_t *native, json_t *legacy, const char *metric, char 
 			snprintf(buf, len, "%.3g", a / b);
 		return;
 	}
-	plus_minus(native, key, pm, sizeof(pm));
+	fb_output_plus_minus(native, key, pm, sizeof(pm));
 	double l = num_at(native, lo), h = num_at(native, hi);
 	bool clear = !(l <= 1.0 && h >= 1.0) || l == h;   /* l == h: exactly the same, not noise */
 	snprintf(buf, len, "%.3g%s%s", r, pm, clear ? "" : " (no clear difference)");
@@ -140,8 +138,7 @@ static void add_rows(struct table *t, json_t *e)
 	}
 }
 
-/* Columns on the terminal: UTF-8 continuation bytes take none ("±" is two bytes). */
-static int display_width(const char *s)
+int fb_output_width(const char *s)
 {
 	int n = 0;
 	for (; *s; s++)
@@ -164,7 +161,7 @@ static void print_table(FILE *f, struct table *t)
 	for (size_t c = 0; c < t->ncols; c++) {
 		char pm[32];
 		fmt_ns(num_at(t->col[c], "real_time"), cells[1][c + 1], 120);
-		plus_minus(t->col[c], "real_time", pm, sizeof(pm));
+		fb_output_plus_minus(t->col[c], "real_time", pm, sizeof(pm));
 		strcat(cells[1][c + 1], pm);
 	}
 	for (size_t r = 2; r < nrows; r++) {
@@ -177,11 +174,11 @@ static void print_table(FILE *f, struct table *t)
 	}
 	for (size_t r = 0; r < nrows; r++)
 		for (size_t c = 0; c < ncell; c++)
-			if (display_width(cells[r][c]) > w[c])
-				w[c] = display_width(cells[r][c]);
+			if (fb_output_width(cells[r][c]) > w[c])
+				w[c] = fb_output_width(cells[r][c]);
 	for (size_t r = 0; r < nrows; r++) {
 		for (size_t c = 0; c < ncell; c++)
-			fprintf(f, c ? "  %s%*s" : "%s%*s", cells[r][c], w[c] - display_width(cells[r][c]), "");
+			fprintf(f, c ? "  %s%*s" : "%s%*s", cells[r][c], w[c] - fb_output_width(cells[r][c]), "");
 		fputc('\n', f);
 		if (!r) {
 			int total = w[0];

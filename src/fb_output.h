@@ -33,5 +33,12 @@ char *fb_output_render(enum fb_format f, json_t *context, json_t *points);
 /* Console pieces, for printing a sweep point by point. */
 char *fb_output_console_context(json_t *context);
 char *fb_output_console_point(json_t *point);
+/* A value in its unit as the console shows it: "24.13 us", "0.1 irq/signal", "-" (not finite). */
+void fb_output_value(double v, const char *unit, char *buf, size_t len);
+/* " ±4.1%": the larger half of key's 95 % interval in e (key_ci_lo, key_ci_hi)
+ * relative to its value (src/fb_boot.h); "" without one or with one of width 0. */
+void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len);
+/* Columns s takes on a terminal: UTF-8 continuation bytes take none ("±" is two bytes). */
+int fb_output_width(const char *s);
 
 #endif

@@ -66,6 +66,7 @@ struct fb_session {
 	uint64_t duration_ns;
 	uint64_t warmup_ns;
 	unsigned polling_threads;       /* most any point declared */
+	unsigned repetitions_run;       /* the most repetitions a point ran (--target-ci: more than asked) */
 	json_t *notes;                  /* array of unique one-line notes, in order */
 	json_t *warnings;               /* array: oversubscription and the like */
 };
@@ -116,9 +117,18 @@ int fb_session_write_trace(struct fb_session *s, char *err, size_t errlen);
 /* The context block: machine facts plus this session's. New reference. */
 json_t *fb_session_context(struct fb_session *s);
 
-/* Run one parameter point: every path × repetition.  0 and a new array of
- * Google Benchmark entries in *entries; or -errno with the scenario's error
- * message in err (nothing to output). */
+/* --target-ci: at least this many repetitions (more with --repetitions), at
+ * most FB_TARGET_MAX_REPS, stopping at --max-time (default below) per point. */
+#define FB_TARGET_MIN_REPS   3
+#define FB_TARGET_MAX_REPS   100
+#define FB_TARGET_MAX_TIME_S 120.0
+
+/* Run one parameter point: every path × repetition.  With --target-ci, the
+ * repetitions go on until the 95 % interval of every p50 (mean and median
+ * aggregates) is narrower than ±target, or a cap (time, repetitions) is hit;
+ * a note says which.  0 and a new array of Google Benchmark entries in
+ * *entries; or -errno with the scenario's error message in err (nothing to
+ * output). */
 int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,
 			 char *err, size_t errlen);
 

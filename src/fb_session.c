@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lockfree/arch.h"
+#include "src/fb_boot.h"
 #include "src/fb_context.h"
 #include "src/fb_file.h"
 #include "src/fb_run.h"
@@ -344,7 +346,7 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 	if (n <= s->cpus.n)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed; idle GPU "
-			       "engines poll under SCHED_IDLE and take no CPU from the threads measured, but busy "
+			       "engines poll at nice 19 and take little CPU from the threads measured, but busy "
 			       "engines and other processes preempt them, so latencies include preemption: run on a "
 			       "quiet machine, with more CPUs (--cpus)", n, s->cpus.n, s->cpus.n == 1 ? "" : "s",
 			       s->cpus.text);
@@ -366,6 +368,107 @@ void fb_session_warn(struct fb_session *s, const char *warning)
 	}
 }
 
+/* One repetition of every path: runs[p * stride + r].  0, or -errno with err. */
+static int run_repetition(struct fb_session *s, const struct fb_params *point, const enum fb_path *paths,
+			  size_t npaths, unsigned r, struct fb_run **runs, size_t stride, char *err, size_t errlen)
+{
+	/* Paths interleaved per repetition, so slow drift hits both alike. */
+	for (size_t p = 0; p < npaths; p++) {
+		struct fb_run *run = fb_xcalloc(1, sizeof(*run));
+		run->session = s;
+		run->params = point;
+		run->path = paths[p];
+		run->rep = r;
+		runs[p * stride + r] = run;
+		int rc = fb_run_execute(run);
+		if (rc) {
+			snprintf(err, errlen, "%s (path %s, repetition %u): %s", s->scenario->name, fb_path_name(paths[p]),
+				 r, run->error);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* The runs of the first reps repetitions, packed as fb_results_entries takes them. */
+static struct fb_run **packed(struct fb_run **runs, size_t stride, size_t npaths, unsigned reps)
+{
+	struct fb_run **out = fb_xcalloc(npaths * reps, sizeof(*out));
+	for (size_t p = 0; p < npaths; p++)
+		memcpy(out + p * reps, runs + p * stride, reps * sizeof(*out));
+	return out;
+}
+
+/* The widest relative half-width of a p50's interval on the mean and median
+ * aggregates (what --target-ci aims at), and whose ("section metric path"). */
+static double widest_p50(json_t *entries, char *which, size_t len)
+{
+	double widest = NAN;
+	size_t i;
+	json_t *e;
+	json_array_foreach(entries, i, e) {
+		const char *agg = json_string_value(json_object_get(e, "aggregate_name"));
+		if (!agg || (strcmp(agg, "mean") && strcmp(agg, "median")))
+			continue;
+		json_t *m = json_object_get(e, "fencebench"), *u;
+		const char *k;
+		json_object_foreach(json_object_get(m, "units"), k, u) {
+			size_t n = strlen(k);
+			if (n < 4 || strcmp(k + n - 4, "_p50"))
+				continue;
+			char lo[300], hi[300];
+			snprintf(lo, sizeof(lo), "%s_ci_lo", k);
+			snprintf(hi, sizeof(hi), "%s_ci_hi", k);
+			double w = fb_boot_rel_halfwidth(json_number_value(json_object_get(e, k)),
+							 json_number_value(json_object_get(e, lo)),
+							 json_number_value(json_object_get(e, hi)));
+			if (isfinite(w) && !(w <= widest)) {
+				widest = w;
+				const char *sec = json_string_value(json_object_get(m, "section"));
+				snprintf(which, len, "%s%s%s %s", sec && *sec ? sec : "", sec && *sec ? " " : "", k,
+					 json_string_value(json_object_get(m, "path")));
+			}
+		}
+	}
+	return widest;
+}
+
+/* --target-ci: after repetition `done`, is the target met, or a cap hit?
+ * true to stop, with the note saying which. */
+static bool target_done(struct fb_session *s, const struct fb_params *point, struct fb_run **runs, size_t stride,
+			size_t npaths, unsigned done, uint64_t t0)
+{
+	const struct fb_opts *o = s->opts;
+	unsigned min = o->repetitions > FB_TARGET_MIN_REPS ? o->repetitions : FB_TARGET_MIN_REPS;
+	if (done < min)
+		return false;
+	struct fb_run **flat = packed(runs, stride, npaths, done);
+	json_t *entries = fb_results_entries(s, point, flat, npaths, done);
+	char which[320] = "", *key = fb_results_point_key(point), *note = NULL;
+	double w = widest_p50(entries, which, sizeof(which));
+	double elapsed = (double)(lf_now_ns() - t0) / 1e9, cap = o->max_time_s > 0 ? o->max_time_s : FB_TARGET_MAX_TIME_S;
+	const char *at = *key ? " at " : "";
+	if (!isfinite(w))
+		note = fb_xasprintf("--target-ci%s%s: no p50 with an interval to aim at; stopped after %u repetitions", at,
+				    key, done);
+	else if (w <= o->target_ci)
+		note = fb_xasprintf("--target-ci %.3g%%%s%s: met after %u repetitions (widest p50 interval ±%.2g%%: %s)",
+				    100 * o->target_ci, at, key, done, 100 * w, which);
+	else if (elapsed >= cap)
+		note = fb_xasprintf("--target-ci %.3g%%%s%s: not met, time cap %.3g s hit after %u repetitions (widest "
+				    "p50 interval ±%.2g%%: %s)", 100 * o->target_ci, at, key, cap, done, 100 * w, which);
+	else if (done >= FB_TARGET_MAX_REPS)
+		note = fb_xasprintf("--target-ci %.3g%%%s%s: not met after %u repetitions, the most it runs (widest p50 "
+				    "interval ±%.2g%%: %s)", 100 * o->target_ci, at, key, done, 100 * w, which);
+	if (note)
+		fb_session_note(s, note);
+	free(note);
+	free(key);
+	free(flat);
+	json_decref(entries);
+	return note != NULL;
+}
+
 int fb_session_run_point(struct fb_session *s, const struct fb_params *point, json_t **entries,
 			 char *err, size_t errlen)
 {
@@ -377,27 +480,25 @@ int fb_session_run_point(struct fb_session *s, const struct fb_params *point, js
 		paths[npaths++] = FB_PATH_LEGACY;
 	if (!npaths)
 		paths[npaths++] = FB_PATH_NONE;
-	unsigned reps = s->opts->repetitions ? s->opts->repetitions : 1;
-	struct fb_run **runs = fb_xcalloc(npaths * reps, sizeof(*runs));
+	bool adaptive = s->opts->target_ci > 0;
+	unsigned reps = s->opts->repetitions ? s->opts->repetitions : 1, done = 0;
+	size_t stride = adaptive ? FB_TARGET_MAX_REPS : reps;
+	struct fb_run **runs = fb_xcalloc(npaths * stride, sizeof(*runs));
+	uint64_t t0 = lf_now_ns();
 	int rc = 0;
 	check_polling(s, point);
-	/* Paths interleaved per repetition, so slow drift hits both alike. */
-	for (unsigned r = 0; r < reps && !rc; r++) {
-		for (size_t p = 0; p < npaths && !rc; p++) {
-			struct fb_run *run = fb_xcalloc(1, sizeof(*run));
-			run->session = s;
-			run->params = point;
-			run->path = paths[p];
-			run->rep = r;
-			runs[p * reps + r] = run;
-			rc = fb_run_execute(run);
-			if (rc)
-				snprintf(err, errlen, "%s (path %s, repetition %u): %s", s->scenario->name,
-					 fb_path_name(paths[p]), r, run->error);
-		}
+	while (!rc && done < stride) {
+		rc = run_repetition(s, point, paths, npaths, done, runs, stride, err, errlen);
+		done += !rc;
+		if (!rc && (adaptive ? target_done(s, point, runs, stride, npaths, done, t0) : done == reps))
+			break;
 	}
-	*entries = rc ? NULL : fb_results_entries(s, point, runs, npaths, reps);
-	for (size_t i = 0; i < npaths * reps; i++) {
+	if (done > s->repetitions_run)
+		s->repetitions_run = done;
+	struct fb_run **flat = packed(runs, stride, npaths, done);
+	*entries = rc ? NULL : fb_results_entries(s, point, flat, npaths, done);
+	free(flat);
+	for (size_t i = 0; i < npaths * stride; i++) {
 		if (runs[i]) {
 			fb_run_release(runs[i]);
 			free(runs[i]);
@@ -459,7 +560,7 @@ static json_t *run_object(struct fb_session *s)
 	json_t *seedv = o->seed <= INT64_MAX ? json_integer((json_int_t)o->seed) : json_string(seed);
 	return json_pack("{s:s, s:s, s:I, s:s, s:i, s:I, s:f, s:f, s:o, s:o, s:o, s:i, s:b}",
 			 "scenario", s->scenario->name, "cpus", s->cpus.text, "cpus_used", (json_int_t)s->cpus.n,
-			 "paths", paths, "repetitions", (int)o->repetitions, "iterations", (json_int_t)s->iterations,
+			 "paths", paths, "repetitions", (int)(s->repetitions_run ? s->repetitions_run : o->repetitions), "iterations", (json_int_t)s->iterations,
 			 "duration_s", (double)s->duration_ns / 1e9, "warmup_s", (double)s->warmup_ns / 1e9,
 			 "seed", seedv, "parameters", params, "grid", grid,
 			 "polling_threads", (int)s->polling_threads, "oversubscribed", s->polling_threads > s->cpus.n);
@@ -472,6 +573,12 @@ json_t *fb_session_context(struct fb_session *s)
 	json_object_update(c, r);
 	json_decref(r);
 	json_object_set_new(c, "perf", perf_object(s));
+	if (s->opts->target_ci > 0)
+		json_object_set_new(c, "target_ci", json_pack("{s:f, s:f, s:i, s:i}", "target", s->opts->target_ci,
+			"max_time_s", s->opts->max_time_s > 0 ? s->opts->max_time_s : FB_TARGET_MAX_TIME_S,
+			"min_repetitions", (int)(s->opts->repetitions > FB_TARGET_MIN_REPS ? s->opts->repetitions
+											  : FB_TARGET_MIN_REPS),
+			"max_repetitions", FB_TARGET_MAX_REPS));
 	json_object_set_new(c, "limits", limits_object(&s->limits));
 	json_object_set(c, "warnings", s->warnings);
 	json_object_set(c, "notes", s->notes);

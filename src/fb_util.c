@@ -62,17 +62,24 @@ int fb_parse_u64(const char *text, char stop, unsigned long long *out)
 	return 0;
 }
 
+/* A finite number without sign or leading space; *end after it.  0 or -EINVAL. */
+static int parse_unsigned_number(const char *text, char **end, double *v)
+{
+	if (!*text || isspace((unsigned char)*text) || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(text, end);
+	return errno || *end == text || !isfinite(*v) ? -EINVAL : 0;
+}
+
 int fb_parse_seconds(const char *text, double *seconds)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
 		{ "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1.0 }, { "", 1.0 },
 	};
 	char *end;
-	if (!*text || isspace((unsigned char)*text) || *text == '-' || *text == '+')
-		return -EINVAL;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (errno || end == text || !isfinite(v))
+	double v;
+	if (parse_unsigned_number(text, &end, &v))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (!strcmp(end, units[i].suffix)) {
@@ -84,4 +91,14 @@ int fb_parse_seconds(const char *text, double *seconds)
 		}
 	}
 	return -EINVAL;
+}
+
+int fb_parse_percent(const char *text, double *fraction)
+{
+	char *end;
+	double v;
+	if (parse_unsigned_number(text, &end, &v) || (strcmp(end, "%") && *end) || v > 1e6)
+		return -EINVAL;
+	*fraction = v / 100.0;
+	return 0;
 }

@@ -26,5 +26,8 @@ int fb_parse_u64(const char *text, char stop, unsigned long long *out);
 /* A duration: a number with an optional unit ns|us|ms|s (bare: seconds),
  * 0 <= d <= 1e6 s.  0 or -EINVAL. */
 int fb_parse_seconds(const char *text, double *seconds);
+/* A percentage: a number with an optional '%' ("5%", "5", "0.5"), as a
+ * fraction (0.05), 0 <= p <= 1e6 %.  0 or -EINVAL. */
+int fb_parse_percent(const char *text, double *fraction);
 
 #endif

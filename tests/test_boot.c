@@ -9,7 +9,8 @@
  * run, so nothing here is timed or flaky.  The check can fail: a 50 %
  * interval and a zero-width one are caught by the same bounds.
  * Then: the order-statistic shortcut draws what resampling every value does;
- * repetitions add their spread; the PRNG is reproducible.
+ * repetitions add their spread; the change between two runs (MOVER) holds
+ * both sides' spread; the PRNG is reproducible.
  */
 #include "tests/fb_test.h"
 
@@ -158,6 +159,26 @@ static void repetitions_add_their_spread(void **state)
 	assert_true(lo == 10 && hi == 10);
 }
 
+/* The change between two runs: MOVER on the log scale, the difference otherwise. */
+static void change_interval_adds_both_sides(void **state)
+{
+	double c, lo, hi;
+	int rel;
+	fb_boot_change(100, 90, 110, 200, 180, 220, &c, &lo, &hi, &rel);
+	assert_true(rel && fabs(c - 1.0) < 1e-12);
+	assert_true(fabs(lo - (2 * exp(-hypot(log(200.0 / 180), log(110.0 / 100))) - 1)) < 1e-12);
+	assert_true(fabs(hi - (2 * exp(hypot(log(220.0 / 200), log(100.0 / 90))) - 1)) < 1e-12);
+	assert_true(lo > 0.5 && lo < 0.8 && hi > 1.2 && hi < 1.6);   /* wider than either side alone */
+	fb_boot_change(100, 100, 100, 100, 100, 100, &c, &lo, &hi, &rel);
+	assert_true(c == 0 && lo == 0 && hi == 0);
+	fb_boot_change(0, 0, 0, 3, 2, 4, &c, &lo, &hi, &rel);   /* from 0: the difference */
+	assert_true(!rel && c == 3 && lo == 2 && hi == 4);
+	fb_boot_change(-1, -2, 0, 1, 0, 2, &c, &lo, &hi, &rel);  /* across 0: the difference over |b| */
+	assert_true(rel && c == 2 && fabs(lo - (2 - sqrt(2))) < 1e-12 && fabs(hi - (2 + sqrt(2))) < 1e-12);
+	fb_boot_change(100, NAN, NAN, 120, 110, 130, &c, &lo, &hi, &rel);
+	assert_true(fabs(c - 0.2) < 1e-12 && isnan(lo) && isnan(hi));
+}
+
 static void rng_is_reproducible(void **state)
 {
 	struct fb_rng a = { 5 }, b = { 5 };
@@ -181,4 +202,5 @@ FB_TEST_MAIN(cmocka_unit_test(median_interval_covers_at_the_stated_rate),
 	     cmocka_unit_test(shortcut_draws_what_resampling_draws),
 	     cmocka_unit_test(edge_cases),
 	     cmocka_unit_test(repetitions_add_their_spread),
+	     cmocka_unit_test(change_interval_adds_both_sides),
 	     cmocka_unit_test(rng_is_reproducible))

@@ -144,6 +144,14 @@ static const struct bad_case bad_cases[] = {
 	{ { "sweep", "selftest" }, "--grid", 2 },
 	{ { "frobnicate" }, "unknown command 'frobnicate'", 2 },
 	{ { "help", "nosuchscenario" }, "'nosuchscenario'", 2 },
+	{ { "compare", "a.json" }, "compare: give two result files, BASE.json NEW.json (got 1)", 2 },
+	{ { "compare", "a.json", "b.json", "--format", "csv" }, "--format csv: compare writes console, markdown or json", 2 },
+	{ { "compare", "a.json", "b.json", "--threshold", "lots" }, "--threshold lots: expected a percentage", 2 },
+	{ { "compare", "a.json", "b.json", "--iterations", "5" }, "option --iterations is not for 'compare'", 2 },
+	{ { "run", "selftest", "--format", "markdown" }, "--format markdown is for compare only", 2 },
+	{ { "run", "selftest", "--target-ci", "0" }, "--target-ci 0: expected a percentage above 0", 2 },
+	{ { "run", "selftest", "--target-ci", "5%%" }, "--target-ci 5%%", 2 },
+	{ { "run", "selftest", "--max-time", "10s" }, "--max-time caps --target-ci", 2 },
 	/* a run that fails (not bad input): exit 1, its one line, no output (-q: no notes) */
 	{ { "run", "selftest", "--set", "fail=true", "-q" }, "failed on purpose", 1 },
 };
@@ -160,8 +168,8 @@ static void bad_input_fails_cleanly(void **state)
 		args[n++] = "--out";
 		args[n++] = tmp_path("out.json");
 		args[n] = NULL;
-		/* help and unknown commands take no --out: drop it there */
-		if (!strcmp(args[0], "help") || !strcmp(args[0], "frobnicate"))
+		/* help, doctor and unknown commands take no --out: drop it there */
+		if (!strcmp(args[0], "help") || !strcmp(args[0], "frobnicate") || !strcmp(args[0], "doctor"))
 			args[n - 2] = NULL;
 		struct fb_exec_result r = run_args(args);
 		if (r.status != c->status || fb_count_lines(r.err) != 1 || !strstr(r.err, c->names) ||
@@ -1145,6 +1153,37 @@ static void duration_is_honoured_or_refused(void **state)
 	fb_exec_free(&r);
 }
 
+/* --target-ci: repetitions until every p50's interval is narrower than asked,
+ * or a cap; the note says which.  selftest's numbers and the bootstrap's
+ * seeds are fixed, so the count is too; nothing here depends on speed. */
+static void target_ci_repeats_until_met_or_capped(void **state)
+{
+	need_binary();
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "200", "--set", "shape=ramp", "--target-ci", "3%",
+				      "--format", "json");
+	assert_int_equal(r.status, 0);
+	json_t *doc = json_of(r.out), *b = bench_named(doc, "selftest/path:native/shape:ramp_mean");
+	long long reps = json_integer_value(json_object_get(b, "repetitions"));
+	char want[128];
+	snprintf(want, sizeof(want), "--target-ci 3%% at shape=ramp: met after %lld repetitions", reps);
+	if (reps < 3 || !strstr(r.err, want))
+		fail_msg("%lld repetitions; stderr:\n%s", reps, r.err);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "context"), "repetitions")), reps);
+	double v = json_number_value(json_object_get(b, "wait_p50"));
+	assert_true(json_number_value(json_object_get(b, "wait_p50_ci_hi")) - v <= 0.03 * v);
+	assert_true(v - json_number_value(json_object_get(b, "wait_p50_ci_lo")) <= 0.03 * v);
+	json_decref(doc);
+	fb_exec_free(&r);
+	/* A target it cannot reach: it stops at a cap and says so. */
+	r = RUN("run", "selftest", "--iterations", "20", "--set", "shape=ramp", "--target-ci", "0.1%", "--max-time", "200ms",
+		"--format", "json");
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, "--target-ci 0.1% at shape=ramp: not met, time cap 0.2 s hit after ") &&
+	    !strstr(r.err, "--target-ci 0.1% at shape=ramp: not met after 100 repetitions, the most it runs"))
+		fail_msg("no cap note:\n%s", r.err);
+	fb_exec_free(&r);
+}
+
 /* ---- the parsers and the registry, directly ---- */
 
 static void options_parse(void **state)
@@ -1176,6 +1215,21 @@ static void options_parse(void **state)
 	assert_int_equal(o.shard_index, 1);
 	assert_int_equal(o.shard_count, 2);
 	assert_true(o.resume);
+	fb_opts_free(&o);
+	char *a6[] = { "fencebench", "compare", "base.json", "new.json", "--threshold=2.5%", "--format", "markdown",
+		       "--all", "--lower-is-better", "a,b" };
+	assert_int_equal(fb_opts_parse(10, a6, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.cmd, FB_CMD_COMPARE);
+	assert_int_equal(o.ninputs, 2);
+	assert_string_equal(o.inputs[1], "new.json");
+	assert_true(fabs(o.threshold - 0.025) < 1e-12);
+	assert_int_equal(o.format, FB_FORMAT_MARKDOWN);
+	assert_true(o.all);
+	assert_string_equal(o.lower_better, "a,b");
+	fb_opts_free(&o);
+	char *a7[] = { "fencebench", "run", "selftest", "--target-ci", "5", "--max-time=30s" };
+	assert_int_equal(fb_opts_parse(6, a7, &o, err, sizeof(err)), 0);
+	assert_true(fabs(o.target_ci - 0.05) < 1e-12 && o.max_time_s == 30);
 	fb_opts_free(&o);
 	char *a3[] = { "fencebench", "sweep", "selftest", "--grid", "a=1", "--resume" };
 	assert_int_equal(fb_opts_parse(6, a3, &o, err, sizeof(err)), -EINVAL);
@@ -1255,6 +1309,7 @@ int main(void)
 		cmocka_unit_test(headline_latencies_are_durations),
 		cmocka_unit_test(perf_fd_must_be_a_fifo),
 		cmocka_unit_test(duration_is_honoured_or_refused),
+		cmocka_unit_test(target_ci_repeats_until_met_or_capped),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

@@ -132,10 +132,14 @@ static void check_opts(const struct fb_opts *o)
 	check_sets_unique(o);
 	if (o->cmd == FB_CMD_MERGE)
 		assert(o->ninputs >= 1 && !o->scenario && !o->nsets && !o->grid.n);
+	else if (o->cmd == FB_CMD_COMPARE)
+		assert(o->ninputs == 2 && !o->scenario && !o->nsets && !o->grid.n);
 	else if (o->cmd != FB_CMD_HELP)   /* merge IN... --help: help, the inputs unused */
 		assert(!o->ninputs);
 	assert(o->shard_count >= 1 && o->shard_index < o->shard_count);
 	assert(o->paths >= 1 && o->paths <= 3);
+	assert(o->target_ci >= 0 && o->target_ci < 10 && o->max_time_s >= 0 && o->threshold >= 0);
+	assert(o->format != FB_FORMAT_MARKDOWN || o->cmd == FB_CMD_COMPARE || o->cmd == FB_CMD_HELP);
 	if (o->cmd == FB_CMD_RUN || o->cmd == FB_CMD_SWEEP) {
 		assert(o->scenario && o->scenario[0] != '-');
 		assert(!(o->iterations && o->duration_s >= 0));

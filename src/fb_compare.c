@@ -1,0 +1,500 @@
+/* src/fb_compare.c — `fencebench compare BASE.json NEW.json`: did it change, beyond the noise?
+ *
+ * Two --format json outputs of the same scenario (run, sweep or merge).  Their
+ * benchmarks are matched by run_name (scenario/section/path/parameters, as
+ * Google Benchmark's compare.py matches them); each stands for itself by its
+ * "median" aggregate when it was repeated (robust to one odd repetition),
+ * else by its one iteration entry.  For every metric of both (perf counters
+ * with --all) and the time per iteration:
+ *
+ *   change    NEW / BASE - 1, with its 95 % interval from the two sides' own
+ *             intervals (fb_boot_change: MOVER on the log scale); a
+ *             repeated file without intervals (written before they existed)
+ *             has its median's drawn here from the repetitions' values
+ *   verdict   as criterion.rs decides it: the whole interval of the change
+ *             above +threshold (default 5 %) or below -threshold is a change,
+ *             anything reaching inside is "within noise".  A change is
+ *             "regressed" or "improved" for a metric whose better direction is
+ *             known (latencies and times in ns: lower; --lower-is-better and
+ *             --higher-is-better name others), else "higher" or "lower".  A
+ *             metric without an interval on both sides (a plain metric of one
+ *             repetition) gets "no interval" and no verdict.
+ *
+ * Output: console (plain text), markdown (a table per benchmark, for a pull
+ * request) or json.  Exit status 1 when any metric regressed beyond the
+ * threshold (a CI job gates on it), 0 otherwise, 2 when the inputs cannot be
+ * compared (one line naming why).  Single thread.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/fb_app.h"
+#include "src/fb_boot.h"
+#include "src/fb_file.h"
+#include "src/fb_output.h"
+#include "src/fb_util.h"
+
+enum verdict { V_NONE, V_NOISE, V_IMPROVED, V_REGRESSED, V_HIGHER, V_LOWER };
+static const char *const verdict_name[] = {
+	[V_NONE] = "no interval", [V_NOISE] = "within noise", [V_IMPROVED] = "improved",
+	[V_REGRESSED] = "regressed", [V_HIGHER] = "higher", [V_LOWER] = "lower",
+};
+
+enum better { B_NEUTRAL, B_LOWER, B_HIGHER };
+
+struct side {
+	const char *path;
+	json_t *doc, *context;
+	json_t *entry;      /* run_name -> the entry that stands for it */
+	json_t *iters;      /* run_name -> its iteration entries (the repetitions) */
+	json_t *order;      /* run_names, in file order */
+};
+
+struct row {
+	const char *bench, *metric, *unit;
+	json_t *be, *ne;    /* the two entries */
+	double b[3], n[3];  /* value, interval low, high */
+	double change, lo, hi;
+	int relative;
+	enum verdict v;
+};
+
+struct compare {
+	const struct fb_opts *o;
+	struct side s[2];
+	struct row *rows;
+	size_t nrows;
+	unsigned count[6];
+	unsigned recomputed;   /* intervals compare drew from the repetitions itself */
+};
+
+/* ---- reading the two files ---- */
+
+static int refuse(char *err, size_t errlen, const char *path, const char *what)
+{
+	char p[FB_FILE_SHOWN_MAX];
+	snprintf(err, errlen, "compare: %s: %s", fb_file_shown(path, p, sizeof(p)), what);
+	return -EINVAL;
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+static double num_of(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The median aggregate of a run_name wins over its iteration entry. */
+static void take_entry(struct side *s, json_t *b)
+{
+	const char *name = str_of(b, "run_name");
+	bool median = !strcmp(str_of(b, "run_type"), "aggregate") && !strcmp(str_of(b, "aggregate_name"), "median");
+	bool iteration = strcmp(str_of(b, "run_type"), "aggregate") != 0;
+	json_t *have = json_object_get(s->entry, name);
+	if (iteration) {
+		json_t *list = json_object_get(s->iters, name);
+		if (!list)
+			json_object_set_new(s->iters, name, list = json_array());
+		json_array_append(list, b);
+	}
+	if (!have && (median || iteration))
+		json_array_append_new(s->order, json_string(name));
+	if ((!have && (median || iteration)) || (median && have && strcmp(str_of(have, "run_type"), "aggregate")))
+		json_object_set(s->entry, name, b);
+}
+
+static int load_side(struct side *s, const char *path, char *err, size_t errlen)
+{
+	json_error_t je;
+	char msg[256];
+	s->path = path;
+	s->entry = json_object();
+	s->iters = json_object();
+	s->order = json_array();
+	s->doc = json_load_file(path, 0, &je);
+	if (!s->doc) {
+		snprintf(msg, sizeof(msg), "not JSON (%s, line %d)", je.text, je.line);
+		return refuse(err, errlen, path, msg);
+	}
+	s->context = json_object_get(s->doc, "context");
+	json_t *benches = json_object_get(s->doc, "benchmarks"), *b;
+	if (!json_is_object(s->context) || !json_is_array(benches))
+		return refuse(err, errlen, path, "not a fencebench --format json output (no context and benchmarks)");
+	size_t i;
+	json_array_foreach(benches, i, b) {
+		if (!json_is_string(json_object_get(b, "run_name")) || !json_is_object(json_object_get(b, "fencebench")))
+			return refuse(err, errlen, path, "a benchmark without run_name or fencebench block: not "
+					 "written by fencebench");
+		take_entry(s, b);
+	}
+	if (!json_array_size(s->order))
+		return refuse(err, errlen, path, "no benchmarks");
+	return 0;
+}
+
+/* ---- one metric ---- */
+
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
+static enum better better_of(const struct fb_opts *o, const char *metric, const char *unit)
+{
+	if (listed(o->lower_better, metric))
+		return B_LOWER;
+	if (listed(o->higher_better, metric))
+		return B_HIGHER;
+	return !strcmp(unit, "ns") ? B_LOWER : B_NEUTRAL;
+}
+
+static double bound(json_t *e, const char *metric, const char *which)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "%s_ci_%s", metric, which);
+	return num_of(e, key);
+}
+
+static enum verdict judge(const struct row *r, double threshold, enum better better)
+{
+	if (!isfinite(r->lo) || !isfinite(r->hi))
+		return V_NONE;
+	double t = r->relative ? threshold : 0.0;
+	bool up = r->lo > t, down = r->hi < -t;
+	if (!up && !down)
+		return V_NOISE;
+	if (better == B_NEUTRAL)
+		return up ? V_HIGHER : V_LOWER;
+	return up == (better == B_LOWER) ? V_REGRESSED : V_IMPROVED;
+}
+
+/* A median aggregate without an interval (a file written before they existed):
+ * the repetitions' own values, bootstrapped here as the harness does. */
+static void interval_of(struct compare *c, const struct side *s, const char *bench, json_t *e, const char *metric,
+			double *v)
+{
+	v[0] = num_of(e, metric);
+	v[1] = bound(e, metric, "lo");
+	v[2] = bound(e, metric, "hi");
+	json_t *list = json_object_get(s->iters, bench), *it;
+	if (isfinite(v[1]) || strcmp(str_of(e, "aggregate_name"), "median") || json_array_size(list) < 2)
+		return;
+	size_t reps = json_array_size(list), i;
+	double *val = fb_xcalloc(reps, sizeof(*val)), rep[FB_BOOT_RESAMPLES];
+	const float **none = fb_xcalloc(reps, sizeof(*none));
+	json_array_foreach(list, i, it)
+		val[i] = num_of(it, metric);
+	struct fb_rng rng = { fb_boot_seed(0, bench, metric, s->path, 0) };
+	fb_boot_reps(none, 0, val, reps, FB_BOOT_MEDIAN, &rng, rep, FB_BOOT_RESAMPLES);
+	fb_boot_interval(rep, FB_BOOT_RESAMPLES, FB_BOOT_LEVEL, &v[1], &v[2]);
+	c->recomputed += isfinite(v[1]);
+	free(val);
+	free(none);
+}
+
+static void add_row(struct compare *c, const char *bench, const char *metric, const char *unit, json_t *be,
+		    json_t *ne)
+{
+	struct row r = { .bench = bench, .metric = metric, .unit = unit, .be = be, .ne = ne };
+	interval_of(c, &c->s[0], bench, be, metric, r.b);
+	interval_of(c, &c->s[1], bench, ne, metric, r.n);
+	if (!isfinite(r.b[0]) || !isfinite(r.n[0]))
+		return;
+	fb_boot_change(r.b[0], r.b[1], r.b[2], r.n[0], r.n[1], r.n[2], &r.change, &r.lo, &r.hi, &r.relative);
+	r.v = judge(&r, c->o->threshold, better_of(c->o, metric, unit));
+	c->count[r.v]++;
+	c->rows = fb_xrealloc(c->rows, (c->nrows + 1) * sizeof(*c->rows));
+	c->rows[c->nrows++] = r;
+}
+
+/* Every metric of the pair: the time per iteration (in the main section:
+ * the others repeat it), then the scenario's in their order. */
+static void compare_bench(struct compare *c, const char *bench, json_t *be, json_t *ne)
+{
+	if (!*str_of(json_object_get(be, "fencebench"), "section"))
+		add_row(c, bench, "real_time", "ns", be, ne);
+	const char *k;
+	json_t *u;
+	json_object_foreach(json_object_get(json_object_get(be, "fencebench"), "units"), k, u) {
+		if (!c->o->all && !strncmp(k, "perf.", 5))
+			continue;
+		add_row(c, bench, k, json_string_value(u) ? json_string_value(u) : "", be, ne);
+	}
+}
+
+/* ---- output ---- */
+
+static void fmt_change(const struct row *r, double v, char *buf, size_t len, bool sign_only)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "?");
+	else if (r->relative)
+		snprintf(buf, len, fabs(v) < 0.1 ? "%+.1f%%" : "%+.0f%%", 100.0 * v);
+	else
+		snprintf(buf, len, "%+.4g%s%s", v, sign_only || !*r->unit ? "" : " ", sign_only ? "" : r->unit);
+}
+
+/* "+5.2% [-0.1%, +10.8%]" */
+static void change_cell(const struct row *r, char *buf, size_t len)
+{
+	char a[48], lo[48], hi[48];
+	fmt_change(r, r->change, a, sizeof(a), false);
+	if (!isfinite(r->lo)) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	fmt_change(r, r->lo, lo, sizeof(lo), true);
+	fmt_change(r, r->hi, hi, sizeof(hi), true);
+	snprintf(buf, len, "%s [%s, %s]", a, lo, hi);
+}
+
+static void value_cell(const double *v, const char *unit, char *buf, size_t len)
+{
+	fb_output_value(v[0], unit, buf, len);
+	double w = fb_boot_rel_halfwidth(v[0], v[1], v[2]);
+	size_t used = strlen(buf);
+	if (isfinite(w) && w > 0)
+		snprintf(buf + used, len - used, w < 0.1 ? " ±%.1f%%" : " ±%.0f%%", 100.0 * w);
+}
+
+static void side_line(FILE *f, const char *label, const struct side *s, bool md)
+{
+	json_t *c = s->context;
+	char p[FB_FILE_SHOWN_MAX];
+	fprintf(f, "%s%s %s%s%s: git %s, %.19s, %s, scenario %s, %lld repetition(s)\n", md ? "- " : "", label,
+		md ? "`" : "", fb_file_shown(s->path, p, sizeof(p)), md ? "`" : "", str_of(c, "git_rev"),
+		str_of(c, "date"), str_of(c, "host_name"), str_of(c, "scenario"),
+		json_integer_value(json_object_get(c, "repetitions")));
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(c, "warnings"), i, w)
+		fprintf(f, "%s  %s warned: %s\n", md ? "  -" : "", label, json_string_value(w));
+}
+
+static void head(FILE *f, const struct compare *c, bool md)
+{
+	if (md)
+		fprintf(f, "### fencebench compare\n\n");
+	else
+		fprintf(f, "fencebench compare\n");
+	side_line(f, "BASE", &c->s[0], md);
+	side_line(f, "NEW", &c->s[1], md);
+	fprintf(f, "%schange = NEW / BASE - 1 with its 95 %% interval; within noise: the interval reaches inside "
+		"±%.3g %% (--threshold); regressed/improved where lower is better (latencies, times) or "
+		"--lower/--higher-is-better says; other metrics read higher/lower\n", md ? "\n" : "",
+		100.0 * c->o->threshold);
+}
+
+/* The rows of one benchmark as a table: console columns padded, markdown piped. */
+static void table(FILE *f, const struct compare *c, size_t first, size_t end, bool md)
+{
+	enum { COLS = 5 };
+	size_t n = end - first + 1;
+	char (*cell)[COLS][128] = fb_xcalloc(n, sizeof(*cell));
+	int w[COLS] = { 0 };
+	static const char *const header[COLS] = { "metric", "BASE", "NEW", "change", "verdict" };
+	for (int k = 0; k < COLS; k++)
+		snprintf(cell[0][k], 128, "%s", header[k]);
+	for (size_t i = first; i < end; i++) {
+		const struct row *r = &c->rows[i];
+		char (*row)[128] = cell[i - first + 1];
+		snprintf(row[0], 128, "%s", r->metric);
+		value_cell(r->b, r->unit, row[1], 128);
+		value_cell(r->n, r->unit, row[2], 128);
+		change_cell(r, row[3], 128);
+		snprintf(row[4], 128, "%s", verdict_name[r->v]);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < COLS; k++)
+			if (fb_output_width(cell[i][k]) > w[k])
+				w[k] = fb_output_width(cell[i][k]);
+	fprintf(f, md ? "\n#### %s\n\n" : "\n== %s ==\n", c->rows[first].bench);
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < COLS; k++) {
+			if (md)
+				fprintf(f, "| %s ", cell[i][k]);
+			else
+				fprintf(f, k ? "  %s%*s" : "%s%*s", cell[i][k], w[k] - fb_output_width(cell[i][k]), "");
+		}
+		fputs(md ? "|\n" : "\n", f);
+		if (i == 0 && md)
+			fputs("|---|--:|--:|--:|---|\n", f);
+	}
+	free(cell);
+}
+
+static void only_in(FILE *f, const struct side *a, const struct side *b, const char *label, bool md)
+{
+	size_t i, shown = 0;
+	json_t *name;
+	json_array_foreach(a->order, i, name) {
+		if (json_object_get(b->entry, json_string_value(name)))
+			continue;
+		if (shown++)
+			fprintf(f, ", %s", json_string_value(name));
+		else
+			fprintf(f, "%sonly in %s: %s", md ? "\n" : "", label, json_string_value(name));
+	}
+	if (shown)
+		fputc('\n', f);
+}
+
+static void summary(FILE *f, const struct compare *c, bool md)
+{
+	fprintf(f, "\n%s%u regressed, %u improved, %u higher, %u lower, %u within noise, %u without an interval%s\n",
+		md ? "**" : "", c->count[V_REGRESSED], c->count[V_IMPROVED], c->count[V_HIGHER], c->count[V_LOWER],
+		c->count[V_NOISE], c->count[V_NONE], md ? "**" : "");
+	if (c->recomputed)
+		fprintf(f, "%s(%u intervals drawn here from the repetitions' values: the files carry none, written "
+			"before fencebench wrote intervals; they hold the spread between repetitions only)\n",
+			md ? "\n" : "", c->recomputed);
+	if (c->count[V_NONE])
+		fprintf(f, "%s(without an interval: a plain metric of one repetition; --repetitions 3 gives every metric "
+			"one)\n", md ? "\n" : "");
+	only_in(f, &c->s[0], &c->s[1], "BASE", md);
+	only_in(f, &c->s[1], &c->s[0], "NEW", md);
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct row *r = &c->rows[i];
+		char ch[160];
+		if (r->v != V_REGRESSED)
+			continue;
+		change_cell(r, ch, sizeof(ch));
+		fprintf(f, "%sregressed: %s %s %s\n", md ? "\n" : "", r->bench, r->metric, ch);
+	}
+}
+
+static char *render_text(const struct compare *c, bool md)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	head(f, c, md);
+	for (size_t i = 0; i < c->nrows;) {
+		size_t end = i + 1;
+		while (end < c->nrows && c->rows[end].bench == c->rows[i].bench)
+			end++;
+		table(f, c, i, end, md);
+		i = end;
+	}
+	summary(f, c, md);
+	fclose(f);
+	return buf;
+}
+
+static json_t *interval_json(double lo, double hi)
+{
+	return isfinite(lo) && isfinite(hi) ? json_pack("[f, f]", lo, hi) : json_null();
+}
+
+static char *render_json(const struct compare *c)
+{
+	json_t *rows = json_array();
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct row *r = &c->rows[i];
+		json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:o, s:f, s:o, s:s}", "benchmark", r->bench, "metric",
+				      r->metric, "unit", r->unit, "base", r->b[0], "base_ci", interval_json(r->b[1], r->b[2]),
+				      "new", r->n[0], "new_ci", interval_json(r->n[1], r->n[2]), "verdict",
+				      verdict_name[r->v]);
+		json_object_set_new(o, r->relative ? "change" : "difference", json_real(r->change));
+		json_object_set_new(o, r->relative ? "change_ci" : "difference_ci", interval_json(r->lo, r->hi));
+		json_array_append_new(rows, o);
+	}
+	json_t *doc = json_pack("{s:s, s:s, s:f, s:i, s:o}", "base", c->s[0].path, "new", c->s[1].path,
+				"threshold", c->o->threshold, "regressed", (int)c->count[V_REGRESSED], "rows", rows);
+	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *out = fb_xasprintf("%s\n", s);
+	free(s);
+	json_decref(doc);
+	return out;
+}
+
+/* ---- the command ---- */
+
+static int check_same(const struct compare *c, char *err, size_t errlen)
+{
+	const char *a = str_of(c->s[0].context, "scenario"), *b = str_of(c->s[1].context, "scenario");
+	if (strcmp(a, b)) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "scenario '%s', but BASE is '%s': compare two outputs of the same scenario",
+			 b, a);
+		return refuse(err, errlen, c->s[1].path, msg);
+	}
+	size_t i;
+	json_t *name;
+	json_array_foreach(c->s[0].order, i, name)
+		if (json_object_get(c->s[1].entry, json_string_value(name)))
+			return 0;
+	return refuse(err, errlen, c->s[1].path, "no benchmark in common with BASE (other points or --set?)");
+}
+
+static int run_compare(struct compare *c, char *err, size_t errlen)
+{
+	int rc = load_side(&c->s[0], c->o->inputs[0], err, errlen);
+	if (!rc)
+		rc = load_side(&c->s[1], c->o->inputs[1], err, errlen);
+	if (!rc)
+		rc = check_same(c, err, errlen);
+	if (rc)
+		return rc;
+	size_t i;
+	json_t *name;
+	json_array_foreach(c->s[0].order, i, name) {
+		json_t *be = json_object_get(c->s[0].entry, json_string_value(name));
+		json_t *ne = json_object_get(c->s[1].entry, json_string_value(name));
+		if (ne)
+			compare_bench(c, json_string_value(name), be, ne);
+	}
+	return 0;
+}
+
+int fb_compare_main(const struct fb_opts *o)
+{
+	struct compare c = { .o = o };
+	char err[1024];
+	int status = FB_EXIT_OK;
+	if (run_compare(&c, err, sizeof(err))) {
+		fprintf(stderr, "fencebench: %s\n", err);
+		status = FB_EXIT_USAGE;
+	} else {
+		char *text = o->format == FB_FORMAT_JSON ? render_json(&c) : render_text(&c, o->format == FB_FORMAT_MARKDOWN);
+		struct fb_out out;
+		int rc = 0;
+		if (o->out && !(rc = fb_out_open(&out, o->out, err, sizeof(err)))) {
+			rc = fb_out_write(&out, text, strlen(text), err, sizeof(err));
+			fb_out_free(&out);
+		} else if (!o->out) {
+			fputs(text, stdout);
+		}
+		free(text);
+		if (rc) {
+			fprintf(stderr, "fencebench: %s\n", err);
+			status = FB_EXIT_USAGE;
+		} else if (c.count[V_REGRESSED]) {
+			status = FB_EXIT_RUN;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		json_decref(c.s[k].doc);
+		json_decref(c.s[k].entry);
+		json_decref(c.s[k].iters);
+		json_decref(c.s[k].order);
+	}
+	free(c.rows);
+	return status;
+}
