@@ -19,19 +19,22 @@
  * Idle polling.  A real engine polls its doorbells (and re-evaluates its
  * waits) in silicon, at no cost to the host CPUs; the model's engine polls on
  * a host CPU that the application and OS threads being measured share.  So
- * an engine polls under SCHED_IDLE: once an idle stretch is longer than a few
- * passes (HW_IDLE_CLOCK_PASSES) it drops to SCHED_IDLE and polls only on CPU
- * time no other thread wants; the first command it fetches puts it back at
- * the priority it started with (GPU work runs at normal priority), and so
- * does parking in F1 (a wake-up from F1, a doorbell rung or a signal that
- * matters, runs it at once).  Submission stays a memory write: the
- * application makes no syscall and the OS does no work for it; the two
- * policy changes are the engine thread's own, once per idle stretch.  A
- * busy CPU side delays what an idle engine notices only while it keeps the
- * engine's CPU busy (a CPU that waits, sleeps or spins on another CPU leaves
- * it to the engine).  caps.idle_poll_normal restores normal-priority
- * polling; stats count the stretches lowered and any failure to change the
- * policy (polling then goes on at the priority it has).
+ * an idle engine polls at the lowest time-shared weight: once an idle
+ * stretch is longer than a few passes (HW_IDLE_CLOCK_PASSES) its thread
+ * drops to nice 19 (CFS weight 15 against 1024 for a nice-0 thread: it gets
+ * about 1.5 % of a CPU that a CPU-side thread wants, and all of an idle
+ * one); the first command it fetches puts it back at its own nice value (GPU
+ * work runs at normal weight), and so does parking in F1 (a wake-up from
+ * F1, a doorbell rung or a signal that matters, runs it at once).
+ * SCHED_IDLE was tried first: it starves a polling engine behind any busy
+ * process (with three busy loops beside the suite, user-mode rings went
+ * unseen for seconds), where nice 19 still runs within a scheduling period.
+ * Submission stays a memory write: the application makes no syscall and the
+ * OS does no work for it; the two nice changes are the engine thread's own,
+ * once per idle stretch.  Lowered only where the thread may return (Linux
+ * needs CAP_SYS_NICE or an RLIMIT_NICE that covers its nice value), else it
+ * polls at its own weight and counts lower_failed.  caps.idle_poll_normal
+ * keeps it at its own weight.
  *
  * Queue creation, submission and kicks are in queue.c, the interrupt lines
  * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
@@ -189,16 +192,17 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 	return seq;
 }
 
-/* Idle polling (see the top of this file): the engine thread's scheduling
- * policy, SCHED_IDLE while it polls with nothing to run, its own otherwise.
- * The engine thread only. */
+/* Idle polling (see the top of this file): the engine thread's nice value,
+ * HW_IDLE_NICE while it polls with nothing to run, its own otherwise.  The
+ * engine thread only. */
+#define HW_IDLE_NICE 19
+
 static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
 {
 	if (e->idle_prio == idle)
 		return;
-	struct sched_param sp = { .sched_priority = 0 };
-	/* 0: the calling thread (Linux applies a policy per thread) */
-	if (sched_setscheduler(0, idle ? SCHED_IDLE : e->base_policy, &sp)) {
+	/* PRIO_PROCESS with a thread id: Linux keeps a nice value per thread */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), idle ? HW_IDLE_NICE : e->base_nice)) {
 		lf_count(&e->lower_failed, 1);
 		return;
 	}
@@ -207,12 +211,11 @@ static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
 		lf_count(&e->lowered, 1);
 }
 
-/* May this thread leave SCHED_IDLE again once it set it?  Linux lets a
- * thread return from SCHED_IDLE to a time-shared policy only with
- * CAP_SYS_NICE or an RLIMIT_NICE that covers its nice value; without either
- * the engine would be stuck polling and running at idle priority, so it
- * polls at its own priority instead (and counts lower_failed once). */
-static bool hw_engine_can_return(void)
+/* May this thread raise its nice value and lower it back to `nice`?  Linux
+ * lets a thread lower its nice value only with CAP_SYS_NICE or an
+ * RLIMIT_NICE that covers it; without either the engine would be stuck at
+ * nice 19, so it polls at its own weight instead (lower_failed counts it). */
+static bool hw_engine_can_return(int nice)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	unsigned long long cap = 0;
@@ -226,9 +229,7 @@ static bool hw_engine_can_return(void)
 	if (nice_cap)
 		return true;
 	struct rlimit rl;
-	errno = 0;
-	int nice = getpriority(PRIO_PROCESS, (id_t)gettid());
-	return !errno && !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
+	return !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
 }
 
 /* A command fetched: run it at the engine's own priority. */
@@ -710,11 +711,14 @@ static void *hw_engine_main(void *arg)
 
 	snprintf(name, sizeof(name), "fb-engine%u", e->index);
 	pthread_setname_np(pthread_self(), name);
-	/* what idle polling returns to; a real-time or idle engine thread (the
-	 * user's choice) keeps its policy: only time-shared ones are lowered */
-	e->base_policy = sched_getscheduler(0);
-	e->may_lower = (e->base_policy == SCHED_OTHER || e->base_policy == SCHED_BATCH) && !a->caps.idle_poll_normal;
-	if (e->may_lower && !hw_engine_can_return()) {
+	/* what idle polling returns to; a real-time engine thread (the user's
+	 * choice) keeps its weight: only time-shared ones are lowered */
+	errno = 0;
+	e->base_nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+	int policy = sched_getscheduler(0);
+	e->may_lower = !errno && (policy == SCHED_OTHER || policy == SCHED_BATCH) && e->base_nice < HW_IDLE_NICE &&
+		       !a->caps.idle_poll_normal;
+	if (e->may_lower && !hw_engine_can_return(e->base_nice)) {
 		e->may_lower = false;
 		lf_count(&e->lower_failed, 1);
 	}

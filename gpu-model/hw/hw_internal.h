@@ -106,9 +106,9 @@ struct hw_engine {
 	struct hw_adapter *a;
 	/* counters: written by the engine only */
 	LF_ALIGNED lf_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns, lowered, lower_failed;
-	bool idle_prio;                           /* engine-private: polling under SCHED_IDLE now */
-	int base_policy;                          /* engine-private: its own policy (idle polling returns to it) */
-	bool may_lower;                           /* engine-private: time-shared, so idle polling may drop to SCHED_IDLE */
+	bool idle_prio;                           /* engine-private: polling at nice 19 now */
+	int base_nice;                            /* engine-private: its own nice value (idle polling returns to it) */
+	bool may_lower;                           /* engine-private: time-shared and able to return, so idle polling may lower it */
 	/* user-mode submission and F-states (doorbell.c) */
 	LF_ALIGNED _Atomic uint32_t um_connected;   /* connected doorbells of this engine's queues (KMD) */
 	_Atomic uint32_t um_queues;                 /* user-mode queues on the run list */
