@@ -31,7 +31,9 @@
  * unseen for seconds), where nice 19 still runs within a scheduling period.
  * Submission stays a memory write: the application makes no syscall and the
  * OS does no work for it; the two nice changes are the engine thread's own,
- * once per idle stretch.  Lowered only where the thread may return (Linux
+ * once per idle stretch.  A lowered engine yields between idle passes, so
+ * pollers of equal weight take turns in microseconds, not scheduler slices.
+ * Lowered only where the thread may return (Linux
  * needs CAP_SYS_NICE or an RLIMIT_NICE that covers its nice value), else it
  * polls at its own weight and counts lower_failed.  caps.idle_poll_normal
  * keeps it at its own weight.
@@ -230,6 +232,19 @@ static bool hw_engine_can_return(int nice)
 		return true;
 	struct rlimit rl;
 	return !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
+}
+
+/* Between idle passes (every HW_IDLE_CLOCK_PASSES): a lowered engine
+ * yields, so engines polling at the same weight take turns in microseconds,
+ * not in scheduler slices (three pollers on one CPU would otherwise hold a
+ * ring unseen for a slice each); with nothing else runnable the yield
+ * returns at once. */
+static inline void hw_engine_idle_pause(struct hw_engine *e)
+{
+	if (e->idle_prio)
+		sched_yield();
+	else
+		lf_cpu_relax();
 }
 
 /* A command fetched: run it at the engine's own priority. */
@@ -661,7 +676,7 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 			hw_engine_set_idle_prio(e, true);   /* an idle stretch: poll off the CPU side's time */
 	}
 	if (c->now - c->idle_since < a->caps.idle_spin_ns) {
-		lf_cpu_relax();
+		hw_engine_idle_pause(e);
 		return true;
 	}
 	/* Doorbells connected: rings are memory writes, keep polling; idle
@@ -672,7 +687,7 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 			e->f1_asked_ns = c->now;
 			hw_engine_raise_f1(a, e);
 		}
-		lf_cpu_relax();
+		hw_engine_idle_pause(e);
 		return true;
 	}
 	return false;
