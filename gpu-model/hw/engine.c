@@ -23,8 +23,9 @@
  * stretch is longer than a few passes (HW_IDLE_CLOCK_PASSES) its thread
  * drops to nice 19 (CFS weight 15 against 1024 for a nice-0 thread: it gets
  * about 1.5 % of a CPU that a CPU-side thread wants, and all of an idle
- * one); the first command it fetches puts it back at its own nice value (GPU
- * work runs at normal weight), and so does parking in F1 (a wake-up from
+ * one); the first WORK it runs puts it back at its own nice value (GPU work
+ * runs at normal weight; instant commands such as STAMP or SIGNAL run at
+ * once, with no syscall between a ring and them), and so does parking in F1 (a wake-up from
  * F1, a doorbell rung or a signal that matters, runs it at once).
  * SCHED_IDLE was tried first: it starves a polling engine behind any busy
  * process (with three busy loops beside the suite, user-mode rings went
@@ -247,7 +248,7 @@ static inline void hw_engine_idle_pause(struct hw_engine *e)
 		lf_cpu_relax();
 }
 
-/* A command fetched: run it at the engine's own priority. */
+/* GPU work to run: at the engine's own weight. */
 static inline void hw_engine_working(struct hw_engine *e)
 {
 	if (e->idle_prio)
@@ -486,13 +487,16 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		(q->split_open && !a->caps.preemption_aware)) &&
 	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
 		done++;
-		hw_engine_working(e);   /* idle polling: back at its own priority to run it */
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
 		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
 			hw_ctx_load(a, e, q);            /* preempt.c: lazily, for a command that needs it */
 		switch (c.op) {
 		case HW_CMD_WORK:
+			/* idle polling: GPU work runs at the engine's own weight.
+			 * Not before the instant commands (a STAMP, a SIGNAL): the
+			 * syscall would sit between a ring and what it started. */
+			hw_engine_working(e);
 			if (!hw_work_run(a, e, q, &c))
 				goto out;          /* preempted inside (the rest kept) or reset */
 			break;
