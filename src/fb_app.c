@@ -106,6 +106,7 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 		fprintf(stderr, "fencebench: %s\n", err);
 		return FB_EXIT_RUN;
 	}
+	fb_session_finish(s);
 	json_t *points = json_pack("[{s:i, s:s, s:o}]", "index", 0, "key", "", "entries", entries);
 	json_t *ctx = fb_session_context(s);
 	json_object_set(ctx, "command_line", cmdline);
@@ -179,6 +180,9 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 		break;
 	case FB_CMD_COMPARE:
 		status = fb_compare_main(&o);
+		break;
+	case FB_CMD_DOCTOR:
+		status = fb_doctor_main(&o);
 		break;
 	default:
 		if (fb_signal_start())   /* before any other thread: they inherit the blocked signals */

@@ -1,5 +1,5 @@
 /* src/fb_app.h — the fencebench program's commands inside the harness: `run`, `sweep`, `merge`,
- * `compare`.
+ * `compare`, `doctor`.
  *
  * The entry point, fb_main (all of main(), handed the scenario table), is
  * declared with the plug-in contract in src/fb_scenario.h.  The exit statuses
@@ -29,6 +29,10 @@ int fb_merge_main(const struct fb_opts *o);
 /* `compare BASE NEW`: each metric's change with its interval and a verdict
  * (src/fb_compare.c).  Returns the exit status: 1 when a metric regressed. */
 int fb_compare_main(const struct fb_opts *o);
+
+/* `doctor`: the machine's state for benchmarking and what to change; reads
+ * only (src/fb_doctor.c).  Returns the exit status. */
+int fb_doctor_main(const struct fb_opts *o);
 
 /* Write text to the session's --out (src/fb_file.h), or to stdout when there
  * is none.  0, or -errno with err. */

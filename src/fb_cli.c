@@ -75,6 +75,8 @@ static const char usage_text[] =
 	"  compare BASE.json NEW.json        each metric's change with its 95 %% interval and a verdict:\n"
 	"                                    improved, regressed or within noise (two outputs of the\n"
 	"                                    same scenario; Google Benchmark's compare.py reads them too)\n"
+	"  doctor                            the machine's state for benchmarking and what to change\n"
+	"                                    (as pyperf system show; reads only, changes nothing)\n"
 	"  --version, --help\n"
 	"\n"
 	"options of run and sweep:\n"
@@ -114,6 +116,12 @@ static const char usage_text[] =
 	"  --lower-is-better LIST, --higher-is-better LIST\n"
 	"                        metrics (comma-separated names) that are regressions when they\n"
 	"                        rise / fall; latencies and times (ns) are lower-is-better already\n"
+	"options of doctor:\n"
+	"  --cpus LIST           the CPUs a run would use (default: all allowed)\n"
+	"\n"
+	"Every run checks the machine before and after (governor, turbo, SMT siblings, load,\n"
+	"other processes' CPU time, steal, the limits again, the spread of repetitions) and\n"
+	"warns (***WARNING***, and in the JSON context) when it was not quiet.\n"
 	"\n"
 	"A sweep with --out F journals each finished point in F.journal and writes F once at\n"
 	"the end, also when a point fails or SIGINT/SIGTERM stops it (--resume goes on).\n"
@@ -392,12 +400,12 @@ static int parse_command(int argc, char *const *argv, struct fb_opts *o, char *e
 		o->format = FB_FORMAT_JSON;   /* what its inputs are */
 		return parse_args(argc, argv, 2, o, err, errlen);
 	}
-	if (!strcmp(cmd, "compare")) {
-		o->cmd = FB_CMD_COMPARE;
+	if (!strcmp(cmd, "compare") || !strcmp(cmd, "doctor")) {
+		o->cmd = cmd[0] == 'c' ? FB_CMD_COMPARE : FB_CMD_DOCTOR;
 		return parse_args(argc, argv, 2, o, err, errlen);
 	}
 	if (strcmp(cmd, "run") && strcmp(cmd, "sweep"))
-		return fail(err, errlen, "unknown command '%s' (expected list, help, run, sweep, merge or compare)",
+		return fail(err, errlen, "unknown command '%s' (expected list, help, run, sweep, merge, compare or doctor)",
 			    fb_shown(cmd, b, sizeof(b)));
 	o->cmd = cmd[0] == 'r' ? FB_CMD_RUN : FB_CMD_SWEEP;
 	if (argc < 3 || argv[2][0] == '-')

@@ -6,6 +6,7 @@
  *   fencebench sweep SCENARIO --grid key=v1,v2,... [--grid ...] [options]
  *   fencebench merge FILE... [--out FILE] [--format F] [--quiet]
  *   fencebench compare BASE.json NEW.json [--threshold PCT] [--format F] [--out FILE] [--all]
+ *   fencebench doctor [--cpus LIST]
  *   fencebench --version | --help
  *
  * Options take their value as "--opt VALUE" or "--opt=VALUE".  fb_opts_parse

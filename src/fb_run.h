@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "src/fb_limits.h"
+#include "src/fb_noise.h"
 #include "src/fb_scenario.h"
 #include "src/fb_cli.h"
 #include "src/fb_cpus.h"
@@ -58,6 +59,9 @@ struct fb_session {
 	struct fb_out trace_out;        /* --trace, checked; trace != NULL when given */
 	struct fb_trace *trace;         /* the run's timeline (src/fb_trace.h) */
 	struct fb_limits limits;
+	struct fb_limits limits_after;  /* measured again by fb_session_finish */
+	struct fb_noise_snap noise0;    /* the counters before the limits (src/fb_noise.h) */
+	json_t *noise;                  /* context "noise": the machine, then the window and limits after */
 	struct fb_perf_spec *spec;      /* NULL: no perf counters */
 	struct fb_perf_ctl *ctl;        /* NULL: no --perf-ctl-fd */
 	struct fb_rapl *rapl;           /* NULL: no package energy */
@@ -102,9 +106,15 @@ struct fb_run {
  * input: exit 2). */
 int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table, const struct fb_opts *o,
 		    char *err, size_t errlen);
-/* After any further validation: print the perf note, open RAPL, measure the
- * machine limits (tens of ms).  0, or -errno with the message (exit 1). */
+/* After any further validation: print the perf note, open RAPL, check the
+ * machine (governor, turbo, SMT, load: warnings), snapshot the CPU counters,
+ * measure the machine limits (tens of ms).  0, or -errno with the message
+ * (exit 1). */
 int fb_session_start(struct fb_session *s, char *err, size_t errlen);
+/* After the last point: measure the limits again, read what else ran, and
+ * warn when the machine was not quiet (src/fb_noise.h); context "noise".  The
+ * CLI thread.  Never fails: what cannot be measured is left out. */
+void fb_session_finish(struct fb_session *s);
 void fb_session_close(struct fb_session *s);
 /* Add a note once (deduplicated), and print it on stderr unless --quiet. */
 void fb_session_note(struct fb_session *s, const char *note);

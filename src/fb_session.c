@@ -304,12 +304,24 @@ int fb_session_open(struct fb_session *s, const struct fb_scenario *const *table
 	return 0;
 }
 
+static json_t *limits_object(const struct fb_limits *l);
+
+static void warn_cb(void *arg, const char *warning)
+{
+	fb_session_warn(arg, warning);
+}
+
 int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 {
 	int rc;
+	struct fb_noise_machine m;
 	if (s->spec && fb_perf_spec_note(s->spec))
 		fb_session_note(s, fb_perf_spec_note(s->spec));
 	open_rapl(s);
+	fb_noise_machine("", s->cpus.ids, s->cpus.n, &m);
+	fb_noise_check_machine(&m, warn_cb, s);
+	s->noise = fb_noise_machine_json(&m);
+	fb_noise_snapshot(s->cpus.ids, s->cpus.n, &s->noise0);
 	rc = fb_limits_measure(s->cpus.ids, s->cpus.n, &s->limits);
 	if (rc) {
 		snprintf(err, errlen, "measuring the machine limits on CPUs %s failed: %s", s->cpus.text, strerror(-rc));
@@ -320,8 +332,27 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 	return 0;
 }
 
+void fb_session_finish(struct fb_session *s)
+{
+	struct fb_noise_snap after;
+	struct fb_noise_window w;
+	if (!s->noise || json_object_get(s->noise, "window"))
+		return;   /* not started, or finished already */
+	if (fb_limits_measure(s->cpus.ids, s->cpus.n, &s->limits_after) == 0) {
+		fb_noise_check_limits(&s->limits, &s->limits_after, warn_cb, s);
+		json_object_set_new(s->noise, "limits_after", limits_object(&s->limits_after));
+	}
+	fb_noise_snapshot(s->cpus.ids, s->cpus.n, &after);
+	fb_noise_between(&s->noise0, &after, &w);
+	fb_noise_check_window(&w, s->cpus.text, warn_cb, s);
+	json_object_set_new(s->noise, "window", fb_noise_window_json(&w));
+	fb_noise_snap_free(&after);
+}
+
 void fb_session_close(struct fb_session *s)
 {
+	fb_noise_snap_free(&s->noise0);
+	json_decref(s->noise);
 	fb_out_free(&s->out);
 	fb_out_free(&s->trace_out);
 	fb_trace_free(s->trace);
@@ -498,6 +529,11 @@ int fb_session_run_point(struct fb_session *s, const struct fb_params *point, js
 	struct fb_run **flat = packed(runs, stride, npaths, done);
 	*entries = rc ? NULL : fb_results_entries(s, point, flat, npaths, done);
 	free(flat);
+	if (*entries) {
+		char *key = fb_results_point_key(point);
+		fb_noise_check_cv(*entries, key, warn_cb, s);
+		free(key);
+	}
 	for (size_t i = 0; i < npaths * stride; i++) {
 		if (runs[i]) {
 			fb_run_release(runs[i]);
@@ -581,6 +617,8 @@ json_t *fb_session_context(struct fb_session *s)
 			"max_repetitions", FB_TARGET_MAX_REPS));
 	json_object_set_new(c, "limits", limits_object(&s->limits));
 	json_object_set(c, "warnings", s->warnings);
+	if (s->noise)
+		json_object_set_new(c, "noise", json_deep_copy(s->noise));
 	json_object_set(c, "notes", s->notes);
 	return c;
 }

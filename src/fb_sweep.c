@@ -153,6 +153,11 @@ static void refresh_context(struct sweep *w)
 	json_object_set_new(w->context, "warnings", json_deep_copy(w->s->warnings));
 	json_object_set_new(w->context, "polling_threads", json_integer((json_int_t)w->s->polling_threads));
 	json_object_set_new(w->context, "oversubscribed", json_boolean(w->s->polling_threads > w->s->cpus.n));
+	if (w->s->noise)
+		json_object_set_new(w->context, "noise", json_deep_copy(w->s->noise));
+	json_object_set_new(w->context, "repetitions", json_integer((json_int_t)(w->s->repetitions_run > w->o->repetitions
+										    ? w->s->repetitions_run
+										    : w->o->repetitions)));
 }
 
 static bool console_on_stdout(const struct sweep *w)
@@ -307,6 +312,12 @@ static int run_points(struct sweep *w, char *err, size_t errlen)
 			continue;
 		rc = run_one(w, k, err, errlen);
 		progress(w);
+	}
+	if (!rc) {   /* the limits again and what else ran: warnings into the output */
+		fb_session_finish(w->s);
+		pthread_mutex_lock(&w->lock);
+		refresh_context(w);
+		pthread_mutex_unlock(&w->lock);
 	}
 	char ferr[1024];
 	int frc = finish(w, rc != 0, ferr, sizeof(ferr));
