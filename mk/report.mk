@@ -43,9 +43,9 @@ report: $(FENCEBENCH)
 	  $(if $(call report_on,$(DRY_RUN)),--dry-run) $(if $(REPORT_REPS),--repetitions $(REPORT_REPS)) \
 	  $(if $(REPORT_ARGS),--args '$(REPORT_ARGS)') --reproduce "$(strip make report $(REPORT_SET))"
 
-# tests/test_plot runs the scripts of this tree with this PYTHON, wherever the build tree is:
-# the Makefile's compile rule, plus the paths.
-$(BUILD)/tests/test_plot.o: tests/test_plot.c | $(DEPS_STAMP)
+# tests/test_plot (and test_report_ci, test_noise: the report of a run) runs the scripts of
+# this tree with this PYTHON, wherever the build tree is: the Makefile's compile rule, plus the paths.
+$(addprefix $(BUILD)/tests/,test_plot.o test_report_ci.o test_noise.o): $(BUILD)/tests/%.o: tests/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DFB_PLOT_SCRIPT='"$(CURDIR)/$(FBPLOT)"' -DFB_RUN_SCRIPT='"$(CURDIR)/$(FBRUN)"' \
 	  -DFB_PLOT_FIXTURES='"$(CURDIR)/tests/plot"' -DFB_PLOT_PYTHON='"$(PYTHON)"' -c $< -o $@

@@ -25,6 +25,8 @@
  *   fb_tmp_path(dir, name)          "dir/name" in one of 8 rotating static buffers,
  *                                   so a few can be live in one expression
  *   fb_remove_tree(dir)             rm -r dir, for the teardown of a mkdtemp directory
+ *   fb_bench_named(doc, name)       the benchmark entry of a result document called name;
+ *                                   fails the test when there is none
  *
  * Nothing here is thread-safe (fb_tmp_path's buffers are shared); tests call it
  * from the cmocka thread only.
@@ -34,6 +36,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -158,6 +161,17 @@ static inline const char *fb_tmp_path(const char *dir, const char *name)
 	k = (k + 1) % 8;
 	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
 	return p[k];
+}
+
+static inline json_t *fb_bench_named(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "name")), name))
+			return b;
+	fail_msg("no benchmark named %s", name);
+	return NULL;
 }
 
 static inline void fb_remove_tree(const char *dir)

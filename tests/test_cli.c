@@ -475,17 +475,6 @@ static json_t *json_of(const char *text)
 	return doc;
 }
 
-static json_t *bench_named(json_t *doc, const char *name)
-{
-	size_t i;
-	json_t *b;
-	json_array_foreach(json_object_get(doc, "benchmarks"), i, b)
-		if (!strcmp(json_string_value(json_object_get(b, "name")), name))
-			return b;
-	fail_msg("no benchmark named %s", name);
-	return NULL;
-}
-
 /* Every latency the headline reports is a plausible duration: positive and
  * under the 10 s no wait here can reach.  Latencies mix clocks (an engine's
  * timestamp counter against the CPU's): one converted wrong wraps to
@@ -541,7 +530,7 @@ static void json_is_google_benchmark_schema(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "wait_ns")), "500");
 	/* 2 sections x 2 paths x (3 iterations + 4 aggregates) */
 	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 2 * 2 * 7);
-	json_t *b = bench_named(doc, "selftest/path:legacy/wait_ns:500");
+	json_t *b = fb_bench_named(doc, "selftest/path:legacy/wait_ns:500");
 	assert_string_equal(json_string_value(json_object_get(b, "run_type")), "iteration");
 	assert_string_equal(json_string_value(json_object_get(b, "time_unit")), "ns");
 	assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 40);
@@ -555,12 +544,12 @@ static void json_is_google_benchmark_schema(void **state)
 		assert_true(json_number_value(json_object_get(b, "wait_p50_limit")) > 0);
 		assert_true(json_number_value(json_object_get(b, "wait_p50_vs_limit")) > 0);
 	}
-	b = bench_named(doc, "selftest/path:native/wait_ns:500");
+	b = fb_bench_named(doc, "selftest/path:native/wait_ns:500");
 	assert_int_equal((int)json_number_value(json_object_get(b, "interrupts")), 0);
-	b = bench_named(doc, "selftest/power/path:native/wait_ns:500_cv");
+	b = fb_bench_named(doc, "selftest/power/path:native/wait_ns:500_cv");
 	assert_string_equal(json_string_value(json_object_get(b, "run_type")), "aggregate");
 	assert_string_equal(json_string_value(json_object_get(b, "aggregate_name")), "cv");
-	b = bench_named(doc, "selftest/power/path:native/wait_ns:500_mean");
+	b = fb_bench_named(doc, "selftest/power/path:native/wait_ns:500_mean");
 	assert_string_equal(json_string_value(json_object_get(b, "run_name")), "selftest/power/path:native/wait_ns:500");
 	assert_true(json_number_value(json_object_get(b, "idle_fraction")) == 0.75);
 	assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 3);
@@ -577,8 +566,8 @@ static void suppression_is_one_minus_the_interrupt_ratio(void **state)
 			      "--warmup", "50ms", "--format", "json", "-q");
 	assert_int_equal(r.status, 0);
 	json_t *doc = json_of(r.out);
-	json_t *n = bench_named(doc, "irq-suppression/path:native/waited:0.25");
-	json_t *l = bench_named(doc, "irq-suppression/path:legacy/waited:0.25");
+	json_t *n = fb_bench_named(doc, "irq-suppression/path:native/waited:0.25");
+	json_t *l = fb_bench_named(doc, "irq-suppression/path:legacy/waited:0.25");
 	double ni = json_number_value(json_object_get(n, "interrupts_per_signal"));
 	double li = json_number_value(json_object_get(l, "interrupts_per_signal"));
 	/* the warm-up's signals are not counted: exactly the measured 400 */
@@ -703,7 +692,7 @@ static double real_time_of(const char *jsonfile, const char *name)
 	json_error_t je;
 	json_t *doc = json_load_file(jsonfile, 0, &je);
 	assert_non_null(doc);
-	double v = json_number_value(json_object_get(bench_named(doc, name), "real_time"));
+	double v = json_number_value(json_object_get(fb_bench_named(doc, name), "real_time"));
 	json_decref(doc);
 	return v;
 }
@@ -1142,7 +1131,7 @@ static void duration_is_honoured_or_refused(void **state)
 	}
 	struct fb_exec_result r = RUN("run", "selftest", "--duration", "30ms", "--path", "native", "--format", "json", "-q");
 	assert_int_equal(r.status, 0);
-	json_t *doc = json_of(r.out), *b = bench_named(doc, "selftest/path:native");
+	json_t *doc = json_of(r.out), *b = fb_bench_named(doc, "selftest/path:native");
 	double iters = (double)json_integer_value(json_object_get(b, "iterations"));
 	assert_true(iters >= 1 && iters * json_number_value(json_object_get(b, "real_time")) >= 30e6 * (1 - 1e-9));
 	json_decref(doc);
@@ -1150,8 +1139,8 @@ static void duration_is_honoured_or_refused(void **state)
 	r = RUN("run", "selftest", "--duration", "1ns", "--path", "native", "--format", "json", "-q");
 	assert_int_equal(r.status, 0);
 	doc = json_of(r.out);
-	assert_true(json_integer_value(json_object_get(bench_named(doc, "selftest/path:native"), "iterations")) >= 1);
-	assert_true(json_number_value(json_object_get(bench_named(doc, "selftest/path:native"), "wait_count")) >= 1);
+	assert_true(json_integer_value(json_object_get(fb_bench_named(doc, "selftest/path:native"), "iterations")) >= 1);
+	assert_true(json_number_value(json_object_get(fb_bench_named(doc, "selftest/path:native"), "wait_count")) >= 1);
 	json_decref(doc);
 	fb_exec_free(&r);
 }
@@ -1165,7 +1154,7 @@ static void target_ci_repeats_until_met_or_capped(void **state)
 	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "200", "--set", "shape=ramp", "--target-ci", "3%",
 				      "--format", "json");
 	assert_int_equal(r.status, 0);
-	json_t *doc = json_of(r.out), *b = bench_named(doc, "selftest/path:native/shape:ramp_mean");
+	json_t *doc = json_of(r.out), *b = fb_bench_named(doc, "selftest/path:native/shape:ramp_mean");
 	long long reps = json_integer_value(json_object_get(b, "repetitions"));
 	char want[128];
 	snprintf(want, sizeof(want), "--target-ci 3%% at shape=ramp: met after %lld repetitions", reps);

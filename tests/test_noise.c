@@ -1,7 +1,8 @@
 /* tests/test_noise.c — the noise warnings fire when the machine was not quiet (src/fb_noise.h), and doctor.
  *
  * A planted busy loop (a child spinning through the run) is warned about, in
- * the JSON context and on stderr, with the processes named.  The checks
+ * the JSON context, on stderr and in the header of the report drawn from it,
+ * with the processes named.  The checks
  * themselves from planted numbers: a limit that moved by more than 50 % (and
  * one that moved 40 %, which is not), the CPU time of others over a window
  * (and a window too short to judge), a fake sysfs tree with a powersave
@@ -23,6 +24,13 @@
 #include <unistd.h>
 
 #include "src/fb_noise.h"
+
+#ifndef FB_PLOT_SCRIPT
+#define FB_PLOT_SCRIPT "scripts/plot/fbplot.py"
+#endif
+#ifndef FB_PLOT_PYTHON
+#define FB_PLOT_PYTHON "/usr/bin/python3"
+#endif
 
 static char fencebench[PATH_MAX + 16];
 static char tmpdir[] = "/tmp/fb_test_noise.XXXXXX";
@@ -86,7 +94,26 @@ static void busy_loop_is_warned(void **state)
 	/* the limits were measured again after the run */
 	assert_true(json_is_object(json_object_get(json_object_get(ctx, "noise"), "limits_after")));
 	json_decref(doc);
+	/* and the report says so in its header */
+	const char *in = fb_tmp_path(tmpdir, "busy.json"), *out = fb_tmp_path(tmpdir, "report");
+	FILE *f = fopen(in, "w");
+	assert_non_null(f);
+	fputs(r.out, f);
+	fclose(f);
 	fb_exec_free(&r);
+	if (access(FB_PLOT_PYTHON, X_OK)) {
+		fb_skip(FB_PLOT_PYTHON " not found (Debian's python3 draws the report)");
+		return;
+	}
+	const char *plot[] = { FB_PLOT_PYTHON, FB_PLOT_SCRIPT, "-o", out, "--allow-dirty", in, NULL };
+	r = fb_exec(tmpdir, plot, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("fbplot: exit %d\n%s", r.status, r.err);
+	fb_exec_free(&r);
+	char *md = fb_slurp(fb_tmp_path(tmpdir, "report/report.md"));
+	if (!md || !strstr(md, "**The machine was not quiet**") || !strstr(md, "- `busy.json`: other processes took "))
+		fail_msg("the report's header does not say so:\n%.3000s", md ? md : "(no report.md)");
+	free(md);
 }
 
 /* ---- the checks, from planted numbers ---- */
@@ -237,8 +264,9 @@ static void doctor_prints_every_check_and_writes_nothing(void **state)
 	fb_exec_free(&r);
 	DIR *d = opendir(tmpdir);
 	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && strcmp(e->d_name, "noisy") && strcmp(e->d_name, "quiet"))
+	while ((e = readdir(d)))   /* what the other tests left, and nothing else */
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "noisy") && strcmp(e->d_name, "quiet") &&
+		    strcmp(e->d_name, "busy.json") && strcmp(e->d_name, "report"))
 			fail_msg("doctor wrote %s", e->d_name);
 	closedir(d);
 }

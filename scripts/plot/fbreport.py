@@ -2,7 +2,9 @@
 
 document() returns the blocks; fbplot renders them to report.md and
 report.html and writes both atomically.  Sections: how the report was made
-(revision, tree state, build flags, the command), the headline table, every
+(revision, tree state, build flags, the command, and every warning of the
+runs: the machine was not quiet), the headline table (with 95 % intervals and
+native ÷ legacy when the runs carry them), every
 figure with its caption (two sentences reading it from this run's numbers,
 the machine and date, the JSON it came from and the commands that reproduce
 it), how to read the tables, the machine, the runs and the limits each
@@ -37,6 +39,10 @@ READING = [
     "drawn through the reported percentiles (p50, p90, p99, p99.9, max).",
     "Compare native and legacy within a row (same run, same machine state); across runs and "
     "machines, compare the ratios, not the absolute numbers.",
+    "**Intervals**: ±x % beside a number is the larger half of its 95 % interval (bootstrap; a "
+    "percentile's within its run, every number's across the repetitions, which also holds the noise "
+    "between runs); native ÷ legacy carries its own, and reads \"no clear difference\" when it holds 1. "
+    "Two runs compare with `fencebench compare BASE.json NEW.json`.",
 ]
 
 PCTS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
@@ -127,6 +133,20 @@ def _made(files, opts):
     return _table(("", ""), ("---", "---"), rows)
 
 
+def _noise(files):
+    """The runs' warnings (the machine was not quiet: src/fb_noise.h), for the header."""
+    items = [f"`{os.path.basename(f.path)}`: {w}" for f in files for w in f.context.get("warnings") or []]
+    if items:
+        runs = sum(1 for f in files if f.context.get("warnings"))
+        return [doc.Para(f"**The machine was not quiet**: {len(items)} warning(s) in {runs} of {len(files)} "
+                         "run(s); read their numbers with that in mind:"), doc.Bullets(items)]
+    if any(isinstance(f.context.get("noise"), dict) for f in files):
+        return [doc.Para(f"**Machine noise**: no warning in any of the {len(files)} run(s) (governor, turbo, "
+                         "SMT siblings, load, other processes' CPU time, steal, the limits before and after, "
+                         "the spread of repetitions).")]
+    return []
+
+
 # ---- the headline table ----
 
 def headline_numbers(files):
@@ -140,6 +160,7 @@ def headline_numbers(files):
             "cpu_wait_p99", "gpu_wait_p50", "gpu_wait_p99", "lost_wakeups")
     out = {k: (n.get(k), lg.get(k)) for k in keys}
     out["waited"] = (fr.as_float(n.params.get("waited")), None)
+    out["runs"] = (n, lg)          # their intervals (fbtext.pm, fbtext.vs_legacy)
     out["limits"] = ({m: ft.limit_of(n, m, "p50") or ft.limit_of(lg, m, "p50")
                       for m in ("um_submit", "km_submit", "cpu_wait", "gpu_wait")}, None)
     return out
@@ -150,12 +171,19 @@ def _lat(h, metric, i):
     if p50 is None:
         return "—"
     lim = h["limits"][0].get(metric)
+    run = h["runs"][i]
     vs = f" ({ft.times(ft.div(p50, lim[1]))} {ft.LIMIT_NAMES.get(lim[0], lim[0])})" if lim else ""
-    return f"{ft.ns(p50)} / {ft.ns(p99)}{vs}"
+    return f"{ft.ns(p50)}{ft.pm(run, f'{metric}_p50')} / {ft.ns(p99)}{ft.pm(run, f'{metric}_p99')}{vs}"
+
+
+def _lat_row(label, h, metric):
+    return (label, _lat(h, metric, 0), _lat(h, metric, 1), ft.vs_legacy(h["runs"][0], f"{metric}_p50"))
 
 
 def _per(h, key, fmt):
-    return tuple(fmt(v) if v is not None else "n/a" for v in h[key])
+    """native, legacy (each with its interval) and native ÷ legacy (with its interval, or "")."""
+    return tuple(fmt(v) + ft.pm(r, key) if v is not None else "n/a"
+                 for v, r in zip(h[key], h["runs"])) + (ft.vs_legacy(h["runs"][0], key),)
 
 
 def _headline_power(h):
@@ -184,20 +212,26 @@ def _headline(files):
         return [doc.Para("_No headline run among the inputs._")]
     wf = h["waited"][0]
     rows = [
-        (f"interrupts per signal ({ft.percent(wf)} CPU-waited)", ft.ratio(h["interrupts_per_signal"][0]),
-         ft.ratio(h["interrupts_per_signal"][1])),
-        ("suppression", ft.percent(h["suppression"][0]), "—"),
+        (f"interrupts per signal ({ft.percent(wf)} CPU-waited)",) + _per(h, "interrupts_per_signal", ft.ratio),
+        ("suppression", ft.percent(h["suppression"][0]) + ft.pm(h["runs"][0], "suppression"), "—", ""),
     ] + _headline_power(h) + [
-        ("user-mode submission p50 / p99", _lat(h, "um_submit", 0), _lat(h, "um_submit", 1)),
-        ("kernel-mode submission p50 / p99", _lat(h, "km_submit", 0), _lat(h, "km_submit", 1)),
-        ("CPU wait p50 / p99", _lat(h, "cpu_wait", 0), _lat(h, "cpu_wait", 1)),
-        ("GPU wait p50 / p99", _lat(h, "gpu_wait", 0), _lat(h, "gpu_wait", 1)),
-        ("lost wake-ups", ft.count(h["lost_wakeups"][0]), ft.count(h["lost_wakeups"][1])),
+        _lat_row("user-mode submission p50 / p99", h, "um_submit"),
+        _lat_row("kernel-mode submission p50 / p99", h, "km_submit"),
+        _lat_row("CPU wait p50 / p99", h, "cpu_wait"),
+        _lat_row("GPU wait p50 / p99", h, "gpu_wait"),
+        ("lost wake-ups",) + _per(h, "lost_wakeups", ft.count),
     ]
-    return [doc.Para("`fencebench run headline`: the same workload on both paths; costs per GPU signal "
+    head = [doc.Para("`fencebench run headline`: the same workload on both paths; costs per GPU signal "
                      "(the same signals, which take the two paths different times) and the power proxy at "
-                     "one paced rate; each p50 beside its machine limit measured in the same run (× limit)."),
-            _table(("metric", "native", "legacy"), ("---", "--:", "--:"), rows)]
+                     "one paced rate; each p50 beside its machine limit measured in the same run (× limit).")]
+    if not any(r[3] for r in rows):          # a run without intervals: the table as it always was
+        return head + [_table(("metric", "native", "legacy"), ("---", "--:", "--:"), [r[:3] for r in rows])]
+    head.append(doc.Para("±: the larger half of each number's 95 % interval (bootstrap; across the "
+                         "repetitions, the spread between runs too); native ÷ legacy with its 95 % interval "
+                         "(of the p50 for latencies), \"no clear difference\" when it holds 1."))
+    rows = [r[:3] + (r[3] or "—",) for r in rows]
+    return head + [_table(("metric", "native", "legacy", "native ÷ legacy [95 % interval]"),
+                          ("---", "--:", "--:", "--:"), rows)]
 
 
 # ---- figures ----
@@ -280,9 +314,11 @@ def _interrupts(files):
             continue
         g = lambda r, k: r.counters.get(k)  # noqa: E731
         lost = (g(n, "lost_wakeups") or 0) + (g(lg, "lost_wakeups") or 0)
-        rows.append((label, ft.count(g(n, "signals")), ft.count(g(n, "interrupts")),
-                     ft.count(g(lg, "interrupts")), ft.ratio(g(n, "interrupts_per_signal")),
-                     ft.ratio(g(lg, "interrupts_per_signal")), ft.percent(ft.suppression(n, lg)),
+        rows.append((label, ft.count(g(n, "signals")), ft.count(g(n, "interrupts")) + ft.pm(n, "interrupts"),
+                     ft.count(g(lg, "interrupts")) + ft.pm(lg, "interrupts"),
+                     ft.ratio(g(n, "interrupts_per_signal")) + ft.pm(n, "interrupts_per_signal"),
+                     ft.ratio(g(lg, "interrupts_per_signal")) + ft.pm(lg, "interrupts_per_signal"),
+                     ft.percent(ft.suppression(n, lg)) + ft.pm(n, "suppression"),
                      ft.count(g(n, "spurious_interrupts")), ft.count(g(lg, "spurious_interrupts")),
                      ft.count(lost)))
     if not rows:
@@ -296,12 +332,16 @@ def _interrupts(files):
 def _idle(run):
     if run.counters.get("os_irq_wakeups", 1.0) == 0:
         return "n/a (0 wake-ups)"
-    return ft.ratio(run.counters.get("os_irq_idle_fraction"))
+    return ft.ratio(run.counters.get("os_irq_idle_fraction")) + ft.pm(run, "os_irq_idle_fraction")
 
 
 def _isr(run):
     v = run.counters.get("isr_ns_per_irq")
-    return "n/a (0 irq)" if v == 0 else ft.ns(v)     # 0: the ISR never ran
+    return "n/a (0 irq)" if v == 0 else ft.ns(v) + ft.pm(run, "isr_ns_per_irq")     # 0: the ISR never ran
+
+
+def _wakeups(run):
+    return ft.count(round(run.counters.get("os_irq_wakeups_per_s") or 0)) + ft.pm(run, "os_irq_wakeups_per_s")
 
 
 def _power(files):
@@ -312,9 +352,7 @@ def _power(files):
             continue               # a power section of other counters (cross-adapter: per adapter)
         if g(n, "span_ms") is not None and g(n, "span_ms") != g(lg, "span_ms"):
             label += " (each path's own span)"     # the headline's: the same signals, unequal times
-        rows.append((label, ft.count(round(g(n, "os_irq_wakeups_per_s") or 0)),
-                     ft.count(round(g(lg, "os_irq_wakeups_per_s") or 0)), _idle(n), _idle(lg),
-                     _isr(n), _isr(lg)))
+        rows.append((label, _wakeups(n), _wakeups(lg), _idle(n), _idle(lg), _isr(n), _isr(lg)))
     if not rows:
         return doc.Para("_No run holds the power section of both paths._")
     return _table(("workload", "OS wake-ups/s native", "OS wake-ups/s legacy", "idle fraction native",
@@ -333,7 +371,8 @@ def _latency_rows(label, n, lg, metric):
         lim_text = f"{ft.LIMIT_NAMES.get(lim[0], lim[0])} {ft.ns(lim[1])}" if lim else "none"
         rn = ft.div(vn, lim[1]) if lim else None
         rl = ft.div(vl, lim[1]) if lim else None
-        rows.append((label, f"{metric} {shown}", ft.ns(vn), ft.ns(vl), lim_text,
+        k = f"{metric}_{key}"
+        rows.append((label, f"{metric} {shown}", ft.ns(vn) + ft.pm(n, k), ft.ns(vl) + ft.pm(lg, k), lim_text,
                      ft.times(rn), ft.times(rl)))
     return rows
 
@@ -371,8 +410,6 @@ def _checks(files):
         if f.context.get("oversubscribed"):
             out.append(f"`{name}`: polling threads outnumbered the CPUs; latencies include "
                        "scheduling delay.")
-        for w in f.context.get("warnings") or []:
-            out.append(f"`{name}` warning: {w}")
     idle = sorted({_workload(r) + " " + r.path for f in files for r in f.runs
                    if r.section == "power" and r.counters.get("os_irq_wakeups", 1.0) == 0})
     if idle:
@@ -417,7 +454,7 @@ def document(files, drawn, opts):
               doc.Para(f"{c.get('host_name', '?')}, {date_line(files)}; {len(files)} result file(s), "
                        "each latency beside the machine limit measured in its own run. With repetitions, "
                        "the median of the repetitions stands for each run."),
-              doc.Heading(2, "How this report was made"), _made(files, opts),
+              doc.Heading(2, "How this report was made"), _made(files, opts)] + _noise(files) + [
               doc.Heading(2, "Headline")] + _headline(files)
     blocks.append(doc.Heading(2, "Figures"))
     for i, d in enumerate(drawn, 1):

@@ -8,8 +8,11 @@ and a "fencebench" block naming its scenario, section ("", "power",
 
 load() validates a file completely before anything is drawn, and raises
 InputError with one line naming the file and the bad part.  With several
-repetitions the median aggregate stands for each run (Google Benchmark's
-"<run_name>_median" entry); otherwise the single iteration entry does.
+repetitions (each entry says how many: `--target-ci` repeats each point as it
+needs) the median aggregate stands for each run (Google Benchmark's
+"<run_name>_median" entry); otherwise the single iteration entry does.  Its
+95 % intervals are counters too: M_ci_lo, M_ci_hi, and on native runs
+M_vs_legacy with its own (fbtext.pm and fbtext.vs_legacy show them).
 
 Standard library only: importing this module does not import matplotlib.
 """
@@ -109,6 +112,8 @@ def _entry_run(path, i, b, reps):
         _fail(path, f'benchmarks[{i}] ("{name}"): fencebench.scenario is missing')
     run_type = b.get("run_type", "iteration")
     kind = b.get("aggregate_name") if run_type == "aggregate" else "iteration"
+    if _is_number(b.get("repetitions")) and b["repetitions"] >= 1:
+        reps = int(b["repetitions"])       # its own count: --target-ci repeats each point as it needs
     if kind not in (("median", "stddev") if reps > 1 else ("iteration",)):
         return None
     counters = {}

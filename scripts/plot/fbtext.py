@@ -63,6 +63,33 @@ def percent(v):
     return "n/a" if v is None else f"{v * 100:.1f}%"
 
 
+def pm(run, key):
+    """" ±4.1%": the larger half of key's 95 % interval (key_ci_lo, key_ci_hi) relative to its
+    value, as the console shows it; "" when run has none or one of width 0 (the same in every
+    repetition)."""
+    if run is None:
+        return ""
+    v, lo, hi = (run.counters.get(k) for k in (key, f"{key}_ci_lo", f"{key}_ci_hi"))
+    if v is None or lo is None or hi is None or v == 0:
+        return ""
+    w = max(hi - v, v - lo) / abs(v)
+    if w <= 0:
+        return ""
+    return f" ±{100 * w:.1f}%" if w < 0.1 else f" ±{100 * w:.0f}%"
+
+
+def vs_legacy(native, key):
+    """native ÷ legacy of key with its 95 % interval, "0.0532 [0.049–0.058]", from the native
+    run's key_vs_legacy; "no clear difference" when the interval holds 1; "" without one."""
+    if native is None:
+        return ""
+    r, lo, hi = (native.counters.get(f"{key}_vs_legacy{s}") for s in ("", "_ci_lo", "_ci_hi"))
+    if r is None or lo is None or hi is None:
+        return ""
+    text = f"{r:.3g} [{lo:.3g}–{hi:.3g}]"
+    return text + (" no clear difference" if lo <= 1 <= hi and lo < hi else "")
+
+
 def div(a, b):
     if a is None or b is None or b == 0:
         return None
