@@ -19,9 +19,9 @@
  * Idle polling.  A real engine polls its doorbells (and re-evaluates its
  * waits) in silicon, at no cost to the host CPUs; the model's engine polls on
  * a host CPU that the application and OS threads being measured share.  So
- * an idle engine polls at the lowest time-shared weight: once an idle
- * stretch is longer than a few passes (HW_IDLE_CLOCK_PASSES) its thread
- * drops to nice 19 (CFS weight 15 against 1024 for a nice-0 thread: it gets
+ * an idle engine that must go on polling (doorbells connected: it cannot
+ * park) polls at the lowest time-shared weight: once its idle stretch is
+ * longer than idle_spin_ns its thread drops to nice 19 (CFS weight 15 against 1024 for a nice-0 thread: it gets
  * about 1.5 % of a CPU that a CPU-side thread wants, and all of an idle
  * one); the first WORK it runs puts it back at its own nice value (GPU work
  * runs at normal weight; instant commands such as STAMP or SIGNAL run at
@@ -674,18 +674,19 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 	}
 	c->idle_passes = 0;
 	c->now = lf_now_ns();
-	if (!c->idle_since) {
+	if (!c->idle_since)
 		c->idle_since = c->now;
-		if (e->may_lower)
-			hw_engine_set_idle_prio(e, true);   /* an idle stretch: poll off the CPU side's time */
-	}
 	if (c->now - c->idle_since < a->caps.idle_spin_ns) {
-		hw_engine_idle_pause(e);
+		lf_cpu_relax();
 		return true;
 	}
-	/* Doorbells connected: rings are memory writes, keep polling; idle
+	/* Doorbells connected: rings are memory writes, keep polling (lowered:
+	 * only this polling may last; an engine without doorbells parks after
+	 * idle_spin_ns, and a lowered one would only be slow to park); idle
 	 * long enough, ask the OS for F1 (it disconnects them). */
 	if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
+		if (e->may_lower)
+			hw_engine_set_idle_prio(e, true);
 		uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
 		if (c->now - c->idle_since >= timeout && c->now - e->f1_asked_ns >= timeout) {
 			e->f1_asked_ns = c->now;
