@@ -377,7 +377,7 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 	if (n <= s->cpus.n)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed; idle GPU "
-			       "engines poll at nice 19 and take little CPU from the threads measured, but busy "
+			       "engines poll at nice 10 and yield to the threads measured, but busy "
 			       "engines and other processes preempt them, so latencies include preemption: run on a "
 			       "quiet machine, with more CPUs (--cpus)", n, s->cpus.n, s->cpus.n == 1 ? "" : "s",
 			       s->cpus.text);

@@ -107,7 +107,7 @@ static void engine_f1_round_trip(void **state)
 }
 
 /* Idle polling (gpu-model/hw/engine.c): an idle engine with a doorbell
- * connected (it cannot park: a ring is a memory write) polls at nice 19,
+ * connected (it cannot park: a ring is a memory write) polls at nice 10,
  * taking little of the time of the CPU-side threads; the first command it
  * fetches puts it back at its own nice value for the work, and idling again
  * lowers it again.  caps.idle_poll_normal: it polls at its own weight. */
@@ -155,7 +155,7 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 		/* the engine counts a lowering after the setpriority that shows it,
 		 * and may be preempted in between (it just lowered itself): wait
 		 * for the count too, not only for the nice value */
-		assert_true(fbt_eventually(engine_nice(&t) == 19));
+		assert_true(fbt_eventually(engine_nice(&t) == 10));
 		assert_true(fbt_eventually(engine_stats(&t).lowered >= 1));
 		uint64_t lowered = engine_stats(&t).lowered;
 		/* a long WORK: the engine runs it at its own weight */
@@ -165,7 +165,7 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 		assert_true(fbt_eventually(engine_nice(&t) == own));
 		assert_int_equal(rt_queue_wait(q, v, 5 * SEC), 0);
 		/* idle again: lowered again */
-		assert_true(fbt_eventually(engine_nice(&t) == 19));
+		assert_true(fbt_eventually(engine_nice(&t) == 10));
 		assert_true(fbt_eventually(engine_stats(&t).lowered > lowered));
 		umt_down(&t);
 	}

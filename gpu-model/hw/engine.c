@@ -20,24 +20,27 @@
  * waits) in silicon, at no cost to the host CPUs; the model's engine polls on
  * a host CPU that the application and OS threads being measured share.  So
  * an idle engine that must go on polling (doorbells connected: it cannot
- * park) polls at the lowest time-shared weight: once its idle stretch is
- * longer than idle_spin_ns its thread drops to nice 19 (CFS weight 15 against 1024 for a nice-0 thread: it gets
- * about 1.5 % of a CPU that a CPU-side thread wants, and all of an idle
- * one); the first WORK it runs puts it back at its own nice value (GPU work
- * runs at normal weight; instant commands such as STAMP or SIGNAL run at
- * once, with no syscall between a ring and them), and so does parking in F1 (a wake-up from
- * F1, a doorbell rung or a signal that matters, runs it at once).
- * SCHED_IDLE was tried first: it starves a polling engine behind any busy
- * process (with three busy loops beside the suite, user-mode rings went
- * unseen for seconds), where nice 19 still runs within a scheduling period.
- * Submission stays a memory write: the application makes no syscall and the
- * OS does no work for it; the two nice changes are the engine thread's own,
- * once per idle stretch.  A lowered engine yields between idle passes, so
- * pollers of equal weight take turns in microseconds, not scheduler slices.
- * Lowered only where the thread may return (Linux
- * needs CAP_SYS_NICE or an RLIMIT_NICE that covers its nice value), else it
- * polls at its own weight and counts lower_failed.  caps.idle_poll_normal
- * keeps it at its own weight.
+ * park) polls at a low time-shared weight and yields: once its idle stretch
+ * is longer than idle_spin_ns its thread drops to nice HW_IDLE_NICE (10: CFS
+ * weight 110 against 1024 for a nice-0 thread) and yields every
+ * HW_IDLE_CLOCK_PASSES passes, so a runnable CPU-side thread, or another
+ * polling engine, gets the CPU within microseconds; the first WORK it runs
+ * puts it back at its own nice value (GPU work runs at normal weight;
+ * instant commands such as STAMP or SIGNAL run at once, with no syscall
+ * between a ring and them), and so does parking in F1 (a wake-up from F1, a
+ * doorbell rung or a signal that matters, runs it at once).  What was tried
+ * first: SCHED_IDLE starves a polling engine behind any busy process (with
+ * three busy loops beside the suite, user-mode rings went unseen for
+ * seconds); nice 19 (weight 15) runs once every ~50 ms against two busy
+ * threads, too rarely for workloads of many engine hops under load (their
+ * 2 s wait bounds were hit at load 13-15); nice 10 runs about seven times
+ * as often, and the yields, not the weight, are what hand the CPU to the
+ * CPU side at once.  Submission stays a memory write: the application
+ * makes no syscall and the OS does no work for it; the two nice changes
+ * are the engine thread's own, once per idle stretch.  Lowered only where
+ * the thread may return (Linux needs CAP_SYS_NICE or an RLIMIT_NICE that
+ * covers its nice value), else it polls at its own weight and counts
+ * lower_failed.  caps.idle_poll_normal keeps it at its own weight.
  *
  * Queue creation, submission and kicks are in queue.c, the interrupt lines
  * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
@@ -198,7 +201,7 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 /* Idle polling (see the top of this file): the engine thread's nice value,
  * HW_IDLE_NICE while it polls with nothing to run, its own otherwise.  The
  * engine thread only. */
-#define HW_IDLE_NICE 19
+#define HW_IDLE_NICE 10
 
 static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
 {
@@ -217,7 +220,7 @@ static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
 /* May this thread raise its nice value and lower it back to `nice`?  Linux
  * lets a thread lower its nice value only with CAP_SYS_NICE or an
  * RLIMIT_NICE that covers it; without either the engine would be stuck at
- * nice 19, so it polls at its own weight instead (lower_failed counts it). */
+ * HW_IDLE_NICE, so it polls at its own weight instead (lower_failed counts it). */
 static bool hw_engine_can_return(int nice)
 {
 	FILE *f = fopen("/proc/self/status", "r");

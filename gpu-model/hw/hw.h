@@ -106,7 +106,7 @@ struct hw_caps {
 	unsigned engines;             /* 1..HW_MAX_ENGINES */
 	uint64_t idle_spin_ns;        /* an idle engine polls this long, then parks (F1) */
 	bool idle_poll_normal;        /* idle polling at the engine thread's own weight (the model before
-					 it polled at nice 19; engine.c, "Idle polling"); 0: nice 19 */
+					 it polled at nice 10; engine.c, "Idle polling"); 0: nice 10 */
 	uint64_t work_spin_max_ns;    /* WORK up to this long busy-waits; longer WORK sleeps */
 	const int *cpus;              /* engine i is pinned to cpus[i % ncpus]; NULL: not pinned */
 	size_t ncpus;
@@ -565,7 +565,7 @@ struct hw_engine_stats {
 	uint64_t parks;          /* times the engine parked (entered F1) */
 	uint64_t waits_blocked;  /* WAITs that found the value not yet reached */
 	uint64_t busy_ns;        /* time running commands */
-	uint64_t lowered;        /* idle stretches polled at nice 19 (engine.c, "Idle polling") */
+	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "Idle polling") */
 	uint64_t lower_failed;   /* times the nice value could not be set or returned (polling at its own weight) */
 };
 
