@@ -514,9 +514,12 @@ static void waitset_race_validate(void **state)
 static void waitset_broken_is_caught(void **state)
 {
 	/* A run that never hit the window (a loaded machine) is run again: the
-	 * variant must be caught by one of 3 runs. */
+	 * variant must be caught by one of 10 runs (3 were missed once, in a
+	 * CI clone sharing the CPUs with another session's builds: the window
+	 * is a race, and other load takes its chances away; more runs, not a
+	 * looser check). */
 	struct race_result res = race_run(&ws_broken, BROKEN_RUN_NS, BROKEN_PER_ADDER, true);
-	for (int tries = 1; tries < 3 && res.violations + res.lost == 0; tries++)
+	for (int tries = 1; tries < 10 && res.violations + res.lost == 0; tries++)
 		res = race_run(&ws_broken, BROKEN_RUN_NS, BROKEN_PER_ADDER, true);
 
 	/* Only the threshold protocol is broken: bookkeeping stays exact. */
