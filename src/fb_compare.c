@@ -266,11 +266,11 @@ static void change_cell(const struct row *r, char *buf, size_t len)
 
 static void value_cell(const double *v, const char *unit, char *buf, size_t len)
 {
+	char pm[48];
 	fb_output_value(v[0], unit, buf, len);
-	double w = fb_boot_rel_halfwidth(v[0], v[1], v[2]);
+	fb_output_interval(v[0], v[1], v[2], pm, sizeof(pm));
 	size_t used = strlen(buf);
-	if (isfinite(w) && w > 0)
-		snprintf(buf + used, len - used, w < 0.1 ? " ±%.1f%%" : " ±%.0f%%", 100.0 * w);
+	snprintf(buf + used, len - used, "%s", pm);
 }
 
 static void side_line(FILE *f, const char *label, const struct side *s, bool md)

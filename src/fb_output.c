@@ -62,15 +62,36 @@ void fb_output_value(double v, const char *unit, char *buf, size_t len)
 		snprintf(buf, len, "%.6g %s", v, unit);
 }
 
+/* A relative amount as a percentage: one decimal below 10 %. */
+static void percent(double w, char *buf, size_t len)
+{
+	snprintf(buf, len, w < 0.1 ? "%.1f%%" : "%.0f%%", 100.0 * w);
+}
+
+void fb_output_interval(double v, double lo, double hi, char *buf, size_t len)
+{
+	double w = fb_boot_rel_halfwidth(v, lo, hi);
+	buf[0] = '\0';
+	if (!isfinite(w) || w <= 0)   /* 0: the same in every repetition (a count) */
+		return;
+	double up = (hi - v) / fabs(v), down = (v - lo) / fabs(v);
+	char a[16], b[16];
+	if (w >= 0.1 && w > 2 * (up < down ? up : down)) {   /* lopsided: a tail's, say so */
+		percent(up > 0 ? up : 0, a, sizeof(a));
+		percent(down > 0 ? down : 0, b, sizeof(b));
+		snprintf(buf, len, " +%s/-%s", a, b);
+		return;
+	}
+	percent(w, a, sizeof(a));
+	snprintf(buf, len, " ±%s", a);
+}
+
 void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len)
 {
 	char lo[300], hi[300];
 	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
 	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
-	double w = fb_boot_rel_halfwidth(num_at(e, key), num_at(e, lo), num_at(e, hi));
-	buf[0] = '\0';
-	if (isfinite(w) && w > 0)   /* 0: the same in every repetition (a count) */
-		snprintf(buf, len, w < 0.1 ? " ±%.1f%%" : " ±%.0f%%", 100.0 * w);
+	fb_output_interval(num_at(e, key), num_at(e, lo), num_at(e, hi), buf, len);
 }
 
 /* One cell: the value, "±4.1%" (its 95 % interval), "(x12.3 futex-wake)" beside a limit. */

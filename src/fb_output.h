@@ -35,8 +35,11 @@ char *fb_output_console_context(json_t *context);
 char *fb_output_console_point(json_t *point);
 /* A value in its unit as the console shows it: "24.13 us", "0.1 irq/signal", "-" (not finite). */
 void fb_output_value(double v, const char *unit, char *buf, size_t len);
-/* " ±4.1%": the larger half of key's 95 % interval in e (key_ci_lo, key_ci_hi)
- * relative to its value (src/fb_boot.h); "" without one or with one of width 0. */
+/* " ±4.1%": the larger half of the 95 % interval [lo, hi] of v relative to v
+ * (src/fb_boot.h); " +120%/-3%" when it is lopsided (the larger half above
+ * 10 % and twice the smaller: a tail's); "" without one or with one of width 0. */
+void fb_output_interval(double v, double lo, double hi, char *buf, size_t len);
+/* The same for key in e (key_ci_lo, key_ci_hi). */
 void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len);
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none ("±" is two bytes). */
 int fb_output_width(const char *s);

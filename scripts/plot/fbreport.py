@@ -17,6 +17,7 @@ which tests/test_plot.c relies on.  Standard library only.
 """
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -39,7 +40,8 @@ READING = [
     "drawn through the reported percentiles (p50, p90, p99, p99.9, max).",
     "Compare native and legacy within a row (same run, same machine state); across runs and "
     "machines, compare the ratios, not the absolute numbers.",
-    "**Intervals**: ±x % beside a number is the larger half of its 95 % interval (bootstrap; a "
+    "**Intervals**: ±x % beside a number is the larger half of its 95 % interval, +a/-b both halves "
+    "of a lopsided one (bootstrap; a "
     "percentile's within its run, every number's across the repetitions, which also holds the noise "
     "between runs); native ÷ legacy carries its own, and reads \"no clear difference\" when it holds 1. "
     "Two runs compare with `fencebench compare BASE.json NEW.json`.",
@@ -133,13 +135,31 @@ def _made(files, opts):
     return _table(("", ""), ("---", "---"), rows)
 
 
+def _warning_kind(text):
+    """What a warning is about, its numbers and point left out: "load average over", ..."""
+    text = re.sub(r"^at [^:]*: ", "", text)
+    return " ".join(re.sub(r"[0-9.,%+-]+", " ", text).split()[:3])
+
+
 def _noise(files):
-    """The runs' warnings (the machine was not quiet: src/fb_noise.h), for the header."""
-    items = [f"`{os.path.basename(f.path)}`: {w}" for f in files for w in f.context.get("warnings") or []]
-    if items:
+    """The runs' warnings (the machine was not quiet: src/fb_noise.h), for the header: one
+    line per kind of warning, its first occurrence in full and the other runs that had it."""
+    kinds = {}
+    for f in files:
+        for w in f.context.get("warnings") or []:
+            kinds.setdefault(_warning_kind(w), []).append((os.path.basename(f.path), w))
+    if kinds:
+        total = sum(len(v) for v in kinds.values())
         runs = sum(1 for f in files if f.context.get("warnings"))
-        return [doc.Para(f"**The machine was not quiet**: {len(items)} warning(s) in {runs} of {len(files)} "
-                         "run(s); read their numbers with that in mind:"), doc.Bullets(items)]
+        items = []
+        for seen in kinds.values():
+            first, text = seen[0]
+            more = sorted({name for name, _ in seen[1:]} - {first})
+            items.append(f"{text} (`{first}`)" + (f"; also in {len(more)} more: " +
+                                                   ", ".join(f"`{m}`" for m in more) if more else ""))
+        return [doc.Para(f"**The machine was not quiet**: {total} warning(s) in {runs} of {len(files)} run(s) "
+                         "(each file's context holds its own); read their numbers with that in mind:"),
+                doc.Bullets(items)]
     if any(isinstance(f.context.get("noise"), dict) for f in files):
         return [doc.Para(f"**Machine noise**: no warning in any of the {len(files)} run(s) (governor, turbo, "
                          "SMT siblings, load, other processes' CPU time, steal, the limits before and after, "
@@ -226,8 +246,8 @@ def _headline(files):
                      "one paced rate; each p50 beside its machine limit measured in the same run (× limit).")]
     if not any(r[3] for r in rows):          # a run without intervals: the table as it always was
         return head + [_table(("metric", "native", "legacy"), ("---", "--:", "--:"), [r[:3] for r in rows])]
-    head.append(doc.Para("±: the larger half of each number's 95 % interval (bootstrap; across the "
-                         "repetitions, the spread between runs too); native ÷ legacy with its 95 % interval "
+    head.append(doc.Para("±: the larger half of each number's 95 % interval, +a/-b both halves of a lopsided "
+                         "one (bootstrap; across the repetitions, the spread between runs too); native ÷ legacy with its 95 % interval "
                          "(of the p50 for latencies), \"no clear difference\" when it holds 1."))
     rows = [r[:3] + (r[3] or "—",) for r in rows]
     return head + [_table(("metric", "native", "legacy", "native ÷ legacy [95 % interval]"),

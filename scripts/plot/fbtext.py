@@ -63,19 +63,27 @@ def percent(v):
     return "n/a" if v is None else f"{v * 100:.1f}%"
 
 
+def _pct(w):
+    return f"{100 * w:.1f}%" if w < 0.1 else f"{100 * w:.0f}%"
+
+
 def pm(run, key):
     """" ±4.1%": the larger half of key's 95 % interval (key_ci_lo, key_ci_hi) relative to its
-    value, as the console shows it; "" when run has none or one of width 0 (the same in every
+    value, as the console shows it; " +120%/-3%" when lopsided (the larger half above 10 % and
+    twice the smaller: a tail's); "" when run has none or one of width 0 (the same in every
     repetition)."""
     if run is None:
         return ""
     v, lo, hi = (run.counters.get(k) for k in (key, f"{key}_ci_lo", f"{key}_ci_hi"))
     if v is None or lo is None or hi is None or v == 0:
         return ""
-    w = max(hi - v, v - lo) / abs(v)
+    up, down = (hi - v) / abs(v), (v - lo) / abs(v)
+    w = max(up, down)
     if w <= 0:
         return ""
-    return f" ±{100 * w:.1f}%" if w < 0.1 else f" ±{100 * w:.0f}%"
+    if w >= 0.1 and w > 2 * min(up, down):
+        return f" +{_pct(max(up, 0))}/-{_pct(max(down, 0))}"
+    return f" ±{_pct(w)}"
 
 
 def vs_legacy(native, key):
