@@ -6,7 +6,7 @@
  * For what no caller can handle: out of memory, a command the hardware model
  * cannot decode, misuse found where an assert would say too little, a library
  * call that "cannot fail" failing.  Not for user input: a bad option or file
- * is one clear line and an error return (STYLE.md, "One error convention").
+ * is one clear line and an error return (CONTRIBUTING.md, "Conventions": one error convention).
  * Any thread, any layer; async-signal-unsafe (stdio).  The message is written
  * under stderr's lock, so two threads dying at once do not interleave.
  * abort() leaves a core and lets ASan/TSan print their reports.

@@ -1,6 +1,6 @@
 # mk/lockfree-broken.mk — deliberately broken lock-free variants, linked into
-# the tests that must catch them (STYLE.md habit 8, CONTRIBUTING "Adding a
-# lock-free structure").  The one way to build a broken variant:
+# the tests that must catch them (CONTRIBUTING.md "Conventions": tests that
+# can fail; "Adding a lock-free structure").  The one way to build a broken variant:
 #
 #   lockfree/<thing>.c compiled again with -DLF_<THING>_BROKEN and its external
 #   functions renamed by -D (lf_<thing>_foo -> lf_<thing>_broken_foo) into

@@ -219,7 +219,7 @@ static json_t *aggregate_entry(json_t *const *it, size_t n, const char *agg)
 }
 
 /*
- * Metrics defined across the two paths of one point (DESIGN.md, "Metrics"):
+ * Metrics defined across the two paths of one point (DESIGN.md, "Metrics, and how each is measured"):
  *   suppression = 1 - interrupts_per_signal(native) / interrupts_per_signal(legacy)
  * added to each native entry (an iteration, or the mean or median aggregate;
  * a ratio of two spreads means nothing) whose legacy twin (same section,

@@ -20,7 +20,7 @@
 #include "src/fb_util.h"
 #include "src/perf.h"
 
-/* Misuse by a scenario: print file:line and abort, as STYLE.md asks. */
+/* Misuse by a scenario: print file:line and abort, as CONTRIBUTING.md, "Conventions" asks. */
 #define RUN_MISUSE(fmt, ...) lf_die("scenario misuse: " fmt, ##__VA_ARGS__)
 
 static uint64_t cpu_now_ns(void)

@@ -7,10 +7,10 @@
  * alternate between them, each one buffer [STAMP] whose completion is awaited
  * before the next.  Latency = the engine's STAMP - the clock read just before
  * rt_queue_submit: "from the application's submit call to the engine starting
- * that command buffer" (DESIGN.md, Metrics).  With `parked`, every submission
- * is made while the engine is in F1 (waited for first): the user-mode path
- * then pays the reconnect and the engine's wake-up, the kernel-mode path the
- * scheduler's and the engine's.
+ * that command buffer" (DESIGN.md, "Metrics, and how each is measured").
+ * With `parked`, every submission is made while the engine is in F1 (waited
+ * for first): the user-mode path then pays the reconnect and the engine's
+ * wake-up, the kernel-mode path the scheduler's and the engine's.
  *
  * Called from one thread; brings up and tears down its own stack
  * (gpu-model/runtime/stack.h).

@@ -4,15 +4,18 @@ Each function takes the loaded result files and returns (shape, verdict), or
 None when the files hold nothing it reads:
 
   shape    what the figure shows, with this run's numbers;
-  verdict  whether that is what the seeds (shared/seeds/) predict: "This is
-           what the <seed> seed predicts: ..." or "The <seed> seed predicts
-           ...; this run departs from it: <each departure, with its numbers>."
+  verdict  whether that is what the seeds (the design documents of DESIGN.md's
+           seed map) predict: "This is what the <seed> seed predicts: ..." or
+           "The <seed> seed predicts ...; this run departs from it: <each
+           departure, with its numbers>."
 
 The tolerances are stated next to each check.  tests/test_plot.c changes
 fixture numbers and checks the sentences follow.  Standard library only.
 """
 
 import math
+import os
+import re
 
 import fbresults as fr
 import fbtext as ft
@@ -93,8 +96,30 @@ def headline(files):
                            f"waits in hardware (here {_times(gl, gn)} faster than legacy)", dep)
 
 
-REFERENCE = (("cache-line round trip", "cacheline_rtt_p50", 105.0), ("bare syscall", "syscall_p50", 220.0),
-             ("futex wake-to-run", "futex_wake_p50", 34000.0))
+DESIGN = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "DESIGN.md")
+DESIGN_SECTION = "Machine limits and the reference machine"
+_REF_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*`(\w+)`\s*\|\s*([\d.]+)\s*(ns|µs|us|ms)\s*\|")
+_REF_UNIT = {"ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6}
+
+
+def reference_machine(path=None):
+    """[(name, result key, ns)] from the reference-machine table of DESIGN.md (the rows after its
+    "reference-machine" marker), or None when the file or the table is not there: a report names
+    DESIGN.md's reference machine only when a reader can find it."""
+    try:
+        with open(path or DESIGN, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return None
+    rows, started = [], False
+    for line in lines:
+        if "reference-machine" in line and line.startswith("<!--"):
+            started = True
+        elif started and (m := _REF_ROW.match(line)):
+            rows.append((m.group(1), m.group(2), float(m.group(3)) * _REF_UNIT[m.group(4)]))
+        elif started and rows and not line.startswith("|"):
+            break
+    return rows or None
 
 
 def limits(files):
@@ -107,10 +132,14 @@ def limits(files):
     shape = (f"On this machine a cache line's round trip between two CPUs takes {ft.ns(rtt)} at p50 "
              f"(one way {ft.ns(rtt / 2)}){msg_text}, a bare syscall {ft.ns(sc)} and a futex wake-to-run "
              f"{ft.ns(fw)}, {_times(fw, sc)} a syscall.")
-    ratios = ", ".join(f"{name} {_times(run.counters[key], ref)}" for name, key, ref in REFERENCE)
-    return shape, ("No seed predicts these: they are the yardsticks every latency is read against; "
-                   f"against DESIGN.md's reference machine (about 105 ns, 220 ns and 34 µs) this machine "
-                   f"measures {ratios}.")
+    verdict = "No seed predicts these: they are the yardsticks every latency is read against"
+    ref = [r for r in (reference_machine() or ()) if run.counters.get(r[1])]
+    if not ref:
+        return shape, verdict + "."
+    about = ", ".join(ft.ns(v) for _, _, v in ref)
+    ratios = ", ".join(f"{name} {_times(run.counters[key], v)}" for name, key, v in ref)
+    return shape, (f"{verdict}; against the reference machine in DESIGN.md (\"{DESIGN_SECTION}\": {about}) "
+                   f"this machine measures {ratios}.")
 
 
 # ---- interrupts and the power proxy ----

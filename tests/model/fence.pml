@@ -2,7 +2,7 @@
  * fence.pml -- the native GPU fence's CMP/OS interrupt protocol, checked
  * exhaustively by spin.  tests/model/check.sh runs every variant below.
  *
- * Seed native-gpu-fence.txt, "Synchronization issues": the CPU lowers
+ * Seed native-gpu-fence, "Synchronization issues": the CPU lowers
  * MonitoredValue (MV) while the GPU raises CurrentValue (CV); each side
  * publishes its own location and then reads the other's.  That is the
  * store-buffering pattern: without a full barrier on BOTH sides, both reads
