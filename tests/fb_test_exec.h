@@ -25,6 +25,8 @@
  *   fb_tmp_path(dir, name)          "dir/name" in one of 8 rotating static buffers,
  *                                   so a few can be live in one expression
  *   fb_remove_tree(dir)             rm -r dir, for the teardown of a mkdtemp directory
+ *   fb_write_file(dir, rel, text)   write text to dir/rel, making rel's folders first
+ *                                   (a fake tree's files); fails the test when it cannot
  *   fb_bench_named(doc, name)       the benchmark entry of a result document called name;
  *                                   fails the test when there is none
  *
@@ -172,6 +174,22 @@ static inline json_t *fb_bench_named(json_t *doc, const char *name)
 			return b;
 	fail_msg("no benchmark named %s", name);
 	return NULL;
+}
+
+static inline void fb_write_file(const char *dir, const char *rel, const char *text)
+{
+	char path[2 * PATH_MAX], part[2 * PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	memcpy(part, path, sizeof(part));
+	for (char *p = part + 1; (p = strchr(p, '/')); p++) {   /* mkdir -p; EEXIST is fine */
+		*p = '\0';
+		mkdir(part, 0755);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
 }
 
 static inline void fb_remove_tree(const char *dir)

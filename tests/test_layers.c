@@ -42,22 +42,6 @@ static const char *const clean_tree[][2] = {
 	{ "tests/test_x.c", "#include \"benchmarks/fence_rig.h\"\n#include \"gpu-model/os/os.h\"\n" },
 };
 
-static void write_file(const char *root, const char *rel, const char *text)
-{
-	char path[PATH_MAX], dir[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	/* mkdir -p of the file's folder */
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		mkdir(dir, 0755);
-		*p = '/';
-	}
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
 
 /* A fresh fake tree under tmpdir/name: the clean tree, plus (when file is not
  * NULL) a first line `#include "inc"` in file. */
@@ -66,11 +50,11 @@ static const char *make_tree(const char *name, const char *file, const char *inc
 	const char *root = fb_tmp_path(tmpdir, name);
 	assert_int_equal(mkdir(root, 0755), 0);
 	for (size_t i = 0; i < sizeof(clean_tree) / sizeof(clean_tree[0]); i++)
-		write_file(root, clean_tree[i][0], clean_tree[i][1]);
+		fb_write_file(root, clean_tree[i][0], clean_tree[i][1]);
 	if (file) {
 		char text[512];
 		snprintf(text, sizeof(text), "#include \"%s\"\n#include <stdint.h>\n", inc);
-		write_file(root, file, text);
+		fb_write_file(root, file, text);
 	}
 	return root;
 }

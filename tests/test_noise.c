@@ -171,34 +171,18 @@ static void others_cpu_time_is_warned(void **state)
 	assert_int_equal(s.n, 0);
 }
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-	char path[2 * PATH_MAX], part[2 * PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	memcpy(part, path, sizeof(part));
-	for (char *p = part + 1; (p = strchr(p, '/')); p++) {   /* mkdir -p; EEXIST is fine */
-		*p = '\0';
-		mkdir(part, 0755);
-		*p = '/';
-	}
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* A fake root of the files fb_noise_machine reads, CPUs 0 and 1 online. */
 static const char *fake_tree(const char *name, const char *gov0, const char *gov1, const char *siblings0,
 			     const char *no_turbo, const char *loadavg)
 {
 	static char root[PATH_MAX];
 	snprintf(root, sizeof(root), "%s/%s", tmpdir, name);
-	write_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov0);
-	write_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", gov1);
-	write_file(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", siblings0);
-	write_file(root, "sys/devices/system/cpu/intel_pstate/no_turbo", no_turbo);
-	write_file(root, "sys/devices/system/cpu/online", "0-1\n");
-	write_file(root, "proc/loadavg", loadavg);
+	fb_write_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov0);
+	fb_write_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", gov1);
+	fb_write_file(root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", siblings0);
+	fb_write_file(root, "sys/devices/system/cpu/intel_pstate/no_turbo", no_turbo);
+	fb_write_file(root, "sys/devices/system/cpu/online", "0-1\n");
+	fb_write_file(root, "proc/loadavg", loadavg);
 	return root;
 }
 

@@ -1,0 +1,222 @@
+/* tests/test_docs.c — scripts/check-docs.py: a clone refers only to what it holds.
+ *
+ * The real tree must pass.  Then the script is handed fake trees in a mkdtemp
+ * directory (the real tree is never touched): a clean one that must pass (a
+ * seed map, links to tracked files and folders, public addresses, anchors,
+ * a link inside a code block, a section cited that exists), and the same tree
+ * with one bad reference planted per rule — a link leaving the repository, to
+ * a missing file, an absolute path, a reference definition, an image, a
+ * scheme other than http/https/mailto, a missing document cited by name, a
+ * missing section, a short name not in the seed map, a seed's own file name, a
+ * folder outside the repository, a DESIGN.md without its seed map, and (in a
+ * git work tree) a link to a file that exists but is not tracked — each of
+ * which must fail with exit 1 and a line naming the file, the line and why.
+ *
+ * Then scripts/plot/fbreading.py: it reads the reference machine from this
+ * tree's DESIGN.md, and names DESIGN.md in a report only when it can.
+ *
+ * The strings planted below are cut in two ("seed " "x") so that this file
+ * does not itself cite what it plants.  Paths come from mk/docs.mk.
+ */
+#include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef FB_DOCS_SCRIPT
+#define FB_DOCS_SCRIPT "scripts/check-docs.py"
+#endif
+#ifndef FB_SOURCE_ROOT
+#define FB_SOURCE_ROOT "."
+#endif
+#ifndef FB_DOCS_PYTHON
+#define FB_DOCS_PYTHON "/usr/bin/python3"
+#endif
+
+static char tmpdir[] = "/tmp/fb_test_docs.XXXXXX";
+
+static const char design_md[] =
+	"# design\n\n## Layers\n\ntext\n\n## The design documents the model follows\n\n"
+	"| short name | document |\n|---|---|\n"
+	"| `native-gpu-fence` | *Native GPU fence object* |\n"
+	"| `gpu-preemption` | *GPU preemption* |\n";
+
+/* The clean fake tree: every reference resolves. */
+static const char *const clean_tree[][2] = {
+	{ "DESIGN.md", design_md },
+	{ "README.md", "# r\n\nSee [the design](DESIGN.md), [its layers](DESIGN.md#layers), [src](src),\n"
+		       "[up](#r), <https://example.org> and [docs](https://learn.microsoft.com/x).\n"
+		       "![fig](results/run/fig.png)\n\n```\n[not a link](nowhere.md)\n```\n"
+		       "Inline `[code](nowhere.md)` is not a link.\n[ref]: src/x.c\n" },
+	{ "results/README.md", "[a run](run/report.md)\n" },
+	/* a published run's text is history: not checked */
+	{ "results/run/report.md", "[old](../../gone.md) STYLE" ".md\n" },
+	{ "results/run/fig.png", "\x89PNG\x00\x01" },
+	{ "src/x.c", "/* seed native-gpu-fence, \"Current value\"; DESIGN.md, \"Layers\"; README.md */\n" },
+};
+
+
+/* A fresh fake tree tmpdir/name: the clean tree, then (file not NULL) file
+ * replaced by text. */
+static const char *make_tree(const char *name, const char *file, const char *text)
+{
+	const char *root = fb_tmp_path(tmpdir, name);
+	assert_int_equal(mkdir(root, 0755), 0);
+	for (size_t i = 0; i < sizeof(clean_tree) / sizeof(clean_tree[0]); i++)
+		fb_write_file(root, clean_tree[i][0], clean_tree[i][1]);
+	if (file)
+		fb_write_file(root, file, text);
+	return root;
+}
+
+static struct fb_exec_result check(const char *root)
+{
+	const char *argv[] = { FB_DOCS_PYTHON, FB_DOCS_SCRIPT, root, NULL };
+	return fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+}
+
+static void the_real_tree_refers_only_to_what_it_holds(void **state)
+{
+	struct fb_exec_result r = check(FB_SOURCE_ROOT);
+	if (r.status != 0)
+		printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "check-docs: ok"));
+	fb_exec_free(&r);
+}
+
+static void a_tree_whose_references_resolve_passes(void **state)
+{
+	struct fb_exec_result r = check(make_tree("clean", NULL, NULL));
+	if (r.status != 0)
+		printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	/* 4 text files (the figure is binary); README's six links and one
+	 * reference definition, results/README.md's one */
+	if (!strstr(r.out, "check-docs: ok (4 files, 8 links)")) printf("%s", r.out);
+	assert_non_null(strstr(r.out, "check-docs: ok (4 files, 8 links)"));
+	fb_exec_free(&r);
+}
+
+/* Each planted text, the file it goes in, and the line check-docs must print. */
+static const struct {
+	const char *file, *text, *want;
+} planted[] = {
+	{ "README.md", "[x](../outside.md)\n", "README.md:1: link ../outside.md (points outside the repository)" },
+	{ "README.md", "text\n[x](docs/gone.md#part)\n", "README.md:2: link docs/gone.md#part (no such file in the repository)" },
+	{ "README.md", "[x](/etc/hosts)\n", "README.md:1: link /etc/hosts (an absolute path" },
+	{ "README.md", "[r]: src/gone.c\n", "README.md:1: link src/gone.c (no such file in the repository)" },
+	{ "README.md", "![f](results/run/gone.png)\n", "README.md:1: link results/run/gone.png (no such file" },
+	{ "README.md", "[f](ftp://example.org/x)\n", "README.md:1: link ftp://example.org/x (only http, https and mailto" },
+	{ "results/README.md", "[r](../../x/report.md)\n", "results/README.md:1: link ../../x/report.md (points outside" },
+	{ "src/x.c", "/* as STYLE" ".md asks */\n", "src/x.c:1: STYLE" ".md (no such document in the repository)" },
+	{ "src/x.c", "/* DESIGN.md, \"Metrics\" */\n", "src/x.c:1: DESIGN.md, \"Metrics\" (DESIGN.md has no section of that title)" },
+	{ "src/x.c", "/* seed " "made-up-doc */\n", "src/x.c:1: seed " "made-up-doc (not a short name of DESIGN.md's seed map)" },
+	{ "src/x.c", "/* native-gpu-fence" ".txt */\n", "src/x.c:1: native-gpu-fence" ".txt (a seed's file is not in the repository" },
+	{ "src/x.c", "# see ../" "shared/x\n", "src/x.c:1: ../" "shared (a folder outside the repository" },
+	{ "src/x.c", "# see docs/" "shared/" "seeds/x\n", "src/x.c:1: shared/" "seeds (a folder outside the repository" },
+	{ "DESIGN.md", "# design\n\n## Layers\n\nno map\n", "DESIGN.md:1: seed map (DESIGN.md has no table" },
+};
+
+static void every_planted_bad_reference_is_caught(void **state)
+{
+	for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "planted%zu", i);
+		struct fb_exec_result r = check(make_tree(name, planted[i].file, planted[i].text));
+		if (r.status != 1 || !r.out || !strstr(r.out, planted[i].want))
+			printf("planted %s: status %d, output:\n%s", planted[i].text, r.status, r.out ? r.out : "(none)\n");
+		assert_int_equal(r.status, 1);
+		assert_non_null(strstr(r.out, planted[i].want));
+		/* only the planted problem, then "check-docs: 1 problem(s)" */
+		if (fb_count_lines(r.out) != 2) printf("%s", r.out);
+		assert_int_equal(fb_count_lines(r.out), 2);
+		assert_non_null(strstr(r.out, "check-docs: 1 problem(s)"));
+		fb_exec_free(&r);
+	}
+}
+
+static int git(const char *dir, const char *a, const char *b)
+{
+	const char *argv[] = { "/usr/bin/git", "-C", dir, a, b, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+	int st = r.status;
+	fb_exec_free(&r);
+	return st;
+}
+
+/* In a git work tree only tracked files count: a clone has nothing else. */
+static void a_link_to_an_untracked_file_is_caught(void **state)
+{
+	if (access("/usr/bin/git", X_OK) != 0)
+		fb_skip("no /usr/bin/git");
+	const char *root = make_tree("git", NULL, NULL);
+	assert_int_equal(git(root, "init", "-q"), 0);
+	assert_int_equal(git(root, "add", "."), 0);
+	struct fb_exec_result r = check(root);
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	fb_write_file(root, "notes/local.md", "mine\n");
+	fb_write_file(root, "README.md", "[notes](notes/local.md)\n");
+	r = check(root);
+	if (r.status != 1)
+		printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "README.md:1: link notes/local.md (not tracked: a clone does not have it)"));
+	fb_exec_free(&r);
+}
+
+/* Run python code with scripts/plot on its path; its output. */
+static struct fb_exec_result python(const char *code)
+{
+	char prog[2048];
+	snprintf(prog, sizeof(prog), "import sys; sys.path.insert(0, '%s/scripts/plot'); %s", FB_SOURCE_ROOT, code);
+	const char *argv[] = { FB_DOCS_PYTHON, "-c", prog, NULL };
+	return fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+}
+
+/* The reference machine a report compares against is the table in this
+ * tree's DESIGN.md; without that file the report does not name it. */
+static void reports_name_the_reference_machine_only_where_design_md_has_it(void **state)
+{
+	struct fb_exec_result r = python("import fbreading as r; print(r.reference_machine())");
+	if (r.status != 0)
+		printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "('cache-line round trip', 'cacheline_rtt_p50', 105.0)"));
+	assert_non_null(strstr(r.out, "('bare syscall', 'syscall_p50', 220.0)"));
+	assert_non_null(strstr(r.out, "('futex wake-to-run', 'futex_wake_p50', 34000.0)"));
+	fb_exec_free(&r);
+
+	char code[1024];
+	snprintf(code, sizeof(code),
+		 "import fbreading as r, fbresults as fr; f = fr.load_all(['%s/tests/plot/limits.json']); "
+		 "print(r.limits(f)[1]); r.DESIGN = '%s/no-such-DESIGN.md'; print(r.limits(f)[1])",
+		 FB_SOURCE_ROOT, tmpdir);
+	r = python(code);
+	if (r.status != 0)
+		printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	char *second = strchr(r.out, '\n');
+	assert_non_null(second);
+	*second++ = 0;
+	assert_non_null(strstr(r.out, "against the reference machine in DESIGN.md (\"Machine limits and the reference machine\""));
+	assert_null(strstr(second, "DESIGN"));
+	assert_non_null(strstr(second, "yardsticks every latency is read against."));
+	fb_exec_free(&r);
+}
+
+FB_TEST_FIXTURES(NULL, 0, tmpdir)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(the_real_tree_refers_only_to_what_it_holds),
+		cmocka_unit_test(a_tree_whose_references_resolve_passes),
+		cmocka_unit_test(every_planted_bad_reference_is_caught),
+		cmocka_unit_test(a_link_to_an_untracked_file_is_caught),
+		cmocka_unit_test(reports_name_the_reference_machine_only_where_design_md_has_it),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
