@@ -122,7 +122,9 @@ static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct f
 {
 	struct lf_event ev;
 	bool lost = false;
+	uint64_t t0 = 0;
 	if (waited) {
+		t0 = lf_now_ns();
 		lf_event_init(&ev);
 		rt_fence_wait_event(g->f, v, &ev);   /* registered before the GPU signals */
 	}
@@ -147,6 +149,7 @@ static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct f
 				lf_die("freeing a lost waiter: the CPU signal failed");
 			lf_event_wait(&ev, 0, -1);
 		}
+		rt_fence_trace_wait(g->f, v, t0, lost ? -ETIMEDOUT : 0);   /* the timeline's CPU wait (when tracing) */
 		if (lat)
 			fb_hist_record(lat, (uint64_t)lf_ticks_ns(lf_ticks() - atomic_load_explicit(&g->stamp, memory_order_acquire)));
 	} else {

@@ -760,6 +760,8 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 			const struct bm_rlist *l = &spec->lists[i];
 			struct rt_clist **out = &rr->l[i][v];
 			rc = rt_clist_create(l->type, out);
+			if (!rc)
+				rc = rt_clist_set_name(*out, l->name);   /* its WORK's name on the timeline */
 			for (size_t k = 0; k < l->n && !rc; k++)
 				rc = rt_clist_record(*out, l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
 			for (size_t k = 0; k < l->na && w->debug && !rc; k++) {

@@ -76,6 +76,7 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
 	int rc = rt_fence_set_event(f, v, w->ev);
 	if (!rc)
 		rc = rt_event_wait(w->ev, BM_WL_WAIT_NS);
+	rt_fence_trace_wait(f, v, t0, rc);   /* the timeline's CPU wait (when tracing) */
 	w->cpu_wait_ns += lf_now_ns() - t0;
 	w->cpu_waits++;
 	if (!rc && w->debug)
@@ -160,13 +161,15 @@ struct bm_use {
 	enum rt_state state, after;
 	int kind;                           /* 0 read, 1 write, 2 barrier state -> after */
 };
-static int bm_wl_list_uses(struct bm_wl *w, enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units,
-			   const struct bm_use *uses, size_t n, struct rt_clist **out)
+static int bm_wl_list_uses(struct bm_wl *w, const char *name, enum rt_list_type t, enum rt_op op, uint64_t ns,
+			   unsigned units, const struct bm_use *uses, size_t n, struct rt_clist **out)
 {
 	int rc = rt_clist_create(t, out);
 	if (rc)
 		return rc;
-	rc = rt_clist_record(*out, op, ns, units);
+	rc = rt_clist_set_name(*out, name);   /* its WORK's name on the timeline */
+	if (!rc)
+		rc = rt_clist_record(*out, op, ns, units);
 	for (size_t i = 0; i < n && !rc && w->debug; i++)
 		rc = uses[i].kind == 2 ? rt_clist_barrier(*out, uses[i].r, uses[i].state, uses[i].after)
 				       : rt_clist_access(*out, uses[i].r, uses[i].state, uses[i].kind == 1);
@@ -205,19 +208,20 @@ static int bm_frame_slot_lists(struct bm_wl *w, const struct bm_frame_cfg *cfg, 
 	unsigned u = cfg->units ? cfg->units : 1;
 	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, RTV = RT_STATE_RENDER_TARGET, UAV = RT_STATE_UNORDERED_ACCESS;
 	struct bm_use g[1] = { { s->geometry_r, RT_STATE_COMMON, 0, 1 } };
-	int rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, g, 1, &s->geometry);
+	int rc = bm_wl_list_uses(w, "geometry", RT_LIST_COPY, RT_OP_COPY, cfg->geometry_ns, u, g, 1, &s->geometry);
+	static const char *const tex[4] = { "tex1", "tex2", "tex3", "tex4" };
 	for (int i = 0; i < 4 && !rc; i++) {
 		struct bm_use t[1] = { { s->tex_r[i], RT_STATE_COMMON, 0, 1 } };
-		rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, t, 1, &s->tex[i]);
+		rc = bm_wl_list_uses(w, tex[i], RT_LIST_COPY, RT_OP_COPY, cfg->texture_ns, u, t, 1, &s->tex[i]);
 	}
 	/* pre-pass using geometry only into rt1; rt1 then read as an SRV */
 	struct bm_use pre[3] = { { s->geometry_r, SR, 0, 0 }, { s->rt1, RTV, 0, 1 }, { s->rt1, RTV, SR, 2 } };
 	if (!rc)
-		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, pre, 3, &s->prepass);
+		rc = bm_wl_list_uses(w, "prepass", RT_LIST_DIRECT, RT_OP_DRAW, cfg->prepass_ns, u, pre, 3, &s->prepass);
 	/* lighting calculations on the pre-pass (rt1 as SRV) into buf1 */
 	struct bm_use light[2] = { { s->rt1, SR, 0, 0 }, { s->buf1, UAV, 0, 1 } };
 	if (!rc)
-		rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, light, 2, &s->lighting);
+		rc = bm_wl_list_uses(w, "lighting", RT_LIST_COMPUTE, RT_OP_DISPATCH, cfg->lighting_ns, u, light, 2, &s->lighting);
 	/* final render using buf1 as SRV and tex1..4 SRVs; the slot's states back for its next frame */
 	struct bm_use fin[8] = {
 		{ s->buf1, UAV, SR, 2 }, { s->buf1, SR, 0, 0 },
@@ -225,7 +229,7 @@ static int bm_frame_slot_lists(struct bm_wl *w, const struct bm_frame_cfg *cfg, 
 		{ s->buf1, SR, UAV, 2 }, { s->rt1, SR, RTV, 2 },
 	};
 	if (!rc)
-		rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, fin, 8, &s->final);
+		rc = bm_wl_list_uses(w, "final", RT_LIST_DIRECT, RT_OP_DRAW, cfg->final_ns, u, fin, 8, &s->final);
 	return rc;
 }
 
@@ -344,9 +348,9 @@ int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, 
 		struct bm_use map[1] = { { r->slot[k], RT_STATE_COMMON, 0, 1 } };
 		struct bm_use draw[1] = { { r->slot[k], RT_STATE_SHADER_RESOURCE, 0, 0 } };
 		if (!rc)
-			rc = bm_wl_list_uses(w, RT_LIST_COPY, RT_OP_COPY, map_ns, u, map, 1, &r->map[k]);
+			rc = bm_wl_list_uses(w, "map", RT_LIST_COPY, RT_OP_COPY, map_ns, u, map, 1, &r->map[k]);
 		if (!rc)
-			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, draw, 1, &r->draw[k]);
+			rc = bm_wl_list_uses(w, "draw", RT_LIST_DIRECT, RT_OP_DRAW, draw_ns, u, draw, 1, &r->draw[k]);
 	}
 	return rc;
 }
@@ -419,9 +423,9 @@ int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latenc
 		struct bm_use cw[1] = { { p->pipe[k], UAV, 0, 1 } };
 		struct bm_use gr[3] = { { p->pipe[k], UAV, SR, 2 }, { p->pipe[k], SR, 0, 0 }, { p->pipe[k], SR, UAV, 2 } };
 		if (!rc)
-			rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, cw, 1, &p->compute[k]);
+			rc = bm_wl_list_uses(w, "compute", RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, u, cw, 1, &p->compute[k]);
 		if (!rc)
-			rc = bm_wl_list_uses(w, RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, gr, 3, &p->graphics[k]);
+			rc = bm_wl_list_uses(w, "graphics", RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, u, gr, 3, &p->graphics[k]);
 	}
 	return rc;
 }
@@ -510,11 +514,12 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
 		}
 		struct bm_use cw[1] = { { a->pipe[k], RT_STATE_UNORDERED_ACCESS, 0, 1 } };
 		if (!rc)
-			rc = bm_wl_list_uses(w, RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, cw, 1,
+			rc = bm_wl_list_uses(w, "compute", RT_LIST_COMPUTE, RT_OP_DISPATCH, compute_ns, a->units, cw, 1,
 					     &a->compute[k]);
 	}
 	for (unsigned i = 0; i < cpu_latency && !rc; i++)
-		rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i]);
+		if (!(rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i])))
+			rc = rt_clist_set_name(a->graphics[i], "graphics");
 	/* "Graphics needs to wait for the first compute frame to complete; this
 	 * is the only wait that the graphics queue will perform." */
 	if (!rc)

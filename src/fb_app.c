@@ -26,8 +26,8 @@ static int cmd_list(const struct fb_scenario *const *table)
 		if ((int)strlen(table[i]->name) > w)
 			w = (int)strlen(table[i]->name);
 	for (size_t i = 0; table[i]; i++)
-		printf("%-*s  %s%s\n", w, table[i]->name, table[i]->summary,
-		       table[i]->compares_paths ? " [native vs legacy]" : "");
+		printf("%-*s  %s%s%s\n", w, table[i]->name, table[i]->summary,
+		       table[i]->compares_paths ? " [native vs legacy]" : "", table[i]->takes_trace ? " [timeline]" : "");
 	return FB_EXIT_OK;
 }
 

@@ -40,6 +40,8 @@ struct trace_check {
 	bool valid_json;
 	size_t events, missing_fields, bad_dur, nonmonotonic;
 	size_t flow_starts, flow_ends, flows_unpaired, flow_ends_unbound;
+	size_t flows_checked, flows_bad;     /* signal -> wait: same fence, value >= the wait's, start <= end */
+	size_t flows_native, flows_legacy;   /* flow starts in each path's track groups */
 	size_t clock_checked, clock_bad;
 	size_t signals, waits_unblocked, cpu_waits, queued, isr, dpc, lost_instants;
 	uint64_t lost_total;
@@ -52,9 +54,11 @@ struct ev {
 	json_t *args;
 };
 
+/* A track: its tid (the writer numbers tracks across the file, in the order
+ * the events are written: fb_trace.c). */
 static long long track_of(json_t *e)
 {
-	return json_integer_value(json_object_get(e, "pid")) * 1000000 + json_integer_value(json_object_get(e, "tid"));
+	return json_integer_value(json_object_get(e, "tid"));
 }
 
 static uint64_t arg_u(const struct ev *e, const char *key)
@@ -90,48 +94,104 @@ static void check_monotonic(const struct ev *v, size_t n, struct trace_check *c)
 			}
 }
 
-/* Each flow id: one "s" and one "f"; each end inside an "X" of its track. */
+/* The "X" of e's track enclosing e's time that started last (the innermost
+ * of nested spans), or NULL.  v is in the file's order: track by track, in
+ * time order on each. */
+static const struct ev *enclosing(const struct ev *v, size_t n, const struct ev *e)
+{
+	size_t lo = 0, hi = n;           /* the first event of e's track after e's time */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].track < e->track || (v[mid].track == e->track && v[mid].ts <= e->ts + EPS_US))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && v[j].track == e->track;)
+		if (!strcmp(v[j].ph, "X") && e->ts <= v[j].ts + v[j].dur + EPS_US)
+			return &v[j];
+	return NULL;
+}
+
+static bool has_fence(const struct ev *e)
+{
+	return e && json_is_integer(json_object_get(e->args, "fence")) && json_is_integer(json_object_get(e->args, "value"));
+}
+
+/* Each flow id: one "s" and one "f"; each end inside an "X" of its track;
+ * the spans it joins of one fence, the first's value reaching the second's,
+ * the start not after the end. */
 static void check_flows(const struct ev *v, size_t n, struct trace_check *c)
 {
+	long long most = 0;
+	for (size_t i = 0; i < n; i++)
+		most = v[i].id > most ? v[i].id : most;
+	const struct ev **st = calloc((size_t)most + 1, sizeof(*st)), **fi = calloc((size_t)most + 1, sizeof(*fi));
+	size_t *nends = calloc((size_t)most + 1, sizeof(*nends));
 	for (size_t i = 0; i < n; i++) {
 		bool s = !strcmp(v[i].ph, "s"), f = !strcmp(v[i].ph, "f");
 		if (!s && !f)
 			continue;
 		c->flow_starts += s;
 		c->flow_ends += f;
-		size_t other = 0;
-		for (size_t j = 0; j < n; j++)
-			other += j != i && v[j].id == v[i].id && !strcmp(v[j].ph, s ? "f" : "s");
-		c->flows_unpaired += other != 1;
-		bool bound = false;
-		for (size_t j = 0; j < n && !bound; j++)
-			bound = !strcmp(v[j].ph, "X") && v[j].track == v[i].track && v[j].ts <= v[i].ts + EPS_US &&
-				v[i].ts <= v[j].ts + v[j].dur + EPS_US;
-		c->flow_ends_unbound += !bound;
+		nends[v[i].id]++;
+		*(s ? &st[v[i].id] : &fi[v[i].id]) = &v[i];
+		c->flow_ends_unbound += !enclosing(v, n, &v[i]);
 	}
+	for (long long id = 1; id <= most; id++) {
+		if (!nends[id])
+			continue;
+		c->flows_unpaired += nends[id] != 2 || !st[id] || !fi[id];
+		if (!st[id] || !fi[id])
+			continue;
+		const struct ev *from = enclosing(v, n, st[id]), *to = enclosing(v, n, fi[id]);
+		c->flows_checked++;
+		c->flows_bad += !has_fence(from) || !has_fence(to) || arg_u(from, "fence") != arg_u(to, "fence") ||
+				arg_u(from, "value") < arg_u(to, "value") || st[id]->ts > fi[id]->ts + EPS_US;
+	}
+	free(st);
+	free(fi);
+	free(nends);
+}
+
+/* Events by (fence, value), for the clock check. */
+static int by_fence_cmp(const void *pa, const void *pb)
+{
+	const struct ev *a = *(const struct ev *const *)pa, *b = *(const struct ev *const *)pb;
+	uint64_t fa = arg_u(a, "fence"), fb = arg_u(b, "fence"), va = arg_u(a, "value"), vb = arg_u(b, "value");
+	return fa != fb ? (fa < fb ? -1 : 1) : va != vb ? (va < vb ? -1 : 1) : 0;
+}
+
+static const struct ev *find_fence(const struct ev **s, size_t n, const struct ev *key)
+{
+	const struct ev **hit = bsearch(&key, s, n, sizeof(*s), by_fence_cmp);
+	return hit ? *hit : NULL;
 }
 
 /* One clock: FENCE_SIGNAL_QUEUED <= SIGNAL_EXECUTED <= end of the CPU wait it released. */
 static void check_clock(const struct ev *v, size_t n, struct trace_check *c)
 {
+	const struct ev **q = calloc(n ? n : 1, sizeof(*q)), **w = calloc(n ? n : 1, sizeof(*w));
+	size_t nq = 0, nw = 0;
+	for (size_t j = 0; j < n; j++) {
+		if (!strcmp(v[j].name, "FENCE_SIGNAL_QUEUED"))
+			q[nq++] = &v[j];
+		else if (!strcmp(v[j].name, "CPU wait") && arg_u(&v[j], "result") == 0)
+			w[nw++] = &v[j];
+	}
+	qsort(q, nq, sizeof(*q), by_fence_cmp);
+	qsort(w, nw, sizeof(*w), by_fence_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].name, "SIGNAL_EXECUTED"))
 			continue;
-		const struct ev *q = NULL, *w = NULL;
-		for (size_t j = 0; j < n; j++) {
-			if (!v[j].args || arg_u(&v[j], "fence") != arg_u(&v[i], "fence") ||
-			    arg_u(&v[j], "value") != arg_u(&v[i], "value"))
-				continue;
-			if (!strcmp(v[j].name, "FENCE_SIGNAL_QUEUED"))
-				q = &v[j];
-			else if (!strcmp(v[j].name, "CPU wait") && arg_u(&v[j], "result") == 0)
-				w = &v[j];
-		}
-		if (!q || !w)
+		const struct ev *qe = find_fence(q, nq, &v[i]), *we = find_fence(w, nw, &v[i]);
+		if (!qe || !we)
 			continue;
 		c->clock_checked++;
-		c->clock_bad += !(q->ts <= v[i].ts + EPS_US && v[i].ts <= w->ts + w->dur + EPS_US);
+		c->clock_bad += !(qe->ts <= v[i].ts + EPS_US && v[i].ts <= we->ts + we->dur + EPS_US);
 	}
+	free(q);
+	free(w);
 }
 
 static void count_kinds(const struct ev *e, struct trace_check *c)
@@ -162,6 +222,7 @@ static struct trace_check check_trace(const char *text)
 	}
 	size_t n = json_array_size(evs), m = 0;
 	struct ev *v = calloc(n ? n : 1, sizeof(*v));
+	json_t *groups = json_object();     /* pid -> process name */
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(evs, i);
 		c.events++;
@@ -179,11 +240,22 @@ static struct trace_check check_trace(const char *text)
 			x.dur = json_number_value(d);
 		}
 		count_kinds(&x, &c);
-		v[m++] = x;
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%lld", json_integer_value(json_object_get(e, "pid")));
+		if (!strcmp(x.name, "process_name"))
+			json_object_set(groups, pid, json_object_get(json_object_get(e, "args"), "name"));
+		const char *group = json_string_value(json_object_get(groups, pid));
+		if (!strcmp(x.ph, "s") && group) {
+			c.flows_native += !strncmp(group, "native", 6);
+			c.flows_legacy += !strncmp(group, "legacy", 6);
+		}
+		if (strcmp(x.ph, "M"))          /* metadata lead the file; the rest is in track order */
+			v[m++] = x;
 	}
 	check_monotonic(v, m, &c);
 	check_flows(v, m, &c);
 	check_clock(v, m, &c);
+	json_decref(groups);
 	free(v);
 	json_decref(root);
 	return c;
@@ -200,6 +272,8 @@ static void assert_trace_ok(const struct trace_check *c)
 	assert_int_equal(c->flows_unpaired, 0);
 	assert_int_equal(c->flow_ends_unbound, 0);
 	assert_int_equal(c->flow_starts, c->flow_ends);
+	assert_int_equal(c->flows_checked, c->flow_starts);
+	assert_int_equal(c->flows_bad, 0);
 	assert_int_equal(c->clock_bad, 0);
 }
 
@@ -298,6 +372,17 @@ static void broken_unconverted_gpu_times_are_caught(void **state)
 	assert_true(c.valid_json);
 	assert_true(c.clock_checked >= 10);
 	assert_int_equal(c.clock_bad, c.clock_checked);      /* every signal off the CPU's timeline */
+	free(r.text);
+}
+
+/* Broken on purpose: a wait's arrow from a signal of another fence. */
+static void broken_flows_from_the_wrong_fence_are_caught(void **state)
+{
+	struct traced r = trace_workload(5, RIG_TRACE_BROKEN_WRONG_FENCE, FB_TRACE_OK);
+	struct trace_check c = check_trace(r.text);
+	assert_true(c.valid_json);
+	assert_int_equal(c.flows_unpaired, 0);          /* well-formed arrows ... */
+	assert_true(c.flows_bad >= 3 * r.rounds);       /* ... between the wrong spans: each round's three waits */
 	free(r.text);
 }
 
@@ -411,6 +496,112 @@ static void cli_isr_scaling_trace_passes_the_format_check(void **state)
 	free(text);
 }
 
+/* A run of every scenario with a timeline (`fencebench list` marks them
+ * "[timeline]"), short; a scenario that gains one needs a line here. */
+struct traced_run {
+	const char *scenario;
+	const char *args[8];
+};
+static char frame_json[PATH_MAX + 8], ring_json[PATH_MAX + 8], pipeline_json[PATH_MAX + 8];
+static const struct traced_run traced_runs[] = {
+	{ "irq-suppression", { "--iterations", "20" } },
+	{ "cpu-wait", { "--iterations", "20" } },
+	{ "idle", { "--iterations", "20" } },
+	{ "isr-scaling", { "--iterations", "20" } },
+	{ "frame", { "--iterations", "10" } },
+	{ "frame", { "--iterations", "10", "--set", "queues=kernel" } },
+	{ "ring-heap", { "--iterations", "10" } },
+	{ "pipeline", { "--iterations", "10" } },
+	{ "async-compute", { "--iterations", "10" } },
+	{ "replay", { "--iterations", "5", "--set", frame_json } },
+	{ "replay", { "--iterations", "5", "--set", frame_json, "--set", "queues=kernel" } },
+	{ "replay", { "--iterations", "5", "--set", ring_json } },
+	{ "replay", { "--iterations", "5", "--set", pipeline_json } },
+};
+#define NTRACED (sizeof(traced_runs) / sizeof(traced_runs[0]))
+
+static bool traced_run_of(const char *scenario)
+{
+	for (size_t i = 0; i < NTRACED; i++)
+		if (!strcmp(traced_runs[i].scenario, scenario))
+			return true;
+	return false;
+}
+
+/* The scenarios `fencebench list` marks "[timeline]": each has a run above,
+ * and each run above is of such a scenario. */
+static void every_timeline_scenario_has_a_traced_run(void **state)
+{
+	fb_need_binary(fencebench);
+	struct fb_exec_result r = FENCEBENCH("list");
+	assert_int_equal(r.status, 0);
+	size_t marked = 0;
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[64] = "";
+		sscanf(line, "%63s", name);
+		bool timeline = strstr(line, "[timeline]") != NULL;
+		marked += timeline;
+		if (timeline && !traced_run_of(name))
+			fail_msg("scenario '%s' writes a timeline but tests/test_trace.c runs none of it", name);
+		if (!timeline && traced_run_of(name))
+			fail_msg("scenario '%s' is not marked [timeline] by fencebench list", name);
+	}
+	assert_true(marked >= 9);
+	fb_exec_free(&r);
+}
+
+static void set_file(char *out, const char *rel)
+{
+	char abs[PATH_MAX];
+	assert_non_null(realpath(rel, abs));
+	snprintf(out, PATH_MAX + 8, "file=%s", abs);
+}
+
+/* Each run's trace passes the checker on both paths; the workloads' (and
+ * replay's, user-mode and kernel-mode queues) have a track per queue named
+ * after it, spans named after the lists, and arrows on both paths. */
+static void every_timeline_scenario_writes_a_checked_trace(void **state)
+{
+	fb_need_binary(fencebench);
+	set_file(frame_json, "benchmarks/workloads/frame.json");
+	set_file(ring_json, "benchmarks/workloads/ring-heap.json");
+	set_file(pipeline_json, "benchmarks/workloads/pipeline.json");
+	const char *path = fb_tmp_path(tmpdir, "every.json");
+	for (size_t i = 0; i < NTRACED; i++) {
+		const struct traced_run *t = &traced_runs[i];
+		const char *argv[24] = { "run", t->scenario, "--path", "both", "--warmup", "0", "--trace", path,
+					 "--format", "json", "-q" };
+		size_t n = 11;
+		for (size_t k = 0; t->args[k]; k++)
+			argv[n++] = t->args[k];
+		argv[n] = NULL;
+		struct fb_exec_result r = run_fencebench(argv);
+		if (r.status != 0)
+			fail_msg("%s: exit %d: %s", t->scenario, r.status, r.err);
+		fb_exec_free(&r);
+		char *text = fb_slurp(path);
+		assert_non_null(text);
+		struct trace_check c = check_trace(text);
+		print_message("%s %s %s: %zu events, %zu native and %zu legacy flows\n", t->scenario,
+			      t->args[2] ? t->args[2] : "", t->args[4] ? t->args[4] : "", c.events, c.flows_native,
+			      c.flows_legacy);
+		assert_trace_ok(&c);
+		/* every scenario here waits on the CPU for a GPU signal on both paths */
+		if (!c.flows_native || !c.flows_legacy)
+			fail_msg("%s: %zu native and %zu legacy flows", t->scenario, c.flows_native, c.flows_legacy);
+		bool replay = !strcmp(t->scenario, "replay"), frame = !strcmp(t->scenario, "frame");
+		if (frame || (replay && t->args[3] == frame_json)) {
+			const char *want[] = { "\"native: queues\"", "\"legacy: queues\"", "\"lighting\"", "\"prepass\"",
+					       "\"Wait (held on the CPU)\"", "\"direct0\"" };
+			for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+				if (!strstr(text, want[k]))
+					fail_msg("%s trace lacks %s", t->scenario, want[k]);
+		}
+		free(text);
+		unlink(path);
+	}
+}
+
 /* --trace is refused, before anything runs, where it cannot be honoured. */
 static void cli_trace_refusals(void **state)
 {
@@ -442,9 +633,12 @@ int main(void)
 		cmocka_unit_test(trace_of_a_short_run_follows_the_format),
 		cmocka_unit_test(broken_flows_without_end_are_caught),
 		cmocka_unit_test(broken_unconverted_gpu_times_are_caught),
+		cmocka_unit_test(broken_flows_from_the_wrong_fence_are_caught),
 		cmocka_unit_test(tracing_enlarges_logs_and_flags_lost_entries),
 		cmocka_unit_test(no_trace_without_start),
 		cmocka_unit_test(cli_isr_scaling_trace_passes_the_format_check),
+		cmocka_unit_test(every_timeline_scenario_has_a_traced_run),
+		cmocka_unit_test(every_timeline_scenario_writes_a_checked_trace),
 		cmocka_unit_test(cli_trace_refusals),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);

@@ -121,9 +121,7 @@ static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t 
 		p->signals = fb_run_iterations(run) ? fb_run_iterations(run) : fallback;
 	char label[64];
 	if ((p->trace = fb_run_trace(run))) {
-		snprintf(label, sizeof(label), "%s", fb_path_name(fb_run_path(run)));
-		if (fb_run_repetition(run))
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), " #%u", fb_run_repetition(run) + 1);
+		rig_trace_label(run, label, sizeof(label));
 		p->trace_label = label;
 	}
 	int rc = rig_irq_run(p, r, err, sizeof(err));
@@ -138,15 +136,8 @@ static int rig_fence_irq(struct fb_run *run, struct rig_irq_params *p, uint64_t 
 	r->wait_lat = NULL;
 	if (r->lost_wakeups)
 		fb_run_note(run, "%llu lost wake-ups: the protocol is broken", (unsigned long long)r->lost_wakeups);
-	if (p->trace) {
-		fb_run_note(run, "timeline recorded: the measured region includes the tracing overhead");
-		if (r->trace.dropped)
-			fb_run_note(run, "timeline: %llu records dropped (the record array was full): shorten the run",
-				    (unsigned long long)r->trace.dropped);
-		if (!r->trace.log_signals && !r->trace.log_waits)
-			fb_run_note(run, "timeline: no log entries (this scenario's queues are not user-mode HW queues): "
-				    "interrupts, ISR/DPC and CPU waits only");
-	}
+	if (p->trace)
+		rig_trace_report(run, &r->trace);
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "benchmarks/replay.h"
+#include "benchmarks/trace_rig.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
 #include "src/fb_scenario.h"
@@ -83,6 +84,9 @@ static const struct fb_param replay_params[] = {
 	FB_PARAM_END
 };
 
+/* The three queues of a C workload, for a timeline's names. */
+#define BM_WL_QUEUES(w) (struct rt_cqueue *const[]){ (w)->direct, (w)->compute, (w)->copy }, 3
+
 static uint64_t us_param(struct fb_run *run, const char *key)
 {
 	return (uint64_t)(fb_run_double(run, key) * US);
@@ -110,13 +114,45 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	return 0;
 }
 
-/* Warm up for the run's warm-up time, measure, report.  step/drain are the
- * workload's; ctx its state. */
-static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
-			       uint64_t (*frames)(void *), void *ctx)
+/* --trace: the whole run, warm-up included, from here on. */
+static int bm_workload_trace_start(struct fb_run *run, struct bm_wl *w)
 {
+	if (!fb_run_trace(run))
+		return 0;
+	int rc = rt_stack_trace_start(w->s, 0);
+	return rc ? fb_run_error(run, rc, "starting the timeline trace: %s", strerror(-rc)) : 0;
+}
+
+/* --trace: the run's timeline into the harness's trace, queues[0..n) named. */
+static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct rt_cqueue *const *queues, size_t n)
+{
+	struct fb_trace *t = fb_run_trace(run);
+	if (!t)
+		return 0;
+	struct rig_trace_queue names[BM_REPLAY_QUEUES];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < BM_REPLAY_QUEUES; i++)
+		if (queues[i])
+			names[k++] = (struct rig_trace_queue){ rt_cqueue_trace_handle(queues[i]), rt_cqueue_name(queues[i]) };
+	char label[64];
+	rig_trace_label(run, label, sizeof(label));
+	struct rig_trace_counts c;
+	int rc = rig_trace_copy_named(w->s, t, label, names, k, RIG_TRACE_OK, &c);
+	if (rc)
+		return fb_run_error(run, rc, "copying the timeline: %s", strerror(-rc));
+	rig_trace_report(run, &c);
+	return 0;
+}
+
+/* Warm up for the run's warm-up time, measure, report.  step/drain are the
+ * workload's; ctx its state; queues[0..nq) the ones a timeline names. */
+static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
+			       uint64_t (*frames)(void *), void *ctx, struct rt_cqueue *const *queues, size_t nq)
+{
+	int rc = bm_workload_trace_start(run, w);
+	if (rc)
+		return rc;
 	uint64_t until = lf_now_ns() + fb_run_warmup_ns(run);
-	int rc = 0;
 	while (!rc && lf_now_ns() < until)
 		rc = step(ctx);
 	if (!rc)
@@ -138,7 +174,7 @@ static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(
 	if (rc)
 		return fb_run_error(run, rc, "frame %llu: %s", (unsigned long long)n + 1, strerror(-rc));
 	bm_wl_report(run, w, &a, &b, n);
-	return 0;
+	return bm_workload_trace_copy(run, w, queues, nq);
 }
 
 static int frame_step(void *f)
@@ -173,7 +209,7 @@ static int frame_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the frame's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f);
+		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f, BM_WL_QUEUES(&w));
 	bm_frame_fini(&f);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -206,7 +242,7 @@ static int ring_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the ring's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r);
+		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r, BM_WL_QUEUES(&w));
 	bm_ring_heap_fini(&r);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -239,7 +275,7 @@ static int pipe_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the pipeline's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p);
+		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p, BM_WL_QUEUES(&w));
 	bm_pipeline_fini(&p);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -272,7 +308,7 @@ static int async_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the async pipeline's fences, events and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a);
+		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a, BM_WL_QUEUES(&w));
 	if (!rc)
 		fb_run_metric(run, "compute_frames", (double)a.frames[0], "frames");
 	bm_async_fini(&a);
@@ -295,6 +331,14 @@ static uint64_t replay_frames(void *r)
 	return ((struct bm_replay_run *)r)->n;
 }
 
+static size_t spec_queues(const struct bm_replay_run *rr)
+{
+	size_t n = 0;
+	while (n < BM_REPLAY_QUEUES && rr->q[n])
+		n++;
+	return n;
+}
+
 static int replay_run(struct fb_run *run)
 {
 	struct bm_replay *spec = NULL;
@@ -313,7 +357,7 @@ static int replay_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "%s: %s", fb_run_string(run, "file"), err);
 	else
-		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr);
+		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr, rr.q, spec_queues(&rr));
 	if (!rc)
 		fb_run_note(run, "replay of %s (%s)", fb_run_string(run, "file"), bm_replay_name(spec));
 	int rc2 = bm_wl_down(&w);
@@ -326,33 +370,33 @@ const struct fb_scenario bm_scenario_frame = {
 	.name = "frame",
 	.summary = "the seed's frame: copy -> 3D pre-pass -> compute lighting -> 3D final, native vs legacy",
 	.params = frame_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
-	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = frame_run,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = frame_run,
 };
 
 const struct fb_scenario bm_scenario_ring_heap = {
 	.name = "ring-heap",
 	.summary = "the seed's copy/render ring-buffer heap of configurable length, native vs legacy",
 	.params = ring_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
-	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = ring_run,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = ring_run,
 };
 
 const struct fb_scenario bm_scenario_pipeline = {
 	.name = "pipeline",
 	.summary = "the seed's pipelined compute/graphics (CpuLatency, ComputeGraphicsLatency), native vs legacy",
 	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
-	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = pipe_run,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = pipe_run,
 };
 
 const struct fb_scenario bm_scenario_async_compute = {
 	.name = "async-compute",
 	.summary = "the seed's asynchronous compute/graphics: three fences, WaitForMultipleObjects, native vs legacy",
 	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
-	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = async_run,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = async_run,
 };
 
 const struct fb_scenario bm_scenario_replay = {
 	.name = "replay",
 	.summary = "a frame graph from a JSON file (queues, lists, fences, submission order), native vs legacy",
 	.params = replay_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
-	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .run = replay_run,
+	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = replay_run,
 };

@@ -431,7 +431,11 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 	atomic_store_explicit(&e->ctx_loaded, q, memory_order_release);
 	if (!q->work_left_ns)
 		return true;
-	if (!hw_work_resume(a, e, q))
+	uint64_t t0 = hw_tracing(a) ? lf_now_ns() : 0;
+	bool done = hw_work_resume(a, e, q);
+	if (t0)   /* trace.c: the rest of the WORK, as a slice of it */
+		hw_trace_op(a, e, q, HW_TRACE_WORK, NULL, !done, t0, q->work_tag);
+	if (!done)
 		return false;
 	lf_count(&q->executed, 1);     /* the WORK is done now */
 	hw_engine_progress_bump(e);
@@ -456,6 +460,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 {
 	struct hw_cmd c;
 	unsigned done = 0;
+	uint64_t run_t0 = 0, t0;
 
 	if (q->um)
 		hw_queue_refresh(q);
@@ -475,8 +480,11 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	lf_asym_light();
 	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed))
 		goto out;
+	run_t0 = hw_tracing(a) ? lf_now_ns() : 0;
 	if (q->waiting) {
 		q->waiting = false;
+		if (run_t0)   /* trace.c: the wait blocked from when it was reached until now */
+			hw_trace_op(a, e, q, HW_TRACE_WAIT, q->wait_fence, q->wait_value, q->wait_t0_ns, 0);
 		if (q->um)
 			q->wait_end_ts = hw_gpu_timestamp(a);   /* logbuf: seen unblocked */
 		atomic_fetch_sub_explicit(&e->waiting_queues, 1, memory_order_relaxed);
@@ -500,10 +508,16 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			 * Not before the instant commands (a STAMP, a SIGNAL): the
 			 * syscall would sit between a ring and what it started. */
 			hw_engine_working(e);
-			if (!hw_work_run(a, e, q, &c))
+			q->work_tag = HW_CMD_TAG(c.pad);
+			t0 = run_t0 ? lf_now_ns() : 0;
+			bool whole = hw_work_run(a, e, q, &c);
+			if (t0)
+				hw_trace_op(a, e, q, HW_TRACE_WORK, NULL, !whole, t0, q->work_tag);
+			if (!whole)
 				goto out;          /* preempted inside (the rest kept) or reset */
 			break;
 		case HW_CMD_SIGNAL:
+			t0 = run_t0 ? lf_now_ns() : 0;
 			if (q->um)   /* logbuf: the time the signal executed, before its value is seen */
 				q->signal_end_ts = hw_gpu_timestamp(a);
 			if (q->um && hw_queue_logs_signals(q, c.fence))
@@ -511,6 +525,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			else
 				q->signal_seq = hw_engine_signal(a, e, c.fence, c.value);
 			q->signal_fence = c.fence;
+			if (t0)
+				hw_trace_op(a, e, q, HW_TRACE_SIGNAL, c.fence, c.value, t0, 0);
 			break;
 		case HW_CMD_LOG:
 			hw_engine_log(a, q, &c);
@@ -520,6 +536,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_fence_id_done(q, &c);
 			break;
 		case HW_CMD_CONTEXT_SWITCH:
+			if (run_t0)
+				hw_trace_op(a, e, q, HW_TRACE_CTX_SWITCH, NULL, 0, lf_now_ns(), 0);
 			hw_ctx_switch(a, e, q);
 			break;
 		case HW_CMD_FLIP:
@@ -535,6 +553,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			q->wait_fence = c.fence;
 			q->wait_value = c.value;
 			q->wait_observed_ts = hw_gpu_timestamp(a);   /* logbuf: FenceObservedGpuTimestamp */
+			q->wait_t0_ns = run_t0 ? lf_now_ns() : 0;
 			if (!hw_wait_satisfied(a, q) && a->caps.wait_unpreemptible && hw_wait_hold(a, e, q))
 				goto out;          /* reset by a TDR while it held the engine */
 			if (!hw_wait_satisfied(a, q)) {
@@ -547,6 +566,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			}
 			if (q->um)
 				q->wait_end_ts = q->wait_observed_ts;   /* satisfied when observed */
+			if (run_t0)   /* trace.c: a wait that did not block */
+				hw_trace_op(a, e, q, HW_TRACE_WAIT, c.fence, c.value, q->wait_t0_ns, 0);
 			break;
 		default:
 			lf_die("bad command op %u (a command buffer inside a command buffer?)", c.op);
@@ -571,6 +592,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	}
 out:
 	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */
+	if (run_t0)   /* trace.c: what ran on e */
+		hw_trace_op(a, e, q, HW_TRACE_RUN, NULL, done, run_t0, 0);
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
 	/* release, single writer: a barrier that saw this run in progress sees

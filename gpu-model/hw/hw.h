@@ -222,6 +222,13 @@ ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *
  * one command back to back, never switching to another context between. */
 #define HW_CMD_SPLIT_END 0x40000000u
 #define HW_CMD_FLAGS (HW_CMD_END_OF_BUFFER | HW_CMD_SPLIT_END)
+/* pad bits 8..23 of a WORK: the runtime's name tag of the list it came from
+ * (0: none), for the execution records only (hw_trace_rec.tag); the
+ * engine's work does not depend on it.  Bits 0..7 keep the WORK's kind. */
+#define HW_CMD_TAG_SHIFT 8u
+#define HW_CMD_TAG_MAX 0xffffu
+#define HW_CMD_TAG(pad) (((pad) >> HW_CMD_TAG_SHIFT) & HW_CMD_TAG_MAX)
+#define HW_WORK_KIND(pad) ((pad) & 0xffu)
 
 /* Ops a kernel-mode submission may carry are those up to HW_CMD_STAMP
  * (os_queue_submit validates op <= HW_CMD_STAMP): keep STAMP the last of them. */
@@ -404,6 +411,40 @@ void hw_log_update(struct hw_queue *q);
  * its engine and run-list slot: the OS maps it back. */
 uint64_t hw_queue_handle(const struct hw_queue *q);
 #define HW_QUEUE_HANDLES (HW_MAX_ENGINES * HW_MAX_QUEUES)   /* handles are 1..HW_QUEUE_HANDLES */
+
+/* ---- execution records (gpu-model/hw/trace.c) ----
+ *
+ * For a timeline (GPUView's view of the queues and engines), the engines
+ * report what they execute to a sink the OS sets: each WORK (the slice that
+ * ran, named by its tag), SIGNAL and WAIT of a queue, each run of a queue on
+ * an engine, each preemption and ContextSwitch packet.  Times are CPU ns
+ * (lf_now_ns).  These are the model's own records, not the seed's log
+ * buffers (which the UMD programs and the OS reads: logbuf.c).  Without a
+ * sink the engines do nothing more than one relaxed load per command.
+ *
+ *   call                who                                       blocks?
+ *   hw_trace_set_sink   one setup thread, before the records it wants    no
+ *   the sink            called on the engine threads, concurrently   must not
+ */
+enum hw_trace_kind {
+	HW_TRACE_RUN,      /* queue ran on engine from t0 to t1: value = commands executed */
+	HW_TRACE_WORK,     /* a WORK (slice) t0..t1: tag = its list's name tag, value = 1 if it stopped early (preempted, reset) */
+	HW_TRACE_SIGNAL,   /* SIGNAL of fence (global handle) to value, executed t0..t1 */
+	HW_TRACE_WAIT,     /* WAIT for fence >= value: reached at t0, went past at t1 */
+	HW_TRACE_PREEMPT,  /* queue preempted at t0 at boundary level value (1 buffer end, 2 mid buffer, 3 mid command) */
+	HW_TRACE_CTX_SWITCH, /* a ContextSwitch packet of queue at t0 */
+};
+struct hw_trace_rec {
+	uint32_t kind;     /* enum hw_trace_kind */
+	uint32_t engine;
+	uint64_t queue;    /* hw_queue_handle */
+	uint64_t fence, value;
+	uint64_t t0, t1;
+	uint32_t tag;
+};
+typedef void (*hw_trace_sink)(void *ctx, const struct hw_trace_rec *r);
+/* Start reporting to sink(ctx, ...).  Once set it stays until the adapter is destroyed. */
+void hw_trace_set_sink(struct hw_adapter *a, hw_trace_sink sink, void *ctx);
 
 /* ---- preemption, priorities, engine reset (gpu-model/hw/preempt.c) ----
  *

@@ -63,6 +63,8 @@ struct hw_queue {
 	struct hw_ctx_alloc *ctx_alloc;   /* its context allocation (NULL: the context stays here); set before it runs */
 	bool faulted;                     /* reset by a TDR: never runs again */
 	uint32_t kind;                    /* HW_WORK_GRAPHICS / _COMPUTE: of the last WORK run */
+	uint64_t wait_t0_ns;              /* trace.c: when the current WAIT was reached (CPU ns) */
+	uint32_t work_tag;                /* trace.c: the name tag of the WORK running or interrupted */
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
 	uint64_t work_slice_ns;
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
@@ -167,6 +169,9 @@ struct hw_adapter {
 	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
 	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];
 	struct hw_doorbell_phys global_db;
+	/* trace.c: the execution records' sink (set once, read by the engines) */
+	_Atomic(hw_trace_sink) trace_sink;
+	void *trace_ctx;
 	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: bit e = engine e asks for F1 */
 	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
@@ -185,6 +190,13 @@ void hw_page_free(const struct hw_adapter *a, void *page);
 uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v);
 
 
+
+/* trace.c: report r when a sink is set (engine threads). */
+void hw_trace(struct hw_adapter *a, const struct hw_trace_rec *r);
+bool hw_tracing(const struct hw_adapter *a);
+/* One record of q on e, t0 to now (fence may be NULL). */
+void hw_trace_op(struct hw_adapter *a, const struct hw_engine *e, const struct hw_queue *q, enum hw_trace_kind kind,
+		 const struct hw_fence *f, uint64_t value, uint64_t t0, uint32_t tag);
 
 int hw_engines_start(struct hw_adapter *a);
 void hw_engines_stop(struct hw_adapter *a);

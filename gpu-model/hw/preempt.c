@@ -203,7 +203,7 @@ static void hw_flush_take(struct hw_engine *e, struct hw_queue *q)
 		/* the rest of the interrupted WORK goes back at the head, as a
 		 * WORK of its remaining time and sub-units */
 		uint64_t slice = q->work_slice_ns ? q->work_slice_ns : 1;
-		q->flush_buf[k++] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = q->kind, .arg = q->work_left_ns,
+		q->flush_buf[k++] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = q->kind | q->work_tag << HW_CMD_TAG_SHIFT, .arg = q->work_left_ns,
 						     .value = (q->work_left_ns + slice - 1) / slice };
 		q->work_left_ns = 0;
 	}
@@ -219,6 +219,8 @@ static void hw_flush_take(struct hw_engine *e, struct hw_queue *q)
 void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
 {
 	lf_count(&e->preemptions, 1);
+	if (hw_tracing(a))
+		hw_trace_op(a, e, q, HW_TRACE_PREEMPT, NULL, level, lf_now_ns(), 0);
 	lf_count(level == 1 ? &e->at_buffer_end : level == 2 ? &e->mid_buffer : &e->mid_command, 1);
 	if (level == 1 && q->split_open)
 		lf_count(&e->at_split, 1);   /* between two split packets of one command */
@@ -445,7 +447,7 @@ static bool hw_work_slices(struct hw_adapter *a, struct hw_engine *e, struct hw_
 
 bool hw_work_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
 {
-	q->kind = (c->pad & ~HW_CMD_FLAGS) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
+	q->kind = HW_WORK_KIND(c->pad) == HW_WORK_COMPUTE ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
 	uint64_t slices = 1;
 	unsigned level = hw_preempt_level(a, q);
 	if (level >= 3 && c->arg != UINT64_MAX) {

@@ -102,7 +102,7 @@ static void os_trace_irq(struct os_adapter *a, const struct hw_irq_rec *rec, uin
 				   .n = rec->kind, .fence = rec->signaled, .value = rec->value };
 	os_trace_add(a, &r);
 	r = (struct os_trace_rec){ .kind = OS_TRACE_DPC, .engine = rec->engine, .tid = gettid(), .t0 = t1, .t1 = t2,
-				   .n = released };
+				   .n = released, .fence = rec->signaled, .value = rec->value };
 	os_trace_add(a, &r);
 }
 

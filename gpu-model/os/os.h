@@ -360,7 +360,8 @@ struct hw_log *os_log_hw(struct os_log *l, enum hw_log_type t);
  */
 enum os_trace_kind {
 	OS_TRACE_ISR,              /* interrupt thread, t0..t1 (CPU ns); n = hw_irq_kind, engine */
-	OS_TRACE_DPC,              /* interrupt thread, t0..t1 (CPU ns); n = waiters released */
+	OS_TRACE_DPC,              /* interrupt thread, t0..t1 (CPU ns); n = waiters released; fence/value: the
+				    * signal its interrupt carried (0: none) */
 	OS_TRACE_IRQ_RAISED,       /* engine raised an interrupt at t0 (CPU ns); fence/value: what it signaled */
 	OS_TRACE_LOG_SIGNAL,       /* SIGNAL_EXECUTED entry of queue: fence, value, t1 = FenceEndGpuTimestamp (GPU) */
 	OS_TRACE_LOG_WAIT,         /* WAIT_UNBLOCKED: t0 = FenceObservedGpuTimestamp, t1 = FenceEndGpuTimestamp (GPU) */
@@ -368,6 +369,16 @@ enum os_trace_kind {
 	OS_TRACE_SIGNAL_QUEUED,    /* runtime: FENCE_SIGNAL_QUEUED on queue by thread tid at t0 (CPU ns) */
 	OS_TRACE_WAIT_QUEUED,      /* runtime: FENCE_WAIT_QUEUED */
 	OS_TRACE_CPU_WAIT,         /* runtime: thread tid CPU-waited for fence >= value, t0..t1 (CPU ns); n = 0 ok, else -errno */
+	/* the engines' execution records (hw.h, "execution records"), the model's
+	 * own: CPU ns, in the order of enum hw_trace_kind */
+	OS_TRACE_GPU_RUN,          /* queue ran on engine t0..t1; value = commands executed */
+	OS_TRACE_GPU_WORK,         /* a WORK (slice) of queue t0..t1; n = its list's name tag (rt); value 1: stopped early */
+	OS_TRACE_GPU_SIGNAL,       /* SIGNAL of fence to value on queue, executed t0..t1 */
+	OS_TRACE_GPU_WAIT,         /* GPU WAIT of queue for fence >= value: reached t0, went past t1 */
+	OS_TRACE_GPU_PREEMPT,      /* queue preempted at t0; value = boundary level */
+	OS_TRACE_GPU_CTX_SWITCH,   /* a ContextSwitch packet of queue at t0 */
+	OS_TRACE_HELD_WAIT,        /* legacy GPU wait held on the CPU (queue.c): queue, fence >= value, reached t0,
+				    * released t1 by thread tid (the DPC's, or the submitter's when it did not block) */
 	OS_TRACE_KINDS
 };
 struct os_trace_rec {

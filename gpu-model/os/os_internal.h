@@ -69,6 +69,7 @@ struct os_held {                    /* a command buffer (rest) held on the CPU *
 	struct os_held *next;
 	size_t n, pos;
 	struct os_waiter *wait;         /* the WAIT at pos, registered with its fence (NULL: none yet) */
+	uint64_t wait_t0;               /* the timeline trace: when the feed reached that WAIT (CPU ns) */
 	struct hw_cmd cmds[];
 };
 

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu-model/hw/doorbell.h"
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/arch.h"
 #include "lockfree/die.h"
 #include "lockfree/thread.h"
 
@@ -78,10 +80,23 @@ void os_queue_resumed(struct os_queue *q)
 /* A held WAIT on monitored fence f (legacy): a waiter of f from the moment
  * the feed reaches it, released like any CPU wait against the value that
  * was signaled (os.h, the release rule).  True: satisfied, go on. */
-static bool os_held_wait_done(struct os_held *h, struct os_fence *f, uint64_t v)
+/* The timeline trace (os.h): q's held WAIT on f >= v, reached at t0, released now. */
+static void os_held_wait_trace(struct os_queue *q, struct os_fence *f, uint64_t v, uint64_t t0)
+{
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_HELD_WAIT, .engine = (uint32_t)((hw_queue_handle(q->hwq) - 1) / HW_MAX_QUEUES), .tid = gettid(),
+		.queue = hw_queue_handle(q->hwq), .fence = f->hw.handle, .value = v, .t0 = t0, .t1 = lf_now_ns(),
+	};
+	os_trace_add(q->a, &r);
+}
+
+static bool os_held_wait_done(struct os_queue *q, struct os_held *h, struct os_fence *f, uint64_t v)
 {
 	if (!h->wait) {
+		h->wait_t0 = os_tracing(q->a) ? lf_now_ns() : 0;
 		h->wait = os_held_wait(f, v);
+		if (!h->wait && h->wait_t0)
+			os_held_wait_trace(q, f, v, h->wait_t0);   /* did not block */
 		return !h->wait;
 	}
 	/* released, or reached now (the release may still be on its way) */
@@ -89,6 +104,8 @@ static bool os_held_wait_done(struct os_held *h, struct os_fence *f, uint64_t v)
 		return false;
 	os_held_wait_put(f, h->wait);
 	h->wait = NULL;
+	if (h->wait_t0)
+		os_held_wait_trace(q, f, v, h->wait_t0);
 	return true;
 }
 
@@ -104,7 +121,7 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 			const struct hw_cmd *c = &h->cmds[h->pos];
 			struct os_fence *f = os_cpu_held_fence(q->a, c);
 			if (f) {
-				if (!os_held_wait_done(h, f, c->value))
+				if (!os_held_wait_done(q, h, f, c->value))
 					return finished;        /* held on the CPU until f reaches it */
 				h->pos++;                       /* satisfied: the WAIT is dropped */
 				continue;

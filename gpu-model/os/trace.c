@@ -9,6 +9,9 @@
 
 #include "gpu-model/os/os_internal.h"
 
+_Static_assert(OS_TRACE_GPU_CTX_SWITCH - OS_TRACE_GPU_RUN == HW_TRACE_CTX_SWITCH - HW_TRACE_RUN,
+	       "the GPU records keep the order of enum hw_trace_kind");
+
 struct os_trace_slot {
 	struct os_trace_rec rec;
 	_Atomic bool ready;              /* release: rec is written */
@@ -19,6 +22,18 @@ struct os_trace {
 	_Atomic uint64_t next;           /* slots taken (may pass capacity: the excess is dropped) */
 	struct os_trace_slot slots[];
 };
+
+/* The engines' execution records (hw_trace_set_sink), kept as ours. */
+static void os_trace_from_hw(void *ctx, const struct hw_trace_rec *h)
+{
+	if (!h->t0)
+		return;                  /* a wait reached before tracing started */
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_GPU_RUN + h->kind, .engine = h->engine, .queue = h->queue, .fence = h->fence,
+		.value = h->value, .t0 = h->t0, .t1 = h->t1, .n = h->tag,
+	};
+	os_trace_add(ctx, &r);
+}
 
 int os_trace_start(struct os_adapter *a, size_t records)
 {
@@ -32,6 +47,7 @@ int os_trace_start(struct os_adapter *a, size_t records)
 	t->capacity = records;
 	/* release: a writer that finds the pointer finds the array initialized */
 	atomic_store_explicit(&a->trace, t, memory_order_release);
+	hw_trace_set_sink(a->hw, os_trace_from_hw, a);
 	return 0;
 }
 

@@ -116,6 +116,13 @@ enum rt_list_type rt_clist_type(const struct rt_clist *l);
 size_t rt_clist_cmds(const struct rt_clist *l);           /* WORK commands recorded */
 uint64_t rt_clist_work_ns(const struct rt_clist *l);      /* their durations added */
 const char *rt_clist_error(const struct rt_clist *l);     /* the last refusal, "" if none */
+/* ID3D12Object::SetName: the list's name on a timeline (its WORK carries the
+ * name's tag, hw.h HW_CMD_TAG; execution records report it).  0 / -ENOSPC
+ * (the process has RT_NAME_TAGS names already: the list stays unnamed).
+ * Any thread (names are interned under a lock). */
+int rt_clist_set_name(struct rt_clist *l, const char *name);
+/* The name of a tag, NULL for 0 or an unknown tag.  Any thread. */
+const char *rt_tag_name(uint32_t tag);
 
 /* ---- command queues ---- */
 
@@ -153,6 +160,9 @@ unsigned rt_cqueue_engine(const struct rt_cqueue *q);
 bool rt_cqueue_user_mode(const struct rt_cqueue *q);
 const char *rt_cqueue_name(const struct rt_cqueue *q);
 struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q);
+/* The handle the timeline trace's records name the queue by (os.h: its HW
+ * queue's hw_queue_handle). */
+uint64_t rt_cqueue_trace_handle(struct rt_cqueue *q);
 const char *rt_cqueue_error(const struct rt_cqueue *q);   /* the last refusal, "" if none */
 
 struct rt_cqueue_stats {

@@ -1,6 +1,9 @@
 /* gpu-model/runtime/d3d_list.c — command list types, what each may hold, the
  * engine each runs on, and command lists.  Contract in d3d.h. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,7 +100,8 @@ int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned uni
 	 * allows (gpu-model/hw/preempt.c); a dispatch follows the compute
 	 * granularity, a draw or a copy the graphics one */
 	l->cmds[l->n] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = ns, .value = units,
-					 .pad = op == RT_OP_DISPATCH ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS };
+					 .pad = (op == RT_OP_DISPATCH ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS) |
+						l->tag << HW_CMD_TAG_SHIFT };
 	l->ops[l->n++] = (uint8_t)op;
 	l->work_ns += ns;
 	return 0;
@@ -125,6 +129,50 @@ int rt_clist_close(struct rt_clist *l)
 		return -EPERM;
 	}
 	l->recording = false;
+	return 0;
+}
+
+/* The names of lists, by tag (1..): one table for the process, as lists
+ * belong to no device.  Appended under the lock, never changed after. */
+#define RT_NAME_TAGS 4096
+static pthread_mutex_t rt_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *rt_names[RT_NAME_TAGS + 1];
+static _Atomic uint32_t rt_nnames;
+
+/* The tag of name (a new one for a new name); 0 when the table is full. */
+static uint32_t rt_name_tag(const char *name)
+{
+	pthread_mutex_lock(&rt_names_lock);
+	uint32_t n = atomic_load_explicit(&rt_nnames, memory_order_relaxed), tag = 0;
+	for (uint32_t i = 1; i <= n && !tag; i++)
+		if (!strcmp(rt_names[i], name))
+			tag = i;
+	if (!tag && n < RT_NAME_TAGS && (rt_names[n + 1] = strdup(name))) {
+		tag = n + 1;
+		/* release: a reader that sees the count sees the name */
+		atomic_store_explicit(&rt_nnames, tag, memory_order_release);
+	}
+	pthread_mutex_unlock(&rt_names_lock);
+	return tag;
+}
+
+const char *rt_tag_name(uint32_t tag)
+{
+	/* acquire: pairs with rt_name_tag's release */
+	if (!tag || tag > atomic_load_explicit(&rt_nnames, memory_order_acquire))
+		return NULL;
+	return rt_names[tag];
+}
+
+int rt_clist_set_name(struct rt_clist *l, const char *name)
+{
+	uint32_t tag = rt_name_tag(name);
+	if (!tag)
+		return -ENOSPC;
+	_Static_assert(RT_NAME_TAGS <= HW_CMD_TAG_MAX, "a tag fits a WORK's pad");
+	l->tag = tag;
+	for (size_t i = 0; i < l->n; i++)   /* what it recorded already carries it too */
+		l->cmds[i].pad = (l->cmds[i].pad & ~(HW_CMD_TAG_MAX << HW_CMD_TAG_SHIFT)) | tag << HW_CMD_TAG_SHIFT;
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "gpu-model/runtime/d3d.h"
 #include "gpu-model/runtime/d3d_internal.h"
+#include "gpu-model/os/ums.h"
 #include "lockfree/alloc.h"
 #include "lockfree/cacheline.h"
 #include "lockfree/counter.h"
@@ -215,6 +216,11 @@ const char *rt_cqueue_name(const struct rt_cqueue *q)
 struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q)
 {
 	return q->q;
+}
+
+uint64_t rt_cqueue_trace_handle(struct rt_cqueue *q)
+{
+	return hw_queue_handle(os_hwqueue_hw(rt_queue_os(q->q)));
 }
 
 const char *rt_cqueue_error(const struct rt_cqueue *q)

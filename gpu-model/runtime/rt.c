@@ -233,15 +233,21 @@ int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns)
 	uint64_t t0 = trace ? lf_now_ns() : 0;
 	int rc = os_fence_wait_cpu(f->f, v, timeout_ns);
 	rc = rt_device_removed(f->d) ? -EIO : rc;
-	if (trace) {
-		/* the timeline: this thread waited from t0 until it ran again */
-		struct os_trace_rec r = {
-			.kind = OS_TRACE_CPU_WAIT, .tid = gettid(), .fence = os_fence_handle(f->f), .value = v,
-			.t0 = t0, .t1 = lf_now_ns(), .n = (uint64_t)(int64_t)rc,
-		};
-		os_trace_add(rt_adapter(f->d), &r);
-	}
+	if (trace)
+		rt_fence_trace_wait(f, v, t0, rc);
 	return rc;
+}
+
+void rt_fence_trace_wait(struct rt_fence *f, uint64_t v, uint64_t t0, int rc)
+{
+	if (!os_tracing(rt_adapter(f->d)))
+		return;
+	/* the timeline: this thread waited from t0 until it ran again */
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_CPU_WAIT, .tid = gettid(), .fence = os_fence_handle(f->f), .value = v,
+		.t0 = t0, .t1 = lf_now_ns(), .n = (uint64_t)(int64_t)rc,
+	};
+	os_trace_add(rt_adapter(f->d), &r);
 }
 
 struct os_fence *rt_fence_os(struct rt_fence *f)

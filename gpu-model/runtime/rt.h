@@ -164,6 +164,10 @@ uint64_t rt_fence_completed(struct rt_fence *f);         /* GetCompletedValue: U
  * 0 / -EIO (device removed) / -ERANGE (32-bit GPU, too far from the last value). */
 int rt_fence_signal(struct rt_fence *f, uint64_t v);
 int rt_fence_wait(struct rt_fence *f, uint64_t v, int64_t timeout_ns);   /* 0 / -ETIMEDOUT / -EIO / -EIDRM (destroyed) */
+/* The timeline trace (os.h): the calling thread CPU-waited for f >= v from
+ * t0 until now another way (an event set on completion), with result rc.
+ * Any thread; a no-op when the adapter does not trace. */
+void rt_fence_trace_wait(struct rt_fence *f, uint64_t v, uint64_t t0, int rc);
 struct os_fence *rt_fence_os(struct rt_fence *f);
 
 /* Tests only: when set, called on a user-mode submission between connecting
