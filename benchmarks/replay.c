@@ -727,6 +727,15 @@ const char *bm_replay_name(const struct bm_replay *r)
 
 /* ---- running it ---- */
 
+/* The pipeline state a list starts with: a compute list must set a compute
+ * PSO before its dispatches (d3d.h, "Pipeline state"); a copy list has none. */
+static const struct rt_pso *bm_replay_pso(enum rt_list_type t)
+{
+	static const struct rt_pso compute = { RT_PSO_COMPUTE, "replay-compute" };
+	static const struct rt_pso graphics = { RT_PSO_GRAPHICS, "replay-graphics" };
+	return t == RT_LIST_COMPUTE ? &compute : t == RT_LIST_COPY ? NULL : &graphics;
+}
+
 int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, struct bm_wl *w, char *err, size_t errlen)
 {
 	memset(rr, 0, sizeof(*rr));
@@ -759,7 +768,7 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 		for (unsigned v = 0; v < rr->versions && !rc; v++) {
 			const struct bm_rlist *l = &spec->lists[i];
 			struct rt_clist **out = &rr->l[i][v];
-			rc = rt_clist_create(l->type, out);
+			rc = rt_clist_create_pso(l->type, bm_replay_pso(l->type), out);
 			if (!rc)
 				rc = rt_clist_set_name(*out, l->name);   /* its WORK's name on the timeline */
 			for (size_t k = 0; k < l->n && !rc; k++)

@@ -84,9 +84,19 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
 	return rc;
 }
 
+/* The pipeline state a list recording op is created with: compute lists
+ * must set a compute PSO before a dispatch (d3d.h, "Pipeline state"). */
+static const struct rt_pso bm_wl_compute_pso = { RT_PSO_COMPUTE, "workload-compute" };
+static const struct rt_pso bm_wl_graphics_pso = { RT_PSO_GRAPHICS, "workload-graphics" };
+
+static const struct rt_pso *bm_wl_pso(enum rt_op op)
+{
+	return op == RT_OP_DISPATCH ? &bm_wl_compute_pso : op == RT_OP_DRAW ? &bm_wl_graphics_pso : NULL;
+}
+
 int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out)
 {
-	int rc = rt_clist_create(t, out);
+	int rc = rt_clist_create_pso(t, bm_wl_pso(op), out);
 	if (rc)
 		return rc;
 	rc = rt_clist_record(*out, op, ns, units);
@@ -164,7 +174,7 @@ struct bm_use {
 static int bm_wl_list_uses(struct bm_wl *w, const char *name, enum rt_list_type t, enum rt_op op, uint64_t ns,
 			   unsigned units, const struct bm_use *uses, size_t n, struct rt_clist **out)
 {
-	int rc = rt_clist_create(t, out);
+	int rc = rt_clist_create_pso(t, bm_wl_pso(op), out);
 	if (rc)
 		return rc;
 	rc = rt_clist_set_name(*out, name);   /* its WORK's name on the timeline */

@@ -63,11 +63,24 @@ static struct rt_event *event(bool manual)
 	return e;
 }
 
+static const struct rt_pso compute_pso = { RT_PSO_COMPUTE, "lighting" };
+static const struct rt_pso graphics_pso = { RT_PSO_GRAPHICS, "prepass" };
+
+/* The PSO a list of type t recording op is created with: a compute list's
+ * is a compute PSO; otherwise compute for a dispatch, graphics for a draw
+ * (a copy: none; a copy list: never one). */
+static const struct rt_pso *pso_for(enum rt_list_type t, enum rt_op op)
+{
+	if (t == RT_LIST_COPY || op == RT_OP_COPY)
+		return NULL;
+	return t == RT_LIST_COMPUTE || op == RT_OP_DISPATCH ? &compute_pso : &graphics_pso;
+}
+
 /* A closed list of type t holding one op of ns. */
 static struct rt_clist *list1(enum rt_list_type t, enum rt_op op, uint64_t ns)
 {
 	struct rt_clist *l = NULL;
-	assert_int_equal(rt_clist_create(t, &l), 0);
+	assert_int_equal(rt_clist_create_pso(t, pso_for(t, op), &l), 0);
 	assert_int_equal(rt_clist_record(l, op, ns, 1), 0);
 	assert_int_equal(rt_clist_close(l), 0);
 	return l;
@@ -199,7 +212,7 @@ static void lists_refuse_what_their_type_cannot_hold(void **state)
 	for (int t = 0; t < RT_LIST_TYPES; t++)
 		for (int op = 0; op < RT_OPS; op++) {
 			struct rt_clist *l = NULL;
-			assert_int_equal(rt_clist_create((enum rt_list_type)t, &l), 0);
+			assert_int_equal(rt_clist_create_pso((enum rt_list_type)t, pso_for((enum rt_list_type)t, (enum rt_op)op), &l), 0);
 			assert_int_equal(rt_list_type_holds((enum rt_list_type)t, (enum rt_op)op), holds[t][op]);
 			int rc = rt_clist_record(l, (enum rt_op)op, 1000, 2);
 			assert_int_equal(rc, holds[t][op] ? 0 : -EINVAL);
@@ -221,6 +234,86 @@ static void lists_refuse_what_their_type_cannot_hold(void **state)
 	assert_int_equal(rt_clist_cmds(l), RT_LIST_MAX_CMDS);
 	rt_clist_destroy(l);
 	assert_int_equal(rt_clist_create(RT_LIST_TYPES, &l), -EINVAL);
+}
+
+/* Seed, "Copy and compute command lists": "Compute command lists must set a
+ * compute PSO when calling SetPipelineState."  A compute list refuses a
+ * graphics PSO (at creation and at SetPipelineState) and refuses to record a
+ * dispatch until a compute PSO is set (its copies need none); Reset clears
+ * the state; a copy list has no pipeline state; a direct list takes either.
+ * Executed, a compute list whose dispatch was refused runs no dispatch. */
+static void compute_lists_must_set_a_compute_pso(void **state)
+{
+	(void)state;
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(RT_LIST_COMPUTE, &l), 0);
+	assert_null(rt_clist_pipeline_state(l));
+	assert_int_equal(rt_clist_dispatch(l, 1000), -EINVAL);                  /* none set */
+	assert_non_null(strstr(rt_clist_error(l), "dispatch without a compute PSO"));
+	assert_int_equal(rt_clist_cmds(l), 0);
+	assert_int_equal(rt_clist_copy(l, 1000), 0);                            /* a copy uses no pipeline */
+	assert_int_equal(rt_clist_set_pipeline_state(l, &graphics_pso), -EINVAL);
+	assert_non_null(strstr(rt_clist_error(l), "SetPipelineState('prepass') with a graphics PSO: "
+					   "compute command lists must set a compute PSO"));
+	assert_null(rt_clist_pipeline_state(l));                                 /* kept its state */
+	assert_int_equal(rt_clist_dispatch(l, 1000), -EINVAL);
+	assert_int_equal(rt_clist_set_pipeline_state(l, NULL), -EINVAL);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &compute_pso), 0);
+	assert_ptr_equal(rt_clist_pipeline_state(l), &compute_pso);
+	assert_int_equal(rt_clist_dispatch(l, 1000), 0);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &graphics_pso), -EINVAL); /* not after one either */
+	assert_int_equal(rt_clist_dispatch(l, 1000), 0);                        /* still the compute PSO */
+	assert_int_equal(rt_clist_cmds(l), 3);
+	assert_int_equal(rt_clist_close(l), 0);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &compute_pso), -EPERM); /* closed */
+	rt_clist_reset(l);                                                       /* Reset, no initial state */
+	assert_null(rt_clist_pipeline_state(l));
+	assert_int_equal(rt_clist_dispatch(l, 1000), -EINVAL);
+	rt_clist_destroy(l);
+
+	/* CreateCommandList's initial state */
+	l = NULL;
+	assert_int_equal(rt_clist_create_pso(RT_LIST_COMPUTE, &graphics_pso, &l), -EINVAL);
+	assert_null(l);                                                          /* nothing created */
+	assert_int_equal(rt_clist_create_pso(RT_LIST_COMPUTE, &compute_pso, &l), 0);
+	assert_int_equal(rt_clist_dispatch(l, 1000), 0);
+	rt_clist_destroy(l);
+	/* a copy list has no SetPipelineState; a direct list takes either kind */
+	l = NULL;
+	assert_int_equal(rt_clist_create_pso(RT_LIST_COPY, &compute_pso, &l), -EINVAL);
+	assert_null(l);
+	assert_int_equal(rt_clist_create(RT_LIST_COPY, &l), 0);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &compute_pso), -EINVAL);
+	assert_non_null(strstr(rt_clist_error(l), "copy lists have no pipeline state"));
+	rt_clist_destroy(l);
+	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &l), 0);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &graphics_pso), 0);
+	assert_int_equal(rt_clist_draw(l, 1000), 0);
+	assert_int_equal(rt_clist_set_pipeline_state(l, &compute_pso), 0);
+	assert_int_equal(rt_clist_dispatch(l, 1000), 0);
+	rt_clist_destroy(l);
+
+	/* executed: the refused dispatch never reaches the compute engine */
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_COMPUTE, modes[m].user_mode);
+		assert_int_equal(rt_clist_create(RT_LIST_COMPUTE, &l), 0);
+		assert_int_equal(rt_clist_dispatch(l, 50 * MS), -EINVAL);
+		assert_int_equal(rt_clist_copy(l, 1000), 0);
+		assert_int_equal(rt_clist_close(l), 0);
+		assert_int_equal(rt_cqueue_execute(q, &l, 1), 0);
+		assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.ops[RT_OP_DISPATCH], 0);
+		assert_int_equal(st.ops[RT_OP_COPY], 1);
+		assert_int_equal(st.work_ns, 1000);
+		rt_stack_settle(s);
+		assert_true(busy(s, 1) < 50 * MS);
+		rt_clist_destroy(l);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
 }
 
 /* A list still recording, a bundle, a list of another type, no list: refused
@@ -784,6 +877,7 @@ static void queue_priority_preempts_lower_work(void **state)
 FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_test(several_queues_share_an_engine),
 	     cmocka_unit_test(submission_path_follows_the_fences),
 	     cmocka_unit_test(lists_refuse_what_their_type_cannot_hold),
+	     cmocka_unit_test(compute_lists_must_set_a_compute_pso),
 	     cmocka_unit_test(execute_refuses_bad_lists_before_submitting),
 	     cmocka_unit_test(lists_close_reset_and_execute_again), cmocka_unit_test(execute_runs_an_array_of_lists),
 	     cmocka_unit_test(queue_signal_comes_after_earlier_work), cmocka_unit_test(queue_wait_holds_later_work),

@@ -61,9 +61,10 @@ static struct rt_resource *res(struct fix *x, const char *name, enum rt_state st
 /* Execute on q one list of q's type with one op touching r in state st. */
 static void use(struct rt_cqueue *q, struct rt_resource *r, enum rt_state st, bool write)
 {
+	static const struct rt_pso compute_pso = { RT_PSO_COMPUTE, "use" };
 	enum rt_list_type t = rt_cqueue_type(q);
 	struct rt_clist *l = NULL;
-	assert_int_equal(rt_clist_create(t, &l), 0);
+	assert_int_equal(rt_clist_create_pso(t, t == RT_LIST_COPY ? NULL : &compute_pso, &l), 0);
 	assert_int_equal(rt_clist_record(l, t == RT_LIST_COPY ? RT_OP_COPY : RT_OP_DISPATCH, 1000, 1), 0);
 	assert_int_equal(rt_clist_access(l, r, st, write), 0);
 	assert_int_equal(rt_clist_close(l), 0);

@@ -23,6 +23,19 @@
  * direct queue records for compute or copy runs on its own (3D) engine, as a
  * 3D engine runs a direct list's copies itself.
  *
+ * Pipeline state.  "Compute command lists must set a compute PSO when
+ * calling SetPipelineState."  A PSO (struct rt_pso: graphics or compute, as
+ * CreateGraphicsPipelineState / CreateComputePipelineState make one) is the
+ * list's pipeline state, given at creation (rt_clist_create_pso: the
+ * pInitialState of CreateCommandList) or by rt_clist_set_pipeline_state.  A
+ * compute list refuses a graphics PSO, and refuses to record a dispatch
+ * until a compute PSO is set: a compute list that reaches a queue holds no
+ * dispatch without one.  Its copies need none (they use no pipeline).  A
+ * copy list has no pipeline state (SetPipelineState is not among its
+ * methods); a direct list or a bundle takes either kind and is not checked
+ * further (the seed's rule is the compute list's).  rt_clist_reset clears
+ * the state, as Reset with no initial state does.
+ *
  * Priorities go to the queue's HW queue (rt_queue_desc.priority: NORMAL 0,
  * HIGH 1, GLOBAL_REALTIME 2): an engine runs its highest-priority runnable
  * queue and preempts lower work at the boundary its granularity allows
@@ -60,6 +73,7 @@
  *   rt_cqueue_execute/_signal/_wait       one submitting thread per queue       as rt_queue_submit
  *   rt_cqueue_finish                      any thread                            yes (timeout)
  *   rt_clist_*                            one thread per list at a time         no
+ *   rt_pso_kind_name                      any thread                            no
  *   rt_fence_set_event(_multi)            any thread                            no
  *   rt_event_set/reset/is_set             any thread                            no
  *   rt_event_wait(_multi)                 any thread (one waiter per            yes (timeout)
@@ -94,15 +108,34 @@ unsigned rt_engine_for_type(unsigned engines, enum rt_list_type t);
 
 struct rt_clist;
 
-/* A list of type t, recording.  0 / -EINVAL (no such type) / -ENOMEM. */
+/* ID3D12PipelineState, as far as the model needs one: its kind and a name
+ * for messages.  The caller's; it outlives the lists it is set on. */
+enum rt_pso_kind { RT_PSO_GRAPHICS, RT_PSO_COMPUTE };
+struct rt_pso {
+	enum rt_pso_kind kind;
+	const char *name;
+};
+const char *rt_pso_kind_name(enum rt_pso_kind k);      /* "graphics", "compute" */
+
+/* A list of type t, recording, with no pipeline state.  0 / -EINVAL (no such
+ * type) / -ENOMEM. */
 int rt_clist_create(enum rt_list_type t, struct rt_clist **out);
+/* The same with pipeline state pso (NULL: none), set as
+ * rt_clist_set_pipeline_state sets it: 0 / -EINVAL (no such type; a PSO the
+ * type refuses, with nothing created) / -ENOMEM. */
+int rt_clist_create_pso(enum rt_list_type t, const struct rt_pso *pso, struct rt_clist **out);
+/* SetPipelineState.  0; -EINVAL (pso NULL; a copy list; a compute list given
+ * a graphics PSO: the list keeps its state); -EPERM (closed). */
+int rt_clist_set_pipeline_state(struct rt_clist *l, const struct rt_pso *pso);
+const struct rt_pso *rt_clist_pipeline_state(const struct rt_clist *l);   /* NULL: none */
 void rt_clist_destroy(struct rt_clist *l);
 /* Record op: one WORK of ns made of `units` sub-units (triangles of a draw,
  * thread groups of a dispatch: the points at which an engine whose
  * granularity allows it may switch to another queue; a dispatch follows the
- * compute granularity, a draw or a copy the graphics one).  0; -EINVAL (the list type cannot hold op, units 0);
- * -EPERM (the list is closed); -ENOSPC (RT_LIST_MAX_CMDS reached).  A refused
- * command records nothing. */
+ * compute granularity, a draw or a copy the graphics one).  0; -EINVAL (the
+ * list type cannot hold op, units 0, a dispatch on a compute list without a
+ * compute PSO); -EPERM (the list is closed); -ENOSPC (RT_LIST_MAX_CMDS
+ * reached).  A refused command records nothing. */
 int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned units);
 int rt_clist_copy(struct rt_clist *l, uint64_t ns);       /* one unit each */
 int rt_clist_dispatch(struct rt_clist *l, uint64_t ns);

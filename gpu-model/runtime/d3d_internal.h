@@ -18,6 +18,7 @@ struct rt_clist {
 	enum rt_list_type type;
 	bool recording;
 	uint32_t tag;                           /* its name's tag (rt_clist_set_name), in every WORK's pad */
+	const struct rt_pso *pso;               /* the pipeline state (the caller's), NULL: none */
 	size_t n;                               /* commands recorded */
 	uint64_t work_ns;
 	struct hw_cmd cmds[RT_LIST_MAX_CMDS];   /* WORK, one per unit */

@@ -37,6 +37,11 @@ bool rt_list_type_holds(enum rt_list_type t, enum rt_op op)
 	return (unsigned)t < RT_LIST_TYPES && (unsigned)op < RT_OPS && (holds[t] >> op & 1u);
 }
 
+const char *rt_pso_kind_name(enum rt_pso_kind k)
+{
+	return k == RT_PSO_GRAPHICS ? "graphics" : k == RT_PSO_COMPUTE ? "compute" : "?";
+}
+
 unsigned rt_engine_for_type(unsigned engines, enum rt_list_type t)
 {
 	unsigned want = t == RT_LIST_COMPUTE ? 1 : t == RT_LIST_COPY ? 2 : 0;
@@ -67,9 +72,62 @@ int rt_clist_create(enum rt_list_type t, struct rt_clist **out)
 	return 0;
 }
 
+int rt_clist_create_pso(enum rt_list_type t, const struct rt_pso *pso, struct rt_clist **out)
+{
+	struct rt_clist *l;
+	int rc = rt_clist_create(t, &l);
+	if (!rc && pso && (rc = rt_clist_set_pipeline_state(l, pso))) {
+		rt_clist_destroy(l);
+		return rc;
+	}
+	if (!rc)
+		*out = l;
+	return rc;
+}
+
 void rt_clist_destroy(struct rt_clist *l)
 {
 	lf_free(l, sizeof(*l), LF_CACHELINE);
+}
+
+/* Seed multi-engine-synchronization, "Copy and compute command lists":
+ * "Compute command lists must set a compute PSO when calling
+ * SetPipelineState"; copy lists have no SetPipelineState. */
+int rt_clist_set_pipeline_state(struct rt_clist *l, const struct rt_pso *pso)
+{
+	const char *type = rt_list_type_name(l->type);
+	if (!pso) {
+		snprintf(l->err, sizeof(l->err), "%s list: SetPipelineState with no PSO", type);
+		return -EINVAL;
+	}
+	if (!l->recording) {
+		snprintf(l->err, sizeof(l->err), "SetPipelineState on a closed %s list: reset it first", type);
+		return -EPERM;
+	}
+	if (l->type == RT_LIST_COPY) {
+		snprintf(l->err, sizeof(l->err), "copy list: SetPipelineState('%s'): copy lists have no pipeline state",
+			 pso->name ? pso->name : "");
+		return -EINVAL;
+	}
+	if (l->type == RT_LIST_COMPUTE && pso->kind != RT_PSO_COMPUTE) {
+		snprintf(l->err, sizeof(l->err),
+			 "compute list: SetPipelineState('%s') with a %s PSO: compute command lists must set a compute PSO",
+			 pso->name ? pso->name : "", rt_pso_kind_name(pso->kind));
+		return -EINVAL;
+	}
+	l->pso = pso;
+	return 0;
+}
+
+const struct rt_pso *rt_clist_pipeline_state(const struct rt_clist *l)
+{
+	return l->pso;
+}
+
+/* A dispatch on a compute list runs the compute PSO it set, and there must be one. */
+static bool rt_clist_pso_missing(const struct rt_clist *l, enum rt_op op)
+{
+	return l->type == RT_LIST_COMPUTE && op == RT_OP_DISPATCH && (!l->pso || l->pso->kind != RT_PSO_COMPUTE);
 }
 
 int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned units)
@@ -79,6 +137,12 @@ int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned uni
 		rt_holds_text(l->type, holds, sizeof(holds));
 		snprintf(l->err, sizeof(l->err), "%s list cannot hold a %s (%s lists hold: %s)",
 			 rt_list_type_name(l->type), rt_op_name(op), rt_list_type_name(l->type), holds);
+		return -EINVAL;
+	}
+	if (rt_clist_pso_missing(l, op)) {
+		snprintf(l->err, sizeof(l->err),
+			 "compute list: dispatch without a compute PSO: compute command lists must set a compute PSO "
+			 "(SetPipelineState) first");
 		return -EINVAL;
 	}
 	if (!units) {
@@ -181,6 +245,7 @@ void rt_clist_reset(struct rt_clist *l)
 	l->n = 0;
 	l->nuses = 0;
 	l->work_ns = 0;
+	l->pso = NULL;                  /* Reset with no initial state */
 	l->recording = true;
 	l->err[0] = 0;
 }
