@@ -7,6 +7,7 @@
  * seen in the engine's busy time (at least the work recorded, on the engine
  * of the queue's type and not on the others), never in how fast it ran. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -312,6 +313,134 @@ static void compute_lists_must_set_a_compute_pso(void **state)
 		assert_true(busy(s, 1) < 50 * MS);
 		rt_clist_destroy(l);
 		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
+/* ---- default queues ---- */
+
+/* Seed, "Devices and queues": "The Direct3D 12 device has methods to create
+ * and retrieve command queues of different types and priorities.  Most
+ * applications should use the default command queues because these allow
+ * for shared usage by other components."  Two components that retrieve the
+ * device's default queue of a type and priority get the same queue, so what
+ * one submits is ordered with what the other does; other types and
+ * priorities are other queues, each on its engine; a created queue is the
+ * caller's own; the device frees its default queues. */
+static void default_queues_allow_shared_usage_by_other_components(void **state)
+{
+	(void)state;
+	const enum rt_path paths[] = { RT_PATH_NATIVE, RT_PATH_LEGACY };
+	for (size_t m = 0; m < 2; m++) {
+		struct rt_stack *s = up(paths[m]);
+		struct rt_device *d = rt_stack_device(s);
+		struct rt_cqueue *a = NULL, *b = NULL, *c = NULL, *copy = NULL, *high = NULL, *own = NULL;
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_DIRECT, RT_PRIORITY_NORMAL, &a), 0);  /* component A */
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_DIRECT, RT_PRIORITY_NORMAL, &b), 0);  /* component B */
+		assert_ptr_equal(a, b);
+		assert_true(rt_cqueue_is_default(a));
+		assert_string_equal(rt_cqueue_name(a), "default-direct");
+		assert_int_equal(rt_cqueue_engine(a), 0);
+		assert_int_equal(rt_cqueue_user_mode(a), paths[m] == RT_PATH_NATIVE);   /* kernel mode on monitored fences */
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_COMPUTE, RT_PRIORITY_NORMAL, &c), 0);
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_COPY, RT_PRIORITY_NORMAL, &copy), 0);
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_DIRECT, RT_PRIORITY_HIGH, &high), 0);
+		assert_true(c != a && copy != a && copy != c && high != a);
+		assert_int_equal(rt_cqueue_engine(c), 1);
+		assert_int_equal(rt_cqueue_engine(copy), 2);
+		assert_int_equal(rt_cqueue_type(c), RT_LIST_COMPUTE);
+		assert_int_equal(rt_cqueue_priority(high), RT_PRIORITY_HIGH);
+		assert_string_equal(rt_cqueue_name(high), "default-direct-high");
+		struct rt_cqueue *again = NULL;
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_DIRECT, RT_PRIORITY_HIGH, &again), 0);
+		assert_ptr_equal(again, high);
+		/* bundles have no queue; a priority the API lacks */
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_BUNDLE, RT_PRIORITY_NORMAL, &again), -EINVAL);
+		assert_int_equal(rt_device_default_queue(d, RT_LIST_DIRECT, (enum rt_priority)7, &again), -EINVAL);
+		assert_ptr_equal(again, high);                                          /* untouched */
+		/* a created queue is the caller's own, not the default */
+		own = queue(s, RT_LIST_DIRECT, true);
+		assert_true(own != a && !rt_cqueue_is_default(own));
+
+		/* shared usage: A's draw, then B's Signal on the queue it retrieved,
+		 * lands after A's work, as on one queue */
+		struct rt_fence *f = fence(s, 0);
+		struct rt_clist *l = list1(RT_LIST_DIRECT, RT_OP_DRAW, 50 * MS);
+		uint64_t b0 = busy(s, 0);
+		assert_int_equal(rt_cqueue_execute(a, &l, 1), 0);
+		assert_int_equal(rt_cqueue_signal(b, f, 1), 0);
+		assert_int_equal(rt_fence_completed(f), 0);                             /* the draw is still running */
+		assert_int_equal(rt_fence_wait(f, 1, WAIT_NS), 0);
+		rt_stack_settle(s);
+		assert_true(busy(s, 0) - b0 >= 50 * MS);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(b, &st);
+		assert_int_equal(st.executes, 1);
+		assert_int_equal(st.signals, 1);
+		rt_clist_destroy(l);
+		rt_cqueue_destroy(own);
+		down(s);   /* frees the default queues (ASan: no leak) */
+	}
+}
+
+/* Components on threads of their own, each retrieving the default compute
+ * queue itself at the same moment and submitting to it: one queue, every
+ * submission of every component kept (the queue serializes them; under
+ * `make tsan` the same run shows no race). */
+#define COMPONENTS 4
+#define COMPONENT_FRAMES 50
+struct component {
+	struct rt_device *d;
+	pthread_barrier_t *start;
+	struct rt_fence *f;
+	struct rt_clist *l;
+	struct rt_cqueue *q;
+	int rc;
+};
+
+static void *component_main(void *arg)
+{
+	struct component *c = arg;
+	pthread_barrier_wait(c->start);
+	c->rc = rt_device_default_queue(c->d, RT_LIST_COMPUTE, RT_PRIORITY_NORMAL, &c->q);
+	for (uint64_t i = 1; i <= COMPONENT_FRAMES && !c->rc; i++) {
+		c->rc = rt_cqueue_execute(c->q, &c->l, 1);
+		if (!c->rc)
+			c->rc = rt_cqueue_signal(c->q, c->f, i);
+	}
+	return NULL;
+}
+
+static void default_queue_is_shared_by_components_on_several_threads(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 2; m++) {
+		struct rt_stack *s = up(m ? RT_PATH_LEGACY : RT_PATH_NATIVE);
+		pthread_barrier_t start;
+		pthread_barrier_init(&start, NULL, COMPONENTS);
+		struct component c[COMPONENTS];
+		pthread_t t[COMPONENTS];
+		for (int i = 0; i < COMPONENTS; i++) {
+			c[i] = (struct component){ .d = rt_stack_device(s), .start = &start, .f = fence(s, 0),
+						   .l = list1(RT_LIST_COMPUTE, RT_OP_DISPATCH, 10000) };
+			assert_int_equal(pthread_create(&t[i], NULL, component_main, &c[i]), 0);
+		}
+		for (int i = 0; i < COMPONENTS; i++)
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+		for (int i = 0; i < COMPONENTS; i++) {
+			assert_int_equal(c[i].rc, 0);
+			assert_ptr_equal(c[i].q, c[0].q);
+			assert_int_equal(rt_fence_wait(c[i].f, COMPONENT_FRAMES, WAIT_NS), 0);
+		}
+		assert_int_equal(rt_cqueue_finish(c[0].q, WAIT_NS), 0);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(c[0].q, &st);
+		assert_int_equal(st.executes, COMPONENTS * COMPONENT_FRAMES);
+		assert_int_equal(st.signals, COMPONENTS * COMPONENT_FRAMES);
+		assert_int_equal(st.ops[RT_OP_DISPATCH], COMPONENTS * COMPONENT_FRAMES);
+		for (int i = 0; i < COMPONENTS; i++)
+			rt_clist_destroy(c[i].l);
+		pthread_barrier_destroy(&start);
 		down(s);
 	}
 }
@@ -889,4 +1018,6 @@ FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_tes
 	     cmocka_unit_test(rewind_race_keeps_a_satisfied_wait_satisfied),
 	     cmocka_unit_test(rewind_then_new_wait_is_not_released_by_older_values),
 	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting),
-	     cmocka_unit_test(queue_priority_preempts_lower_work))
+	     cmocka_unit_test(queue_priority_preempts_lower_work),
+	     cmocka_unit_test(default_queues_allow_shared_usage_by_other_components),
+	     cmocka_unit_test(default_queue_is_shared_by_components_on_several_threads))

@@ -41,6 +41,13 @@
  * queue and preempts lower work at the boundary its granularity allows
  * (gpu-model/hw/preempt.c); queues of equal priority take turns.
  *
+ * Default queues.  "The Direct3D 12 device has methods to create and
+ * retrieve command queues of different types and priorities.  Most
+ * applications should use the default command queues because these allow
+ * for shared usage by other components."  rt_cqueue_create makes a queue of
+ * the caller's own; rt_device_default_queue retrieves the device's queue of
+ * a type and a priority, the same object for every component that asks.
+ *
  * Submission paths.  desc.user_mode asks for user-mode submission.  It needs
  * native fences (WDDM 3.2): on a device whose fences are monitored (the
  * legacy path) the queue is a kernel-mode queue, as the runtime of a WDDM 2.x
@@ -70,7 +77,11 @@
  *   rt_cqueue_create / _destroy           any thread (destroy: no call of it    no
  *                                           in progress; its rt_queue stays the
  *                                           device's, drained with it)
- *   rt_cqueue_execute/_signal/_wait       one submitting thread per queue       as rt_queue_submit
+ *   rt_device_default_queue               any thread                            no (a lock, held while
+ *                                                                                 the queue is made)
+ *   rt_cqueue_execute/_signal/_wait       one submitting thread per queue;      as rt_queue_submit
+ *                                           any thread on a default queue (it
+ *                                           takes its lock around each call)
  *   rt_cqueue_finish                      any thread                            yes (timeout)
  *   rt_clist_*                            one thread per list at a time         no
  *   rt_pso_kind_name                      any thread                            no
@@ -187,6 +198,19 @@ int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v);
 /* CPU wait until everything submitted so far completed.  0 / -ETIMEDOUT / -EIO. */
 int rt_cqueue_finish(struct rt_cqueue *q, int64_t timeout_ns);
 
+/* The device's default queue of type t and priority p.  Made on the first
+ * retrieval — user-mode submission where the device's fences are native,
+ * no validation layer, named "default-<type>" ("-high", "-realtime" for the
+ * higher priorities) — and the same object for every later retrieval, from
+ * any thread.  It belongs to the device: rt_device_destroy frees it, and
+ * rt_cqueue_destroy on it is misuse (asserts).  Shared by components on
+ * several threads, it serializes their execute, signal and wait calls, so
+ * each call's commands stay together in the queue's one order.  0; -EINVAL
+ * (a bundle or unknown type, an unknown priority); the errors of
+ * rt_cqueue_create (nothing kept: a later retrieval tries again). */
+int rt_device_default_queue(struct rt_device *d, enum rt_list_type t, enum rt_priority p, struct rt_cqueue **out);
+bool rt_cqueue_is_default(const struct rt_cqueue *q);   /* one of its device's default queues */
+
 enum rt_list_type rt_cqueue_type(const struct rt_cqueue *q);
 enum rt_priority rt_cqueue_priority(const struct rt_cqueue *q);
 unsigned rt_cqueue_engine(const struct rt_cqueue *q);
@@ -196,7 +220,9 @@ struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q);
 /* The handle the timeline trace's records name the queue by (os.h: its HW
  * queue's hw_queue_handle). */
 uint64_t rt_cqueue_trace_handle(struct rt_cqueue *q);
-const char *rt_cqueue_error(const struct rt_cqueue *q);   /* the last refusal, "" if none */
+/* The last refusal, "" if none (of a default queue: read it while no other
+ * component submits to it). */
+const char *rt_cqueue_error(const struct rt_cqueue *q);
 
 struct rt_cqueue_stats {
 	uint64_t executes;              /* successful rt_cqueue_execute calls */

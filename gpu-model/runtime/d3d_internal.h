@@ -4,6 +4,8 @@
 #ifndef RT_D3D_INTERNAL_H
 #define RT_D3D_INTERNAL_H
 
+#include <pthread.h>
+
 #include "gpu-model/runtime/d3d.h"
 #include "gpu-model/runtime/d3d_debug.h"
 
@@ -27,6 +29,14 @@ struct rt_clist {
 	size_t nuses;
 	struct rt_clist_use uses[RT_LIST_MAX_USES];
 };
+
+/* The device's default queues (rt_device_default_queue): one slot per
+ * queue type (direct, compute, copy) and priority.  rt.c keeps the table in
+ * the device and frees the queues with it (rt_cqueue_free_default);
+ * d3d_queue.c makes them, under the lock rt_device_defaults hands out. */
+#define RT_DEFAULT_QUEUE_SLOTS (3 * 3)
+struct rt_cqueue **rt_device_defaults(struct rt_device *d, pthread_mutex_t **lock);
+void rt_cqueue_free_default(struct rt_cqueue *q);
 
 /* The validation layer's hooks, called by the queues (d3d_queue.c) after a
  * successful call: a queue's timeline (-ENOSPC when full), then its

@@ -1,6 +1,8 @@
 /* gpu-model/runtime/d3d_queue.c — command queues of a type and a priority
  * over rt_queue: ExecuteCommandLists, Signal, Wait.  Contract in d3d.h. */
+#include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,9 @@ struct rt_cqueue {
 	unsigned engine;
 	struct rt_debug *debug;          /* NULL: the validation layer is off */
 	int debug_tl;                    /* the queue's timeline in it */
+	bool device_owned;               /* a default queue: its device's, shared by components */
+	pthread_mutex_t submit;          /* default queues: held around each execute/signal/wait, so
+	                                  * the rt_queue below keeps one submitting thread at a time */
 	char name[32];
 	char err[160];
 	/* single-writer counters (the submitting thread) */
@@ -75,7 +80,62 @@ int rt_cqueue_create(struct rt_device *d, const struct rt_cqueue_desc *desc, str
 
 void rt_cqueue_destroy(struct rt_cqueue *q)
 {
+	assert(!q->device_owned && "a default queue is its device's: rt_device_destroy frees it");
 	lf_free(q, sizeof(*q), LF_CACHELINE);
+}
+
+/* ---- default queues ---- */
+
+int rt_device_default_queue(struct rt_device *d, enum rt_list_type t, enum rt_priority p, struct rt_cqueue **out)
+{
+	if ((unsigned)t >= RT_LIST_BUNDLE || (unsigned)p > RT_PRIORITY_GLOBAL_REALTIME)
+		return -EINVAL;   /* bundles have no queue */
+	pthread_mutex_t *lock;
+	struct rt_cqueue **slot = &rt_device_defaults(d, &lock)[(unsigned)t * 3 + (unsigned)p];
+	int rc = 0;
+	pthread_mutex_lock(lock);
+	if (!*slot) {
+		static const char *const suffix[] = { "", "-high", "-realtime" };
+		char name[32];
+		snprintf(name, sizeof(name), "default-%s%s", rt_list_type_name(t), suffix[p]);
+		/* user_mode: rt_cqueue_create falls back to kernel mode on monitored fences */
+		struct rt_cqueue_desc desc = { .type = t, .priority = p, .user_mode = true, .name = name };
+		struct rt_cqueue *q;
+		rc = rt_cqueue_create(d, &desc, &q);
+		if (!rc) {
+			pthread_mutex_init(&q->submit, NULL);
+			q->device_owned = true;
+			*slot = q;   /* published under the lock: every later retrieval reads it there */
+		}
+	}
+	if (!rc)
+		*out = *slot;
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+bool rt_cqueue_is_default(const struct rt_cqueue *q)
+{
+	return q->device_owned;
+}
+
+void rt_cqueue_free_default(struct rt_cqueue *q)
+{
+	pthread_mutex_destroy(&q->submit);
+	lf_free(q, sizeof(*q), LF_CACHELINE);
+}
+
+/* A default queue's calls from several components, one at a time. */
+static void rt_cqueue_enter(struct rt_cqueue *q)
+{
+	if (q->device_owned)
+		pthread_mutex_lock(&q->submit);
+}
+
+static void rt_cqueue_leave(struct rt_cqueue *q)
+{
+	if (q->device_owned)
+		pthread_mutex_unlock(&q->submit);
 }
 
 /* Every list executable on q, or the refusal (nothing submitted). */
@@ -137,7 +197,9 @@ static void rt_cqueue_count(struct rt_cqueue *q, struct rt_clist *const *lists, 
 	}
 }
 
-int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+/* The _serial calls: the caller is the queue's one submitter for the call
+ * (its own thread, or a component holding a default queue's lock). */
+static int rt_cqueue_execute_serial(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
 {
 	int rc = rt_cqueue_check(q, lists, n);
 	if (rc)
@@ -156,7 +218,15 @@ int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t
 	return 0;
 }
 
-int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+int rt_cqueue_execute(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
+{
+	rt_cqueue_enter(q);
+	int rc = rt_cqueue_execute_serial(q, lists, n);
+	rt_cqueue_leave(q);
+	return rc;
+}
+
+static int rt_cqueue_signal_serial(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 {
 	int rc = rt_queue_signal(q->q, f, v);
 	if (!rc && q->debug)
@@ -169,7 +239,15 @@ int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 	return rc;
 }
 
-int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+int rt_cqueue_signal(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+{
+	rt_cqueue_enter(q);
+	int rc = rt_cqueue_signal_serial(q, f, v);
+	rt_cqueue_leave(q);
+	return rc;
+}
+
+static int rt_cqueue_wait_serial(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 {
 	int rc = rt_queue_wait_gpu(q->q, f, v);
 	if (!rc && q->debug)
@@ -179,6 +257,14 @@ int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 	else
 		snprintf(q->err, sizeof(q->err), "%s: Wait(%llu) failed: %s", q->name, (unsigned long long)v,
 			 strerror(-rc));
+	return rc;
+}
+
+int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
+{
+	rt_cqueue_enter(q);
+	int rc = rt_cqueue_wait_serial(q, f, v);
+	rt_cqueue_leave(q);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gpu-model/runtime/rt.h"
+#include "gpu-model/runtime/d3d_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
@@ -68,6 +69,10 @@ struct rt_device {
 	struct rt_fence *dead;           /* destroyed fences: the shells stay until the device goes,
 	                                  * so a later use is refused (-EIDRM), never a use after free */
 	_Atomic bool removed;
+	/* the d3d layer's default queues (d3d_internal.h), made on first
+	 * retrieval under defaults_lock, freed with the device */
+	pthread_mutex_t defaults_lock;
+	struct rt_cqueue *defaults[RT_DEFAULT_QUEUE_SLOTS];
 };
 
 /* ---- device ---- */
@@ -82,6 +87,8 @@ int rt_device_create(struct os_ums *u, struct rt_device **out)
 	}
 	d->u = u;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->defaults_lock, NULL);
+	memset(d->defaults, 0, sizeof(d->defaults));
 	*out = d;
 	return 0;
 }
@@ -125,9 +132,19 @@ void rt_device_terminate(struct rt_device *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
+struct rt_cqueue **rt_device_defaults(struct rt_device *d, pthread_mutex_t **lock)
+{
+	*lock = &d->defaults_lock;
+	return d->defaults;
+}
+
 int rt_device_destroy(struct rt_device *d)
 {
 	int rc = os_device_destroy(d->od);   /* nothing if terminated already */
+	for (int i = 0; i < RT_DEFAULT_QUEUE_SLOTS; i++)   /* their rt_queues are freed below */
+		if (d->defaults[i])
+			rt_cqueue_free_default(d->defaults[i]);
+	pthread_mutex_destroy(&d->defaults_lock);
 	for (struct rt_queue *q = d->queues, *next; q; q = next) {
 		next = q->next_q;
 		lf_free(q->ibs, q->nslots * RT_IB_CMDS * sizeof(struct hw_cmd), LF_CACHELINE);
