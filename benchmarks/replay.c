@@ -746,12 +746,16 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 		struct rt_cqueue_desc d = { .type = spec->queues[i].type, .user_mode = w->user_mode,
 					    .name = spec->queues[i].name, .debug = w->debug };
 		rc = rt_cqueue_create(w->d, &d, &rr->q[i]);
+		if (!rc)
+			rc = bm_wl_watch_queue(w, rr->q[i]);   /* the watchdog names it when stuck */
 		if (rc)
 			snprintf(err, errlen, "queue '%s': %s", spec->queues[i].name, strerror(-rc));
 	}
 	for (size_t i = 0; i < spec->nf && !rc; i++)
 		if ((rc = rt_fence_create(w->d, 0, &rr->f[i])))
 			snprintf(err, errlen, "fence '%s': %s", spec->fences[i], strerror(-rc));
+		else
+			bm_wl_name_fence(w, rr->f[i], spec->fences[i]);   /* unnamed past BM_WL_FENCES */
 	/* under the validation layer: the resources, and a version of every list per copy */
 	rr->versions = w->debug ? spec->copies : 1;
 	for (size_t i = 0; i < spec->nr && w->debug && !rc; i++)

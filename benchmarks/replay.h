@@ -41,7 +41,9 @@
  * no step signals, or a CPU wait nothing satisfies is named in one line:
  * "FILE: never completes: frame 1: frame[0] queue 'c' waits for 'g' >= 1
  * (now 0), which queue 'd' signals only after it waits for 'f' >= 1 (now 0),
- * which queue 'c' signals: a cycle of waits".
+ * which queue 'c' signals: a cycle of waits".  At run time the workload's
+ * no-progress watchdog (workload.h, bm_wl_stall) names what each stuck queue
+ * waits for, by the file's queue and fence names.
  *
  *   call                                   who
  *   bm_replay_load / _parse / _free        any thread

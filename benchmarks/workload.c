@@ -47,11 +47,136 @@ int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, 
 		return rc;
 	}
 	w->user_mode = rt_cqueue_user_mode(w->direct);
+	bm_wl_watch_queue(w, w->direct);
+	bm_wl_watch_queue(w, w->compute);
+	bm_wl_watch_queue(w, w->copy);
 	return 0;
+}
+
+/* ---- the no-progress watchdog ---- */
+
+#define BM_WL_SLICE_NS 20000000ll       /* a watched wait looks at the queues' progress this often */
+
+int bm_wl_watch_queue(struct bm_wl *w, struct rt_cqueue *q)
+{
+	if (w->nqueues == BM_WL_QUEUES)
+		return -ENOSPC;
+	w->queues[w->nqueues++] = q;
+	return 0;
+}
+
+int bm_wl_name_fence(struct bm_wl *w, struct rt_fence *f, const char *name)
+{
+	if (w->nfences == BM_WL_FENCES)
+		return -ENOSPC;
+	w->fence[w->nfences] = f;
+	snprintf(w->fence_name[w->nfences++], sizeof(w->fence_name[0]), "%s", name);
+	return 0;
+}
+
+const char *bm_wl_stall(const struct bm_wl *w)
+{
+	return w->stall;
+}
+
+/* 'copyFence' >= 101 (now 100) */
+static size_t bm_wl_fence_text(const struct bm_wl *w, struct rt_fence *f, uint64_t v, char *out, size_t len)
+{
+	const char *name = NULL;
+	for (size_t i = 0; i < w->nfences && !name; i++)
+		if (w->fence[i] == f)
+			name = w->fence_name[i];
+	uint64_t now = rt_fence_completed(f);
+	if (name)
+		return (size_t)snprintf(out, len, "'%s' >= %llu (now %llu)", name, (unsigned long long)v,
+					(unsigned long long)now);
+	return (size_t)snprintf(out, len, "an unnamed fence >= %llu (now %llu)", (unsigned long long)v,
+				(unsigned long long)now);
+}
+
+/* Every watched queue's completed work, summed: what "progress" means here. */
+static uint64_t bm_wl_progress(struct bm_wl *w)
+{
+	uint64_t p = 0;
+	for (size_t i = 0; i < w->nqueues; i++)
+		p += rt_queue_completed(rt_cqueue_queue(w->queues[i]));
+	return p;
+}
+
+/* The one line of a stall: what the CPU waits for (f >= v; f NULL: cpu says
+ * it), then each stuck queue's wait. */
+static void bm_wl_explain(struct bm_wl *w, struct rt_fence *f, uint64_t v, const char *cpu)
+{
+	char *m = w->stall;
+	size_t len = sizeof(w->stall), k;
+	int64_t ns = w->stall_ns ? w->stall_ns : BM_WL_STALL_NS;
+	k = (size_t)snprintf(m, len, "no progress for %.1f s: the CPU waits for ", (double)ns / 1e9);
+	if (f)
+		k += bm_wl_fence_text(w, f, v, m + k, k < len ? len - k : 0);
+	else
+		k += (size_t)snprintf(m + k, k < len ? len - k : 0, "%s", cpu);
+	for (size_t i = 0; i < w->nqueues && k < len; i++) {
+		struct rt_fence *qf;
+		uint64_t qv;
+		if (!rt_cqueue_blocked_wait(w->queues[i], &qf, &qv))
+			continue;
+		k += (size_t)snprintf(m + k, len - k, "; queue '%s' waits for ", rt_cqueue_name(w->queues[i]));
+		k += bm_wl_fence_text(w, qf, qv, m + k, k < len ? len - k : 0);
+	}
+}
+
+/* wait(ctx, slice) until it returns other than -ETIMEDOUT, or until no
+ * watched queue completed anything for stall_ns: then -ETIMEDOUT and the
+ * stall explained (f >= v, or cpu). */
+static int bm_wl_watched(struct bm_wl *w, int (*wait)(void *ctx, int64_t ns), void *ctx, struct rt_fence *f,
+			 uint64_t v, const char *cpu)
+{
+	int64_t stall = w->stall_ns ? w->stall_ns : BM_WL_STALL_NS;
+	uint64_t p = bm_wl_progress(w), since = lf_now_ns();
+	for (;;) {
+		int rc = wait(ctx, stall < BM_WL_SLICE_NS ? stall : BM_WL_SLICE_NS);
+		if (rc != -ETIMEDOUT)
+			return rc;
+		uint64_t now = lf_now_ns(), q = bm_wl_progress(w);
+		if (q != p) {
+			p = q;
+			since = now;
+		} else if (now - since >= (uint64_t)stall) {
+			bm_wl_explain(w, f, v, cpu);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+static int bm_wl_event_wait(void *ev, int64_t ns)
+{
+	return rt_event_wait(ev, ns);
+}
+
+/* After a stall: release every stuck queue's wait (a CPU signal of the
+ * value it waits for) until none is left, so that the stack drains. */
+static void bm_wl_release(struct bm_wl *w)
+{
+	for (int round = 0; round < 1000; round++) {
+		bool stuck = false;
+		for (size_t i = 0; i < w->nqueues; i++) {
+			struct rt_fence *f;
+			uint64_t v;
+			if (rt_cqueue_blocked_wait(w->queues[i], &f, &v)) {
+				stuck = true;
+				rt_fence_signal(f, v);
+			}
+		}
+		if (!stuck)
+			return;
+		lf_sleep_until(lf_now_ns() + 1000000);
+	}
 }
 
 int bm_wl_down(struct bm_wl *w)
 {
+	if (w->stall[0])
+		bm_wl_release(w);
 	int rc = rt_stack_destroy(w->s);     /* drains the queues, frees fences */
 	if (w->direct)
 		rt_cqueue_destroy(w->direct);
@@ -75,7 +200,7 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
 	uint64_t t0 = lf_now_ns();
 	int rc = rt_fence_set_event(f, v, w->ev);
 	if (!rc)
-		rc = rt_event_wait(w->ev, BM_WL_WAIT_NS);
+		rc = bm_wl_watched(w, bm_wl_event_wait, w->ev, f, v, NULL);
 	rt_fence_trace_wait(f, v, t0, rc);   /* the timeline's CPU wait (when tracing) */
 	w->cpu_wait_ns += lf_now_ns() - t0;
 	w->cpu_waits++;
@@ -252,8 +377,10 @@ int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg
 		return -EINVAL;
 	int rc = 0;
 	struct rt_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
+	static const char *const names[4] = { "copyFence", "renderFence", "computeFence", "frameFence" };
 	for (int i = 0; i < 4 && !rc; i++)
-		rc = rt_fence_create(w->d, 0, fences[i]);
+		if (!(rc = rt_fence_create(w->d, 0, fences[i])))
+			bm_wl_name_fence(w, *fences[i], names[i]);
 	for (unsigned k = 0; k < cfg->frames_in_flight && !rc; k++) {
 		rc = bm_frame_resources(w, &f->slot[k], k);
 		if (!rc)
@@ -347,6 +474,10 @@ int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, 
 	int rc = rt_fence_create(w->d, 0, &r->fence1);
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &r->fence2);
+	if (!rc) {
+		bm_wl_name_fence(w, r->fence1, "fence1");
+		bm_wl_name_fence(w, r->fence2, "fence2");
+	}
 	/* one list pair per slot under the validation layer (each names its slot), else one */
 	uint64_t lists = w->debug ? length : 1;
 	for (uint64_t k = 0; k < lists && !rc; k++) {
@@ -421,6 +552,10 @@ int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latenc
 	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
+	if (!rc) {
+		bm_wl_name_fence(w, p->compute_fence, "computeFence");
+		bm_wl_name_fence(w, p->graphics_fence, "graphicsFence");
+	}
 	const enum rt_state SR = RT_STATE_SHADER_RESOURCE, UAV = RT_STATE_UNORDERED_ACCESS;
 	unsigned lists = w->debug ? cg_latency + 1 : 1;
 	for (unsigned k = 0; k < lists && !rc; k++) {
@@ -513,6 +648,11 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
 		rc = rt_fence_create(w->d, 0, &a->fences[1]);      /* graphics fence: index 1 */
 	if (!rc)
 		rc = rt_fence_create(w->d, 0, &a->graphics_compute_fence);
+	if (!rc) {
+		bm_wl_name_fence(w, a->fences[0], "computeFence");
+		bm_wl_name_fence(w, a->fences[1], "graphicsFence");
+		bm_wl_name_fence(w, a->graphics_compute_fence, "graphicsComputeFence");
+	}
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = rt_event_create(false, true, &a->handles[i]);
 	unsigned lists = w->debug ? cg_latency : 1;
@@ -545,6 +685,13 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
  * the stage run past its CpuLatency throttle, again and again, until its
  * queue fills.  Here each value is armed once (the registration stays
  * armed until it fires and is consumed, which moves the value on). */
+
+/* WaitForMultipleObjects(handles, 2, FALSE, ns) (the watchdog's slices). */
+static int bm_async_wait_any(void *handles, int64_t ns)
+{
+	return rt_event_wait_multi(handles, 2, false, ns);
+}
+
 static int bm_async_pick(struct bm_async *a)
 {
 	for (int i = 0; i < 2; i++) {
@@ -560,7 +707,7 @@ static int bm_async_pick(struct bm_async *a)
 			return rc;
 	}
 	uint64_t t0 = lf_now_ns();
-	int stage = rt_event_wait_multi(a->handles, 2, false, BM_WL_WAIT_NS);
+	int stage = bm_wl_watched(a->w, bm_async_wait_any, a->handles, NULL, 0, "either stage's event");
 	a->w->cpu_wait_ns += lf_now_ns() - t0;
 	a->w->cpu_waits++;
 	/* a stage past its throttle ran because its fence reached the armed value */

@@ -9,8 +9,14 @@
  * (tests/test_workloads.c: the seed's length-3 ring trace).
  *
  * Every CPU wait in a workload goes through an event (SetEventOnCompletion,
- * then WaitForSingleObject), bounded by BM_WL_WAIT_NS: a wait that hits the
- * bound fails the step with -ETIMEDOUT, never hangs.
+ * then WaitForSingleObject) watched for progress: when none of the
+ * workload's queues completes anything for stall_ns (BM_WL_STALL_NS by
+ * default) the wait fails the step with -ETIMEDOUT, never hangs, and
+ * bm_wl_stall says why in one line: what the CPU waits for and what each
+ * stuck queue waits for, with the fences' current values ("no progress for
+ * 2.0 s: the CPU waits for 'frameFence' >= 3 (now 1); queue 'compute0' waits
+ * for 'g' >= 1 (now 0); ...").  bm_wl_down then releases the stuck waits
+ * (CPU signals) so that the stack drains.
  *
  *   call                        who
  *   bm_wl_up / bm_wl_down       the scenario's (or test's) thread
@@ -32,7 +38,9 @@
 
 struct fb_run;
 
-#define BM_WL_WAIT_NS 2000000000ll      /* bound of every CPU wait of a workload */
+#define BM_WL_STALL_NS 2000000000ll     /* default: no progress this long fails a CPU wait */
+#define BM_WL_QUEUES 20                 /* queues the watchdog watches (the three + a replay file's) */
+#define BM_WL_FENCES 32                 /* fences with a name in its message */
 #define BM_WL_ENGINES 3                 /* 3D, compute, copy */
 
 struct bm_wl {
@@ -45,6 +53,14 @@ struct bm_wl {
 	bool user_mode;                 /* the queues got user-mode submission */
 	struct rt_debug *debug;         /* the validation layer, when the workload runs under it */
 	struct rt_event *extra_events[2];   /* a workload's own events, destroyed with the stack */
+	/* the no-progress watchdog (bm_wl_cpu_wait) */
+	int64_t stall_ns;               /* 0: BM_WL_STALL_NS */
+	struct rt_cqueue *queues[BM_WL_QUEUES];
+	size_t nqueues;
+	struct rt_fence *fence[BM_WL_FENCES];
+	char fence_name[BM_WL_FENCES][32];
+	size_t nfences;
+	char stall[512];                /* why the last wait failed ("" if none did) */
 };
 
 /* Bring a three-engine stack up on path with one queue of each type
@@ -58,6 +74,12 @@ int bm_wl_down(struct bm_wl *w);
  * WaitForSingleObject(ev).  Counts the time in w; tells the validation
  * layer what the CPU now knows.  0 / -ETIMEDOUT / -errno. */
 int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v);
+/* The watchdog watches q too (the three queues are watched already) /
+ * calls f `name` in its message.  -ENOSPC when full (then unnamed: "fence 0x..."). */
+int bm_wl_watch_queue(struct bm_wl *w, struct rt_cqueue *q);
+int bm_wl_name_fence(struct bm_wl *w, struct rt_fence *f, const char *name);
+/* The last no-progress failure's message, "" if none. */
+const char *bm_wl_stall(const struct bm_wl *w);
 /* A closed list of type t holding one op of ns in `units` sub-units. */
 int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out);
 

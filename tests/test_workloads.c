@@ -10,6 +10,7 @@
  *   - frame: every frame ends with the seed's values (101/102, 201, 301 in
  *     frame 1, +100 a frame), each engine ran its work, nothing was lost. */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "benchmarks/workload.h"
@@ -233,6 +234,60 @@ static void async_compute_runs_both_stages(void **state)
 	}
 }
 
-FB_TEST_MAIN(cmocka_unit_test(ring_heap_length_3_trace), cmocka_unit_test(ring_heap_without_the_wait_is_caught),
+/* The issue's deadlock, run: queue compute0 waits for g (which only
+ * direct0 signals) before it signals f; direct0 waits for f before it
+ * signals g; the CPU waits for f.  The no-progress watchdog fails the CPU
+ * wait and names the CPU's wait and each queue's, with the current values;
+ * bm_wl_down then releases them and the stack drains.  Every path. */
+static void deadlock_fails_naming_each_wait(void **state)
+{
+	for (size_t i = 0; i < NMODES; i++) {
+		struct bm_wl w;
+		up(&w, &modes[i]);
+		w.stall_ns = 100 * (int64_t)MS;
+		struct rt_fence *f, *g;
+		assert_int_equal(rt_fence_create(w.d, 0, &f), 0);
+		assert_int_equal(rt_fence_create(w.d, 0, &g), 0);
+		assert_int_equal(bm_wl_name_fence(&w, f, "f"), 0);
+		assert_int_equal(bm_wl_name_fence(&w, g, "g"), 0);
+		assert_int_equal(rt_cqueue_wait(w.compute, g, 1), 0);
+		assert_int_equal(rt_cqueue_signal(w.compute, f, 1), 0);
+		assert_int_equal(rt_cqueue_wait(w.direct, f, 1), 0);
+		assert_int_equal(rt_cqueue_signal(w.direct, g, 1), 0);
+		assert_int_equal(bm_wl_cpu_wait(&w, f, 1), -ETIMEDOUT);
+		const char *m = bm_wl_stall(&w);
+		print_message("%s\n", m);
+		const char *want[] = { "no progress for 0.1 s", "the CPU waits for 'f' >= 1 (now 0)",
+				       "queue 'compute0' waits for 'g' >= 1 (now 0)", "queue 'direct0' waits for 'f' >= 1 (now 0)" };
+		for (size_t k = 0; k < 4; k++)
+			if (!strstr(m, want[k]))
+				fail_msg("mode %zu: '%s' lacks '%s'", i, m, want[k]);
+		assert_null(strstr(m, "copy0"));            /* idle: not named */
+		assert_int_equal(bm_wl_down(&w), 0);        /* released: drained */
+	}
+}
+
+/* Slow but moving: a queue that completes a buffer every 30 ms keeps a CPU
+ * wait of 15 buffers alive under a 300 ms watchdog. */
+static void slow_progress_is_not_a_stall(void **state)
+{
+	struct bm_wl w;
+	up(&w, &modes[0]);
+	w.stall_ns = 300 * (int64_t)MS;
+	struct rt_clist *l;
+	struct rt_fence *f;
+	assert_int_equal(bm_wl_list(RT_LIST_COPY, RT_OP_COPY, 30 * MS, 1, &l), 0);
+	assert_int_equal(rt_fence_create(w.d, 0, &f), 0);
+	for (int k = 0; k < 15; k++)
+		assert_int_equal(rt_cqueue_execute(w.copy, &l, 1), 0);
+	assert_int_equal(rt_cqueue_signal(w.copy, f, 1), 0);
+	assert_int_equal(bm_wl_cpu_wait(&w, f, 1), 0);
+	assert_string_equal(bm_wl_stall(&w), "");
+	assert_int_equal(bm_wl_down(&w), 0);
+	rt_clist_destroy(l);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(deadlock_fails_naming_each_wait), cmocka_unit_test(slow_progress_is_not_a_stall),
+	     cmocka_unit_test(ring_heap_length_3_trace), cmocka_unit_test(ring_heap_without_the_wait_is_caught),
 	     cmocka_unit_test(ring_heap_render_never_passes_copy), cmocka_unit_test(frame_runs_the_seed_sequence),
 	     cmocka_unit_test(pipeline_runs_the_seed_loop), cmocka_unit_test(async_compute_runs_both_stages))

@@ -38,11 +38,17 @@
 
 #define US 1000.0
 
+/* the no-progress watchdog's bound (benchmarks/workload.h) */
+#define BM_STALL_PARAM                                                                                          \
+	FB_PARAM_DOUBLE("stall_s", "s", BM_WL_STALL_NS / 1e9, 0.01, 30.0,                                        \
+			"no queue completing anything this long fails the run, naming what each waits for")
+
 static const struct fb_param frame_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the three queues (user-mode needs native fences)", "user",
 		      "kernel"),
 	FB_PARAM_INT("frames_in_flight", "frames", 2, 1, 16, "frames the CPU keeps queued"),
 	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	BM_STALL_PARAM,
 	FB_PARAM_DOUBLE("geometry_us", "us", 100.0, 0.0, 100000.0, "copy engine: the geometry copy"),
 	FB_PARAM_DOUBLE("texture_us", "us", 50.0, 0.0, 100000.0, "copy engine: each of the four texture copies"),
 	FB_PARAM_DOUBLE("prepass_us", "us", 300.0, 0.0, 100000.0, "3D engine: the pre-pass draw"),
@@ -57,6 +63,7 @@ static const struct fb_param ring_params[] = {
 		      "kernel"),
 	FB_PARAM_INT("length", "slots", 3, 1, 1024, "slots of the ring buffer (validate: up to 64)"),
 	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	BM_STALL_PARAM,
 	FB_PARAM_INT("cpu_latency", "steps", 4, 1, 1024, "steps the CPU may run ahead of the render engine"),
 	FB_PARAM_DOUBLE("map_us", "us", 100.0, 0.0, 100000.0, "copy engine: filling one slot"),
 	FB_PARAM_DOUBLE("draw_us", "us", 200.0, 0.0, 100000.0, "3D engine: the draw from one slot"),
@@ -70,6 +77,7 @@ static const struct fb_param pipe_params[] = {
 	FB_PARAM_INT("cpu_latency", "frames", 3, 1, 16, "CpuLatency: compute frames the CPU keeps queued"),
 	FB_PARAM_INT("cg_latency", "frames", 2, 1, 16, "ComputeGraphicsLatency: graphics lags compute by this"),
 	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	BM_STALL_PARAM,
 	FB_PARAM_DOUBLE("compute_us", "us", 400.0, 0.0, 100000.0, "compute engine: one compute frame"),
 	FB_PARAM_DOUBLE("graphics_us", "us", 600.0, 0.0, 100000.0, "3D engine: one graphics frame"),
 	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
@@ -81,11 +89,12 @@ static const struct fb_param replay_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the file's queues (user-mode needs native fences)", "user",
 		      "kernel"),
 	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	BM_STALL_PARAM,
 	FB_PARAM_END
 };
 
 /* The three queues of a C workload, for a timeline's names. */
-#define BM_WL_QUEUES(w) (struct rt_cqueue *const[]){ (w)->direct, (w)->compute, (w)->copy }, 3
+#define BM_WL_THREE(w) (struct rt_cqueue *const[]){ (w)->direct, (w)->compute, (w)->copy }, 3
 
 static uint64_t us_param(struct fb_run *run, const char *key)
 {
@@ -103,6 +112,7 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	int rc = bm_wl_up(w, path, um, validate, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "bringing the stack up: %s", err);
+	w->stall_ns = (int64_t)(fb_run_double(run, "stall_s") * 1e9);
 	static const char *const role[BM_WL_ENGINES] = { "engine-3d", "engine-compute", "engine-copy" };
 	fb_run_thread(run, "os-irq", rt_stack_irq_tid(w->s));
 	fb_run_thread(run, "os-sched", rt_stack_sched_tid(w->s));
@@ -172,7 +182,8 @@ static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(
 	bm_wl_snap(w, &b);
 	fb_run_measure_end(run, n);
 	if (rc)
-		return fb_run_error(run, rc, "frame %llu: %s", (unsigned long long)n + 1, strerror(-rc));
+		return fb_run_error(run, rc, "frame %llu: %s", (unsigned long long)n + 1,
+				    *bm_wl_stall(w) ? bm_wl_stall(w) : strerror(-rc));
 	bm_wl_report(run, w, &a, &b, n);
 	return bm_workload_trace_copy(run, w, queues, nq);
 }
@@ -209,7 +220,7 @@ static int frame_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the frame's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f, BM_WL_QUEUES(&w));
+		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f, BM_WL_THREE(&w));
 	bm_frame_fini(&f);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -242,7 +253,7 @@ static int ring_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the ring's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r, BM_WL_QUEUES(&w));
+		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r, BM_WL_THREE(&w));
 	bm_ring_heap_fini(&r);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -275,7 +286,7 @@ static int pipe_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the pipeline's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p, BM_WL_QUEUES(&w));
+		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p, BM_WL_THREE(&w));
 	bm_pipeline_fini(&p);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
@@ -308,7 +319,7 @@ static int async_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the async pipeline's fences, events and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a, BM_WL_QUEUES(&w));
+		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a, BM_WL_THREE(&w));
 	if (!rc)
 		fb_run_metric(run, "compute_frames", (double)a.frames[0], "frames");
 	bm_async_fini(&a);

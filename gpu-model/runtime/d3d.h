@@ -217,6 +217,12 @@ unsigned rt_cqueue_engine(const struct rt_cqueue *q);
 bool rt_cqueue_user_mode(const struct rt_cqueue *q);
 const char *rt_cqueue_name(const struct rt_cqueue *q);
 struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q);
+/* What the queue is stuck behind, as far as its submitter can tell: the
+ * oldest of its last RT_CQUEUE_WAITS Waits whose fence has not reached the
+ * value, while the queue has unfinished work.  True and *f, *v; false: no
+ * such wait (idle, or busy with work).  The submitting thread. */
+#define RT_CQUEUE_WAITS 32
+bool rt_cqueue_blocked_wait(const struct rt_cqueue *q, struct rt_fence **f, uint64_t *v);
 /* The handle the timeline trace's records name the queue by (os.h: its HW
  * queue's hw_queue_handle). */
 uint64_t rt_cqueue_trace_handle(struct rt_cqueue *q);

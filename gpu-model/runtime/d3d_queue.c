@@ -27,6 +27,10 @@ struct rt_cqueue {
 	                                  * the rt_queue below keeps one submitting thread at a time */
 	char name[32];
 	char err[160];
+	/* the last RT_CQUEUE_WAITS waits submitted (the submitting thread's): rt_cqueue_blocked_wait */
+	struct rt_fence *wait_f[RT_CQUEUE_WAITS];
+	uint64_t wait_v[RT_CQUEUE_WAITS];
+	uint64_t nwaits;
 	/* single-writer counters (the submitting thread) */
 	LF_ALIGNED lf_counter executes, lists, ops[RT_OPS], work_ns, signals, waits;
 };
@@ -252,9 +256,11 @@ static int rt_cqueue_wait_serial(struct rt_cqueue *q, struct rt_fence *f, uint64
 	int rc = rt_queue_wait_gpu(q->q, f, v);
 	if (!rc && q->debug)
 		rt_debug_wait(q->debug, q->debug_tl, f, v);
-	if (!rc)
+	if (!rc) {
 		lf_count(&q->waits, 1);
-	else
+		q->wait_f[q->nwaits % RT_CQUEUE_WAITS] = f;
+		q->wait_v[q->nwaits++ % RT_CQUEUE_WAITS] = v;
+	} else
 		snprintf(q->err, sizeof(q->err), "%s: Wait(%llu) failed: %s", q->name, (unsigned long long)v,
 			 strerror(-rc));
 	return rc;
@@ -266,6 +272,22 @@ int rt_cqueue_wait(struct rt_cqueue *q, struct rt_fence *f, uint64_t v)
 	int rc = rt_cqueue_wait_serial(q, f, v);
 	rt_cqueue_leave(q);
 	return rc;
+}
+
+bool rt_cqueue_blocked_wait(const struct rt_cqueue *q, struct rt_fence **f, uint64_t *v)
+{
+	if (rt_queue_completed(q->q) >= rt_queue_submitted(q->q))
+		return false;                    /* everything it was given is done */
+	uint64_t first = q->nwaits > RT_CQUEUE_WAITS ? q->nwaits - RT_CQUEUE_WAITS : 0;
+	for (uint64_t i = first; i < q->nwaits; i++) {
+		struct rt_fence *w = q->wait_f[i % RT_CQUEUE_WAITS];
+		if (rt_fence_completed(w) < q->wait_v[i % RT_CQUEUE_WAITS]) {
+			*f = w;
+			*v = q->wait_v[i % RT_CQUEUE_WAITS];
+			return true;
+		}
+	}
+	return false;
 }
 
 int rt_cqueue_finish(struct rt_cqueue *q, int64_t timeout_ns)
