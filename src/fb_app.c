@@ -44,11 +44,21 @@ static void print_length(const struct fb_scenario *s)
 		printf("timeline: run --trace FILE writes one (Chrome Trace Event Format JSON)\n");
 }
 
+/* The program's own commands (fb_program_commands), after the harness's usage. */
+static void fb_program_usage(FILE *f)
+{
+	if (fb_program_command_list() && fb_program_command_list()->name)
+		fputs("\nthe program's own commands:\n", f);
+	for (const struct fb_command *c = fb_program_command_list(); c && c->name; c++)
+		fprintf(f, "  %s\n", c->usage);
+}
+
 static int cmd_help(const struct fb_scenario *const *table, const char *name)
 {
 	char b[FB_SHOWN_MAX];
 	if (!name) {
 		fputs(fb_cli_usage(), stdout);
+		fb_program_usage(stdout);
 		return FB_EXIT_OK;
 	}
 	const struct fb_scenario *s = fb_scenario_find(table, name);
@@ -67,7 +77,7 @@ static int cmd_help(const struct fb_scenario *const *table, const char *name)
 	}
 	printf("%-16s %-6s %-8s %-12s %-24s %s\n", "parameter", "type", "unit", "default", "range", "description");
 	for (size_t i = 0; i < n; i++) {
-		const struct fb_param *p = &s->params[i];
+		const struct fb_param *p = fb_scenario_param(s, i);
 		char def[64], range[256];
 		fb_param_format(p, fb_param_default(p), def, sizeof(def));
 		fb_param_range(p, range, sizeof(range));
@@ -158,6 +168,10 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 	struct fb_opts o;
 	char err[1024];
 	int status;
+	/* a command of the program's own (fb_program_commands) */
+	const struct fb_command *pc = argc > 1 ? fb_program_command(argv[1]) : NULL;
+	if (pc)
+		return pc->main(argc - 1, argv + 1);
 	if (fb_opts_parse(argc, argv, &o, err, sizeof(err))) {
 		fprintf(stderr, "fencebench: %s\n", err);
 		fb_opts_free(&o);
@@ -166,6 +180,7 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 	switch (o.cmd) {
 	case FB_CMD_USAGE:
 		fputs(fb_cli_usage(), stderr);
+		fb_program_usage(stderr);
 		status = FB_EXIT_USAGE;
 		break;
 	case FB_CMD_VERSION:

@@ -34,8 +34,8 @@ char *fb_results_name(const struct fb_params *point, const char *section, enum f
 		if (!point->set[i])
 			continue;
 		char v[128];
-		fb_param_format(&point->scenario->params[i], point->v[i], v, sizeof(v));
-		next = fb_xasprintf("%s/%s:%s", name, point->scenario->params[i].key, v);
+		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		next = fb_xasprintf("%s/%s:%s", name, fb_scenario_param(point->scenario, i)->key, v);
 		free(name);
 		name = next;
 	}
@@ -76,8 +76,8 @@ json_t *fb_results_params(const struct fb_params *point)
 	json_t *o = json_object();
 	for (size_t i = 0; i < point->n; i++) {
 		char v[128];
-		fb_param_format(&point->scenario->params[i], point->v[i], v, sizeof(v));
-		json_object_set_new(o, point->scenario->params[i].key, json_string(v));
+		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		json_object_set_new(o, fb_scenario_param(point->scenario, i)->key, json_string(v));
 	}
 	return o;
 }
@@ -90,8 +90,8 @@ char *fb_results_point_key(const struct fb_params *point)
 		if (!point->set[i])
 			continue;
 		char v[128];
-		fb_param_format(&point->scenario->params[i], point->v[i], v, sizeof(v));
-		next = fb_xasprintf("%s%s%s=%s", key, *key ? "," : "", point->scenario->params[i].key, v);
+		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		next = fb_xasprintf("%s%s%s=%s", key, *key ? "," : "", fb_scenario_param(point->scenario, i)->key, v);
 		free(key);
 		key = next;
 	}

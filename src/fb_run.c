@@ -38,9 +38,9 @@ static const union fb_value *param(const struct fb_run *run, const char *key, en
 	int i = fb_scenario_param_index(ps->scenario, key);
 	if (i < 0)
 		RUN_MISUSE("scenario '%s' has no parameter '%s'", ps->scenario->name, key);
-	if (ps->scenario->params[i].type != t)
+	if (fb_scenario_param(ps->scenario, i)->type != t)
 		RUN_MISUSE("parameter '%s' of '%s' is a %s, read as a %s", key, ps->scenario->name,
-			   fb_param_type_name(ps->scenario->params[i].type), fb_param_type_name(t));
+			   fb_param_type_name(fb_scenario_param(ps->scenario, i)->type), fb_param_type_name(t));
 	return &ps->v[i];
 }
 
@@ -52,7 +52,7 @@ const char *fb_run_enum(const struct fb_run *run, const char *key)
 {
 	const union fb_value *v = param(run, key, FB_PARAM_ENUM);
 	int i = fb_scenario_param_index(run->params->scenario, key);
-	return run->params->scenario->params[i].choices[v->e];
+	return fb_scenario_param(run->params->scenario, i)->choices[v->e];
 }
 
 const char *fb_run_string(const struct fb_run *run, const char *key) { return param(run, key, FB_PARAM_STRING)->s; }

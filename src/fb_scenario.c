@@ -38,7 +38,23 @@ const struct fb_scenario *fb_scenario_find(const struct fb_scenario *const *tabl
 	return NULL;
 }
 
-size_t fb_scenario_nparams(const struct fb_scenario *s)
+/* fb_program_params / fb_program_commands: set once by main() before fb_main */
+static const struct fb_param *fb_common;
+static const struct fb_command *fb_commands;
+
+void fb_program_params(const struct fb_param *common) { fb_common = common; }
+void fb_program_commands(const struct fb_command *cmds) { fb_commands = cmds; }
+const struct fb_command *fb_program_command_list(void) { return fb_commands; }
+
+const struct fb_command *fb_program_command(const char *name)
+{
+	for (size_t i = 0; fb_commands && fb_commands[i].name; i++)
+		if (!strcmp(fb_commands[i].name, name))
+			return &fb_commands[i];
+	return NULL;
+}
+
+static size_t fb_own_nparams(const struct fb_scenario *s)
 {
 	size_t n = 0;
 	while (s->params && s->params[n].key)
@@ -46,10 +62,25 @@ size_t fb_scenario_nparams(const struct fb_scenario *s)
 	return n;
 }
 
+size_t fb_scenario_nparams(const struct fb_scenario *s)
+{
+	size_t n = fb_own_nparams(s);
+	for (size_t i = 0; fb_common && fb_common[i].key; i++)
+		n++;
+	return n;
+}
+
+const struct fb_param *fb_scenario_param(const struct fb_scenario *s, size_t i)
+{
+	size_t own = fb_own_nparams(s);
+	return i < own ? &s->params[i] : &fb_common[i - own];
+}
+
 int fb_scenario_param_index(const struct fb_scenario *s, const char *key)
 {
-	for (size_t i = 0; s->params && s->params[i].key; i++)
-		if (!strcmp(s->params[i].key, key))
+	size_t n = fb_scenario_nparams(s);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(fb_scenario_param(s, i)->key, key))
 			return (int)i;
 	return -1;
 }
@@ -179,6 +210,8 @@ static int parse_string(const struct fb_param *p, const char *text, union fb_val
 {
 	if (strlen(text) > FB_PARAM_STRING_MAX)
 		return bad(p, text, err, errlen, "too long: at most 4096 bytes of");
+	if (p->check && p->check(text, err, errlen))
+		return -EINVAL;
 	out->s = intern(text);
 	return 0;
 }
@@ -251,7 +284,7 @@ struct fb_params *fb_params_new(const struct fb_scenario *s)
 	ps->v = xcalloc(ps->n, sizeof(*ps->v));
 	ps->set = xcalloc(ps->n, sizeof(*ps->set));
 	for (size_t i = 0; i < ps->n; i++)
-		ps->v[i] = fb_param_default(&s->params[i]);
+		ps->v[i] = fb_param_default(fb_scenario_param(s, i));
 	return ps;
 }
 
@@ -281,7 +314,7 @@ int fb_params_set(struct fb_params *ps, const char *key, const char *text, char 
 			 fb_shown(key, b, sizeof(b)), ps->scenario->name, ps->scenario->name);
 		return -ENOENT;
 	}
-	int rc = fb_param_parse(&ps->scenario->params[i], text, &ps->v[i], err, errlen);
+	int rc = fb_param_parse(fb_scenario_param(ps->scenario, i), text, &ps->v[i], err, errlen);
 	if (!rc)
 		ps->set[i] = true;
 	return rc;

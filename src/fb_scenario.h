@@ -134,6 +134,10 @@ struct fb_param {
 	const char *edef;           /* FB_PARAM_ENUM: default, one of choices */
 	const char *const *choices; /* FB_PARAM_ENUM: NULL-terminated */
 	const char *sdef;           /* FB_PARAM_STRING: default ("" allowed) */
+	/* FB_PARAM_STRING, optional: 0, or -EINVAL with a one-line reason in
+	 * err (the text names no valid thing): called when the value is parsed,
+	 * so a bad value stops the command line before anything runs. */
+	int (*check)(const char *text, char *err, size_t errlen);
 };
 
 #define FB_PARAM_INT(key_, unit_, def_, min_, max_, help_) \
@@ -204,10 +208,31 @@ struct fb_scenario {
  * was written).  Called once, from the main thread. */
 int fb_main(int argc, char **argv, const struct fb_scenario *const *table);
 
+/* ---- what a program adds to every scenario, and commands of its own ----
+ *
+ * A program (main()) may give every scenario the same extra parameters
+ * (after each scenario's own: shown by `help`, set with --set, swept with
+ * --grid, named in results and in the context like any other) and commands
+ * of its own (`fencebench NAME ARGS...`, listed in the usage).  The harness
+ * knows nothing of what they mean.  Call both before fb_main, from the main
+ * thread; the arrays live as long as the process. */
+void fb_program_params(const struct fb_param *common);   /* FB_PARAM_END-terminated; NULL: none */
+struct fb_command {
+	const char *name;           /* `fencebench NAME ...` */
+	const char *usage;          /* one line: "NAME [--out FILE]  what it does" */
+	int (*main)(int argc, char **argv);   /* argv[0] is NAME; returns the exit status */
+};
+void fb_program_commands(const struct fb_command *cmds);   /* { NULL }-terminated; NULL: none */
+/* The program's command named name, or NULL. */
+const struct fb_command *fb_program_command(const char *name);
+const struct fb_command *fb_program_command_list(void);
+
 /* The scenario of table (NULL-terminated) named name, or NULL. */
 const struct fb_scenario *fb_scenario_find(const struct fb_scenario *const *table, const char *name);
-/* Number of parameters, and the index of key (-1 when it has none such). */
+/* Number of parameters (the scenario's own, then the program's common
+ * ones), parameter i of them, and the index of key (-1 when it has none such). */
 size_t fb_scenario_nparams(const struct fb_scenario *s);
+const struct fb_param *fb_scenario_param(const struct fb_scenario *s, size_t i);
 int fb_scenario_param_index(const struct fb_scenario *s, const char *key);
 
 /* ---- parameter values (harness side; any thread, no blocking) ---- */

@@ -101,7 +101,7 @@ static int check_grid(struct fb_session *s, const struct fb_opts *o, char *err, 
 			snprintf(msg, sizeof(msg), "%s: also given with --set; give it once", ax->key);
 			return input_error(err, errlen, "--grid ", msg);
 		}
-		int rc = check_axis_values(&s->scenario->params[i], ax, err, errlen);
+		int rc = check_axis_values(fb_scenario_param(s->scenario, i), ax, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -578,8 +578,8 @@ static json_t *run_object(struct fb_session *s)
 	json_t *params = json_object(), *grid = json_object();
 	for (size_t i = 0; i < s->base->n; i++) {
 		char v[128];
-		fb_param_format(&s->scenario->params[i], s->base->v[i], v, sizeof(v));
-		json_object_set_new(params, s->scenario->params[i].key, json_string(v));
+		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		json_object_set_new(params, fb_scenario_param(s->scenario, i)->key, json_string(v));
 	}
 	for (size_t a = 0; a < o->grid.n; a++) {
 		json_t *vals = json_array();

@@ -51,8 +51,8 @@ static char *fingerprint(const struct fb_session *s, const struct fb_opts *o)
 		char v[128];
 		if (!s->base->set[i])
 			continue;
-		fb_param_format(&s->scenario->params[i], s->base->v[i], v, sizeof(v));
-		json_object_set_new(set, s->scenario->params[i].key, json_string(v));
+		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		json_object_set_new(set, fb_scenario_param(s->scenario, i)->key, json_string(v));
 	}
 	json_t *fp = json_pack("{s:s, s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:s}", "scenario", s->scenario->name,
 			       "set", set, "paths", (int)s->paths, "repetitions", (int)o->repetitions,
