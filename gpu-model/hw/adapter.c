@@ -71,6 +71,9 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 	if (c->gfx_preempt > HW_GFX_PREEMPT_SHADER_BOUNDARY || c->compute_preempt > HW_COMPUTE_PREEMPT_SHADER_BOUNDARY)
 		return hw_caps_error(err, errlen, "preemption granularity %d/%d: unknown", (int)c->gfx_preempt,
 				     (int)c->compute_preempt);
+	char what[160];
+	if (!hw_timing_check(&c->timing, what, sizeof(what)))
+		return hw_caps_error(err, errlen, "%s", what);
 	if (c->ncpus > 64)
 		return hw_caps_error(err, errlen, "%zu CPUs: at most 64", c->ncpus);
 	for (size_t i = 0; i < c->ncpus; i++)
@@ -192,6 +195,9 @@ void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engi
 	out->busy_ns = atomic_load_explicit(&e->busy_ns, memory_order_relaxed);
 	out->lowered = atomic_load_explicit(&e->lowered, memory_order_relaxed);
 	out->lower_failed = atomic_load_explicit(&e->lower_failed, memory_order_relaxed);
+	out->timed = atomic_load_explicit(&e->timed, memory_order_relaxed);
+	out->timed_ns = atomic_load_explicit(&e->timed_ns, memory_order_relaxed);
+	out->timed_late_ns = atomic_load_explicit(&e->timed_late_ns, memory_order_relaxed);
 }
 
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine)

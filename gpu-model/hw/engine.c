@@ -127,8 +127,10 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_
 		rec->fences[0] = f->handle;
 		rec->nfences = 1;
 	}
-	if (e)
+	if (e) {
 		lf_count(&e->interrupts, 1);
+		hw_timing_spend(e, a->caps.timing.irq_ns);   /* timing.c: interrupt raise latency */
+	}
 	hw_irq_raise(a, rec);
 }
 
@@ -482,6 +484,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		goto out;
 	run_t0 = hw_tracing(a) ? lf_now_ns() : 0;
 	if (q->waiting) {
+		hw_timing_wait_release(e, q);   /* timing.c: the wait's next poll of its fence */
 		q->waiting = false;
 		if (run_t0)   /* trace.c: the wait blocked from when it was reached until now */
 			hw_trace_op(a, e, q, HW_TRACE_WAIT, q->wait_fence, q->wait_value, q->wait_t0_ns, 0);
@@ -491,6 +494,10 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	}
 	if (q->ctx_saved && !hw_queue_restore(a, e, q))
 		goto out;
+	if (!q->fetching) {
+		q->fetching = true;
+		hw_timing_spend(e, a->caps.timing.doorbell_ns);   /* timing.c: new work until its fetch */
+	}
 	/* NONE and DMA_BUFFER granularities cannot switch inside a DMA buffer:
 	 * the round-robin budget waits for its end; PreemptionAware = 0 runs
 	 * the split packets of one command back to back */
@@ -502,6 +509,11 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
 		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
 			hw_ctx_load(a, e, q);            /* preempt.c: lazily, for a command that needs it */
+		/* timing.c: the command processor's fetch and decode (a LOG is the
+		 * signal's own write sequence; FENCE_ID and CONTEXT_SWITCH are the
+		 * OS's markers of a DMA buffer) */
+		if (c.op != HW_CMD_LOG && c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
+			hw_timing_spend(e, a->caps.timing.cmd_ns);
 		switch (c.op) {
 		case HW_CMD_WORK:
 			/* idle polling: GPU work runs at the engine's own weight.
@@ -517,6 +529,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				goto out;          /* preempted inside (the rest kept) or reset */
 			break;
 		case HW_CMD_SIGNAL:
+			/* timing.c: the fence signal's flush, then its write's way to memory */
+			hw_timing_spend(e, a->caps.timing.signal_ns + hw_timing_visible_ns(a, c.fence));
 			t0 = run_t0 ? lf_now_ns() : 0;
 			if (q->um)   /* logbuf: the time the signal executed, before its value is seen */
 				q->signal_end_ts = hw_gpu_timestamp(a);
@@ -543,10 +557,15 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_FLIP:
 			hw_display_flip(a, c.arg);
 			break;
-		case HW_CMD_STAMP:
-			atomic_store_explicit(c.stamp, lf_ticks_ordered(), memory_order_release);
+		case HW_CMD_STAMP: {
+			/* the time it executed, seen once the write reached memory (timing.c) */
+			uint64_t t = lf_ticks_ordered();
+			hw_timing_spend(e, a->caps.timing.visible_sys_ns);
+			atomic_store_explicit(c.stamp, t, memory_order_release);
 			break;
+		}
 		case HW_CMD_COUNT:
+			hw_timing_spend(e, a->caps.timing.visible_sys_ns);   /* timing.c */
 			atomic_fetch_add_explicit(c.stamp, 1, memory_order_acq_rel);
 			break;
 		case HW_CMD_WAIT:
@@ -558,6 +577,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				goto out;          /* reset by a TDR while it held the engine */
 			if (!hw_wait_satisfied(a, q)) {
 				q->waiting = true;
+				q->wait_since_ns = hw_timing_poll_grid(e, c.fence);   /* timing.c: its poll grid */
 				/* seq_cst RMW: pairs with hw_notify_waiters (signaler writes CV, then reads this) */
 				atomic_fetch_add_explicit(&e->waiting_queues, 1, memory_order_seq_cst);
 				lf_count(&e->waits_blocked, 1);
@@ -594,6 +614,8 @@ out:
 	hw_cmp_decide(a, e, q, false);   /* logbuf: no LOG followed the last signal */
 	if (run_t0)   /* trace.c: what ran on e */
 		hw_trace_op(a, e, q, HW_TRACE_RUN, NULL, done, run_t0, 0);
+	if (!q->waiting && !q->ctx_saved && !hw_queue_has_cmds(q))
+		q->fetching = false;     /* timing.c: ran dry; new work pays doorbell_ns */
 	/* release: what q's commands did is done before the KMD sees q left */
 	atomic_store_explicit(&e->running, NULL, memory_order_release);
 	/* release, single writer: a barrier that saw this run in progress sees

@@ -93,6 +93,25 @@ enum hw_compute_preempt {
 	HW_COMPUTE_PREEMPT_SHADER_BOUNDARY,
 };
 
+/* The adapter's timing profile (gpu-model/hw/timing.c): what the GPU side
+ * of a real machine takes, which the model's engines otherwise do at
+ * host-CPU speed.  All zero is the "ideal" profile: today's behaviour, a
+ * command costs nothing and a write is seen at cache-line speed.  An engine
+ * spends each latency on its own modelled clock, yielding the CPU while it
+ * waits (timing.c says how, and how late it can run). */
+struct hw_timing {
+	uint64_t cmd_ns;              /* command processor: fetch and decode of each command */
+	uint64_t signal_ns;           /* a fence SIGNAL's flush before its write (earlier work done, caches
+				       * written back): what a fence signal costs beyond a plain write */
+	uint64_t visible_sys_ns;      /* a GPU write to system memory: until the CPU (or another engine) sees it */
+	uint64_t visible_local_ns;    /* the same for local memory (fences in HW_STORAGE_LOCAL) */
+	uint64_t wait_poll_sys_ns;    /* a blocked HW WAIT re-reads a fence in system memory this often */
+	uint64_t wait_poll_local_ns;  /* ... in local memory */
+	uint64_t doorbell_ns;         /* new work seen on an idle queue (a doorbell ring, a kick) until its fetch */
+	uint64_t irq_ns;              /* interrupt raise latency: the CMP's decision until the OS gets the record */
+};
+#define HW_TIMING_MAX_NS 10000000ull   /* any one latency: at most 10 ms */
+
 /* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
 struct hw_caps {
 	bool native_fence;            /* KMD advertises native fence support */
@@ -131,6 +150,7 @@ struct hw_caps {
 				       * to preempt a wait instruction" not met; only a TDR reset ends it) */
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
 	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
+	struct hw_timing timing;      /* modelled latencies (all zero: "ideal") */
 };
 
 /* The GPU's timestamp counter (what log entries carry): its own clock,
@@ -608,6 +628,10 @@ struct hw_engine_stats {
 	uint64_t busy_ns;        /* time running commands */
 	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "Idle polling") */
 	uint64_t lower_failed;   /* times the nice value could not be set or returned (polling at its own weight) */
+	/* timing.c: the modelled latencies the engine spent (caps.timing) */
+	uint64_t timed;          /* latencies spent */
+	uint64_t timed_ns;       /* their modelled total */
+	uint64_t timed_late_ns;  /* how much later than modelled they ended, in total (the clock's overshoot) */
 };
 
 /* 0 or -EINVAL with a one-line reason in err (bad caps). */

@@ -54,6 +54,8 @@ struct hw_queue {
 	uint64_t wait_observed_ts;        /* engine-private: when the current WAIT was queued on the GPU */
 	uint64_t wait_end_ts;             /* engine-private: when the engine saw the last WAIT unblocked (GPUT2) */
 	uint64_t signal_end_ts;           /* engine-private: when the last SIGNAL executed (GPUT1) */
+	uint64_t wait_since_ns;           /* timing.c, engine-private: when the current WAIT blocked (its poll grid) */
+	bool fetching;                    /* timing.c, engine-private: the last run left work (false: new work pays doorbell_ns first) */
 	/* preempt.c: engine-private state of a preempted queue (its context
 	 * allocation) and where the queue is in its DMA buffer */
 	bool mid_buffer;                  /* the last ring command run did not end a DMA buffer */
@@ -108,6 +110,8 @@ struct hw_engine {
 	struct hw_adapter *a;
 	/* counters: written by the engine only */
 	LF_ALIGNED lf_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns, lowered, lower_failed;
+	lf_counter timed, timed_ns, timed_late_ns;        /* timing.c */
+	uint64_t poll_rng;                        /* timing.c, engine-private: the WAIT poll grids' phases */
 	bool idle_prio;                           /* engine-private: polling at nice 19 now */
 	int base_nice;                            /* engine-private: its own nice value (idle polling returns to it) */
 	bool may_lower;                           /* engine-private: time-shared and able to return, so idle polling may lower it */
@@ -252,6 +256,21 @@ bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q);
 void hw_display_init(struct hw_adapter *a);
 void hw_display_destroy(struct hw_adapter *a);
 void hw_display_flip(struct hw_adapter *a, uint64_t surface);   /* the engine's FLIP */
+/* timing.c (caps.timing), the engine thread (e NULL: a thread that is no
+ * engine, counted nowhere).  spend_until: yield, then spin, until the clock
+ * passes `until` (the latency started at `start`); spend: ns from now.
+ * visible/poll: the write-visibility latency and WAIT poll interval of f's
+ * memory (NULL: system).  wait_release: q's WAIT, just seen satisfied,
+ * waits for its next poll.  check: false with the reason in what. */
+void hw_timing_spend_until(struct hw_engine *e, uint64_t start, uint64_t until);
+void hw_timing_spend(struct hw_engine *e, uint64_t ns);
+uint64_t hw_timing_visible_ns(const struct hw_adapter *a, const struct hw_fence *f);
+uint64_t hw_timing_poll_ns(const struct hw_adapter *a, const struct hw_fence *f);
+void hw_timing_wait_release(struct hw_engine *e, const struct hw_queue *q);
+/* A WAIT on f blocked now: the start of its poll grid (a random phase before
+ * now; 0: no poll interval for f's memory). */
+uint64_t hw_timing_poll_grid(struct hw_engine *e, const struct hw_fence *f);
+bool hw_timing_check(const struct hw_timing *t, char *what, size_t len);
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

@@ -39,6 +39,8 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 		snprintf(err, errlen, "max_fences=%u: must be 1..%u", cfg->max_fences, 1u << 24);
 		return -EINVAL;
 	}
+	if (!os_timing_check(&cfg->timing, err, errlen))
+		return -EINVAL;
 	struct os_adapter *a = lf_alloc(sizeof(*a), LF_CACHELINE);
 	int rc = hw_adapter_create(&cfg->caps, &a->hw, err, errlen);
 	if (rc) {

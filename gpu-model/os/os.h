@@ -88,6 +88,20 @@ enum os_fault {
 	OS_FAULT_PAGING_NEW_ID,   /* resubmission gives preempted paging buffers new fence IDs */
 };
 
+/* The kernel-mode submission path's own cost (gpu-model/os/timing.c), part
+ * of a timing profile beside the adapter's (hw_caps.timing).  All zero is
+ * "ideal": a kernel-mode submission costs what the model's code costs.
+ * These are CPU work, not GPU latency: each is spent busy on the thread
+ * that does that work in Windows, so it counts in that thread's CPU time. */
+struct os_timing {
+	uint64_t km_call_ns;          /* the submitting thread's kernel crossing (D3DKMTSubmitCommand in and out) */
+	uint64_t km_validate_ns;      /* validation and patching of the buffer, on the submitting thread */
+	uint64_t km_sched_ns;         /* the scheduler's work per buffer (dependencies, DxgkDdiSubmitCommand):
+				       * on the scheduler thread, and on the interrupt thread for a buffer
+				       * held on the CPU behind a monitored-fence wait when it is released */
+};
+#define OS_TIMING_MAX_NS 10000000ull   /* any one cost: at most 10 ms */
+
 struct os_config {
 	struct hw_caps caps;          /* what the KMD advertises */
 	bool native_fence_enabled;    /* IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) */
@@ -95,6 +109,7 @@ struct os_config {
 	uint64_t wait_spin_ns;        /* a CPU waiter spins this long before sleeping */
 	uint32_t max_fences;          /* fences per adapter (scan table size) */
 	int irq_cpu;                  /* pin the interrupt thread; -1: not pinned */
+	struct os_timing timing;      /* the kernel-mode submission path's cost (all zero: "ideal") */
 };
 
 /* Defaults: hw_caps_default, the feature enabled, no fault, 2 µs spin, 65536 fences. */

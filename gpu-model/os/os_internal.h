@@ -217,4 +217,10 @@ void os_cross_put(struct os_cross *x);              /* os_fence_free: drop the i
 void os_cross_propagate(struct os_fence *f, struct os_write w);
 void os_cross_adapter_gone(struct os_adapter *a);   /* os_adapter_destroy: detach stray instances */
 
+/* ---- timing.c: the kernel-mode submission path's cost (os_config.timing) ---- */
+/* Busy for ns on the calling thread (0: nothing).  Any thread. */
+void os_timing_work(uint64_t ns);
+/* false with a one-line reason in err: a cost out of range. */
+bool os_timing_check(const struct os_timing *t, char *err, size_t errlen);
+
 #endif

@@ -121,8 +121,11 @@ static size_t os_queue_feed_locked(struct os_queue *q)
 			const struct hw_cmd *c = &h->cmds[h->pos];
 			struct os_fence *f = os_cpu_held_fence(q->a, c);
 			if (f) {
+				bool held = h->wait != NULL;
 				if (!os_held_wait_done(q, h, f, c->value))
 					return finished;        /* held on the CPU until f reaches it */
+				if (held)   /* timing.c: released, it re-enters through the scheduler's work */
+					os_timing_work(q->a->cfg.timing.km_sched_ns);
 				h->pos++;                       /* satisfied: the WAIT is dropped */
 				continue;
 			}

@@ -85,6 +85,7 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 			lf_count(&u->km_discarded, 1);
 			continue;
 		}
+		os_timing_work(u->a->cfg.timing.km_sched_ns);   /* timing.c: the scheduler's work per buffer */
 		if (!os_km_valid(&d) || os_queue_submit_buffer(q->kq, d.cmds, (size_t)d.n, false, NULL)) {
 			lf_count(&u->km_rejected, 1);
 			continue;
@@ -161,6 +162,8 @@ int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n,
 		sched_yield();
 	}
 	atomic_fetch_add_explicit(&q->u->km_submits, 1, memory_order_relaxed);
+	/* timing.c: the kernel crossing, validation and patching, on the caller */
+	os_timing_work(q->u->a->cfg.timing.km_call_ns + q->u->a->cfg.timing.km_validate_ns);
 	/* the kernel crossing: always a syscall, as entering Dxgkrnl is */
 	uint64_t one = 1;
 	if (write(q->u->efd, &one, sizeof(one)) < 0)

@@ -22,6 +22,25 @@ void rt_stack_config_default(struct rt_stack_config *cfg, enum rt_path path)
 	os_ums_config_default(&cfg->ums);
 }
 
+void rt_profile_ideal(struct rt_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "ideal");
+}
+
+bool rt_profile_is_ideal(const struct rt_profile *p)
+{
+	static const struct hw_timing hw0;
+	static const struct os_timing os0;
+	return !memcmp(&p->hw, &hw0, sizeof(hw0)) && !memcmp(&p->os, &os0, sizeof(os0));
+}
+
+void rt_profile_apply(const struct rt_profile *p, struct os_config *cfg)
+{
+	cfg->caps.timing = p->hw;
+	cfg->timing = p->os;
+}
+
 /* Start the adapter, attach user-mode submission, open the device: each step
  * undone by rt_stack_down when a later one fails.  err says which failed. */
 static int rt_stack_up(struct rt_stack *s, const struct rt_stack_config *cfg, char *err, size_t errlen)

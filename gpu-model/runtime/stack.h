@@ -57,6 +57,28 @@ struct rt_stack_config {
 	                               * the size of each user-mode HW queue's native fence log buffers) */
 };
 
+/* ---- timing profiles ----
+ *
+ * A timing profile is what one real machine's GPU side (struct hw_timing:
+ * command processor, write visibility, HW wait polls, doorbell, interrupt
+ * raise) and kernel-mode submission path (struct os_timing) take, which the
+ * model otherwise does at host-CPU speed.  The profile named "ideal" has
+ * every latency 0: the model as it runs without one.  Where and how each is
+ * spent: gpu-model/hw/timing.c, gpu-model/os/timing.c.  Pure data: any
+ * thread. */
+#define RT_PROFILE_NAME_MAX 64
+struct rt_profile {
+	char name[RT_PROFILE_NAME_MAX];   /* "ideal", or the profile file's "name" */
+	struct hw_timing hw;
+	struct os_timing os;
+};
+/* The "ideal" profile. */
+void rt_profile_ideal(struct rt_profile *p);
+/* True when every latency of p is 0 (whatever its name). */
+bool rt_profile_is_ideal(const struct rt_profile *p);
+/* Put p's latencies into cfg (the adapter's caps and the OS's config). */
+void rt_profile_apply(const struct rt_profile *p, struct os_config *cfg);
+
 /* Defaults for a path: os_config_default with native fences on (native) or
  * off in both the caps and the OS (legacy); os_ums_config_default.  Nothing
  * pinned.  Any thread. */
