@@ -31,7 +31,7 @@ endif
 # User CFLAGS come last so they can override anything above.
 ALL_CFLAGS   = $(STD) $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) $(CPPFLAGS_FB) $(CPPFLAGS) $(CFLAGS)
 ALL_CXXFLAGS = -std=gnu++17 $(WARN) $(OPT) $(DEBUG) $(SANFLAGS) $(CPPFLAGS_FB) $(CPPFLAGS) $(CXXFLAGS)
-LDLIBS_FB = -lurcu -lurcu-cds -lurcu-common -ljemalloc -lpfm -lnuma -ljansson -lpthread -lm
+LDLIBS_FB = -lurcu -lurcu-cds -lurcu-common -ljemalloc -lpfm -lnuma -ljansson -lpthread -lm -ldl
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)

@@ -18,6 +18,12 @@ static int bm_wl_queue(struct bm_wl *w, enum rt_list_type t, const char *name, s
 
 int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen)
 {
+	return bm_wl_up_profiled(w, path, user_mode, validate, NULL, err, errlen);
+}
+
+int bm_wl_up_profiled(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate,
+		      const struct rt_profile *profile, char *err, size_t errlen)
+{
 	memset(w, 0, sizeof(*w));
 	if (validate && rt_debug_create(&w->debug)) {
 		snprintf(err, errlen, "creating the validation layer: no memory");
@@ -26,6 +32,8 @@ int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, 
 	struct rt_stack_config cfg;
 	rt_stack_config_default(&cfg, path);
 	cfg.os.caps.engines = BM_WL_ENGINES;
+	if (profile)
+		rt_profile_apply(profile, &cfg.os);
 	int rc = rt_stack_create(&cfg, &w->s, err, errlen);
 	if (rc) {
 		if (w->debug)

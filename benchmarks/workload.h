@@ -68,6 +68,9 @@ struct bm_wl {
  * layer when validate (the workloads then declare every resource use).
  * 0, or -errno with a one-line reason in err. */
 int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen);
+/* bm_wl_up under a timing profile (NULL: ideal). */
+int bm_wl_up_profiled(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate,
+		      const struct rt_profile *profile, char *err, size_t errlen);
 /* Drain and tear down.  0 / -ETIMEDOUT (a queue did not drain). */
 int bm_wl_down(struct bm_wl *w);
 /* CPU wait, as the seed's titles do: SetEventOnCompletion(f, v, ev) then

@@ -525,6 +525,27 @@ static void readings_follow_the_numbers(void **state)
 	assert_contains(md, "A native GPU wait ends 20 µs after the signal at p50 (250× the cache-line round trip)");
 	assert_contains(md, "this run departs from it: the native p50 is only 1.4× below the legacy one.");
 	free(md);
+
+	/* the headline under a calibrated profile: inside real hardware's 3-8x, then outside it */
+	md = report_of(fixture("headline-h200-pcie5"), "read-hp");
+	assert_contains(md, "under h200-pcie5 the native GPU wait took 6 µs at p50 against legacy's 30 µs (5×)");
+	assert_contains(md, "This is what a real machine predicts: under h200-pcie5 the ratio is within the 3–8×");
+	free(md);
+	md = report_of(fixture_changed("headline-h200-pcie5", "headline/path:legacy/profile:h200-pcie5", "gpu_wait_p50",
+				       60000, NULL, "hp.json"), "read-hp2");
+	assert_contains(md, "this run departs from it: h200-pcie5 gives 10×.");
+	free(md);
+
+	/* analogs: every operation within 30 % of its profile, or named with its ratio */
+	md = report_of(fixture("analogs"), "read-an");
+	assert_contains(md, "Under profile h200-pcie5, 6 of 9 operations came within ±30 % of the real machine's p50");
+	assert_lacks(md, "GPU write seen by a CPU poll 2.00×");
+	free(md);
+	md = report_of(fixture_changed("analogs", "analogs/rounds:50/profile:h200-pcie5", "write_seen_vs_profile", 2.0,
+				       NULL, "an.json"), "read-an2");
+	assert_contains(md, "5 of 9 operations came within ±30 %");
+	assert_contains(md, "GPU write seen by a CPU poll 2.00×");
+	free(md);
 }
 
 /* The preemption and TDR readings follow their numbers (scripts/plot/fbreading_preempt.py). */

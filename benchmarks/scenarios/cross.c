@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "benchmarks/profile.h"
 #include "src/fb_hist.h"
 #include "src/fb_scenario.h"
 #include "gpu-model/runtime/stack.h"
@@ -50,6 +51,7 @@ static void cross_config(struct fb_run *run, struct rt_stack_config *sc, int *cp
 	rt_stack_config_default(sc, fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE);
 	struct os_config *cfg = &sc->os;
 	cfg->caps.engines = 1;
+	bm_profile_config(run, cfg);
 	size_t n = fb_run_ncpus(run);
 	if (n >= 2) {
 		cpu[0] = fb_run_cpu(run, n - 1 - (slot_from_end % n));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "benchmarks/profile.h"
 #include "benchmarks/fence_rig.h"
 #include "src/fb_hist.h"
 #include "src/fb_scenario.h"
@@ -93,6 +94,7 @@ static void rig_fence_report_os(struct fb_run *run, const struct os_stats *s, ui
 static void rig_fence_config(struct fb_run *run, struct os_config *cfg, int *cpus, unsigned engines)
 {
 	rig_config(cfg, rig_fence_path_of(run));
+	bm_profile_config(run, cfg);
 	cfg->caps.engines = engines;
 	rig_fence_pin(run, cfg, cpus);
 }
@@ -398,6 +400,7 @@ static int overrun_run(struct fb_run *run)
 			    (log_bytes - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry),
 			    (log_bytes - HW_LOG_HEADER_BYTES) % sizeof(struct hw_log_entry));
 	rig_config(&cfg, RIG_FENCE_NATIVE);
+	bm_profile_config(run, &cfg);
 	cfg.caps.engines = 1;
 	rig_fence_pin(run, &cfg, cpus);
 	cfg.caps.payload = HW_PAYLOAD_OPTIMIZED;

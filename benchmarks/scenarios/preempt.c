@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchmarks/profile.h"
 #include "src/fb_hist.h"
 #include "src/fb_limits.h"
 #include "src/fb_scenario.h"
@@ -44,6 +45,7 @@ static int bm_stack_up(struct fb_run *run, struct rt_stack_config *sc, struct rt
 {
 	char err[256] = "";
 	sc->os.caps.engines = 1;
+	bm_profile_config(run, &sc->os);
 	int rc = rt_stack_create(sc, s, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);

@@ -12,6 +12,7 @@
 #include "src/fb_hist.h"
 #include "src/fb_limits.h"
 #include "src/fb_scenario.h"
+#include "benchmarks/profile.h"
 #include "benchmarks/scenarios/submit.h"
 #include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
@@ -57,6 +58,8 @@ static int bm_submit_up(const struct bm_submit_params *p, unsigned engines, unsi
 		cfg->irq_cpu = fb_run_cpu(p->run, 0);
 		fb_run_pin_self(p->run, 0);
 	}
+	if (p->run)
+		bm_profile_config(p->run, cfg);
 	int rc = rt_stack_create(&sc, &g->s, err, errlen);
 	if (rc)
 		return rc;

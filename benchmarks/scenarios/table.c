@@ -26,6 +26,7 @@ extern const struct fb_scenario bm_scenario_ring_heap;
 extern const struct fb_scenario bm_scenario_pipeline;
 extern const struct fb_scenario bm_scenario_async_compute;
 extern const struct fb_scenario bm_scenario_replay;
+extern const struct fb_scenario bm_scenario_analogs;     /* analogs.c: a timing profile checked */
 extern const struct fb_scenario bm_scenario_selftest;   /* selftest.c: exercises the harness (tests, example) */
 
 const struct fb_scenario *const bm_scenarios[] = {
@@ -48,6 +49,7 @@ const struct fb_scenario *const bm_scenarios[] = {
 	&bm_scenario_pipeline,
 	&bm_scenario_async_compute,
 	&bm_scenario_replay,
+	&bm_scenario_analogs,
 	&bm_scenario_selftest,
 	NULL
 };

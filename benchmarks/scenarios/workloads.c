@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "benchmarks/profile.h"
 #include "benchmarks/replay.h"
 #include "benchmarks/trace_rig.h"
 #include "benchmarks/workload.h"
@@ -109,7 +110,7 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	char err[256] = "";
 	int v = fb_scenario_param_index(fb_run_params(run)->scenario, "validate");
 	bool validate = v >= 0 && fb_run_bool(run, "validate");
-	int rc = bm_wl_up(w, path, um, validate, err, sizeof(err));
+	int rc = bm_wl_up_profiled(w, path, um, validate, &bm_profile_of(run)->rt, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "bringing the stack up: %s", err);
 	w->stall_ns = (int64_t)(fb_run_double(run, "stall_s") * 1e9);

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 
 import fbreading as rd
 import fbreading_preempt as rp
+import fbreading_profile as rq
+
+# The calibrated timing profile the report runs beside the ideal one (benchmarks/profiles/).
+PROFILE = "h200-pcie5"
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,12 @@ def _run(stem, full, quick):
 RUNS = [
     _run("headline", ("run", "headline"),
          ("run", "headline", "--set", "signals=2000", "--set", "waits=500", "--set", "rate_signals=200")),
+    # The headline again under a calibrated timing profile: the report shows both side by side.
+    RunSpec(f"headline-{PROFILE}", "headline", ("run", "headline", "--set", f"profile={PROFILE}"),
+            ("run", "headline", "--set", "signals=2000", "--set", "waits=500", "--set", "rate_signals=200",
+             "--set", f"profile={PROFILE}")),
+    _run("analogs", ("run", "analogs", "--set", f"profile={PROFILE}"),
+         ("run", "analogs", "--set", f"profile={PROFILE}", "--set", "rounds=100")),
     _run("limits", ("run", "limits", "--iterations", "1000"),
          ("run", "limits", "--iterations", "100")),
     _run("irq-suppression",
@@ -134,6 +144,10 @@ FIGURES = [
                ("tdr",), "fbfig_preempt.tdr", rp.tdr),
     FigureSpec("workloads", "The seed's workloads: frames/s and interrupts per frame, native vs legacy",
                rd.WORKLOADS, "fbfig_workload.workloads", rd.workloads),
+    FigureSpec("headline_profiles", "The headline's GPU wait and kernel-mode submission under each timing profile",
+               ("headline",), "fbfig_profile.headline_profiles", rq.headline_profiles),
+    FigureSpec("analogs", "A timing profile checked: the model's operations beside the real machine's",
+               ("analogs",), "fbfig_profile.analogs", rq.analogs),
 ]
 
 NOT_DRAWN = {

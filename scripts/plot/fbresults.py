@@ -217,6 +217,35 @@ def only_run(files, scenario, section=""):
     return runs[0] if runs else None
 
 
+def profile_of(run):
+    """The timing profile a run ran under (its `profile` parameter; files made before
+    profiles existed ran without one: "ideal")."""
+    return run.params.get("profile", "ideal")
+
+
+def with_profile(files, name="ideal"):
+    """The files whose runs ran under timing profile name (default: the ideal one)."""
+    return [f for f in files if f.runs and all(profile_of(r) == name for r in f.runs)]
+
+
+def profiles(files, scenario):
+    """The timing profiles scenario's runs ran under, ideal first, then in file order."""
+    seen = []
+    for r in runs_of(files, scenario):
+        if profile_of(r) not in seen:
+            seen.append(profile_of(r))
+    return sorted(seen, key=lambda p: p != "ideal")
+
+
+def pair_under(files, scenario, profile, section=""):
+    """(native, legacy) of scenario's first point run under profile; (None, None)."""
+    runs = [r for r in runs_of(files, scenario, section) if profile_of(r) == profile]
+    if not runs:
+        return None, None
+    got = {r.path: r for r in runs if r.point == runs[0].point}
+    return got.get("native"), got.get("legacy")
+
+
 def as_float(s):
     try:
         return float(s)

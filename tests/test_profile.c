@@ -1,0 +1,243 @@
+/* tests/test_profile.c — timing profiles (benchmarks/profile.h): the
+ * shipped profile parses and says where it comes from; a bad file is
+ * refused in one line naming the problem, and the command line refuses it
+ * before anything runs; a profile's latencies are spent in the model
+ * (a 5 us command-processor latency makes the native GPU wait at least
+ * 5 us: a lower bound, which load can only raise); `analogs` runs under
+ * the shipped profile; `calibrate` refuses cleanly without a GPU. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "benchmarks/fence_rig.h"
+#include "benchmarks/profile.h"
+#include "src/fb_hist.h"
+#include "tests/fb_test_exec.h"
+
+#define SHIPPED "benchmarks/profiles/h200-pcie5.json"
+#define FIXTURE_5US "tests/profile/cmd-5us.json"
+
+static char fencebench[PATH_MAX + 16];
+static char tmpdir[] = "/tmp/fb_test_profile.XXXXXX";
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
+
+static void shipped_profile_names_its_origin(void **state)
+{
+	(void)state;
+	struct bm_profile p;
+	char err[512] = "";
+	if (bm_profile_load(SHIPPED, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(p.rt.name, "h200-pcie5");
+	assert_non_null(strstr(p.origin, "H200"));
+	assert_non_null(strstr(p.origin, "PCIe gen 5"));
+	assert_non_null(strstr(p.origin, "580"));
+	assert_false(rt_profile_is_ideal(&p.rt));
+	assert_true(p.rt.hw.cmd_ns > 0 && p.rt.hw.visible_sys_ns > 0 && p.rt.hw.wait_poll_sys_ns > 0);
+	assert_true(p.rt.os.km_call_ns + p.rt.os.km_validate_ns + p.rt.os.km_sched_ns > 0);
+	for (int op = 0; op < BM_OPS; op++)
+		if (!p.has[op])
+			fail_msg("the shipped profile measures no %s", bm_op_key(op));
+	/* by name, as --set profile=h200-pcie5 finds it */
+	struct bm_profile q;
+	assert_int_equal(bm_profile_load("h200-pcie5", &q, err, sizeof(err)), 0);
+	assert_memory_equal(&q.rt, &p.rt, sizeof(p.rt));
+}
+
+static void ideal_is_every_latency_zero(void **state)
+{
+	(void)state;
+	struct bm_profile p;
+	char err[256];
+	assert_int_equal(bm_profile_load("ideal", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.rt.name, "ideal");
+	assert_true(rt_profile_is_ideal(&p.rt));
+	assert_string_equal(p.file, "");
+}
+
+/* text written to a file is refused with one line saying `want` */
+static void refused(const char *text, const char *want)
+{
+	const char *path = fb_tmp_path(tmpdir, "bad.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	struct bm_profile p;
+	char err[512] = "";
+	assert_int_equal(bm_profile_load(path, &p, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, want) || strncmp(err, "profile=", 8) || strchr(err, '\n'))
+		fail_msg("error '%s' is not one line saying '%s'", err, want);
+}
+
+#define ORIGIN "\"origin\": { \"machine\": \"m\" }"
+static void bad_files_are_refused_in_one_line(void **state)
+{
+	(void)state;
+	refused("{ \"name\": ", "bad.json:1");
+	refused("[]", "one JSON object");
+	refused("{ " ORIGIN ", \"adapter\": {} }", "\"name\"");
+	refused("{ \"name\": \"Bad Name\", " ORIGIN ", \"adapter\": {} }", "\"name\"");
+	refused("{ \"name\": \"ideal\", " ORIGIN ", \"adapter\": {} }", "not \"ideal\"");
+	refused("{ \"name\": \"x\", \"adapter\": {} }", "\"origin\"");
+	refused("{ \"name\": \"x\", " ORIGIN " }", "no \"adapter\"");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": { \"cmd_nss\": 1 } }", "no field \"cmd_nss\"");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": { \"cmd_ns\": -1 } }", "adapter.cmd_ns");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": { \"cmd_ns\": 1.5 } }", "adapter.cmd_ns");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": { \"irq_ns\": 20000000 } }", "adapter.irq_ns");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"kernel\": { \"km_sched_ns\": \"5\" } }",
+		"kernel.km_sched_ns");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"measured\": { \"teleport_ns\": 1 } }",
+		"no operation \"teleport_ns\"");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"colour\": 1 }", "unknown key \"colour\"");
+	refused("{ \"name\": \"x\", \"name\": \"y\", " ORIGIN ", \"adapter\": {} }", "duplicate");
+	struct bm_profile p;
+	char err[512] = "";
+	assert_int_equal(bm_profile_load("no-such-profile", &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no such profile"));
+}
+
+/* The command line refuses a bad profile in one line, exit 2, nothing run. */
+static void the_command_line_refuses_a_bad_profile(void **state)
+{
+	(void)state;
+	fb_need_binary(fencebench);
+	const char *out = fb_tmp_path(tmpdir, "r.json");
+	const char *argv[] = { fencebench, "run", "selftest", "--set", "profile=no-such-profile", "--out", out, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "profile=no-such-profile"));
+	assert_int_equal(access(out, F_OK), -1);
+	fb_exec_free(&r);
+}
+
+/* A 5 us command-processor latency: A's SIGNAL and B's STAMP each pay it
+ * between A's stamp and B's, so B is past its wait no sooner than 5 us
+ * after A stamped, in every round. */
+static void a_5us_command_latency_makes_the_gpu_wait_at_least_5us(void **state)
+{
+	(void)state;
+	struct bm_profile p;
+	char err[512] = "";
+	if (bm_profile_load(FIXTURE_5US, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(p.rt.hw.cmd_ns, 5000);
+	struct os_config cfg;
+	rig_config(&cfg, RIG_FENCE_NATIVE);
+	cfg.caps.engines = 2;
+	rt_profile_apply(&p.rt, &cfg);
+	struct rig_gpuwait_params gp = { .path = RIG_FENCE_NATIVE, .rounds = 200, .work_ns = 1000, .cfg = &cfg };
+	struct rig_gpuwait_result r;
+	if (rig_gpuwait_run(&gp, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(fb_hist_count(r.lat), 200);
+	if (fb_hist_min(r.lat) < 5000)
+		fail_msg("the fastest native GPU wait took %llu ns under a 5 us command latency",
+			 (unsigned long long)fb_hist_min(r.lat));
+	fb_hist_free(r.lat);
+}
+
+/* counter `key` of entry b, failing the test when it has none */
+static double counter(json_t *b, const char *key)
+{
+	json_t *v = json_object_get(b, key);
+	if (!json_is_number(v))
+		fail_msg("no counter %s", key);
+	return json_number_value(v);
+}
+
+/* analogs under the shipped profile: every operation reported beside the
+ * profile's value with their ratio; the model's times no shorter than the
+ * latencies the profile puts on each path (lower bounds: load only adds). */
+static void analogs_runs_with_the_shipped_profile(void **state)
+{
+	(void)state;
+	fb_need_binary(fencebench);
+	const char *out = fb_tmp_path(tmpdir, "a.json");
+	const char *argv[] = { fencebench, "run", "analogs", "--set", "profile=h200-pcie5", "--set", "rounds=50",
+			       "--format", "json", "--out", out, "-q", NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("analogs exited %d: %s", r.status, r.err ? r.err : "");
+	fb_exec_free(&r);
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_non_null(doc);
+	json_t *params = json_object_get(json_object_get(doc, "context"), "parameters");
+	assert_string_equal(json_string_value(json_object_get(params, "profile")), "h200-pcie5");
+	json_t *b = fb_bench_named(doc, "analogs/rounds:50/profile:h200-pcie5");
+	struct bm_profile p;
+	char err[512];
+	assert_int_equal(bm_profile_load("h200-pcie5", &p, err, sizeof(err)), 0);
+	for (int op = 0; op < BM_OPS; op++) {
+		char k[64];
+		size_t n = strlen(bm_op_key(op)) - 3;
+		snprintf(k, sizeof(k), "%.*s_p50", (int)n, bm_op_key(op));
+		double model = counter(b, k);
+		snprintf(k, sizeof(k), "%.*s_profile", (int)n, bm_op_key(op));
+		assert_true(counter(b, k) == p.measured_ns[op]);
+		snprintf(k, sizeof(k), "%.*s_vs_profile", (int)n, bm_op_key(op));
+		assert_true(counter(b, k) > 0.0 && fabs(counter(b, k) * p.measured_ns[op] - model) < 0.01 * model + 1);
+	}
+	const struct hw_timing *t = &p.rt.hw;
+	/* a write: the doorbell, the command, its way to memory */
+	assert_true(counter(b, "write_seen_p50") >= (double)(t->doorbell_ns + t->cmd_ns + t->visible_sys_ns));
+	/* a fence signal adds its flush */
+	assert_true(counter(b, "event_spin_p50") >= (double)(t->doorbell_ns + t->cmd_ns + t->signal_ns + t->visible_sys_ns));
+	/* A's signal, then B's COUNT after its wait */
+	assert_true(counter(b, "gpu_wait_sys_p50") >=
+		    (double)(t->doorbell_ns + 2 * t->cmd_ns + t->signal_ns + 2 * t->visible_sys_ns));
+	/* the held buffer re-enters through the scheduler's work, after the interrupt's raise */
+	assert_true(counter(b, "cpu_held_p50") >= (double)(t->doorbell_ns + t->cmd_ns + t->signal_ns + t->irq_ns +
+							   p.rt.os.km_sched_ns + t->cmd_ns + t->visible_sys_ns));
+	/* the kernel-mode submit call pays the crossing and the validation */
+	assert_true(counter(b, "km_submit_p50") >= (double)(p.rt.os.km_call_ns + p.rt.os.km_validate_ns));
+	json_decref(doc);
+}
+
+/* Without an NVIDIA driver, calibrate says so in one line and exits 2,
+ * writing nothing. */
+static void calibrate_refuses_cleanly_without_a_gpu(void **state)
+{
+	(void)state;
+	fb_need_binary(fencebench);
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (cuda) {
+		dlclose(cuda);
+		fb_skip("this machine has an NVIDIA driver: the refusal cannot be seen here");
+		return;
+	}
+	const char *out = fb_tmp_path(tmpdir, "cal.json");
+	const char *argv[] = { fencebench, "calibrate", "--out", out, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "fencebench: calibrate: no NVIDIA driver"));
+	assert_string_equal(r.out, "");
+	assert_int_equal(access(out, F_OK), -1);
+	fb_exec_free(&r);
+	/* a bad option: also one line, exit 2, before looking for a GPU */
+	const char *bad[] = { fencebench, "calibrate", "--rounds", "3", NULL };
+	r = fb_exec(tmpdir, bad, FB_EXEC_SEPARATE);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "--rounds"));
+	fb_exec_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shipped_profile_names_its_origin),
+		cmocka_unit_test(ideal_is_every_latency_zero),
+		cmocka_unit_test(bad_files_are_refused_in_one_line),
+		cmocka_unit_test(the_command_line_refuses_a_bad_profile),
+		cmocka_unit_test(a_5us_command_latency_makes_the_gpu_wait_at_least_5us),
+		cmocka_unit_test(analogs_runs_with_the_shipped_profile),
+		cmocka_unit_test(calibrate_refuses_cleanly_without_a_gpu),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
