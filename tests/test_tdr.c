@@ -15,20 +15,27 @@
 #define TT_DELAY_NS 50000000ll   /* the grace a preemptible engine gets: wide, so load never makes it a reset */
 #define TT_DEADLINE_NS 10000000000ll
 
-static struct umt tt_up_waits(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit, bool wait_unpreemptible)
+/* One engine; TdrDelay delay_ns; the engine's F1 timeout f1_ns (0: the default). */
+static struct umt tt_up_full(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit, bool wait_unpreemptible,
+			     int64_t delay_ns, uint64_t f1_ns)
 {
 	struct os_config cfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, f1_ns);
 	cfg.caps.gfx_preempt = g;
 	cfg.caps.wait_unpreemptible = wait_unpreemptible;
 	struct os_ums_config u;
 	os_ums_config_default(&u);
 	u.drain_timeout_ns = 5000000000ll;
-	u.tdr_delay_ns = TT_DELAY_NS;
+	u.tdr_delay_ns = delay_ns;
 	u.tdr_fault = fault;
 	if (limit)
 		u.tdr_limit_count = limit;
 	return umt_up_with(&cfg, &u);
+}
+
+static struct umt tt_up_waits(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit, bool wait_unpreemptible)
+{
+	return tt_up_full(g, fault, limit, wait_unpreemptible, TT_DELAY_NS, 0);
 }
 
 static struct umt tt_up(enum hw_gfx_preempt g, enum os_tdr_fault fault, uint32_t limit)
@@ -296,9 +303,104 @@ static void repeated_tdrs_end_in_a_bug_check(void **state)
 	umt_down(&t);
 }
 
+/* ---- Active -> Hung (seed user-mode-work-submission, "Engine F-state transitions") ----
+ *
+ * "KMD uses this interrupt to notify Dxgkrnl of engine state transitions
+ * that require a GPU power action or timeout recovery such as Active ->
+ * TransitionToF1 and Active -> Hung."  TdrDelay is 30 s here, longer than
+ * any deadline of these tests: what recovers the engine within them is the
+ * report, never the watchdog's own look. */
+#define TT_HUNG_DELAY_NS 30000000000ll
+
+struct tt_hung {
+	struct umt t;
+	struct rt_device *b;
+	struct rt_queue *qa, *qb;
+	struct rt_fence *fa;
+	struct tt_waiter w;
+	_Atomic uint64_t bc;
+	uint64_t vb;
+};
+
+/* A hangs engine 0 (a WORK that never ends, granularity NONE) with a waiter
+ * on its fence; B (another process) has 8 buffers queued behind it; the
+ * engine is inside A's queue when this returns.  The engine's own F1
+ * timeout is 60 s: every TransitionToF1 a test sees is a report read wrong. */
+static void tt_hung_up(struct tt_hung *h, bool um, enum os_tdr_fault fault)
+{
+	h->t = tt_up_full(HW_GFX_PREEMPT_NONE, fault, 0, false, TT_HUNG_DELAY_NS, 60000000000ull);
+	assert_int_equal(rt_device_create(h->t.u, &h->b), 0);
+	assert_int_equal(rt_fence_create(h->t.d, 0, &h->fa), 0);
+	h->qa = tt_queue(h->t.d, um);
+	h->qb = tt_queue(h->b, um);
+	atomic_store(&h->bc, 0);
+	struct hw_cmd hang[2] = { { .op = HW_CMD_WORK, .arg = UINT64_MAX }, rt_cmd_signal(h->fa, 1) };
+	assert_int_equal(rt_queue_submit(h->qa, hang, 2, NULL), 0);
+	h->w = (struct tt_waiter){ .f = h->fa, .v = 1 };
+	pthread_create(&h->w.th, NULL, tt_waiter_main, &h->w);
+	for (int i = 0; i < 8; i++)
+		h->vb = umt_submit_count(h->qb, &h->bc);
+	assert_true(fbt_eventually(hw_engine_running(os_adapter_hw(h->t.a), 0) != NULL));
+}
+
+static void engine_state_change_active_to_hung_starts_timeout_recovery(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct tt_hung h;
+		tt_hung_up(&h, um, OS_TDR_FAULT_NONE);
+		assert_int_equal(os_ums_engine_hung(h.t.u, 1), -EINVAL);   /* one engine */
+		assert_int_equal(os_ums_engine_hung(h.t.u, 0), 0);          /* the KMD: NewState Hung */
+		pthread_join(h.w.th, NULL);
+		assert_int_equal(h.w.rc, -EIO);                 /* released within the deadline, < TdrDelay */
+		assert_true(rt_device_removed(h.t.d));          /* guilty */
+		assert_int_equal(rt_queue_wait(h.qb, h.vb, TT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&h.bc), 8);        /* innocent work kept */
+		assert_false(rt_device_removed(h.b));
+		struct os_ums_stats s = umt_stats(&h.t);
+		assert_int_equal(s.hung_reports, 1);
+		assert_int_equal(s.tdr_hung, 1);
+		assert_int_equal(s.tdr_timeouts, 0);            /* not the watchdog's own finding */
+		assert_int_equal(s.f1_requests, 0);             /* NewState told apart from TransitionToF1 */
+		assert_int_equal(s.tdr_resets, 1);
+		assert_int_equal(s.tdr_guilty, 1);
+		assert_true(s.tdr_preempt_requests >= 1);
+		assert_true(tt_preempt_before_every_reset(h.t.a));   /* the preemption request still first */
+		assert_int_equal(rt_device_destroy(h.b), 0);
+		umt_down(&h.t);
+	}
+}
+
+/* With NewState ignored (every engine-state change read as TransitionToF1),
+ * the report is handled as a power request and nothing recovers the engine:
+ * what the test above asserts fails.  The test then resets the engine
+ * itself, as the watchdog would have, to tear down. */
+static void broken_hung_read_as_f1_is_caught(void **state)
+{
+	struct tt_hung h;
+	tt_hung_up(&h, true, OS_TDR_FAULT_HUNG_AS_F1);
+	assert_int_equal(os_ums_engine_hung(h.t.u, 0), 0);
+	assert_true(fbt_eventually(umt_stats(&h.t).f1_requests == 1));   /* taken, as an F1 request */
+	struct os_ums_stats s = umt_stats(&h.t);
+	assert_int_equal(s.hung_reports, 0);
+	assert_int_equal(s.tdr_hung, 0);
+	assert_int_equal(s.tdr_resets, 0);
+	assert_false(rt_device_removed(h.t.d));
+	assert_int_equal(rt_fence_completed(h.fa), 0);  /* the waiter still waits */
+	struct hw_adapter *hw = os_adapter_hw(h.t.a);
+	assert_int_equal(hw_engine_reset(hw, 0, hw_engine_running(hw, 0), TT_DEADLINE_NS), 0);
+	rt_device_terminate(h.t.d);
+	pthread_join(h.w.th, NULL);
+	assert_int_equal(h.w.rc, -EIO);
+	assert_int_equal(rt_queue_wait(h.qb, h.vb, TT_DEADLINE_NS), 0);
+	assert_int_equal(rt_device_destroy(h.b), 0);
+	umt_down(&h.t);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(preemptible_long_work_is_preempted_not_reset),
 	     cmocka_unit_test(broken_tdr_without_preemption_request_is_caught),
 	     cmocka_unit_test(repeated_tdrs_end_in_a_bug_check),
 	     cmocka_unit_test(wait_that_never_preempts_is_reset_innocent_resumes),
-	     cmocka_unit_test(switchable_wait_is_not_reset))
+	     cmocka_unit_test(switchable_wait_is_not_reset),
+	     cmocka_unit_test(engine_state_change_active_to_hung_starts_timeout_recovery),
+	     cmocka_unit_test(broken_hung_read_as_f1_is_caught))

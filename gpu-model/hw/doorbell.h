@@ -58,6 +58,13 @@
  * it (F0).  An engine without user-mode queues parks after idle_spin_ns as
  * before (also F1).
  *
+ * The same line carries the other transition the seed names, Active ->
+ * Hung: the KMD raises it (hw_engine_state_raise, NewState
+ * HW_ENGINE_STATE_HUNG) when it knows an engine hung, and the OS starts
+ * timeout recovery on that engine (gpu-model/os/tdr.c).  Each engine's
+ * NewState has its own bit in the status word (HW_STATE_IRQ_F1,
+ * HW_STATE_IRQ_HUNG), as EngineStateChange.NewState tells them apart.
+ *
  *   operation                          who may call                       blocks?
  *   hw_queue_create_um                 one thread at a time (queue_lock)  no
  *   hw_queue_kick                      any thread                         no (futex wake if parked)
@@ -65,6 +72,7 @@
  *     hw_queue_retire                  time                               leave the queue (a command)
  *   hw_doorbell_connect/_disconnect    the KMD, serialized by its lock    no
  *   hw_doorbell_write                  any thread (the UMD's ring)        no; lock-free
+ *   hw_engine_state_raise              any thread (the KMD)               no; lock-free
  *   hw_state_irq_take/_park            the OS power thread only           park: yes
  *   stats, fstate, owner, last_use     any thread                         no
  */
@@ -159,8 +167,24 @@ void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value);
 
 /* ---- engine-state-change interrupts and F-states ---- */
 
-/* The OS power thread: pending engine-state-change interrupts (bit e: engine
- * e is idle with doorbells connected and asks for F1), cleared. */
+/* DXGK_ENGINE_STATE: the NewState an engine-state-change interrupt
+ * (DXGK_INTERRUPT_GPU_ENGINE_STATE_CHANGE) reports for an engine. */
+enum hw_engine_state {
+	HW_ENGINE_STATE_TRANSITION_TO_F1 = 1,   /* Active -> TransitionToF1: idle, doorbells connected */
+	HW_ENGINE_STATE_HUNG = 2,               /* Active -> Hung: wants timeout recovery */
+};
+/* Where engine e's NewState sits in what hw_state_irq_take returns. */
+#define HW_STATE_IRQ_F1(e)   (1u << (e))
+#define HW_STATE_IRQ_HUNG(e) (1u << (HW_MAX_ENGINES + (e)))
+_Static_assert(2 * HW_MAX_ENGINES <= 31, "every engine's two states lie below HW_STATE_IRQ_KICK");
+/* Raise engine e's engine-state-change interrupt with NewState s (the
+ * engine raises TransitionToF1 itself; Hung is the KMD's).  A seq_cst RMW on
+ * the status word, then the line's wake: pairs with hw_state_irq_park.
+ * 0 / -EINVAL (no such engine or state). */
+int hw_engine_state_raise(struct hw_adapter *a, unsigned engine, enum hw_engine_state s);
+/* The OS power thread: pending engine-state-change interrupts, cleared:
+ * HW_STATE_IRQ_F1(e), engine e is idle with doorbells connected and asks
+ * for F1; HW_STATE_IRQ_HUNG(e), engine e was reported hung. */
 uint32_t hw_state_irq_take(struct hw_adapter *a);
 /* The bit hw_state_irq_kick sets in what hw_state_irq_take returns: no engine, just wake up. */
 #define HW_STATE_IRQ_KICK (1u << 31)

@@ -176,7 +176,7 @@ struct hw_adapter {
 	/* trace.c: the execution records' sink (set once, read by the engines) */
 	_Atomic(hw_trace_sink) trace_sink;
 	void *trace_ctx;
-	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: bit e = engine e asks for F1 */
+	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: HW_STATE_IRQ_F1/_HUNG(e) */
 	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
 /* the interrupt queue, its line, the signal epoch (every signal) and stop

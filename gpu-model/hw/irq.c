@@ -3,12 +3,13 @@
  * The interrupt line (hw.h, hw_irq_*): engines and the CMP push interrupt
  * records (fence signaled, native fence signaled, software) on an MPSC queue
  * the OS interrupt thread drains and parks on.  The engine-state-change line
- * (doorbell.h, hw_state_irq_*): a status word, bit e for engine e asking for
- * F1, that the OS power thread takes and parks on.
+ * (doorbell.h, hw_state_irq_*): a status word, a bit per engine and NewState
+ * (TransitionToF1, Hung), that the OS power thread takes and parks on.
  *
  * Holds only the lines: what raises them (engine.c's CMP, engine.c's idle
  * path) calls in here; this file calls only lockfree/.
  */
+#include <errno.h>
 #include <stddef.h>
 
 #include "gpu-model/hw/hw_internal.h"
@@ -63,13 +64,31 @@ void hw_irq_kick(struct hw_adapter *a)
 	hw_irq_raise(a, rec);
 }
 
+static void hw_state_irq_raise(struct hw_adapter *a, uint32_t bit)
+{
+	/* seq_cst RMW on the status word, then the line: pairs with the power
+	 * thread's exchange after its prepare (hw_state_irq_park) */
+	atomic_fetch_or_explicit(&a->state_irq, bit, memory_order_seq_cst);
+	lf_wake_notify(&a->state_wake);
+}
+
 void hw_engine_raise_f1(struct hw_adapter *a, struct hw_engine *e)
 {
 	lf_count(&e->state_irqs, 1);
-	/* seq_cst RMW on the status word, then the line: pairs with the power
-	 * thread's exchange after its prepare (hw_state_irq_park) */
-	atomic_fetch_or_explicit(&a->state_irq, 1u << e->index, memory_order_seq_cst);
-	lf_wake_notify(&a->state_wake);
+	hw_state_irq_raise(a, HW_STATE_IRQ_F1(e->index));
+}
+
+int hw_engine_state_raise(struct hw_adapter *a, unsigned engine, enum hw_engine_state s)
+{
+	if (engine >= a->caps.engines)
+		return -EINVAL;
+	if (s == HW_ENGINE_STATE_TRANSITION_TO_F1)
+		hw_engine_raise_f1(a, &a->engines[engine]);
+	else if (s == HW_ENGINE_STATE_HUNG)
+		hw_state_irq_raise(a, HW_STATE_IRQ_HUNG(engine));
+	else
+		return -EINVAL;
+	return 0;
 }
 
 /* ---- the engine-state-change line (the OS power thread) ---- */

@@ -1,5 +1,6 @@
-/* gpu-model/os/power.c — engine F-states (the power thread) and device
- * D-states.  Contract in ums.h.  Calls doorbell.c (disconnect on F1/D3),
+/* gpu-model/os/power.c — engine F-states and the other engine-state
+ * changes (the power thread: TransitionToF1 here, Hung handed to tdr.c) and
+ * device D-states.  Contract in ums.h.  Calls doorbell.c (disconnect on F1/D3),
  * device.c (contexts back on the run list) and hw/. */
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +45,31 @@ static void os_power_f1_locked(struct os_ums *u, unsigned e)
 	}
 }
 
+/* The engine-state-change interrupts taken (hw_state_irq_take's word), by
+ * EngineStateChange.NewState: TransitionToF1 here, Hung to the watchdog's
+ * timeout recovery (tdr.c).  A kick names no engine: the loop re-checks stop. */
+static void os_power_state_changes(struct os_ums *u, uint32_t taken)
+{
+	uint32_t hung = 0;
+	pthread_mutex_lock(&u->lock);
+	for (unsigned e = 0; e < HW_MAX_ENGINES; e++) {
+		bool f1 = taken & HW_STATE_IRQ_F1(e), is_hung = taken & HW_STATE_IRQ_HUNG(e);
+		if (u->cfg.tdr_fault == OS_TDR_FAULT_HUNG_AS_F1) {
+			f1 |= is_hung;      /* broken on purpose: NewState ignored */
+			is_hung = false;
+		}
+		if (f1)
+			os_power_f1_locked(u, e);
+		if (is_hung) {
+			lf_count(&u->hung_reports, 1);
+			hung |= 1u << e;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (hung)
+		os_tdr_report_hung(u, hung);
+}
+
 void *os_power_main(void *arg)
 {
 	struct os_ums *u = arg;
@@ -52,18 +78,20 @@ void *os_power_main(void *arg)
 	atomic_store(&u->power_tid, gettid());
 	while (!atomic_load_explicit(&u->stop, memory_order_acquire)) {
 		uint32_t taken = hw_state_irq_take(u->hw);
-		uint32_t bits = taken & ~HW_STATE_IRQ_KICK;   /* a kick only wakes: the loop re-checks stop */
 		if (!taken) {
 			hw_state_irq_park(u->hw, -1);
 			continue;
 		}
-		pthread_mutex_lock(&u->lock);
-		for (unsigned e = 0; bits; e++, bits >>= 1)
-			if (bits & 1)
-				os_power_f1_locked(u, e);
-		pthread_mutex_unlock(&u->lock);
+		os_power_state_changes(u, taken);
 	}
 	return NULL;
+}
+
+int os_ums_engine_hung(struct os_ums *u, unsigned engine)
+{
+	/* the KMD's DxgkCbNotifyInterrupt: DXGK_INTERRUPT_GPU_ENGINE_STATE_CHANGE,
+	 * EngineStateChange.NewState = DXGK_ENGINE_STATE_HUNG */
+	return hw_engine_state_raise(u->hw, engine, HW_ENGINE_STATE_HUNG);
 }
 
 /* ---- device D-states ---- */

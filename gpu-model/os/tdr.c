@@ -18,6 +18,12 @@
  *      on that engine were not running and keep what they had;
  *   3. TdrLimitCount resets within TdrLimitTime: a bug check — every device
  *      on the adapter terminated, no device or context can be created again.
+ * An engine the KMD reported hung (the engine-state-change interrupt with
+ * NewState Hung, taken by the power thread: os_tdr_report_hung) is
+ * recovered at the watchdog's next wake-up, which the report brings at
+ * once: steps 1 to 3 for the queue it is inside then, with the look period
+ * rather than TdrDelay to yield (it is known hung; the request still comes
+ * first).
  * Calls device.c and hw/.
  */
 #include <errno.h>
@@ -36,7 +42,8 @@ static uint64_t os_tdr_delay(const struct os_ums *u)
 	return u->cfg.tdr_delay_ns ? (uint64_t)u->cfg.tdr_delay_ns : OS_TDR_DELAY_DEFAULT_NS;
 }
 
-/* Sleep up to ns on the watchdog's condition; false once detach asked it to stop. */
+/* Sleep up to ns on the watchdog's condition, or not at all while a hung
+ * report waits; false once detach asked it to stop. */
 static bool os_tdr_sleep(struct os_ums *u, uint64_t ns)
 {
 	struct timespec ts;
@@ -45,10 +52,20 @@ static bool os_tdr_sleep(struct os_ums *u, uint64_t ns)
 	ts.tv_sec += (time_t)(t / 1000000000u);
 	ts.tv_nsec = (long)(t % 1000000000u);
 	pthread_mutex_lock(&u->tdr_lock);
-	if (!atomic_load(&u->stop))
+	/* the pending bits are set under tdr_lock before the broadcast: read
+	 * here under it, a report is either seen or wakes the wait */
+	if (!atomic_load(&u->stop) && !atomic_load_explicit(&u->tdr_hung_pending, memory_order_relaxed))
 		pthread_cond_timedwait(&u->tdr_cond, &u->tdr_lock, &ts);
 	pthread_mutex_unlock(&u->tdr_lock);
 	return !atomic_load(&u->stop);
+}
+
+void os_tdr_report_hung(struct os_ums *u, uint32_t engines)
+{
+	pthread_mutex_lock(&u->tdr_lock);
+	atomic_fetch_or_explicit(&u->tdr_hung_pending, engines, memory_order_relaxed);   /* tdr_lock orders it */
+	pthread_cond_broadcast(&u->tdr_cond);
+	pthread_mutex_unlock(&u->tdr_lock);
 }
 
 /* The OS queue whose hardware queue is hq (NULL: a queue of no device). */
@@ -110,17 +127,17 @@ static bool os_tdr_yielded(struct os_ums *u, unsigned e, struct hw_queue *q, uin
 	return false;
 }
 
-/* Engine e has been inside q without progress p for TdrDelay. */
-static void os_tdr_engine(struct os_ums *u, unsigned e, struct hw_queue *q, uint64_t p)
+/* Recover engine e, inside q at progress p (for TdrDelay, or reported
+ * hung): a preemption request and `grace` to yield, else a reset. */
+static void os_tdr_engine(struct os_ums *u, unsigned e, struct hw_queue *q, uint64_t p, uint64_t grace)
 {
 	uint64_t delay = os_tdr_delay(u);
-	lf_count(&u->tdr_timeouts, 1);
 	if (u->cfg.tdr_fault != OS_TDR_FAULT_NO_PREEMPT) {
 		/* the seed's guarantee: a preemption request before any TDR */
 		hw_engine_preempt(u->hw, e, HW_PRIORITY_PREEMPT_ALL);
 		os_ddi_log(u->a, OS_DDI_PREEMPT_COMMAND, e, (uint64_t)HW_PRIORITY_PREEMPT_ALL);
 		lf_count(&u->tdr_preempt_requests, 1);
-		if (os_tdr_yielded(u, e, q, p, delay)) {
+		if (os_tdr_yielded(u, e, q, p, grace)) {
 			lf_count(&u->tdr_preempted, 1);
 			return;
 		}
@@ -154,6 +171,15 @@ void *os_tdr_main(void *arg)
 	uint64_t last[HW_MAX_ENGINES] = { 0 }, since[HW_MAX_ENGINES] = { 0 };
 	struct hw_queue *seen[HW_MAX_ENGINES] = { 0 };
 	while (os_tdr_sleep(u, period)) {
+		uint32_t hung = atomic_exchange_explicit(&u->tdr_hung_pending, 0, memory_order_relaxed);
+		for (unsigned e = 0; e < ne; e++) {
+			struct hw_queue *q = hw_engine_running(u->hw, e);
+			if (!(hung >> e & 1) || !q)
+				continue;           /* not reported, or running nothing: nothing to recover */
+			lf_count(&u->tdr_hung, 1);
+			os_tdr_engine(u, e, q, hw_engine_progress(u->hw, e), period);
+			seen[e] = NULL;          /* start over */
+		}
 		uint64_t now = lf_now_ns();
 		for (unsigned e = 0; e < ne; e++) {
 			struct hw_queue *q = hw_engine_running(u->hw, e);
@@ -166,7 +192,8 @@ void *os_tdr_main(void *arg)
 			}
 			if (now - since[e] < delay)
 				continue;
-			os_tdr_engine(u, e, q, p);
+			lf_count(&u->tdr_timeouts, 1);
+			os_tdr_engine(u, e, q, p, delay);
 			seen[e] = NULL;          /* start over */
 		}
 	}

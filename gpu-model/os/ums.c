@@ -159,6 +159,7 @@ void os_ums_stats(struct os_ums *u, struct os_ums_stats *o)
 	o->connects = UMS_LOAD(u->connects);
 	o->victimizations = UMS_LOAD(u->victimizations);
 	o->f1_requests = UMS_LOAD(u->f1_requests);
+	o->hung_reports = UMS_LOAD(u->hung_reports);
 	o->f1_disconnects = UMS_LOAD(u->f1_disconnects);
 	o->f0_by_connect = UMS_LOAD(u->f0_by_connect);
 	o->d3_entries = UMS_LOAD(u->d3_entries);
@@ -184,6 +185,7 @@ void os_ums_stats(struct os_ums *u, struct os_ums_stats *o)
 		o->sched_busy_ns = cpu;
 	o->preempt_requests = UMS_LOAD(u->preempt_requests);
 	o->tdr_timeouts = UMS_LOAD(u->tdr_timeouts);
+	o->tdr_hung = UMS_LOAD(u->tdr_hung);
 	o->tdr_preempt_requests = UMS_LOAD(u->tdr_preempt_requests);
 	o->tdr_preempted = UMS_LOAD(u->tdr_preempted);
 	o->tdr_resets = UMS_LOAD(u->tdr_resets);

@@ -100,7 +100,18 @@ enum os_doorbell_status {
  * waiter on the device's fences released, queues must be re-created on a
  * new device); queues of other devices lose nothing.  TdrLimitCount resets
  * within TdrLimitTime: a bug check (every device terminated, no device or
- * context can be created any more).  Counted in os_ums_stats (tdr_*). */
+ * context can be created any more).  Counted in os_ums_stats (tdr_*).
+ *
+ * Seed user-mode-work-submission, "Engine F-state transitions": the KMD
+ * uses the engine-state-change interrupt "to notify Dxgkrnl of engine state
+ * transitions that require a GPU power action or timeout recovery such as
+ * Active -> TransitionToF1 and Active -> Hung".  os_ums_engine_hung is the
+ * KMD raising it with NewState Hung; the power thread, which takes that
+ * interrupt, hands the engine to the watchdog, which recovers it at once
+ * instead of after TdrDelay without progress: the same preemption request
+ * first, then the watchdog's look period (TdrDelay / 4, 1 ms .. 100 ms) to
+ * yield, then the reset, guilty device and limit as above.  An engine
+ * running nothing when the report is taken has nothing to recover. */
 #define OS_TDR_DELAY_DEFAULT_NS      2000000000ll
 #define OS_TDR_LIMIT_COUNT_DEFAULT   5u
 #define OS_TDR_LIMIT_TIME_DEFAULT_NS 60000000000ull
@@ -108,6 +119,8 @@ enum os_doorbell_status {
 enum os_tdr_fault {
 	OS_TDR_FAULT_NONE,
 	OS_TDR_FAULT_NO_PREEMPT,    /* broken on purpose: resets without sending the preemption request first */
+	OS_TDR_FAULT_HUNG_AS_F1,    /* broken on purpose: the power thread reads every engine-state change as
+	                             * TransitionToF1 (NewState ignored) */
 };
 
 struct os_ums_config {
@@ -153,6 +166,12 @@ bool os_device_in_error(const struct os_device *d);
 void os_device_track_fence(struct os_device *d, struct os_fence *f);
 void os_device_untrack_fence(struct os_device *d, struct os_fence *f);
 pid_t os_ums_tdr_tid(const struct os_ums *u);   /* the watchdog thread (0: none) */
+/* The KMD: engine e hung (what its firmware or its own checks tell it; the
+ * model's engines never say so themselves).  Raises e's engine-state-change
+ * interrupt with NewState Hung (DXGK_ENGINE_STATE_HUNG) for timeout
+ * recovery ("TDR" above).  Any thread; does not block.  0 / -EINVAL (no
+ * such engine). */
+int os_ums_engine_hung(struct os_ums *u, unsigned engine);
 bool os_ums_bugchecked(struct os_ums *u);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
@@ -236,7 +255,8 @@ bool os_power_in_d3(struct os_ums *u);
 struct os_ums_stats {
 	uint64_t connects;            /* doorbells connected */
 	uint64_t victimizations;      /* ... that took another queue's physical doorbell */
-	uint64_t f1_requests;         /* engine-state-change interrupts handled */
+	uint64_t f1_requests;         /* engine-state-change interrupts handled with NewState TransitionToF1 */
+	uint64_t hung_reports;        /* ... with NewState Hung, handed to timeout recovery */
 	uint64_t f1_disconnects;      /* doorbells disconnected for F1 */
 	uint64_t f0_by_connect;       /* connects that found their engine in F1 */
 	uint64_t d3_entries, d0_exits;
@@ -257,6 +277,7 @@ struct os_ums_stats {
 	uint64_t lost_at_abnormal;    /* queues with pending work destroyed by abnormal termination */
 	uint64_t preempt_requests;    /* preemption requests the scheduler sent for higher-priority work */
 	uint64_t tdr_timeouts;        /* engines found without progress for TdrDelay */
+	uint64_t tdr_hung;            /* engines recovered because they were reported hung */
 	uint64_t tdr_preempt_requests;/* ... sent a preemption request */
 	uint64_t tdr_preempted;       /* ... that yielded to it (nothing reset) */
 	uint64_t tdr_resets;          /* engines reset (DxgkDdiResetEngine that aborted a command) */

@@ -101,7 +101,7 @@ struct os_ums {
 	_Atomic pid_t sched_tid, power_tid;
 	LF_ALIGNED _Atomic bool stop;
 	/* counters: under u->lock or by their one thread; read relaxed */
-	LF_ALIGNED lf_counter connects, victimizations, f1_requests, f1_disconnects, f0_by_connect,
+	LF_ALIGNED lf_counter connects, victimizations, f1_requests, hung_reports, f1_disconnects, f0_by_connect,
 		d3_entries, d0_exits, d3_ns, ring_evictions, ring_restores, suspends, resumes, aborts,
 		drain_timeouts, lost_at_abnormal;
 	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests,
@@ -116,7 +116,10 @@ struct os_ums {
 	bool bugchecked;                 /* (u->lock) */
 	uint64_t tdr_times[OS_TDR_HISTORY];
 	unsigned tdr_n;
-	LF_ALIGNED lf_counter tdr_timeouts, tdr_preempt_requests, tdr_preempted, tdr_resets, tdr_guilty, tdr_bugchecks;
+	_Atomic uint32_t tdr_hung_pending;   /* bit e: engine e reported hung, not yet taken by the watchdog
+	                                      * (set under tdr_lock by the power thread) */
+	LF_ALIGNED lf_counter tdr_timeouts, tdr_hung, tdr_preempt_requests, tdr_preempted, tdr_resets, tdr_guilty,
+		tdr_bugchecks;
 };
 /* the lock apart from the dummy page (rings on disconnected doorbells); the
  * counter blocks of u->lock holders, the scheduler and the applications apart */
@@ -135,6 +138,8 @@ void *os_sched_main(void *arg);
 /* tdr.c */
 int os_tdr_start(struct os_ums *u);
 void os_tdr_stop(struct os_ums *u);   /* after u->stop is set */
+/* The power thread: engines (bit e) reported hung, for the watchdog to recover. */
+void os_tdr_report_hung(struct os_ums *u, uint32_t engines);
 /* power.c */
 void *os_power_main(void *arg);
 void os_power_d0_locked(struct os_ums *u);
