@@ -152,6 +152,9 @@ int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n,
 		return -EINVAL;
 	if (atomic_load_explicit(&q->ctx->d->error, memory_order_acquire))
 		return -ENODEV;
+	/* timing.c: the kernel crossing, validation and patching, on the caller,
+	 * before the buffer is handed to the scheduler */
+	os_timing_work(q->u->a->cfg.timing.km_call_ns + q->u->a->cfg.timing.km_validate_ns);
 	atomic_store_explicit(&q->last_queued, progress, memory_order_seq_cst);
 	struct os_km_desc d = { .cmds = cmds, .n = n, .progress = progress };
 	/* release (the ring's push): the command buffer is visible to the scheduler */
@@ -162,8 +165,6 @@ int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n,
 		sched_yield();
 	}
 	atomic_fetch_add_explicit(&q->u->km_submits, 1, memory_order_relaxed);
-	/* timing.c: the kernel crossing, validation and patching, on the caller */
-	os_timing_work(q->u->a->cfg.timing.km_call_ns + q->u->a->cfg.timing.km_validate_ns);
 	/* the kernel crossing: always a syscall, as entering Dxgkrnl is */
 	uint64_t one = 1;
 	if (write(q->u->efd, &one, sizeof(one)) < 0)
