@@ -558,11 +558,35 @@ void rig_trace_label(struct fb_run *run, char *out, size_t len)
 
 void rig_trace_report(struct fb_run *run, const struct rig_trace_counts *c)
 {
+	const char *path = fb_path_name(fb_run_path(run));
 	fb_run_note(run, "timeline recorded: the measured region includes the tracing overhead");
 	if (c->dropped)
-		fb_run_note(run, "timeline: %llu records dropped (the record array was full): shorten the run",
-			    (unsigned long long)c->dropped);
+		fb_run_note(run, "timeline, %s path: %llu records dropped (the record array was full): shorten the run",
+			    path, (unsigned long long)c->dropped);
 	if (!c->log_signals && !c->log_waits)
-		fb_run_note(run, "timeline: no log entries (this run's queues are not user-mode HW queues): its signals "
-			    "and waits are the model's own records");
+		fb_run_note(run, "timeline, %s path: no log entries (its queues are not user-mode HW queues): its "
+			    "signals and waits are the model's own records", path);
+}
+
+int rig_trace_run_start(struct fb_run *run, struct rt_stack *s)
+{
+	if (!fb_run_trace(run))
+		return 0;
+	int rc = rt_stack_trace_start(s, 0);
+	return rc ? fb_run_error(run, rc, "starting the timeline trace: %s", strerror(-rc)) : 0;
+}
+
+int rig_trace_run_copy(struct fb_run *run, struct rt_stack *s, const struct rig_trace_queue *q, size_t nq)
+{
+	struct fb_trace *t = fb_run_trace(run);
+	if (!t)
+		return 0;
+	char label[64];
+	rig_trace_label(run, label, sizeof(label));
+	struct rig_trace_counts c;
+	int rc = rig_trace_copy_named(s, t, label, q, nq, RIG_TRACE_OK, &c);
+	if (rc)
+		return fb_run_error(run, rc, "copying the timeline: %s", strerror(-rc));
+	rig_trace_report(run, &c);
+	return 0;
 }

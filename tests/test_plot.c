@@ -174,7 +174,8 @@ static size_t add_fixtures(const char **argv, size_t n)
 	for (int i = 0; i < k; i++) {
 		const char *e = list[i]->d_name;
 		size_t len = strlen(e);
-		if (len > 5 && !strcmp(e + len - 5, ".json") && m < 32 && n < MAX_ARGS - 3) {
+		bool trace = len > 11 && !strcmp(e + len - 11, ".trace.json");   /* read beside its result */
+		if (len > 5 && !strcmp(e + len - 5, ".json") && !trace && m < 32 && n < MAX_ARGS - 3) {
 			snprintf(names[m], sizeof(names[m]), "%s/%s", FB_PLOT_FIXTURES, e);
 			argv[n++] = names[m++];
 		}
@@ -574,6 +575,39 @@ static void preempt_readings_follow_the_numbers(void **state)
 }
 
 /* The workload reading follows its numbers (scripts/plot/fbreading.py, workloads). */
+/* The timeline's reading counts one frame of the trace beside the result:
+ * the fixture's, then the same trace with its paths' names swapped (native
+ * then holds waits on the CPU: a departure the reading names). */
+static void timeline_reading_follows_the_trace(void **state)
+{
+	need_matplotlib();
+	char *md = report_of(fixture("timeline-frame"), "read-tl");
+	assert_contains(md, "frame: legacy holds 6 waits on the CPU (3145 µs summed over its queues), released by 19 "
+			    "DPCs; native 0 held, 5 GPU waits, 1 DPCs. This is what the native-gpu-fence seed predicts");
+	free(md);
+	const char *res = tmp_path("swapped.json"), *tr = tmp_path("swapped.trace.json");
+	char *text = slurp_in(FB_PLOT_FIXTURES, "timeline-frame.json");
+	FILE *fp = fopen(res, "w");
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	text = slurp_in(FB_PLOT_FIXTURES, "timeline-frame.trace.json");
+	for (char *p = text; (p = strstr(p, "\"native: ")); p += 8)
+		memcpy(p + 1, "LEGACY", 6);
+	for (char *p = text; (p = strstr(p, "\"legacy: ")); p += 8)
+		memcpy(p + 1, "native", 6);
+	for (char *p = text; (p = strstr(p, "\"LEGACY: ")); p += 8)
+		memcpy(p + 1, "legacy", 6);
+	fp = fopen(tr, "w");
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	md = report_of(res, "read-tl2");
+	assert_contains(md, "this run departs from it: frame's native frame holds 6 waits on the CPU; frame's legacy "
+			    "frame holds no wait on the CPU");
+	free(md);
+}
+
 static void workload_readings_follow_the_numbers(void **state)
 {
 	need_matplotlib();
@@ -878,6 +912,7 @@ int main(void)
 		cmocka_unit_test(readings_follow_the_numbers),
 		cmocka_unit_test(preempt_readings_follow_the_numbers),
 		cmocka_unit_test(workload_readings_follow_the_numbers),
+		cmocka_unit_test(timeline_reading_follows_the_trace),
 		cmocka_unit_test(modified_tree_refused),
 		cmocka_unit_test(fbrun_refuses_a_modified_tree),
 		cmocka_unit_test(index_of_published_runs),

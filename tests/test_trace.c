@@ -508,6 +508,8 @@ static const struct traced_run traced_runs[] = {
 	{ "cpu-wait", { "--iterations", "20" } },
 	{ "idle", { "--iterations", "20" } },
 	{ "isr-scaling", { "--iterations", "20" } },
+	{ "preempt", { "--iterations", "6" } },
+	{ "tdr", { "--iterations", "1" } },
 	{ "frame", { "--iterations", "10" } },
 	{ "frame", { "--iterations", "10", "--set", "queues=kernel" } },
 	{ "ring-heap", { "--iterations", "10" } },
@@ -546,7 +548,7 @@ static void every_timeline_scenario_has_a_traced_run(void **state)
 		if (!timeline && traced_run_of(name))
 			fail_msg("scenario '%s' is not marked [timeline] by fencebench list", name);
 	}
-	assert_true(marked >= 9);
+	assert_true(marked >= 11);
 	fb_exec_free(&r);
 }
 

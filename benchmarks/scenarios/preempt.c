@@ -24,6 +24,7 @@
 #include "benchmarks/profile.h"
 #include "src/fb_hist.h"
 #include "src/fb_limits.h"
+#include "benchmarks/trace_rig.h"
 #include "src/fb_scenario.h"
 #include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
@@ -94,6 +95,10 @@ static int preempt_run(struct fb_run *run)
 		rt_stack_destroy(s);
 		return fb_run_error(run, rc, "creating the queues: %s", strerror(-rc));
 	}
+	if ((rc = rig_trace_run_start(run, s))) {
+		rt_stack_destroy(s);
+		return rc;
+	}
 	uint32_t pad = compute ? HW_WORK_COMPUTE : HW_WORK_GRAPHICS;
 	struct hw_cmd longc = { .op = HW_CMD_WORK, .pad = pad, .arg = (uint64_t)fb_run_int(run, "long_us") * 1000,
 				.value = (uint64_t)fb_run_int(run, "units") };
@@ -123,6 +128,10 @@ static int preempt_run(struct fb_run *run)
 	fb_run_measure_end(run, frames);
 	if (!rc)
 		rc = rt_queue_wait(lo, 0, BM_PREEMPT_DEADLINE_NS);
+	const struct rig_trace_queue names[2] = { { rt_queue_trace_handle(hi), "compositor (high priority)" },
+						  { rt_queue_trace_handle(lo), "long work (low priority)" } };
+	if (!rc)
+		rc = rig_trace_run_copy(run, s, names, 2);
 	struct hw_engine_preempt_stats st;
 	rt_stack_engine_preempt_stats(s, 0, &st);
 	struct os_ums_stats us;
@@ -151,7 +160,7 @@ const struct fb_scenario bm_scenario_preempt = {
 	.compares_paths = true,
 	.polling_threads = 1,
 	.default_iterations = 60,
-	.run = preempt_run,
+	.takes_trace = true, .run = preempt_run,
 };
 
 /* ---- tdr ---- */
@@ -214,6 +223,10 @@ static int tdr_run(struct fb_run *run)
 		return rc;
 	bool um = !strcmp(fb_run_enum(run, "queue"), "user");
 	uint64_t n = fb_run_iterations(run) ? fb_run_iterations(run) : 3, lost = 0;
+	if ((rc = rig_trace_run_start(run, s))) {
+		rt_stack_destroy(s);
+		return rc;
+	}
 	struct fb_hist *rel = fb_hist_new(), *surv = fb_hist_new();
 	fb_run_measure_begin(run);
 	for (uint64_t i = 0; i < n && !rc; i++) {
@@ -224,6 +237,8 @@ static int tdr_run(struct fb_run *run)
 		lost += r.lost;
 	}
 	fb_run_measure_end(run, n);
+	if (!rc)   /* the queues lived on devices the hangs lost: unnamed */
+		rc = rig_trace_run_copy(run, s, NULL, 0);
 	struct os_ums_stats us;
 	rt_stack_ums_stats(s, &us);
 	int drc = rt_stack_destroy(s);
@@ -249,5 +264,5 @@ const struct fb_scenario bm_scenario_tdr = {
 	.compares_paths = true,
 	.polling_threads = 1,
 	.default_iterations = 3,
-	.run = tdr_run,
+	.takes_trace = true, .run = tdr_run,
 };

@@ -125,34 +125,15 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	return 0;
 }
 
-/* --trace: the whole run, warm-up included, from here on. */
-static int bm_workload_trace_start(struct fb_run *run, struct bm_wl *w)
-{
-	if (!fb_run_trace(run))
-		return 0;
-	int rc = rt_stack_trace_start(w->s, 0);
-	return rc ? fb_run_error(run, rc, "starting the timeline trace: %s", strerror(-rc)) : 0;
-}
-
 /* --trace: the run's timeline into the harness's trace, queues[0..n) named. */
 static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct rt_cqueue *const *queues, size_t n)
 {
-	struct fb_trace *t = fb_run_trace(run);
-	if (!t)
-		return 0;
 	struct rig_trace_queue names[BM_REPLAY_QUEUES];
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < BM_REPLAY_QUEUES; i++)
 		if (queues[i])
 			names[k++] = (struct rig_trace_queue){ rt_cqueue_trace_handle(queues[i]), rt_cqueue_name(queues[i]) };
-	char label[64];
-	rig_trace_label(run, label, sizeof(label));
-	struct rig_trace_counts c;
-	int rc = rig_trace_copy_named(w->s, t, label, names, k, RIG_TRACE_OK, &c);
-	if (rc)
-		return fb_run_error(run, rc, "copying the timeline: %s", strerror(-rc));
-	rig_trace_report(run, &c);
-	return 0;
+	return rig_trace_run_copy(run, w->s, names, k);
 }
 
 /* Warm up for the run's warm-up time, measure, report.  step/drain are the
@@ -160,7 +141,7 @@ static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct rt
 static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
 			       uint64_t (*frames)(void *), void *ctx, struct rt_cqueue *const *queues, size_t nq)
 {
-	int rc = bm_workload_trace_start(run, w);
+	int rc = rig_trace_run_start(run, w->s);   /* the whole run, warm-up included */
 	if (rc)
 		return rc;
 	uint64_t until = lf_now_ns() + fb_run_warmup_ns(run);

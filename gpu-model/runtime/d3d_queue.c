@@ -9,7 +9,6 @@
 
 #include "gpu-model/runtime/d3d.h"
 #include "gpu-model/runtime/d3d_internal.h"
-#include "gpu-model/os/ums.h"
 #include "lockfree/alloc.h"
 #include "lockfree/cacheline.h"
 #include "lockfree/counter.h"
@@ -328,7 +327,7 @@ struct rt_queue *rt_cqueue_queue(struct rt_cqueue *q)
 
 uint64_t rt_cqueue_trace_handle(struct rt_cqueue *q)
 {
-	return hw_queue_handle(os_hwqueue_hw(rt_queue_os(q->q)));
+	return rt_queue_trace_handle(q->q);
 }
 
 const char *rt_cqueue_error(const struct rt_cqueue *q)

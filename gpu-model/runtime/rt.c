@@ -671,6 +671,11 @@ uint64_t rt_queue_completed(struct rt_queue *q)
 	return rt_fence_completed(q->progress);
 }
 
+uint64_t rt_queue_trace_handle(struct rt_queue *q)
+{
+	return hw_queue_handle(os_hwqueue_hw(q->osq));
+}
+
 uint64_t rt_queue_submitted(const struct rt_queue *q)
 {
 	return atomic_load_explicit(&q->next, memory_order_acquire);

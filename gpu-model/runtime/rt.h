@@ -110,6 +110,7 @@ int rt_queue_wait_gpu(struct rt_queue *q, struct rt_fence *f, uint64_t v);
 int rt_queue_wait(struct rt_queue *q, uint64_t v, int64_t timeout_ns);
 uint64_t rt_queue_completed(struct rt_queue *q);        /* UINT64_MAX once removed */
 uint64_t rt_queue_submitted(const struct rt_queue *q);   /* the last progress value handed out */
+uint64_t rt_queue_trace_handle(struct rt_queue *q);     /* what the timeline trace's records call it (hw_queue_handle) */
 bool rt_queue_user_mode(const struct rt_queue *q);      /* false after a fallback */
 struct os_hwqueue *rt_queue_os(struct rt_queue *q);
 struct os_context *rt_queue_context(struct rt_queue *q);

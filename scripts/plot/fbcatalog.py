@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import fbreading as rd
 import fbreading_preempt as rp
 import fbreading_profile as rq
+import fbreading_timeline as rt
 
 # The calibrated timing profile the report runs beside the ideal one (benchmarks/profiles/).
 PROFILE = "h200-pcie5"
@@ -33,6 +34,7 @@ class RunSpec:
     scenario: str
     full: tuple           # fencebench arguments of the standard report
     quick: tuple          # ... of QUICK=1 (under a minute for the whole set)
+    trace: bool = False   # also --trace <stem>.trace.json (fbreading_timeline.trace_path)
 
     def args(self, quick):
         return list(self.quick if quick else self.full)
@@ -47,8 +49,8 @@ class FigureSpec:
     read: object          # files -> (what the shape shows, what the seeds predict) or None
 
 
-def _run(stem, full, quick):
-    return RunSpec(stem, full[1], tuple(full), tuple(quick))
+def _run(stem, full, quick, trace=False):
+    return RunSpec(stem, full[1], tuple(full), tuple(quick), trace)
 
 
 RUNS = [
@@ -106,6 +108,11 @@ RUNS = [
     # The seed's workloads, both paths side by side (the default --path both): ~6.6 s each
     # with the standard 3 repetitions, ~0.7 s each in QUICK.
     *(_run(w, ("run", w, "--duration", "1s"), ("run", w, "--duration", "200ms")) for w in rd.WORKLOADS),
+    # The timeline figure: a short replay of each shipped workload file with its trace (traced runs
+    # are not measured runs: the trace costs time).  async-compute has no file (replay.h).
+    *(_run(f"timeline-{w}", ("run", "replay", "--set", f"file=benchmarks/workloads/{w}.json", "--duration", "50ms"),
+           ("run", "replay", "--set", f"file=benchmarks/workloads/{w}.json", "--duration", "50ms"), trace=True)
+      for w in rt.WORKLOADS),
 ]
 
 FIGURES = [
@@ -148,12 +155,13 @@ FIGURES = [
                ("headline",), "fbfig_profile.headline_profiles", rq.headline_profiles),
     FigureSpec("analogs", "A timing profile checked: the model's operations beside the real machine's",
                ("analogs",), "fbfig_profile.analogs", rq.analogs),
+    FigureSpec("timeline", "One frame of each workload on the timeline: native above legacy",
+               ("replay",), "fbfig_timeline.timeline", rt.timeline),
 ]
 
 NOT_DRAWN = {
     "selftest": "synthetic latencies that exercise the harness itself (tests, an example scenario): "
                 "nothing about fences to publish",
-    "replay": "a user's own frame graph: the seed's workloads are drawn through their own scenarios",
 }
 
 

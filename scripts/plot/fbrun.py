@@ -128,8 +128,10 @@ def scenarios(fencebench):
 def commands(args):
     """[(RunSpec, argv)] of every run of the standard set."""
     extra = shlex.split(args.args)
+    def trace(r):
+        return ["--trace", os.path.join(args.out_dir, f"{r.stem}.trace.json")] if r.trace else []
     return [(r, [args.fencebench] + r.args(args.quick) + ["--repetitions", str(args.repetitions)] + extra
-             + ["--format", "json", "--out", os.path.join(args.out_dir, f"{r.stem}.json"), "-q"])
+             + ["--format", "json", "--out", os.path.join(args.out_dir, f"{r.stem}.json")] + trace(r) + ["-q"])
             for r in fbcatalog.RUNS]
 
 
