@@ -298,6 +298,11 @@ int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_resul
 			goto hung;
 	struct os_stats s0;
 	rig_drain(st, &s0);   /* the warm-up's last interrupts are not the region's */
+	if (p->trace && (rc = rt_stack_trace_start(st, 0))) {
+		snprintf(err, errlen, "starting the timeline trace: %s", strerror(-rc));
+		rt_stack_destroy(st);
+		return rc;
+	}
 	if (p->started)
 		p->started(p->started_arg, st);
 	r->lat = fb_hist_new();
@@ -309,6 +314,13 @@ int rig_gpuwait_run(const struct rig_gpuwait_params *p, struct rig_gpuwait_resul
 			goto hung;
 	r->elapsed_ns = lf_now_ns() - t0;
 	rig_drain_host(st, &r->os, &s0, &r->host, &h0);
+	if (p->trace && (rc = rig_trace_copy(st, p->trace, p->trace_label, RIG_TRACE_OK, &r->trace))) {
+		snprintf(err, errlen, "copying the timeline: %s", strerror(-rc));
+		fb_hist_free(r->lat);
+		r->lat = NULL;
+		rt_stack_destroy(st);
+		return rc;
+	}
 	rt_stack_destroy(st);
 	return 0;
 

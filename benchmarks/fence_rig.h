@@ -84,9 +84,12 @@ struct rig_gpuwait_params {
 	const struct os_config *cfg;  /* NULL: rig_config(path) with 2 engines */
 	void (*started)(void *arg, struct rt_stack *s);
 	void *started_arg;
+	struct fb_trace *trace;       /* optional: the measured rounds' timeline goes here (trace_rig.h) */
+	const char *trace_label;      /* its track groups' label ("native") */
 };
 
 struct rig_gpuwait_result {
+	struct rig_trace_counts trace;   /* with params.trace: what the timeline holds */
 	struct os_stats os;
 	uint64_t elapsed_ns;
 	struct bm_host host;          /* the rounds' host CPU (as rig_irq_result.host) */

@@ -576,13 +576,16 @@ int rig_trace_run_start(struct fb_run *run, struct rt_stack *s)
 	return rc ? fb_run_error(run, rc, "starting the timeline trace: %s", strerror(-rc)) : 0;
 }
 
-int rig_trace_run_copy(struct fb_run *run, struct rt_stack *s, const struct rig_trace_queue *q, size_t nq)
+int rig_trace_run_copy(struct fb_run *run, struct rt_stack *s, const char *part, const struct rig_trace_queue *q,
+		       size_t nq)
 {
 	struct fb_trace *t = fb_run_trace(run);
 	if (!t)
 		return 0;
-	char label[64];
+	char label[96];
 	rig_trace_label(run, label, sizeof(label));
+	if (part)
+		snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", part);
 	struct rig_trace_counts c;
 	int rc = rig_trace_copy_named(s, t, label, q, nq, RIG_TRACE_OK, &c);
 	if (rc)

@@ -83,11 +83,13 @@ int rig_trace_copy_named(struct rt_stack *s, struct fb_trace *t, const char *lab
 struct fb_run;
 void rig_trace_label(struct fb_run *run, char *out, size_t len);
 /* --trace for a scenario: start s's trace when the run has one (before the
- * work it should show) / copy it into the run's trace under rig_trace_label,
- * q[0..nq) named, with rig_trace_report's notes (after the work, before s is
+ * work it should show) / copy it into the run's trace under rig_trace_label
+ * (+ " " + part when not NULL: one stack of several, "adapter A"), q[0..nq)
+ * named, with rig_trace_report's notes (after the work, before s is
  * destroyed).  0, or the run's error (fb_run_error). */
 int rig_trace_run_start(struct fb_run *run, struct rt_stack *s);
-int rig_trace_run_copy(struct fb_run *run, struct rt_stack *s, const struct rig_trace_queue *q, size_t nq);
+int rig_trace_run_copy(struct fb_run *run, struct rt_stack *s, const char *part, const struct rig_trace_queue *q,
+		       size_t nq);
 /* The run's notes on its timeline: tracing overhead, records dropped, what
  * the signals and waits came from. */
 void rig_trace_report(struct fb_run *run, const struct rig_trace_counts *c);

@@ -23,6 +23,7 @@
 
 #include "benchmarks/profile.h"
 #include "src/fb_hist.h"
+#include "benchmarks/trace_rig.h"
 #include "src/fb_scenario.h"
 #include "gpu-model/runtime/stack.h"
 #include "lockfree/arch.h"
@@ -96,6 +97,10 @@ static int cross_up(struct fb_run *run, struct cross_rig *r)
 	if (rc) {
 		cross_down(r);
 		return fb_run_error(run, rc, "setting up two adapters and a cross-adapter fence: %s", strerror(-rc));
+	}
+	if ((rc = rig_trace_run_start(run, r->a)) || (rc = rig_trace_run_start(run, r->b))) {
+		cross_down(r);
+		return rc;
 	}
 	r->gpu_wait = !strcmp(fb_run_enum(run, "waiter"), "gpu");
 	r->work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0);
@@ -219,6 +224,16 @@ static int cross_run(struct fb_run *run)
 	cross_snap(&r, &s1);
 	fb_run_hist(run, r.gpu_wait ? "gpu_wait" : "cpu_wait", h, FB_LIMIT_FUTEX_WAKE);
 	cross_report(run, &s0, &s1);
+	/* one timeline per adapter: a signal on A and the wait it releases on B
+	 * are in two groups, joined by the fence's value, not by an arrow */
+	int rc2 = rig_trace_run_copy(run, r.a, "adapter A", NULL, 0);
+	if (!rc2)
+		rc2 = rig_trace_run_copy(run, r.b, "adapter B", NULL, 0);
+	if (rc2) {
+		fb_hist_free(h);
+		cross_down(&r);
+		return rc2;
+	}
 	if (s1.a.lost_wakeups + s1.b.lost_wakeups)
 		fb_run_note(run, "%llu lost wake-ups: the cross-adapter propagation is broken",
 			    (unsigned long long)(s1.a.lost_wakeups + s1.b.lost_wakeups));
@@ -236,5 +251,6 @@ const struct fb_scenario bm_scenario_cross_adapter = {
 	.name = "cross-adapter",
 	.summary = "fence signaled on adapter A, waited on adapter B: interrupts per signal and wait latency",
 	.params = cross_params, .compares_paths = true, .polling_threads = 2,
-	.default_iterations = 2000, .takes_duration = true, .default_warmup_s = 0.05, .run = cross_run,
+	.default_iterations = 2000, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true,
+	.run = cross_run,
 };

@@ -216,11 +216,18 @@ static int gpu_wait_run(struct fb_run *run)
 		.work_ns = (uint64_t)(fb_run_double(run, "work_us") * 1000.0), .warmup_ns = fb_run_warmup_ns(run),
 		.cfg = &cfg, .started = rig_fence_started, .started_arg = run,
 	};
+	char label[64];
+	if ((p.trace = fb_run_trace(run))) {
+		rig_trace_label(run, label, sizeof(label));
+		p.trace_label = label;
+	}
 	struct rig_gpuwait_result r;
 	char err[256];
 	int rc = rig_gpuwait_run(&p, &r, err, sizeof(err));
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
+	if (p.trace)
+		rig_trace_report(run, &r.trace);
 	fb_run_measure_end(run, p.rounds);
 	fb_run_hist(run, "gpu_wait", r.lat, FB_LIMIT_CACHELINE_RTT);
 	rig_fence_report_os(run, &r.os, r.elapsed_ns);
@@ -233,7 +240,7 @@ const struct fb_scenario bm_scenario_gpu_wait = {
 	.name = "gpu-wait",
 	.summary = "signal on engine A -> engine B past its wait: hardware wait vs CPU-held wait",
 	.params = gpu_wait_params, .compares_paths = true, .polling_threads = 2,
-	.default_iterations = 5000, .run = gpu_wait_run,
+	.default_iterations = 5000, .takes_trace = true, .run = gpu_wait_run,
 };
 
 /* ---- idle: the power proxy vs the signal rate ---- */

@@ -131,7 +131,7 @@ static int preempt_run(struct fb_run *run)
 	const struct rig_trace_queue names[2] = { { rt_queue_trace_handle(hi), "compositor (high priority)" },
 						  { rt_queue_trace_handle(lo), "long work (low priority)" } };
 	if (!rc)
-		rc = rig_trace_run_copy(run, s, names, 2);
+		rc = rig_trace_run_copy(run, s, NULL, names, 2);
 	struct hw_engine_preempt_stats st;
 	rt_stack_engine_preempt_stats(s, 0, &st);
 	struct os_ums_stats us;
@@ -238,7 +238,7 @@ static int tdr_run(struct fb_run *run)
 	}
 	fb_run_measure_end(run, n);
 	if (!rc)   /* the queues lived on devices the hangs lost: unnamed */
-		rc = rig_trace_run_copy(run, s, NULL, 0);
+		rc = rig_trace_run_copy(run, s, NULL, NULL, 0);
 	struct os_ums_stats us;
 	rt_stack_ums_stats(s, &us);
 	int drc = rt_stack_destroy(s);

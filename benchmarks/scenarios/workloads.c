@@ -133,7 +133,7 @@ static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct rt
 	for (size_t i = 0; i < n && k < BM_REPLAY_QUEUES; i++)
 		if (queues[i])
 			names[k++] = (struct rig_trace_queue){ rt_cqueue_trace_handle(queues[i]), rt_cqueue_name(queues[i]) };
-	return rig_trace_run_copy(run, w->s, names, k);
+	return rig_trace_run_copy(run, w->s, NULL, names, k);
 }
 
 /* Warm up for the run's warm-up time, measure, report.  step/drain are the
