@@ -262,6 +262,21 @@ static void rig_trace_held(struct rig_copy *k, const struct os_trace_rec *r)
 	k->c.held_waits++;
 }
 
+/* A command buffer submitted: by the application (the runtime's call) or
+ * handed to the ring by the OS scheduler (kernel-mode queues). */
+static void rig_trace_submit(struct rig_copy *k, const struct os_trace_rec *r)
+{
+	char qn[96];
+	rig_queue_label(k, r->queue, r->engine, qn, sizeof(qn));
+	json_t *a = json_pack("{s:s, s:I}", "queue", qn, "commands", (json_int_t)r->n);
+	bool app = r->kind == OS_TRACE_SUBMIT;
+	if (app)
+		json_object_set_new(a, "progress_value", json_integer((json_int_t)r->value));
+	fb_trace_span(k->t, rig_track_cpu(k, r->tid), app ? "submit" : "to the ring", app ? "runtime" : "os", r->t0,
+		      rig_dur(r->t0, r->t1), a);
+	*(app ? &k->c.submits : &k->c.sched_submits) += 1;
+}
+
 static void rig_trace_one(struct rig_copy *k, const struct os_trace_rec *r)
 {
 	switch (r->kind) {
@@ -294,6 +309,10 @@ static void rig_trace_one(struct rig_copy *k, const struct os_trace_rec *r)
 		break;
 	case OS_TRACE_HELD_WAIT:
 		rig_trace_held(k, r);
+		break;
+	case OS_TRACE_SUBMIT:
+	case OS_TRACE_SCHED_SUBMIT:
+		rig_trace_submit(k, r);
 		break;
 	default:
 		break;

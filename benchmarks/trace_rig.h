@@ -23,9 +23,11 @@
  *   GPU engines   one per engine: which queue ran when, preemptions,
  *                 ContextSwitch packets, the interrupts it raised
  *   CPU threads   the OS interrupt thread ("os-irq": ISR and DPC spans, each
- *                 with the signal its interrupt carried) and each application
- *                 thread (FENCE_SIGNAL_QUEUED / FENCE_WAIT_QUEUED instants,
- *                 CPU wait spans)
+ *                 with the signal its interrupt carried), the OS scheduler
+ *                 thread on kernel-mode paths ("os-sched": each buffer it hands
+ *                 to a ring, "to the ring") and each application thread
+ *                 ("submit" spans, FENCE_SIGNAL_QUEUED / FENCE_WAIT_QUEUED
+ *                 instants, CPU wait spans)
  * GPU timestamps are converted to the CPU clock through the stack's clock
  * calibration (rt_stack_clock_calibration).  Flow arrows go from each signal
  * to every wait it released, on both paths: a GPU wait straight from the
@@ -54,6 +56,7 @@ struct rig_trace_counts {
 	uint64_t lost;           /* log entries an overrun skipped (sum of the "lost N") */
 	size_t gpu_work, gpu_signals, gpu_waits, held_waits;   /* the model's own records drawn */
 	size_t runs, preemptions, ctx_switches;
+	size_t submits, sched_submits;   /* application submissions; kernel-mode buffers the OS scheduler handed on */
 	size_t queues;           /* queue tracks */
 	size_t flows;            /* all arrows */
 	size_t flows_via_dpc;    /* of which: a signal to the DPC that carried it, or that DPC to a wait */

@@ -611,7 +611,8 @@ static void every_timeline_scenario_writes_a_checked_trace(void **state)
 		bool replay = !strcmp(t->scenario, "replay"), frame = !strcmp(t->scenario, "frame");
 		if (frame || (replay && t->args[3] == frame_json)) {
 			const char *want[] = { "\"native: queues\"", "\"legacy: queues\"", "\"lighting\"", "\"prepass\"",
-					       "\"Wait (held on the CPU)\"", "\"direct0\"" };
+					       "\"Wait (held on the CPU)\"", "\"direct0\"", "\"submit\"",
+					       "\"to the ring\"", "os-sched (tid" };
 			for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
 				if (!strstr(text, want[k]))
 					fail_msg("%s trace lacks %s", t->scenario, want[k]);

@@ -394,6 +394,10 @@ enum os_trace_kind {
 	OS_TRACE_GPU_CTX_SWITCH,   /* a ContextSwitch packet of queue at t0 */
 	OS_TRACE_HELD_WAIT,        /* legacy GPU wait held on the CPU (queue.c): queue, fence >= value, reached t0,
 				    * released t1 by thread tid (the DPC's, or the submitter's when it did not block) */
+	OS_TRACE_SUBMIT,           /* runtime: thread tid submitted a command buffer of n commands to queue, t0..t1;
+				    * value: its progress value */
+	OS_TRACE_SCHED_SUBMIT,     /* the OS scheduler thread (tid) handed a kernel-mode buffer of n commands to
+				    * queue's ring (or held it), t0..t1 (sched.c) */
 	OS_TRACE_KINDS
 };
 struct os_trace_rec {

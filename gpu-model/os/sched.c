@@ -75,6 +75,16 @@ static void os_sched_preempt(struct os_ums *u, struct os_hwqueue *q)
 
 /* Consume q's submissions: validate, resolve dependencies (os_queue_submit
  * holds monitored-fence waits on the CPU) and write the engine's ring. */
+/* The timeline trace (os.h): this thread handed d to q from t0 until now. */
+static void os_sched_trace(struct os_ums *u, struct os_hwqueue *q, const struct os_km_desc *d, uint64_t t0)
+{
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_SCHED_SUBMIT, .tid = gettid(), .queue = hw_queue_handle(q->hwq), .t0 = t0,
+		.t1 = lf_now_ns(), .n = (uint64_t)d->n,
+	};
+	os_trace_add(u->a, &r);
+}
+
 /* Hand q's pending kernel-mode submissions to the engine; returns how many. */
 static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 {
@@ -85,11 +95,14 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 			lf_count(&u->km_discarded, 1);
 			continue;
 		}
+		uint64_t t0 = os_tracing(u->a) ? lf_now_ns() : 0;
 		os_timing_work(u->a->cfg.timing.km_sched_ns);   /* timing.c: the scheduler's work per buffer */
 		if (!os_km_valid(&d) || os_queue_submit_buffer(q->kq, d.cmds, (size_t)d.n, false, NULL)) {
 			lf_count(&u->km_rejected, 1);
 			continue;
 		}
+		if (t0)
+			os_sched_trace(u, q, &d, t0);
 		handed++;
 	}
 	if (handed)

@@ -608,12 +608,23 @@ static int rt_queue_hand(struct rt_queue *q, uint64_t v, struct hw_cmd *ib, size
 	return os_hwqueue_submit(q->osq, ib, n, v);
 }
 
+/* The timeline trace (os.h): this thread submitted buffer v of k commands from t0 until now. */
+static void rt_queue_trace_submit(struct rt_queue *q, uint64_t v, size_t k, uint64_t t0)
+{
+	struct os_trace_rec r = {
+		.kind = OS_TRACE_SUBMIT, .engine = q->desc.engine, .tid = gettid(), .queue = rt_queue_trace_handle(q),
+		.value = v, .t0 = t0, .t1 = lf_now_ns(), .n = k,
+	};
+	os_trace_add(rt_adapter(q->d), &r);
+}
+
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value)
 {
 	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
 		return -EINVAL;
 	if (rt_device_terminated(q->d))
 		return -EIO;
+	uint64_t t0 = os_tracing(rt_adapter(q->d)) ? lf_now_ns() : 0;
 	uint64_t v = atomic_load_explicit(&q->next, memory_order_relaxed) + 1;
 	struct hw_cmd *ib;
 	int rc = rt_queue_take_ib(q, v, &ib);
@@ -638,6 +649,8 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 	/* release: a reader of the submitted value sees a queued buffer behind it */
 	atomic_store_explicit(&q->next, v, memory_order_release);
 	lf_count(&q->submits, 1);
+	if (t0)
+		rt_queue_trace_submit(q, v, k, t0);
 	if (value)
 		*value = v;
 	return 0;
