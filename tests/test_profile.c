@@ -198,6 +198,42 @@ static void analogs_runs_with_the_shipped_profile(void **state)
 	json_decref(doc);
 }
 
+/* The headline under the shipped profile: it runs, names the profile, its
+ * native GPU wait is no shorter than the profile's modelled GPU-side time,
+ * and a note says how much of it that time is. */
+static void headline_runs_with_the_shipped_profile(void **state)
+{
+	(void)state;
+	fb_need_binary(fencebench);
+	const char *out = fb_tmp_path(tmpdir, "h.json");
+	const char *argv[] = { fencebench, "run", "headline", "--set", "profile=h200-pcie5", "--set", "signals=200",
+			       "--set", "waits=100", "--set", "rate_signals=100", "--format", "json", "--out", out, "-q",
+			       NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("headline exited %d: %s", r.status, r.err ? r.err : "");
+	fb_exec_free(&r);
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_non_null(doc);
+	json_t *ctx = json_object_get(doc, "context");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "profile")),
+			    "h200-pcie5");
+	bool noted = false;
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(ctx, "notes"), i, n)
+		noted |= strstr(json_string_value(n), "of the native GPU wait's p50") != NULL;
+	assert_true(noted);
+	struct bm_profile p;
+	char err[512];
+	assert_int_equal(bm_profile_load("h200-pcie5", &p, err, sizeof(err)), 0);
+	const struct hw_timing *t = &p.rt.hw;
+	json_t *b = fb_bench_named(doc, "headline/path:native/signals:200/waits:100/rate_signals:100/profile:h200-pcie5");
+	assert_true(counter(b, "gpu_wait_p50") >= (double)(2 * t->cmd_ns + t->signal_ns + t->visible_sys_ns));
+	json_decref(doc);
+}
+
 /* Without an NVIDIA driver, calibrate says so in one line and exits 2,
  * writing nothing. */
 static void calibrate_refuses_cleanly_without_a_gpu(void **state)
@@ -237,6 +273,7 @@ int main(void)
 		cmocka_unit_test(the_command_line_refuses_a_bad_profile),
 		cmocka_unit_test(a_5us_command_latency_makes_the_gpu_wait_at_least_5us),
 		cmocka_unit_test(analogs_runs_with_the_shipped_profile),
+		cmocka_unit_test(headline_runs_with_the_shipped_profile),
 		cmocka_unit_test(calibrate_refuses_cleanly_without_a_gpu),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);

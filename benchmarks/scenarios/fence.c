@@ -479,6 +479,35 @@ static int headline_paced(struct fb_run *run, struct rig_irq_params ip, struct r
 	return 0;
 }
 
+/* Under a timing profile, how much of the GPU wait's p50 is the profile's
+ * modelled time (the native path: A's SIGNAL, its flush and write, B's poll
+ * on average, B's STAMP; legacy: the same but the poll, plus the interrupt's
+ * raise, the held buffer's re-entry and B's doorbell), so a reader sees when
+ * the native/legacy ratio is the profile's. */
+static void headline_profile_note(struct fb_run *run, const struct fb_hist *lat)
+{
+	const struct bm_profile *p = bm_profile_of(run);
+	if (rt_profile_is_ideal(&p->rt) || !fb_hist_count(lat))
+		return;
+	const struct hw_timing *t = &p->rt.hw;
+	double modelled = (double)(2 * t->cmd_ns + t->signal_ns + t->visible_sys_ns) + t->wait_poll_sys_ns / 2.0;
+	double p50 = (double)fb_hist_percentile(lat, 50.0);
+	if (fb_run_path(run) == FB_PATH_NATIVE)
+		fb_run_note(run, "headline: under profile %s, %.0f %% of the native GPU wait's p50 (%.2f of %.2f us) is "
+			    "the profile's modelled GPU-side time: the native/legacy GPU-wait ratio is %s by the profile",
+			    p->rt.name, 100.0 * modelled / p50, modelled / 1e3, p50 / 1e3,
+			    modelled >= p50 / 2 ? "dominated" : "shaped");
+	else {
+		/* A's SIGNAL, its flush and write, the interrupt's raise, the held
+		 * buffer's re-entry, the doorbell of B's queue, B's STAMP */
+		modelled = (double)(2 * t->cmd_ns + t->signal_ns + t->visible_sys_ns + t->irq_ns + t->doorbell_ns +
+				    p->rt.os.km_sched_ns);
+		fb_run_note(run, "headline: under profile %s, %.0f %% of the legacy GPU wait's p50 (%.2f of %.2f us) is "
+			    "the profile's modelled time (GPU side, interrupt raise, the held buffer's re-entry); the "
+			    "rest is the model's CPU hop", p->rt.name, 100.0 * modelled / p50, modelled / 1e3, p50 / 1e3);
+	}
+}
+
 /*
  * The headline: one summary table (the main section) of what the native
  * fence buys, native and legacy side by side.  It leads with the costs of
@@ -558,6 +587,7 @@ static int headline_run(struct fb_run *run)
 	}
 	rig_fence_p50_p99(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
 	rig_fence_p50_p99(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
+	headline_profile_note(run, gr.lat);
 	fb_run_metric(run, "lost_wakeups", (double)(os.lost_wakeups + ir.lost_wakeups + pr.os.lost_wakeups), "waiters");
 	if (host.sched_wakeups == 0)
 		fb_run_note(run, "headline: the OS scheduler thread takes no part in the signal workload (it submits through "
