@@ -21,6 +21,8 @@ void os_config_default(struct os_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	hw_caps_default(&cfg->caps);
 	cfg->native_fence_enabled = true;
+	cfg->native_fence_kmd_version = OS_NATIVE_FENCE_VERSION_1;
+	cfg->native_fence_os_caps.SupportOptimizedDefaultFenceType = true;
 	cfg->wait_spin_ns = 2000;
 	cfg->max_fences = 65536;
 	cfg->irq_cpu = -1;
@@ -28,13 +30,6 @@ void os_config_default(struct os_config *cfg)
 
 int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char *err, size_t errlen)
 {
-	/* Seed (native-gpu-fence, "Querying native fence feature enablement"): the OS
-	 * fails adapter initialization if the KMD advertises native fence support
-	 * while the feature is not enabled. */
-	if (cfg->caps.native_fence && !cfg->native_fence_enabled) {
-		snprintf(err, errlen, "native_fence advertised while the OS has not enabled DXGK_FEATURE_NATIVE_FENCE: adapter initialization fails");
-		return -EINVAL;
-	}
 	if (cfg->max_fences == 0 || cfg->max_fences > (1u << 24)) {
 		snprintf(err, errlen, "max_fences=%u: must be 1..%u", cfg->max_fences, 1u << 24);
 		return -EINVAL;
@@ -42,14 +37,36 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 	if (!os_timing_check(&cfg->timing, err, errlen))
 		return -EINVAL;
 	struct os_adapter *a = lf_alloc(sizeof(*a), LF_CACHELINE);
-	int rc = hw_adapter_create(&cfg->caps, &a->hw, err, errlen);
+	a->cfg = *cfg;
+	/* The KMD's driver initialization queries the feature first (feature.c) */
+	struct hw_caps caps = cfg->caps;
+	int rc = os_kmd_query_features(a, err, errlen);
+	/* Seed (native-gpu-fence, "Querying native fence feature enablement"): the OS
+	 * fails adapter initialization if the KMD advertises native fence support
+	 * while the feature is not enabled, which the OS knows by its own answer
+	 * to the KMD's IsFeatureEnabled. */
+	if (!rc && caps.native_fence && !(a->feature_queried && a->feature.NativeFenceEnabled)) {
+		snprintf(err, errlen, a->feature_queried
+			 ? "native_fence advertised while the OS has not enabled DXGK_FEATURE_NATIVE_FENCE: adapter initialization fails"
+			 : "native_fence advertised without IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE): adapter initialization fails");
+		rc = -EINVAL;
+	}
 	if (rc) {
 		lf_free(a, sizeof(*a), LF_CACHELINE);
 		return rc;
 	}
-	a->cfg = *cfg;
+	/* DXGKARGCB_FEATURE_NATIVEFENCE_CAPS_1: local memory for native fence
+	 * storage only where the OS supports the optimized default fence type */
+	if (caps.native_fence && caps.storage == HW_STORAGE_LOCAL &&
+	    !a->feature.NativeFenceOSCaps1.SupportOptimizedDefaultFenceType)
+		caps.storage = HW_STORAGE_SYSTEM;
+	rc = hw_adapter_create(&caps, &a->hw, err, errlen);
+	if (rc) {
+		lf_free(a, sizeof(*a), LF_CACHELINE);
+		return rc;
+	}
 	a->cfg.caps = *hw_adapter_caps(a->hw);
-	a->native = cfg->caps.native_fence && cfg->native_fence_enabled;
+	a->native = caps.native_fence && a->feature.NativeFenceEnabled;
 	a->id = atomic_fetch_add(&os_adapter_ids, 1);
 	a->handles = lf_htab_create(1024);
 	atomic_init(&a->next_handle, (a->id << 32) | 1);

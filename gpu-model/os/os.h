@@ -86,7 +86,66 @@ enum os_fault {
 				     value written before it (an early release) */
 	OS_FAULT_NO_LOG_FALLBACK, /* a log overrun is counted but the ISR does not read every fence */
 	OS_FAULT_PAGING_NEW_ID,   /* resubmission gives preempted paging buffers new fence IDs */
+	OS_FAULT_KMD_NO_FEATURE_QUERY, /* the KMD advertises native fence support without calling
+					  IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) first */
+	OS_FAULT_KMD_QFI_VERSION,      /* the KMD asks QueryFeatureInterface for a version one above
+					  the negotiated one */
 };
+
+/* ---- feature enablement (seed native-gpu-fence, "Querying native fence
+ * feature enablement in OS", "DDIs to query native fence feature
+ * enablement").  The OS's DXGK_FEATURE_INTERFACE, called by the KMD's
+ * initialization inside os_adapter_create exactly as the seed's sample
+ * driver code does: IsFeatureEnabled (DXGKARGCB_ISFEATUREENABLED2: Enabled
+ * and the negotiated Version), then, when enabled, QueryFeatureInterface
+ * for that Version, which returns the DXGKCBINT_FEATURE_NATIVEFENCE_1 table,
+ * then its GetOSCaps (DXGKCB_FEATURE_NATIVEFENCE_CAPS_1).  The callbacks take
+ * the adapter (Windows passes DxgkInterface.DeviceHandle; GetOSCaps's
+ * Context is the model's stand-in for the OS state a real callback reaches). */
+enum os_feature_id { OS_FEATURE_NATIVE_FENCE = 1 };    /* DXGK_FEATURE_NATIVE_FENCE */
+#define OS_NATIVE_FENCE_VERSION_1 1                      /* the one interface table the OS implements */
+
+struct os_isfeatureenabled2 {                  /* DXGKARGCB_ISFEATUREENABLED2 */
+	enum os_feature_id FeatureId;
+	struct {
+		bool Enabled;
+		uint16_t Version;              /* negotiated: min(OS's, KMD's); 0 when not enabled */
+	} Result;
+};
+struct os_nativefence_caps_1 {                 /* DXGKARGCB_FEATURE_NATIVEFENCE_CAPS_1 */
+	bool SupportOptimizedDefaultFenceType; /* native fence storage may be placed in local memory */
+	bool SupportIntraGpuFenceType;         /* D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU (not modelled: false) */
+};
+struct os_feature_nativefence_1 {              /* DXGKCBINT_FEATURE_NATIVEFENCE_1 */
+	const void *Context;
+	int (*GetOSCaps)(const void *ctx, struct os_nativefence_caps_1 *args);   /* DXGKCB_FEATURE_NATIVEFENCE_CAPS_1 */
+};
+struct os_queryfeatureinterface {              /* DXGKARGCB_QUERYFEATUREINTERFACE */
+	enum os_feature_id FeatureId;
+	void *Interface;
+	size_t InterfaceSize;
+	uint16_t Version;
+};
+struct os_adapter;
+/* IsFeatureEnabled: 0 (Result filled) / -EINVAL (unknown FeatureId). */
+int os_feature_is_enabled(struct os_adapter *a, struct os_isfeatureenabled2 *args);
+/* QueryFeatureInterface: 0 (Interface filled) / -ENOTSUP: the feature is not
+ * enabled, or Version is not the negotiated one / -EINVAL: unknown feature,
+ * NULL Interface or InterfaceSize smaller than the table. */
+int os_feature_query_interface(struct os_adapter *a, struct os_queryfeatureinterface *args);
+
+/* The KMD's cache of what it queried (the sample's FEATURE_STATE) and the
+ * OS's count of the calls, in call order. */
+enum os_feature_call { OS_FCALL_IS_FEATURE_ENABLED, OS_FCALL_QUERY_FEATURE_INTERFACE, OS_FCALL_GET_OS_CAPS };
+#define OS_FEATURE_CALLS_MAX 8
+struct os_feature_state {
+	bool NativeFenceEnabled;
+	uint16_t NativeFenceVersion;              /* 0 until QueryFeatureInterface succeeded */
+	struct os_nativefence_caps_1 NativeFenceOSCaps1;
+	unsigned ncalls;
+	enum os_feature_call calls[OS_FEATURE_CALLS_MAX];   /* the first ncalls, in order */
+};
+void os_adapter_feature_state(const struct os_adapter *a, struct os_feature_state *out);
 
 /* The kernel-mode submission path's own cost (gpu-model/os/timing.c), part
  * of a timing profile beside the adapter's (hw_caps.timing).  All zero is
@@ -104,7 +163,11 @@ struct os_timing {
 
 struct os_config {
 	struct hw_caps caps;          /* what the KMD advertises */
-	bool native_fence_enabled;    /* IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) */
+	bool native_fence_enabled;    /* IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE).Enabled */
+	uint16_t native_fence_kmd_version;   /* the highest interface version the KMD implements (1);
+						the OS negotiates min(it, OS_NATIVE_FENCE_VERSION_1) */
+	struct os_nativefence_caps_1 native_fence_os_caps;   /* what GetOSCaps reports; default:
+								local memory supported, intra-GPU not */
 	enum os_fault fault;
 	uint64_t wait_spin_ns;        /* a CPU waiter spins this long before sleeping */
 	uint32_t max_fences;          /* fences per adapter (scan table size) */
@@ -112,7 +175,7 @@ struct os_config {
 	struct os_timing timing;      /* the kernel-mode submission path's cost (all zero: "ideal") */
 };
 
-/* Defaults: hw_caps_default, the feature enabled, no fault, 2 µs spin, 65536 fences. */
+/* Defaults: hw_caps_default, the feature enabled (version 1), no fault, 2 µs spin, 65536 fences. */
 void os_config_default(struct os_config *cfg);
 
 struct os_adapter;
@@ -120,8 +183,12 @@ struct os_fence;
 struct os_queue;
 
 /* 0, or -EINVAL with a one-line reason in err: bad caps, or native fence support
- * advertised while the OS has not enabled the feature (the seed: "The OS fails
- * adapter initialization"). */
+ * advertised while the KMD's IsFeatureEnabled did not report the feature
+ * enabled (the seed: "The OS fails adapter initialization"), or the KMD's
+ * QueryFeatureInterface for the negotiated version failed.  The KMD's
+ * feature query runs first (os_adapter_feature_state); it places native
+ * fences in system memory when caps.storage asks for local memory and
+ * GetOSCaps reports no SupportOptimizedDefaultFenceType. */
 int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char *err, size_t errlen);
 int os_adapter_start(struct os_adapter *a);   /* engines + interrupt thread */
 void os_adapter_destroy(struct os_adapter *a);

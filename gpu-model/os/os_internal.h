@@ -102,6 +102,8 @@ struct os_adapter {
 	struct os_config cfg;
 	struct hw_adapter *hw;
 	bool native;
+	struct os_feature_state feature;   /* feature.c: the KMD's query at initialization */
+	bool feature_queried;           /* the KMD called IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) */
 	uint64_t id;
 	struct lf_htab *handles;        /* global handle -> fence (RCU lookups) */
 	_Atomic uint64_t next_handle;
@@ -222,5 +224,8 @@ void os_cross_adapter_gone(struct os_adapter *a);   /* os_adapter_destroy: detac
 void os_timing_work(uint64_t ns);
 /* false with a one-line reason in err: a cost out of range. */
 bool os_timing_check(const struct os_timing *t, char *err, size_t errlen);
+
+/* feature.c: the KMD's initialization query (IsFeatureEnabled, QueryFeatureInterface, GetOSCaps). */
+int os_kmd_query_features(struct os_adapter *a, char *err, size_t errlen);
 
 #endif
