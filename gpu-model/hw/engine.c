@@ -549,6 +549,11 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_FENCE_ID:
 			hw_fence_id_done(q, &c);
 			break;
+		case HW_CMD_SW_SIGNAL:
+			/* a software signal packet: what came before it in the context has
+			 * executed; the OS does the write (legacy monitored fence) */
+			hw_raise(a, e, NULL, c.fence, c.value, 0, HW_IRQ_SW_SIGNAL_PACKET);
+			break;
 		case HW_CMD_CONTEXT_SWITCH:
 			if (run_t0)
 				hw_trace_op(a, e, q, HW_TRACE_CTX_SWITCH, NULL, 0, lf_now_ns(), 0);

@@ -116,6 +116,8 @@ struct hw_timing {
 struct hw_caps {
 	bool native_fence;            /* KMD advertises native fence support */
 	bool no_64bit_atomics;        /* the GPU writes only 32 bits of a fence value */
+	uint32_t no_fence_va_engines; /* a bit per engine that cannot write a monitored fence through its
+					 VA: its signals go through SignalSynchronizationObjectFromGpuCb */
 	uint32_t cv_stride;           /* bytes between packed CurrentValues: power of two, 8..4096 */
 	uint32_t mv_stride;           /* bytes between packed MonitoredValues: power of two, 8..4096 */
 	enum hw_irq_payload payload;
@@ -263,6 +265,8 @@ enum hw_cmd_op {
 	HW_CMD_LOG,        /* user-mode: write log entry number arg (fence, value, op = pad: enum hw_log_op) */
 	HW_CMD_FENCE_ID,   /* OS-internal, ends a kernel-mode DMA buffer: its submission fence ID arg (value 1: a paging buffer) completed */
 	HW_CMD_CONTEXT_SWITCH, /* OS-internal: a zero-length DMA buffer with DXGK_SUBMITCOMMANDFLAGS::ContextSwitch (preempt.c) */
+	HW_CMD_SW_SIGNAL,  /* OS-internal: a software signal packet (SignalSynchronizationObjectFromGpuCb):
+			      reached, the engine interrupts (HW_IRQ_SW_SIGNAL_PACKET) and the OS writes value to fence */
 };
 
 struct hw_cmd {
@@ -298,6 +302,7 @@ enum hw_irq_kind {
 	HW_IRQ_NATIVE_FENCE_SIGNALED,     /* DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED */
 	HW_IRQ_MONITORED_FENCE_SIGNALED,  /* DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED (legacy) */
 	HW_IRQ_SOFTWARE,                  /* deferred work the OS queues itself (a CPU signal): not a GPU interrupt */
+	HW_IRQ_SW_SIGNAL_PACKET,          /* the GPU context reached a software signal packet: signaled, value */
 };
 
 struct hw_irq_rec {

@@ -133,6 +133,19 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 	case HW_IRQ_MONITORED_FENCE_SIGNALED:
 		scan_legacy = true;                     /* legacy: walk every fence with pending waits */
 		break;
+	case HW_IRQ_SW_SIGNAL_PACKET: {
+		/* SignalSynchronizationObjectFromGpuCb's packet reached: the OS
+		 * writes the value (the engine could not) and releases its waiters */
+		struct os_fence *f = os_lookup(a, rec->signaled);
+		if (!f) {
+			os_bugcheck(a, rec->signaled);
+			break;
+		}
+		os_fence_signal_cpu(f, rec->value);
+		lf_count(&a->sw_signals, 1);
+		released++;   /* the signal is the work: never a spurious interrupt */
+		break;
+	}
 	default:
 		if (os_handle_sync(rec))
 			return;

@@ -88,6 +88,8 @@ enum os_fault {
 	OS_FAULT_PAGING_NEW_ID,   /* resubmission gives preempted paging buffers new fence IDs */
 	OS_FAULT_KMD_NO_FEATURE_QUERY, /* the KMD advertises native fence support without calling
 					  IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) first */
+	OS_FAULT_SW_SIGNAL_AT_QUEUE,   /* os_queue_signal_from_gpu writes the value when the packet is
+					  queued, not when the GPU context reaches it */
 	OS_FAULT_KMD_QFI_VERSION,      /* the KMD asks QueryFeatureInterface for a version one above
 					  the negotiated one */
 };
@@ -282,6 +284,15 @@ int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, st
  * submitted by the interrupt thread as the engine drains (a suspended queue:
  * once it is resumed, os_queue_resumed). */
 int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
+/* SignalSynchronizationObjectFromGpuCb (seed legacy monitored fence): queue a
+ * software signal packet to q's GPU context: when the engine reaches it (all
+ * q's earlier work executed, CPU-held waits before it satisfied), the OS's
+ * interrupt thread writes v to the monitored fence f and releases its
+ * waiters.  For engines that cannot write a monitored fence through its VA
+ * (hw_caps.no_fence_va_engines: os_queue_submit refuses their SIGNALs of
+ * monitored fences); any queue may use it.  The submitting thread.
+ * 0 / -EINVAL (f native or of another adapter) / -ENOMEM. */
+int os_queue_signal_from_gpu(struct os_queue *q, struct os_fence *f, uint64_t v);
 /* The queue is back on the hardware's run list (context resume): what it
  * holds for lack of ring space is fed again.  Any thread. */
 void os_queue_resumed(struct os_queue *q);
@@ -341,6 +352,8 @@ struct os_stats {
 	uint64_t interrupts;        /* GPU interrupt records handled */
 	uint64_t spurious;          /* ... that released no waiter */
 	uint64_t soft;              /* OS-queued deferred work (CPU signals) */
+	uint64_t sw_signal_packets; /* software signal packets queued (os_queue_signal_from_gpu) */
+	uint64_t sw_signals;        /* ... reached by their GPU context and written by the interrupt thread */
 	uint64_t released;          /* waiters released by the interrupt thread (CPU waits and held GPU waits) */
 	uint64_t fences_scanned;    /* fences looked at by the handler */
 	uint64_t bugchecks;         /* payload named a fence that no longer exists */

@@ -124,7 +124,8 @@ struct os_adapter {
 	LF_ALIGNED _Atomic bool stop;
 	/* interrupt-thread counters (single writer) */
 	LF_ALIGNED lf_counter interrupts, spurious, soft, released, fences_scanned, bugchecks,
-		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups;
+		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups, sw_signals;
+	LF_ALIGNED _Atomic uint64_t sw_signal_packets;   /* queue.c: any submitting thread */
 	pthread_mutex_t app_lock;
 	struct os_app_counters *app;
 	/* ddi.c / cross.c */

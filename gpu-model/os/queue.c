@@ -176,11 +176,18 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 	return 0;
 }
 
-static bool os_queue_cmds_valid(const struct hw_cmd *cmds, size_t n)
+/* Ops up to STAMP with the fences they need; a SIGNAL of a monitored fence
+ * only from an engine that can write it through its VA (the others signal
+ * with os_queue_signal_from_gpu). */
+static bool os_queue_cmds_valid(const struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	bool no_va = q->a->cfg.caps.no_fence_va_engines & (1u << hw_queue_engine(q->hwq));
+	for (size_t i = 0; i < n; i++) {
 		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
 			return false;
+		if (no_va && cmds[i].op == HW_CMD_SIGNAL && !cmds[i].fence->native)
+			return false;
+	}
 	return true;
 }
 
@@ -212,7 +219,7 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
 	if (!n)
 		return 0;
-	if (!os_queue_cmds_valid(cmds, n))
+	if (!os_queue_cmds_valid(q, cmds, n))
 		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
 	int rc = os_queue_submit_locked(q, cmds, n);
@@ -222,7 +229,7 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 
 int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id)
 {
-	if (!n || !os_queue_cmds_valid(cmds, n))
+	if (!n || !os_queue_cmds_valid(q, cmds, n))
 		return -EINVAL;
 	struct hw_cmd *buf = malloc((n + 1) * sizeof(*buf));
 	if (!buf)
@@ -236,6 +243,27 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	free(buf);
 	if (!rc && id)
 		*id = i;
+	return rc;
+}
+
+/* Seed (legacy monitored fence): "If a GPU engine isn't capable of writing to
+ * a monitored fence using its virtual address, the user-mode driver (UMD)
+ * uses the SignalSynchronizationObjectFromGpuCb callback to queue a software
+ * signal packet to the GPU context."  The packet goes behind everything the
+ * context holds or has queued; the engine reaching it interrupts, and the
+ * interrupt thread writes the value as a CPU signal does. */
+int os_queue_signal_from_gpu(struct os_queue *q, struct os_fence *f, uint64_t v)
+{
+	if (!f || f->a != q->a || os_fence_is_native(f))
+		return -EINVAL;
+	if (q->a->cfg.fault == OS_FAULT_SW_SIGNAL_AT_QUEUE)
+		return os_fence_signal_cpu(f, v);   /* broken: signaled when queued, not when reached */
+	struct hw_cmd c = { .op = HW_CMD_SW_SIGNAL, .fence = &f->hw, .value = v };
+	pthread_mutex_lock(&q->lock);
+	int rc = os_queue_submit_locked(q, &c, 1);
+	pthread_mutex_unlock(&q->lock);
+	if (!rc)
+		atomic_fetch_add_explicit(&q->a->sw_signal_packets, 1, memory_order_relaxed);
 	return rc;
 }
 

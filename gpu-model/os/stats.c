@@ -54,6 +54,8 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 	o->interrupts = OS_LOAD(a->interrupts);
 	o->spurious = OS_LOAD(a->spurious);
 	o->soft = OS_LOAD(a->soft);
+	o->sw_signal_packets = atomic_load_explicit(&a->sw_signal_packets, memory_order_relaxed);
+	o->sw_signals = OS_LOAD(a->sw_signals);
 	o->released = OS_LOAD(a->released);
 	o->fences_scanned = OS_LOAD(a->fences_scanned);
 	o->bugchecks = OS_LOAD(a->bugchecks);
