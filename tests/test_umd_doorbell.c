@@ -3,6 +3,7 @@
  * application threads submit through few dedicated doorbells under constant
  * victimization and every command buffer runs exactly once — plus the broken
  * submit loop (no status check after ringing) that the same test catches. */
+#include <errno.h>
 #include <sched.h>
 
 #include "tests/fb_test.h"
@@ -105,6 +106,93 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	assert_int_equal(os_device_destroy(d), 0);
 	os_fence_destroy(r1.progress);
 	os_fence_destroy(r2.progress);
+	umt_down(&t);
+}
+
+/* D3DKMTDestroyDoorbell: the doorbell is disconnected and forgotten (its
+ * physical doorbell no longer rings this queue, connects find none), and
+ * the ring stays (seed, "Residency model of doorbell memory and ring buffer
+ * allocations": "Dxgkrnl won't destroy these allocations implicitly even if
+ * the corresponding doorbell is destroyed"): a new doorbell on the same
+ * queue runs what was written to it meanwhile. */
+static void d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r;
+	raw_queue_open(&t, c, &r);
+	struct os_doorbell_map again;
+	assert_int_equal(os_doorbell_create(r.q, &again), -EEXIST);   /* one doorbell a queue */
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	assert_int_equal(raw_status(&r), OS_DOORBELL_CONNECTED);
+	assert_ptr_equal(hw_doorbell_owner(hw, 0), os_hwqueue_hw(r.q));
+
+	assert_int_equal(os_doorbell_destroy(r.q), 0);
+	assert_int_equal(raw_status(&r), OS_DOORBELL_DISCONNECTED_RETRY);
+	assert_ptr_not_equal(hw_doorbell_owner(hw, 0), os_hwqueue_hw(r.q));
+	assert_int_equal(os_doorbell_destroy(r.q), -ENOENT);
+	assert_int_equal(os_doorbell_connect(r.q), -ENOENT);
+	/* a ring through the old mapping runs nothing */
+	_Atomic uint64_t n = 0;
+	raw_submit(&r, 1, &n);
+	fbt_settle();
+	assert_int_equal(atomic_load(&n), 0);
+	assert_true(os_hwqueue_pending(r.q));
+
+	/* the ring buffer is the same one, with the entry in it */
+	assert_int_equal(os_doorbell_create(r.q, &again), 0);
+	assert_ptr_equal(again.ring, r.m.ring);
+	assert_int_equal(lf_ring_size(again.ring), 1);
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	hw_doorbell_write(atomic_load(again.cpuva), hw_doorbell_ring_value(again.value, r.wptr));
+	assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 1);
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r.progress);
+	umt_down(&t);
+}
+
+/* A user-mode HW queue is refused on the kernel-mode path
+ * (D3DKMTSubmitCommandToHwQueue): nothing runs, nothing is recorded as
+ * queued; a kernel-mode queue of the same context is not refused. */
+static void user_mode_hwqueue_refused_on_kernel_mode_submission_path(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r;
+	raw_queue_open(&t, c, &r);
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = {
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(r.progress), .value = 1 },
+	};
+	assert_true(os_hwqueue_is_um(r.q));
+	assert_int_equal(os_hwqueue_submit(r.q, cmds, 2, 1), -EINVAL);
+	fbt_settle();
+	assert_int_equal(atomic_load(&n), 0);
+	assert_int_equal(os_hwqueue_last_queued(r.q), 0);
+	assert_false(os_hwqueue_pending(r.q));
+	/* the kernel-mode queue takes the same buffer */
+	struct os_fence *kp;
+	struct os_hwqueue *km;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &kp), 0);
+	assert_int_equal(os_hwqueue_create(c, 0, 64, kp, &km), 0);
+	assert_false(os_hwqueue_is_um(km));
+	cmds[1].fence = os_fence_hw(kp);
+	assert_int_equal(os_hwqueue_submit(km, cmds, 2, 1), 0);
+	assert_int_equal(os_fence_wait_cpu(kp, 1, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 1);
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r.progress);
+	os_fence_destroy(kp);
 	umt_down(&t);
 }
 
@@ -249,5 +337,7 @@ static void broken_no_status_check_is_caught(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(victimization_follows_the_kmd_pseudocode),
+	     cmocka_unit_test(d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays),
+	     cmocka_unit_test(user_mode_hwqueue_refused_on_kernel_mode_submission_path),
 	     cmocka_unit_test(stress_many_threads_few_doorbells_exactly_once),
 	     cmocka_unit_test(broken_no_status_check_is_caught))
