@@ -1,5 +1,6 @@
 /* tests/test_fence_legacy.c — conformance of the legacy monitored fence path
  * (seed context-monitoring-legacy-monitored-fence), one test per rule. */
+#include <errno.h>
 #include <unistd.h>
 
 #include "tests/fb_test.h"
@@ -143,6 +144,48 @@ static void no64bit_atomics_wraparound_and_range(void **state)
 	assert_int_equal(os_fence_wait_cpu(f, last + UINT32_MAX / 2 + 1, 0), -ERANGE);
 	assert_int_equal(os_fence_signal_cpu(f, last + UINT32_MAX / 2), 0);
 	assert_true(os_fence_value(f) == last + UINT32_MAX / 2);
+	fbt_down(a);
+}
+
+/* "outstanding wait and signal fence values can't be more than UINT_MAX/2
+ * away from the last signaled fence value": GPU SIGNAL and WAIT (a WAIT is
+ * held on the CPU) too, and SignalSynchronizationObjectFromGpuCb's packet;
+ * nothing of a refused buffer runs. */
+static void no64bit_atomics_range_on_gpu_signal_and_wait(void **state)
+{
+	struct os_adapter *a = legacy_adapter(true);
+	struct os_fence *f, *g;
+	const uint64_t last = 0x1fffffff0ull;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, last, 0, &f), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &g), 0);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	const uint64_t far = last + UINT32_MAX / 2 + 1, near = last + UINT32_MAX / 2;
+	struct hw_cmd sig[2] = {
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 1 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(f), .value = far },
+	};
+	assert_int_equal(os_queue_submit(q, sig, 2), -ERANGE);
+	assert_int_equal(os_queue_submit_buffer(q, sig, 2, false, NULL), -ERANGE);
+	sig[1].value = last - UINT32_MAX / 2 - 1;                      /* too far below, too */
+	assert_int_equal(os_queue_submit(q, sig, 2), -ERANGE);
+	struct hw_cmd wait[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = far },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(g), .value = 2 },
+	};
+	assert_int_equal(os_queue_submit(q, wait, 2), -ERANGE);
+	assert_int_equal(os_queue_signal_from_gpu(q, f, far), -ERANGE);
+	fbt_settle();
+	assert_int_equal(os_fence_value(g), 0);                        /* nothing of them ran */
+	assert_int_equal(os_queue_held(q), 0);
+	/* within range: the held wait and the signal go through */
+	wait[0].value = near;
+	assert_int_equal(os_queue_submit(q, wait, 2), 0);
+	sig[1].value = near;
+	struct hw_cmd s2 = sig[1];
+	struct os_queue *other = fbt_queue(a, 0, 64);
+	assert_int_equal(os_queue_submit(other, &s2, 1), 0);
+	assert_true(fbt_eventually(os_fence_value(g) == 2));
+	assert_true(os_fence_value(f) == near);
 	fbt_down(a);
 }
 
@@ -309,6 +352,7 @@ FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
 	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
 	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
 	     cmocka_unit_test(held_feed_never_waits_for_ring_space),
+	     cmocka_unit_test(no64bit_atomics_range_on_gpu_signal_and_wait),
 	     cmocka_unit_test(no64bit_atomics_downward_signals),
 	     cmocka_unit_test(gpu_signal_always_interrupts),
 	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),

@@ -60,7 +60,7 @@ static struct os_write os_fence_read_write(struct os_fence *f)
 }
 
 /* 32-bit GPUs: values more than UINT32_MAX/2 from the last signaled one are refused. */
-static bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
+bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
 {
 	if (!f->a->cfg.caps.no_64bit_atomics)
 		return false;

@@ -169,6 +169,9 @@ struct os_write {
 #define OS_WRITE_NONE ((struct os_write){ 0, 0 })
 bool os_fence_defer_release(struct os_fence *f, struct os_write w, bool always, unsigned how);  /* queue a software record */
 uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed CPU read */
+/* 32-bit GPUs (No64BitAtomics): v more than UINT32_MAX/2 above the last
+ * signaled value (both_ways: or below it).  Always false on 64-bit GPUs. */
+bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways);
 /* Release what the write `signaled` satisfies among the waiters registered
  * before it (OS_WRITE_NONE: none), then what the current value satisfies
  * among those registered before its write; publish, resample; under f's

@@ -178,17 +178,25 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 
 /* Ops up to STAMP with the fences they need; a SIGNAL of a monitored fence
  * only from an engine that can write it through its VA (the others signal
- * with os_queue_signal_from_gpu). */
-static bool os_queue_cmds_valid(const struct os_queue *q, const struct hw_cmd *cmds, size_t n)
+ * with os_queue_signal_from_gpu).  0 / -EINVAL / -ERANGE: on a 32-bit GPU a
+ * GPU SIGNAL or WAIT (held on the CPU or not) more than UINT32_MAX/2 from
+ * the fence's last signaled value (seed legacy monitored fence: "outstanding
+ * wait and signal fence values can't be more than UINT_MAX/2 away from the
+ * last signaled fence value"), as for CPU signals and waits. */
+static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
 	bool no_va = q->a->cfg.caps.no_fence_va_engines & (1u << hw_queue_engine(q->hwq));
 	for (size_t i = 0; i < n; i++) {
-		if (cmds[i].op > HW_CMD_STAMP || ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence))
-			return false;
-		if (no_va && cmds[i].op == HW_CMD_SIGNAL && !cmds[i].fence->native)
-			return false;
+		const struct hw_cmd *c = &cmds[i];
+		bool fenced = c->op == HW_CMD_SIGNAL || c->op == HW_CMD_WAIT;
+		if (c->op > HW_CMD_STAMP || (fenced && !c->fence))
+			return -EINVAL;
+		if (no_va && c->op == HW_CMD_SIGNAL && !c->fence->native)
+			return -EINVAL;
+		if (fenced && c->fence->owner && os_out_of_range(c->fence->owner, c->value, c->op == HW_CMD_SIGNAL))
+			return -ERANGE;
 	}
-	return true;
+	return 0;
 }
 
 /* Straight to the ring when nothing is held and no wait needs the CPU, else
@@ -219,18 +227,22 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
 	if (!n)
 		return 0;
-	if (!os_queue_cmds_valid(q, cmds, n))
-		return -EINVAL;
+	int rc = os_queue_cmds_check(q, cmds, n);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&q->lock);
-	int rc = os_queue_submit_locked(q, cmds, n);
+	rc = os_queue_submit_locked(q, cmds, n);
 	pthread_mutex_unlock(&q->lock);
 	return rc;
 }
 
 int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t n, bool paging, uint64_t *id)
 {
-	if (!n || !os_queue_cmds_valid(q, cmds, n))
+	if (!n)
 		return -EINVAL;
+	int rc = os_queue_cmds_check(q, cmds, n);
+	if (rc)
+		return rc;
 	struct hw_cmd *buf = malloc((n + 1) * sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
@@ -238,7 +250,7 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	pthread_mutex_lock(&q->lock);
 	uint64_t i = ++q->next_id;
 	buf[n] = (struct hw_cmd){ .op = HW_CMD_FENCE_ID, .arg = i, .value = paging ? 1 : 0 };
-	int rc = os_queue_submit_locked(q, buf, n + 1);
+	rc = os_queue_submit_locked(q, buf, n + 1);
 	pthread_mutex_unlock(&q->lock);
 	free(buf);
 	if (!rc && id)
@@ -256,6 +268,8 @@ int os_queue_signal_from_gpu(struct os_queue *q, struct os_fence *f, uint64_t v)
 {
 	if (!f || f->a != q->a || os_fence_is_native(f))
 		return -EINVAL;
+	if (os_out_of_range(f, v, true))
+		return -ERANGE;
 	if (q->a->cfg.fault == OS_FAULT_SW_SIGNAL_AT_QUEUE)
 		return os_fence_signal_cpu(f, v);   /* broken: signaled when queued, not when reached */
 	struct hw_cmd c = { .op = HW_CMD_SW_SIGNAL, .fence = &f->hw, .value = v };
