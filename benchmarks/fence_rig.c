@@ -143,14 +143,15 @@ static bool rig_irq_one(struct rig_irq_rig *g, uint64_t v, bool waited, struct f
 	}
 	if (waited) {
 		if (lf_event_wait(&ev, 2000, (int64_t)g->deadline)) {
-			/* late is not lost: a starved interrupt thread may still be on
-			 * its way.  Once the fence holds v, the run that wrote it
-			 * finishes raising and the OS handles what was raised; a
-			 * waiter still not released then was lost (no deadline
-			 * decides it) */
-			bool reached = rt_fence_completed(g->f) >= v;
+			/* late is not lost: a starved engine or interrupt thread
+			 * may still be on its way.  The signal is queued, so the
+			 * fence reaches v; then the run that wrote it finishes
+			 * raising and the OS handles what was raised; a waiter
+			 * still not released then was lost (no deadline decides) */
+			while (rt_fence_completed(g->f) < v)
+				lf_sleep_until(lf_now_ns() + 1000000);
 			rt_stack_settle(g->st);
-			lost = reached && !lf_event_is_set(&ev);
+			lost = !lf_event_is_set(&ev);
 			/* a lost waiter is counted, then freed by a CPU signal of the
 			 * value it waits for (released before the call returns), so
 			 * a broken protocol ends the run instead of hanging it */
