@@ -122,7 +122,7 @@ FIGURES = [
                ("limits",), "fbfig_machine.limits", rd.limits),
     FigureSpec("irq_per_signal", "Interrupts per GPU signal vs waited fraction",
                ("irq-suppression",), "fbfig_fence.irq_per_signal", rd.irq_per_signal),
-    FigureSpec("os_power", "OS interrupt-thread wake-ups per second and idle fraction vs waited fraction",
+    FigureSpec("os_power", "OS interrupt-thread wake-ups per signal and idle fraction vs waited fraction",
                ("irq-suppression",), "fbfig_fence.os_power", rd.os_power),
     FigureSpec("gpu_wait", "GPU wait latency CDF: native hardware wait vs legacy CPU-held wait",
                ("gpu-wait",), "fbfig_fence.gpu_wait", rd.gpu_wait),

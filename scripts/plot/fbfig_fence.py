@@ -115,16 +115,20 @@ def _no_wakeups(run):
 
 
 def os_power(files):
-    """OS interrupt-thread wake-ups per second and idle fraction vs the waited fraction."""
+    """OS interrupt-thread wake-ups per signal and idle fraction vs the waited fraction.
+
+    Per signal first: the two paths take different times for the same
+    signals, so a rate per second compares unequal spans; the idle fraction
+    is over each path's own span and says so."""
     groups = fr.sweep_points(files, "irq-suppression", "waited", section="power")
-    if not any(d.series(pts, 1, "os_irq_wakeups_per_s")[0] for pts in groups.values()):
+    if not any(d.series(pts, 1, "os_irq_wakeups_per_signal")[0] for pts in groups.values()):
         return None
     fig, (aw, ai) = d.figure(2, 10, 4.4)
-    wmax = 1.0
+    wmax = 0.1
     for gi, (label, pts) in enumerate(groups.items()):
         for which, color, mark, name in reversed(PATHS):
-            ys = d.line(aw, pts, which, "os_irq_wakeups_per_s", d.style(gi), color, mark, name + d.suffix(label))
-            e = d.errs(pts, which, "os_irq_wakeups_per_s") or [0.0] * len(ys)
+            ys = d.line(aw, pts, which, "os_irq_wakeups_per_signal", d.style(gi), color, mark, name + d.suffix(label))
+            e = d.errs(pts, which, "os_irq_wakeups_per_signal") or [0.0] * len(ys)
             wmax = max([wmax] + [y + v for y, v in zip(ys, e)])
             d.line(ai, pts, which, "os_irq_idle_fraction", d.style(gi), color, mark,
                    name + d.suffix(label), skip=_no_wakeups)
@@ -134,12 +138,11 @@ def os_power(files):
                     ai.annotate(f"{name}: n/a\n(0 wake-ups)", (x, 0.06), fontsize=7, color=color,
                                 ha="left" if x < 0.9 else "right")
     aw.set_ylim(0, wmax * 1.15)
-    aw.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    aw.set_ylabel("OS interrupt-thread wake-ups per second (1/s)")
-    aw.set_title("OS interrupt thread: wake-ups per second")
+    aw.set_ylabel("OS interrupt-thread wake-ups per GPU signal (wake-ups/signal)")
+    aw.set_title("OS interrupt thread: wake-ups per signal (equal work)")
     ai.set_ylim(0, 1.05)
     ai.set_ylabel("OS interrupt-thread idle fraction (0–1)")
-    ai.set_title("OS interrupt thread: idle fraction (power proxy)")
+    ai.set_title("idle fraction (power proxy), over each path's own span")
     for ax in (aw, ai):
         ax.set_xlim(-0.03, 1.03)
         ax.set_xlabel("waited fraction: share of GPU signals with a CPU waiter (0–1)")

@@ -179,24 +179,24 @@ def irq_per_signal(files):
 
 def os_power(files):
     label, pts = _first_group(files, "irq-suppression", "waited", "power")
-    nat, leg = fr.series(pts, 1, "os_irq_wakeups_per_s"), fr.series(pts, 2, "os_irq_wakeups_per_s")
+    nat, leg = fr.series(pts, 1, "os_irq_wakeups_per_signal"), fr.series(pts, 2, "os_irq_wakeups_per_signal")
     if not nat or not leg:
         return None
     x, n, lg = _nearest(pts, 0.1)
     idle = ""
     if _g(n, "os_irq_wakeups") and _g(lg, "os_irq_wakeups"):
         idle = (f"; at waited={_x(x)} the native thread slept {ft.percent(_g(n, 'os_irq_idle_fraction'))} "
-                f"of the time against legacy's {ft.percent(_g(lg, 'os_irq_idle_fraction'))}")
-    shape = (f"The native OS interrupt thread woke {ft.count(round(nat[0][1]))}/s at waited {_x(nat[0][0])} "
-             f"and {ft.count(round(nat[-1][1]))}/s at waited {_x(nat[-1][0])}, the legacy one "
-             f"{ft.count(round(leg[0][1]))}/s and {ft.count(round(leg[-1][1]))}/s{idle}.")
+                f"of its run against legacy's {ft.percent(_g(lg, 'os_irq_idle_fraction'))} of its own "
+                f"(the same signals took the two paths different times)")
+    shape = (f"Per GPU signal the native OS interrupt thread woke {ft.ratio(nat[0][1])} times at waited "
+             f"{_x(nat[0][0])} and {ft.ratio(nat[-1][1])} at waited {_x(nat[-1][0])}, the legacy one "
+             f"{ft.ratio(leg[0][1])} and {ft.ratio(leg[-1][1])}{idle}.")
     lw = dict(leg)
-    dep = [f"at waited={_x(x)} native woke {ft.count(round(v))}/s, legacy {ft.count(round(lw[x]))}/s"
+    dep = [f"at waited={_x(x)} native woke {ft.ratio(v)} times per signal, legacy {ft.ratio(lw[x])}"
            for x, v in nat if x < 1 and x in lw and v >= lw[x]]
     return shape, _verdict("native-gpu-fence",
                            "conditional interrupts let the CPU stay idle, so wherever some signals have no "
-                           "CPU waiter the native thread wakes less often than the legacy one", dep)
-
+                           "CPU waiter the native thread wakes less often per signal than the legacy one", dep)
 
 def isr_scaling(files):
     groups = fr.sweep_points(files, "isr-scaling", "fences", "power")

@@ -32,8 +32,11 @@ READING = [
     "**Interrupts**: the legacy fence interrupts on every GPU signal; the native fence only when a "
     "CPU waiter's value is reached (CV > MonitoredValue). Suppression near 1 − waited fraction is "
     "the design working; spurious interrupts woke no one; lost wake-ups must be 0.",
-    "**Power proxy**: the simulated OS interrupt thread's wake-ups per second and the share of "
-    "the measured time it slept. Fewer wake-ups and more idle time mean fewer CPU exits from idle.",
+    "**Power proxy**: the simulated OS interrupt thread's wake-ups and CPU time per GPU signal "
+    "(equal work on both paths), and at one paced rate (the headline) its wake-ups per second and "
+    "the share of the time it slept. Rates and idle fractions of unpaced runs are over each path's "
+    "own span (the same signals take the paths different times) and are marked so. Fewer wake-ups "
+    "and more idle time mean fewer CPU exits from idle.",
     "**Latency**: percentiles of per-sample latencies (ns, shown in the unit that fits), each next "
     "to the machine limit measured in the same run: a futex wake-to-run for CPU waits, a "
     "cache-line round trip between two CPUs for GPU waits. × is latency ÷ limit. The CDFs are "
@@ -398,20 +401,28 @@ def _wakeups(run):
     return ft.count(round(run.counters.get("os_irq_wakeups_per_s") or 0)) + ft.pm(run, "os_irq_wakeups_per_s")
 
 
+def _per_signal(run):
+    v = run.counters.get("os_irq_wakeups_per_signal")
+    return "—" if v is None else ft.ratio(v) + ft.pm(run, "os_irq_wakeups_per_signal")
+
+
 def _power(files):
+    """Per signal first (equal work); the rates and idle fractions are over
+    each path's own span, which the header says."""
     rows = []
     for label, n, lg in _pairs(files, "power"):
         g = lambda r, k: r.counters.get(k)  # noqa: E731
         if g(n, "os_irq_wakeups_per_s") is None and g(lg, "os_irq_wakeups_per_s") is None:
             continue               # a power section of other counters (cross-adapter: per adapter)
-        if g(n, "span_ms") is not None and g(n, "span_ms") != g(lg, "span_ms"):
-            label += " (each path's own span)"     # the headline's: the same signals, unequal times
-        rows.append((label, _wakeups(n), _wakeups(lg), _idle(n), _idle(lg), _isr(n), _isr(lg)))
+        rows.append((label, _per_signal(n), _per_signal(lg), _wakeups(n), _wakeups(lg), _idle(n), _idle(lg),
+                     _isr(n), _isr(lg)))
     if not rows:
         return doc.Para("_No run holds the power section of both paths._")
-    return _table(("workload", "OS wake-ups/s native", "OS wake-ups/s legacy", "idle fraction native",
-                   "idle fraction legacy", "ISR time/irq native", "ISR time/irq legacy"),
-                  ("---",) + ("--:",) * 6, rows)
+    return _table(("workload", "OS wake-ups/signal native", "OS wake-ups/signal legacy",
+                   "OS wake-ups/s native (own span)", "OS wake-ups/s legacy (own span)",
+                   "idle fraction native (own span)", "idle fraction legacy (own span)",
+                   "ISR time/irq native", "ISR time/irq legacy"),
+                  ("---",) + ("--:",) * 8, rows)
 
 
 def _latency_rows(label, n, lg, metric):
