@@ -700,7 +700,16 @@ static int bm_async_wait_any(void *handles, int64_t ns)
 	return rt_event_wait_multi(handles, 2, false, ns);
 }
 
-static int bm_async_pick(struct bm_async *a)
+/* Tests: the one stage's event only (WaitForSingleObject). */
+static int bm_async_wait_stage(void *handle, int64_t ns)
+{
+	return rt_event_wait(handle, ns);
+}
+
+/* The next stage: the seed's WaitForMultipleObjects over both events (the
+ * lowest signaled index wins), or, forced >= 0 (tests), that stage's event
+ * alone. */
+static int bm_async_pick(struct bm_async *a, int forced)
 {
 	for (int i = 0; i < 2; i++) {
 		int rc = 0;
@@ -715,7 +724,10 @@ static int bm_async_pick(struct bm_async *a)
 			return rc;
 	}
 	uint64_t t0 = lf_now_ns();
-	int stage = bm_wl_watched(a->w, bm_async_wait_any, a->handles, NULL, 0, "either stage's event");
+	int stage = forced < 0 ? bm_wl_watched(a->w, bm_async_wait_any, a->handles, NULL, 0, "either stage's event")
+			       : bm_wl_watched(a->w, bm_async_wait_stage, a->handles[forced], NULL, 0, "the stage's event");
+	if (forced >= 0 && stage == 0)
+		stage = forced;
 	a->w->cpu_wait_ns += lf_now_ns() - t0;
 	a->w->cpu_waits++;
 	/* a stage past its throttle ran because its fence reached the armed value */
@@ -777,13 +789,25 @@ static int bm_async_graphics(struct bm_async *a)
 	return rc;
 }
 
-int bm_async_step(struct bm_async *a)
+static int bm_async_turn(struct bm_async *a, int forced)
 {
-	int stage = bm_async_pick(a);
+	int stage = bm_async_pick(a, forced);
 	if (stage < 0)
 		return stage;
 	++a->frames[stage];
 	return stage == 0 ? bm_async_compute(a) : bm_async_graphics(a);
+}
+
+int bm_async_step(struct bm_async *a)
+{
+	return bm_async_turn(a, -1);
+}
+
+int bm_async_step_stage(struct bm_async *a, int stage)
+{
+	if (stage != 0 && stage != 1)
+		return -EINVAL;
+	return bm_async_turn(a, stage);
 }
 
 /* Graphics frames go on until compute caught up (compute waits for graphics

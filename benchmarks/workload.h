@@ -213,6 +213,10 @@ struct bm_async {
 int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
 int bm_async_step(struct bm_async *a);          /* one turn: WaitForMultipleObjects, one stage */
+/* Tests: one turn of the given stage (0 compute, 1 graphics) after waiting
+ * for its event alone, so that a test interleaves the stages whatever the
+ * CPU's speed against the GPU's; -EINVAL for another stage. */
+int bm_async_step_stage(struct bm_async *a, int stage);
 int bm_async_drain(struct bm_async *a);
 void bm_async_fini(struct bm_async *a);
 
