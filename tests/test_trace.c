@@ -575,17 +575,6 @@ static void every_timeline_scenario_writes_a_checked_trace(void **state)
 	const char *path = fb_tmp_path(tmpdir, "every.json");
 	for (size_t i = 0; i < NTRACED; i++) {
 		const struct traced_run *t = &traced_runs[i];
-#ifdef FB_TSAN
-		if (!strcmp(t->scenario, "tdr")) {
-			/* ThreadSanitizer reports a race of the model's own, with or without a
-			 * trace (`run tdr --iterations 2` shows it untraced): the TDR thread's
-			 * os_device_terminate signals a lost device's queue progress fences
-			 * (gpu-model/os/device.c) while rt_device_destroy frees them.  Until
-			 * that is fixed the TSan suite leaves this one run out. */
-			print_message("tdr: left out under ThreadSanitizer (the model's TDR teardown race)\n");
-			continue;
-		}
-#endif
 		const char *argv[24] = { "run", t->scenario, "--path", "both", "--warmup", "0", "--trace", path,
 					 "--format", "json", "-q" };
 		size_t n = 11;

@@ -392,13 +392,16 @@ void os_device_terminate(struct os_device *d)
 		c->dead = true;
 	}
 	d->dead = true;
-	/* D3D12 device removal: the device's own fences too (under the lock:
-	 * none is untracked and destroyed meanwhile) */
-	for (size_t i = 0; i < d->nfences; i++)
-		os_fence_signal_cpu(d->fences[i], UINT64_MAX);
-	pthread_mutex_unlock(&u->lock);
-	/* D3D12 device removal: fences read UINT64_MAX, waiters return */
+	/* D3D12 device removal: fences read UINT64_MAX, waiters return; the
+	 * queues' progress fences and the device's own, all under the lock: a
+	 * waiter released here may destroy the device at once, and
+	 * os_device_destroy takes the lock first, so no queue or fence this
+	 * walks is freed meanwhile (TSan saw the walk race the free when the
+	 * progress fences were signaled after the unlock) */
 	for (struct os_context *c = d->contexts; c; c = c->next)
 		for (struct os_hwqueue *q = c->queues; q; q = q->next)
 			os_fence_signal_cpu(q->progress, UINT64_MAX);
+	for (size_t i = 0; i < d->nfences; i++)
+		os_fence_signal_cpu(d->fences[i], UINT64_MAX);
+	pthread_mutex_unlock(&u->lock);
 }
