@@ -484,7 +484,8 @@ static void headline_latencies_are_durations(void **state)
 	need_binary();
 	struct fb_exec_result r = RUN("run", "headline", "--iterations", "2000", "--set", "rate_signals=100", "--format",
 				      "json", "-q");
-	assert_int_equal(r.status, 0);
+	if (r.status != 0)
+		fail_msg("headline exited %d: %s", r.status, r.err ? r.err : "(no stderr)");
 	json_t *doc = json_of(r.out), *b;
 	size_t i, checked = 0;
 	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
