@@ -570,7 +570,8 @@ int rig_trace_copy(struct rt_stack *s, struct fb_trace *t, const char *label, en
 
 void rig_trace_label(struct fb_run *run, char *out, size_t len)
 {
-	snprintf(out, len, "%s", fb_path_name(fb_run_path(run)));
+	/* a scenario that compares no paths: "run" */
+	snprintf(out, len, "%s", fb_run_path(run) == FB_PATH_NONE ? "run" : fb_path_name(fb_run_path(run)));
 	if (fb_run_repetition(run))
 		snprintf(out + strlen(out), len - strlen(out), " #%u", fb_run_repetition(run) + 1);
 }

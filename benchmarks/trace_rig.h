@@ -81,8 +81,8 @@ int rig_trace_copy(struct rt_stack *s, struct fb_trace *t, const char *label, en
 int rig_trace_copy_named(struct rt_stack *s, struct fb_trace *t, const char *label, const struct rig_trace_queue *q,
 			 size_t nq, enum rig_trace_broken broken, struct rig_trace_counts *c);
 
-/* The label of a run's track groups: its path ("native"), " #2" from the
- * second repetition on. */
+/* The label of a run's track groups: its path ("native"; "run" for a
+ * scenario that compares none), " #2" from the second repetition on. */
 struct fb_run;
 void rig_trace_label(struct fb_run *run, char *out, size_t len);
 /* --trace for a scenario: start s's trace when the run has one (before the

@@ -15,6 +15,7 @@
 #include "benchmarks/profile.h"
 #include "benchmarks/scenarios/submit.h"
 #include "gpu-model/runtime/stack.h"
+#include "benchmarks/trace_rig.h"
 #include "lockfree/arch.h"
 #include "lockfree/cacheline.h"
 
@@ -182,6 +183,26 @@ static int bm_submit_loop(const struct bm_submit_params *p, struct bm_submit_rig
 	return 0;
 }
 
+/* --trace: a section's timeline (one stack each: a group each, "native
+ * polling engine", "native parked engine"), its two queues named. */
+static int bm_submit_trace(const struct bm_submit_params *p, struct bm_submit_rig *g, struct rt_queue *km,
+			   struct rt_queue *um)
+{
+	if (!p->run || !fb_run_trace(p->run))
+		return 0;
+	struct rig_trace_queue names[2] = { { rt_queue_trace_handle(km), "kernel-mode queue" } };
+	if (um)
+		names[1] = (struct rig_trace_queue){ rt_queue_trace_handle(um), "user-mode queue" };
+	struct rig_trace_counts c;
+	char label[96];
+	rig_trace_label(p->run, label, sizeof(label));
+	snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", p->parked ? "parked engine" : "polling engine");
+	int rc = rig_trace_copy_named(g->s, fb_run_trace(p->run), label, names, um ? 2 : 1, RIG_TRACE_OK, &c);
+	if (!rc)
+		rig_trace_report(p->run, &c);
+	return rc;
+}
+
 int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result *r, char *err, size_t errlen)
 {
 	struct bm_submit_rig g = { 0 };
@@ -198,6 +219,11 @@ int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result 
 		rc = rt_queue_create(g.d, &du, &um);
 	if (rc) {
 		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
+		bm_submit_down(&g);
+		return rc;
+	}
+	if (p->run && (rc = rig_trace_run_start(p->run, g.s))) {   /* --trace: the whole section */
+		snprintf(err, errlen, "starting the timeline trace: %s", strerror(-rc));
 		bm_submit_down(&g);
 		return rc;
 	}
@@ -234,8 +260,11 @@ int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result 
 	struct os_ums_stats us;
 	rt_stack_ums_stats(g.s, &us);
 	r->sched_wakeups = us.sched_wakeups;
+	rc = bm_submit_trace(p, &g, km, um);
 	bm_submit_down(&g);
-	return 0;
+	if (rc)
+		snprintf(err, errlen, "copying the timeline: %s", strerror(-rc));
+	return rc;
 }
 
 int bm_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode)
@@ -365,7 +394,7 @@ const struct fb_scenario bm_scenario_submit_latency = {
 	.name = "submit-latency",
 	.summary = "submit call -> engine start: user-mode doorbell vs kernel-mode, engine polling vs parked (F1)",
 	.params = latency_params, .compares_paths = false, .polling_threads = 1,
-	.default_iterations = 20000, .run = latency_run,
+	.default_iterations = 20000, .takes_trace = true, .run = latency_run,
 };
 
 /* ---- doorbell-thrash ---- */
@@ -395,6 +424,10 @@ static int thrash_run(struct fb_run *run)
 		bm_submit_down(&g);
 		return fb_run_error(run, rc, "creating %u queues: %s", nq, strerror(-rc));
 	}
+	if ((rc = rig_trace_run_start(run, g.s))) {
+		bm_submit_down(&g);
+		return rc;
+	}
 	for (uint64_t i = 0; i < 2ull * nq && !rc; i++)
 		rc = bm_submit_one(q[i % nq], false, NULL);
 	struct os_ums_stats s0, s1;
@@ -414,10 +447,12 @@ static int thrash_run(struct fb_run *run)
 		retries += qs.retries;
 		connects += qs.connects;
 	}
+	/* its queues unnamed: nq of them, one like another */
+	int trc = rc ? 0 : rig_trace_run_copy(run, g.s, NULL, NULL, 0);
 	bm_submit_down(&g);
-	if (rc) {
+	if (rc || trc) {
 		fb_hist_free(h);
-		return fb_run_error(run, rc, "a submission did not start within 2 s: lost");
+		return rc ? fb_run_error(run, rc, "a submission did not start within 2 s: lost") : trc;
 	}
 	double secs = elapsed / 1e9, vict = (double)(s1.victimizations - s0.victimizations);
 	fb_run_hist(run, "submit", h, FB_LIMIT_CACHELINE_HALF);
@@ -434,5 +469,5 @@ const struct fb_scenario bm_scenario_doorbell_thrash = {
 	.name = "doorbell-thrash",
 	.summary = "user-mode submission latency and doorbell victimizations as queues outnumber doorbells",
 	.params = thrash_params, .compares_paths = false, .polling_threads = 1,
-	.default_iterations = 20000, .run = thrash_run,
+	.default_iterations = 20000, .takes_trace = true, .run = thrash_run,
 };
