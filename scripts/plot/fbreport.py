@@ -278,7 +278,8 @@ def _headline_profiles(files):
     cols = ["metric"] + [f"{p} {side}" for p in names for side in ("native", "legacy")] + ["what sets it"]
     rows = []
     for label, key, fmt, why in PROFILE_ROWS:
-        cells = [fmt(v) if v is not None else "—" for h in hs for v in h[key]]
+        cells = [fmt(v) + ft.pm(run, key) if v is not None else "—"
+                 for h in hs for v, run in zip(h[key], h["runs"])]
         rows.append((label, *cells, why))
     ratio = [ft.div(h["gpu_wait_p50"][1], h["gpu_wait_p50"][0]) for h in hs]
     rows.insert(1, ("GPU wait, legacy ÷ native", *[c for r in ratio for c in (f"{r:.3g}×" if r else "—", "")],
