@@ -88,11 +88,11 @@ static void bm_submit_down(struct bm_submit_rig *g)
 /* Late or lost?  A deadline alone would call a starved engine's work lost
  * (an engine polls at nice 10 when idle: under load, or ThreadSanitizer,
  * it may not run for seconds).  Lost: past the deadline while the engines
- * ran BM_SUBMIT_RAN_NS on a CPU meanwhile (they looked and did not find
+ * ran BM_SUBMIT_RAN_NS on a CPU after it (they looked and did not find
  * it), or past the cap whatever they ran. */
 struct bm_submit_deadline {
 	const struct bm_submit_rig *g;
-	uint64_t t0, ran0;
+	uint64_t t0, ran0;   /* ran0: the engines' CPU time when the deadline passed (0: not yet read) */
 };
 
 /* The engine threads' time on a CPU so far (ns, /proc schedstat; 0 when the
@@ -117,15 +117,24 @@ static uint64_t bm_submit_engines_ran(const struct bm_submit_rig *g)
 
 static struct bm_submit_deadline bm_submit_deadline(const struct bm_submit_rig *g)
 {
-	return (struct bm_submit_deadline){ g, lf_now_ns(), bm_submit_engines_ran(g) };
+	return (struct bm_submit_deadline){ g, lf_now_ns(), 0 };
 }
 
-static bool bm_submit_lost(const struct bm_submit_deadline *d)
+/* The engines' CPU time is read only once the deadline passed (/proc reads
+ * stay out of every submission's measured wait), and counted from there. */
+static bool bm_submit_lost(struct bm_submit_deadline *d)
 {
 	uint64_t waited = lf_now_ns() - d->t0;
 	if (waited <= BM_SUBMIT_DEADLINE_NS)
 		return false;
-	return waited > BM_SUBMIT_CAP_NS || bm_submit_engines_ran(d->g) - d->ran0 >= BM_SUBMIT_RAN_NS;
+	if (waited > BM_SUBMIT_CAP_NS)
+		return true;
+	uint64_t ran = bm_submit_engines_ran(d->g);
+	if (!d->ran0) {
+		d->ran0 = ran ? ran : 1;
+		return false;
+	}
+	return ran - d->ran0 >= BM_SUBMIT_RAN_NS;
 }
 
 /* Wait (bounded) until *w != 0.  Kernel-mode waits yield at once: the
