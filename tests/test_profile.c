@@ -13,6 +13,8 @@
 
 #include "benchmarks/fence_rig.h"
 #include "benchmarks/profile.h"
+#include "gpu-model/hw/hw.h"
+#include "lockfree/arch.h"
 #include "src/fb_hist.h"
 #include "tests/fb_test_exec.h"
 
@@ -138,6 +140,51 @@ static void a_5us_command_latency_makes_the_gpu_wait_at_least_5us(void **state)
 		fail_msg("the fastest native GPU wait took %llu ns under a 5 us command latency",
 			 (unsigned long long)fb_hist_min(r.lat));
 	fb_hist_free(r.lat);
+}
+
+/* The shortest idle stretch engine 0 of an adapter with `timing` polled
+ * before it parked, by the engine's own clock, once it has parked twice
+ * (an adapter with no queues: every pass is idle; a park times out every
+ * 100 ms and the engine idles again). */
+static uint64_t idle_before_park_ns(const struct hw_timing *timing)
+{
+	struct hw_caps caps;
+	hw_caps_default(&caps);
+	caps.timing = *timing;
+	struct hw_adapter *a;
+	char err[256];
+	if (hw_adapter_create(&caps, &a, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(hw_adapter_start(a), 0);
+	struct hw_engine_stats st;
+	uint64_t t0 = lf_now_ns();
+	do {
+		hw_engine_stats(a, 0, &st);
+		if (lf_now_ns() - t0 > 30000000000ull)
+			fail_msg("engine 0 parked %llu times in 30 s", (unsigned long long)st.parks);
+		usleep(1000);
+	} while (st.parks < 2);
+	hw_adapter_destroy(a);
+	return st.park_idle_min_ns;
+}
+
+/* timing.c, "Where an idle engine waits": under a profile an idle engine
+ * polls for 1 ms before it parks, so no host wake-up (24-34 us on the
+ * reference VM) lands inside a latency the profile models; without one it
+ * parks after caps.idle_spin_ns.  Lower bounds, by the engine's clock:
+ * load can only lengthen an idle stretch.  Fails if the rule is dropped
+ * (the engine would park after 20 us under the profile too). */
+static void under_a_profile_an_idle_engine_polls_1ms_before_it_parks(void **state)
+{
+	(void)state;
+	struct hw_timing ideal = { 0 }, profile = { .cmd_ns = 600, .wait_poll_sys_ns = 1600 };
+	uint64_t least = idle_before_park_ns(&profile);
+	if (least < 1000000)
+		fail_msg("under a profile engine 0 parked after %llu ns idle (want >= 1 ms)", (unsigned long long)least);
+	least = idle_before_park_ns(&ideal);
+	if (least < 20000)
+		fail_msg("ideal: engine 0 parked after %llu ns idle (want >= caps.idle_spin_ns, 20 us)",
+			 (unsigned long long)least);
 }
 
 /* counter `key` of entry b, failing the test when it has none */
@@ -272,6 +319,7 @@ int main(void)
 		cmocka_unit_test(bad_files_are_refused_in_one_line),
 		cmocka_unit_test(the_command_line_refuses_a_bad_profile),
 		cmocka_unit_test(a_5us_command_latency_makes_the_gpu_wait_at_least_5us),
+		cmocka_unit_test(under_a_profile_an_idle_engine_polls_1ms_before_it_parks),
 		cmocka_unit_test(analogs_runs_with_the_shipped_profile),
 		cmocka_unit_test(headline_runs_with_the_shipped_profile),
 		cmocka_unit_test(calibrate_refuses_cleanly_without_a_gpu),

@@ -198,6 +198,7 @@ void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engi
 	out->timed = atomic_load_explicit(&e->timed, memory_order_relaxed);
 	out->timed_ns = atomic_load_explicit(&e->timed_ns, memory_order_relaxed);
 	out->timed_late_ns = atomic_load_explicit(&e->timed_late_ns, memory_order_relaxed);
+	out->park_idle_min_ns = atomic_load_explicit(&e->park_idle_min_ns, memory_order_relaxed);
 }
 
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine)

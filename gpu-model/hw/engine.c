@@ -748,6 +748,14 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 		hw_engine_idle_pause(e);
 		return true;
 	}
+	/* timing.c, "Where an idle engine waits": under a profile, poll on
+	 * (lowered) before parking, so no host wake-up lands in what it models */
+	if (hw_timing_polls_idle(a, c->now - c->idle_since)) {
+		if (e->may_lower)
+			hw_engine_set_idle_prio(e, true);
+		hw_engine_idle_pause(e);
+		return true;
+	}
 	return false;
 }
 
@@ -764,6 +772,11 @@ static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, str
 	}
 	hw_engine_working(e);   /* a wake-up from F1 runs at once */
 	lf_count(&e->parks, 1);
+	uint64_t idle = c->idle_since ? c->now - c->idle_since : 0, least = atomic_load_explicit(&e->park_idle_min_ns,
+												 memory_order_relaxed);
+	idle = idle ? idle : 1;
+	if (!least || idle < least)   /* the engine thread is the only writer */
+		atomic_store_explicit(&e->park_idle_min_ns, idle, memory_order_relaxed);
 	atomic_store_explicit(&e->fstate, HW_F1, memory_order_release);
 	lf_wake_park(&e->wake, HW_PARK_TIMEOUT_NS);
 	atomic_store_explicit(&e->fstate, HW_F0, memory_order_release);

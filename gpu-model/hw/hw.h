@@ -637,6 +637,8 @@ struct hw_engine_stats {
 	uint64_t timed;          /* latencies spent */
 	uint64_t timed_ns;       /* their modelled total */
 	uint64_t timed_late_ns;  /* how much later than modelled they ended, in total (the clock's overshoot) */
+	uint64_t park_idle_min_ns; /* the shortest idle stretch before a park, by the engine's clock (0: never
+				  * parked): caps.idle_spin_ns, or 1 ms under a timing profile (timing.c) */
 };
 
 /* 0 or -EINVAL with a one-line reason in err (bad caps). */
