@@ -25,6 +25,14 @@ reader to must be in it.  Checked, over the files git tracks under ROOT
              (`<name>.txt`), or a path into a seed folder outside the
              repository is refused.  DESIGN.md must have the map.
 
+  ledger     tests/seed-requirements.md, when present: each row of its tables
+             names a seed of the map, a status (proven, unproven, missing)
+             and, when proven, tests as `tests/test_X.c:function`, each a
+             function that file defines and hands to cmocka (the binary runs
+             it); a row that is not proven gives its reason.  README.md's
+             "seed requirements" row must state the ledger's counts as "N
+             proven, N built but unproven, N missing".
+
 Not checked: results/<run>/ — each is a published run (report.md,
 report.html, figures.json) written by the revision it names and kept as it
 was published; its text is history, not a link to follow today.
@@ -54,6 +62,11 @@ SEED_FILE = re.compile(r"\b([a-z0-9]+(?:-[a-z0-9]+)+)\.txt\b")
 SECTION = re.compile(r"((?:[\w.-]+/)*[A-Z][A-Z0-9_]*\.md),? [\"\u201c]([^\"\u201d]+)[\"\u201d]")
 HEADING = re.compile(r"^#+\s+(.*?)\s*#*\s*$")
 MAP_ROW = re.compile(r"^\|\s*`([a-z0-9-]+)`\s*\|")
+LEDGER = "tests/seed-requirements.md"
+LEDGER_ID = re.compile(r"^[A-Z]\d+$")
+PROOF = re.compile(r"`(tests/[\w./-]+\.c):(\w+)`")
+COUNTS = re.compile(r"(\d+) proven, (\d+) built but unproven, (\d+) missing")
+STATUSES = ("proven", "unproven", "missing")
 
 
 def tracked_files(root):
@@ -185,6 +198,68 @@ class Checker:
                     self.report(path, n, m.group(0),
                                 "a seed's file is not in the repository: cite it by the title in DESIGN.md's seed map")
 
+    def test_runs(self, test, fn):
+        """Why tests/test_X.c:fn proves nothing; None when the file defines fn and hands it to cmocka."""
+        if test not in self.files:
+            return "no such test file in the repository"
+        with open(os.path.join(self.root, test), encoding="utf-8") as f:
+            text = f.read()
+        if not re.search(r"\bstatic void " + fn + r"\(void \*\*", text):
+            return f"{test} defines no test function {fn}"
+        if not re.search(r"cmocka_unit_test\w*\(\s*" + fn + r"\b", text):
+            return f"{test} does not run {fn} (not in its cmocka list)"
+        return None
+
+    def check_ledger(self):
+        """The seed-requirements ledger and README's counts of it; the number of rows, or 0 without a ledger."""
+        if LEDGER not in self.files:
+            return 0
+        counts, ids = dict.fromkeys(STATUSES, 0), set()
+        with open(os.path.join(self.root, LEDGER), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        for n, line in enumerate(lines, 1):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+            if len(cells) != 5 or not LEDGER_ID.match(cells[0]):
+                continue
+            rid, seed, _, status, proof = cells
+            if rid in ids:
+                self.report(LEDGER, n, rid, "a second row with this id")
+            ids.add(rid)
+            if self.seeds is not None and seed not in self.seeds:
+                self.report(LEDGER, n, f"{rid} {seed}", "not a short name of DESIGN.md's seed map")
+            if status not in STATUSES:
+                self.report(LEDGER, n, f"{rid} {status}", "the status is proven, unproven or missing")
+                continue
+            counts[status] += 1
+            tests = PROOF.findall(proof)
+            if status == "proven" and not tests:
+                self.report(LEDGER, n, rid, "proven, but names no test as `tests/test_X.c:function`")
+            if status != "proven" and len(proof.strip("`-. ")) < 8:
+                self.report(LEDGER, n, rid, f"{status}, but gives no reason")
+            for test, fn in tests:
+                why = self.test_runs(test, fn)
+                if why:
+                    self.report(LEDGER, n, f"{test}:{fn}", why)
+        rows = sum(counts.values())
+        if not rows:
+            self.report(LEDGER, 1, "ledger", "no requirement rows")
+            return 0
+        want = (counts["proven"], counts["unproven"], counts["missing"])
+        found = False
+        if "README.md" in self.files:
+            with open(os.path.join(self.root, "README.md"), encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    if line.startswith("|") and "seed requirements" in line and (m := COUNTS.search(line)):
+                        found = True
+                        got = tuple(int(x) for x in m.groups())
+                        if got != want:
+                            self.report("README.md", n, m.group(0),
+                                        "the ledger has %d proven, %d built but unproven, %d missing" % want)
+        if not found:
+            self.report("README.md", 1, "seed requirements",
+                        "no feature-table row stating the ledger's counts (N proven, N built but unproven, N missing)")
+        return rows
+
     def run(self):
         if self.seeds is None:
             self.report("DESIGN.md", 1, "seed map",
@@ -212,12 +287,14 @@ def main(argv):
         return 2
     c = Checker(root, tracked_files(root))
     checked = c.run()
+    rows = c.check_ledger()
     for p in c.problems:
         print(p)
     if c.problems:
         print(f"check-docs: {len(c.problems)} problem(s)")
         return 1
-    print(f"check-docs: ok ({checked} files, {c.links} links)")
+    ledger = f", {rows} seed requirements" if rows else ""
+    print(f"check-docs: ok ({checked} files, {c.links} links{ledger})")
     return 0
 
 

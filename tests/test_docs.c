@@ -12,6 +12,11 @@
  * git work tree) a link to a file that exists but is not tracked — each of
  * which must fail with exit 1 and a line naming the file, the line and why.
  *
+ * The seed-requirements ledger: a proof naming a test that does not exist or
+ * is not run, a proven row without a test, an open row without a reason, a
+ * seed not in the map, a repeated id, and README counts that differ or are
+ * missing are each caught.
+ *
  * Then scripts/plot/fbreading.py: it reads the reference machine from this
  * tree's DESIGN.md, and names DESIGN.md in a report only when it can.
  *
@@ -83,6 +88,8 @@ static void the_real_tree_refers_only_to_what_it_holds(void **state)
 		printf("%s", r.out ? r.out : "(no output)\n");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "check-docs: ok"));
+	/* the seed-requirements ledger was read and checked */
+	assert_non_null(strstr(r.out, " seed requirements)"));
 	fb_exec_free(&r);
 }
 
@@ -133,6 +140,70 @@ static void every_planted_bad_reference_is_caught(void **state)
 		if (fb_count_lines(r.out) != 2) printf("%s", r.out);
 		assert_int_equal(fb_count_lines(r.out), 2);
 		assert_non_null(strstr(r.out, "check-docs: 1 problem(s)"));
+		fb_exec_free(&r);
+	}
+}
+
+/* The seed-requirements ledger (tests/seed-requirements.md): a fake tree
+ * with a ledger of three rows, the test file its proven row names, and a
+ * README row with its counts; then one fault at a time. */
+static const char ledger_ok[] =
+	"# ledger\n\n| # | seed | requirement | status | proof |\n|---|---|---|---|---|\n"
+	"| M1 | native-gpu-fence | a rule | proven | `tests/test_x.c:a_rule_holds` |\n"
+	"| M2 | gpu-preemption | another | missing | the model has no such thing |\n"
+	"| U1 | native-gpu-fence | a third | unproven | built; no test checks it |\n";
+static const char ledger_test[] =
+	"static void a_rule_holds(void **state) {}\nstatic void not_run(void **state) {}\n"
+	"int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(a_rule_holds) }; }\n";
+static const char ledger_readme[] =
+	"# r\n\n| mechanism | seed | status | proof |\n|---|---|---|---|\n"
+	"| seed requirements | all | 1 proven, 1 built but unproven, 1 missing | the ledger |\n";
+
+static struct fb_exec_result check_ledger_tree(const char *name, const char *ledger, const char *readme)
+{
+	const char *root = make_tree(name, "tests/test_x.c", ledger_test);
+	fb_write_file(root, "tests/seed-requirements.md", ledger);
+	fb_write_file(root, "README.md", readme);
+	return check(root);
+}
+
+/* ledger_ok with `from` replaced by `to` (from NULL: as it is), in buf */
+static const char *ledger_with(char *buf, size_t len, const char *from, const char *to)
+{
+	if (!from)
+		return ledger_ok;
+	const char *at = strstr(ledger_ok, from);
+	assert_non_null(at);
+	snprintf(buf, len, "%.*s%s%s", (int)(at - ledger_ok), ledger_ok, to, at + strlen(from));
+	return buf;
+}
+
+static void the_seed_requirements_ledger_is_checked(void **state)
+{
+	struct fb_exec_result r = check_ledger_tree("ledger-ok", ledger_ok, ledger_readme);
+	if (r.status != 0) printf("%s", r.out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, ", 3 seed requirements)"));
+	fb_exec_free(&r);
+	const struct { const char *from, *to, *readme, *want; } bad[] = {
+		{ "a_rule_holds`", "no_such_test`", ledger_readme, "tests/test_x.c defines no test function no_such_test" },
+		{ "a_rule_holds`", "not_run`", ledger_readme, "tests/test_x.c does not run not_run" },
+		{ "`tests/test_x.c:a_rule_holds`", "it works", ledger_readme, "M1 (proven, but names no test" },
+		{ "the model has no such thing", "-", ledger_readme, "M2 (missing, but gives no reason)" },
+		{ "| gpu-preemption |", "| made-up |", ledger_readme, "M2 made-up (not a short name" },
+		{ "| U1 |", "| M2 |", ledger_readme, "M2 (a second row with this id)" },
+		{ NULL, NULL, "# r\n\n| seed requirements | all | 2 proven, 1 built but unproven, 0 missing | x |\n",
+		  "README.md:3: 2 proven, 1 built but unproven, 0 missing (the ledger has 1 proven, 1 built but unproven, 1 missing)" },
+		{ NULL, NULL, "# r\n", "README.md:1: seed requirements (no feature-table row" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[32], buf[1024];
+		snprintf(name, sizeof(name), "ledger%zu", i);
+		r = check_ledger_tree(name, ledger_with(buf, sizeof(buf), bad[i].from, bad[i].to), bad[i].readme);
+		if (r.status != 1 || !strstr(r.out, bad[i].want))
+			printf("ledger case %zu: status %d, output:\n%s", i, r.status, r.out ? r.out : "(none)\n");
+		assert_int_equal(r.status, 1);
+		assert_non_null(strstr(r.out, bad[i].want));
 		fb_exec_free(&r);
 	}
 }
@@ -215,6 +286,7 @@ int main(void)
 		cmocka_unit_test(the_real_tree_refers_only_to_what_it_holds),
 		cmocka_unit_test(a_tree_whose_references_resolve_passes),
 		cmocka_unit_test(every_planted_bad_reference_is_caught),
+		cmocka_unit_test(the_seed_requirements_ledger_is_checked),
 		cmocka_unit_test(a_link_to_an_untracked_file_is_caught),
 		cmocka_unit_test(reports_name_the_reference_machine_only_where_design_md_has_it),
 	};
