@@ -287,6 +287,58 @@ static void side_line(FILE *f, const char *label, const struct side *s, bool md)
 		fprintf(f, "%s  %s warned: %s\n", md ? "  -" : "", label, json_string_value(w));
 }
 
+/* The machine context keys whose difference makes a change the machine's as
+ * much as the code's. */
+static const char *const machine_keys[] = { "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "build_type",
+					    "build_flags" };
+#define MACHINE_KEYS (sizeof(machine_keys) / sizeof(machine_keys[0]))
+
+/* A context value as text ("" when absent). */
+static void context_text(json_t *c, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(c, key);
+	if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%g", json_real_value(v));
+	else
+		snprintf(buf, len, "%s", "");
+}
+
+/* The machine keys on which BASE and NEW differ: a bit each. */
+static unsigned machine_differs(const struct compare *c)
+{
+	unsigned bits = 0;
+	for (size_t k = 0; k < MACHINE_KEYS; k++) {
+		char a[256], b[256];
+		context_text(c->s[0].context, machine_keys[k], a, sizeof(a));
+		context_text(c->s[1].context, machine_keys[k], b, sizeof(b));
+		if (strcmp(a, b))
+			bits |= 1u << k;
+	}
+	return bits;
+}
+
+static void machine_warning(FILE *f, const struct compare *c, bool md)
+{
+	unsigned bits = machine_differs(c);
+	if (!bits)
+		return;
+	fprintf(f, "%sWARNING: BASE and NEW ran on different machines or builds, so a change may be the machine's, "
+		"not the code's:", md ? "\n**" : "");
+	for (size_t k = 0; k < MACHINE_KEYS; k++) {
+		if (!(bits & 1u << k))
+			continue;
+		char a[256], b[256];
+		context_text(c->s[0].context, machine_keys[k], a, sizeof(a));
+		context_text(c->s[1].context, machine_keys[k], b, sizeof(b));
+		fprintf(f, " %s '%s' -> '%s';", machine_keys[k], a, b);
+	}
+	fprintf(f, " compare runs of one machine%s\n", md ? "**" : "");
+}
+
 static void head(FILE *f, const struct compare *c, bool md)
 {
 	if (md)
@@ -295,6 +347,7 @@ static void head(FILE *f, const struct compare *c, bool md)
 		fprintf(f, "fencebench compare\n");
 	side_line(f, "BASE", &c->s[0], md);
 	side_line(f, "NEW", &c->s[1], md);
+	machine_warning(f, c, md);
 	fprintf(f, "%schange = NEW / BASE - 1 with its 95 %% interval; within noise: the interval reaches inside "
 		"±%.3g %% (--threshold); regressed/improved where lower is better (latencies, times) or "
 		"--lower/--higher-is-better says; other metrics read higher/lower\n", md ? "\n" : "",
@@ -415,8 +468,14 @@ static char *render_json(const struct compare *c)
 		json_object_set_new(o, r->relative ? "change_ci" : "difference_ci", interval_json(r->lo, r->hi));
 		json_array_append_new(rows, o);
 	}
-	json_t *doc = json_pack("{s:s, s:s, s:f, s:i, s:o}", "base", c->s[0].path, "new", c->s[1].path,
-				"threshold", c->o->threshold, "regressed", (int)c->count[V_REGRESSED], "rows", rows);
+	json_t *differ = json_array();
+	unsigned bits = machine_differs(c);
+	for (size_t k = 0; k < MACHINE_KEYS; k++)
+		if (bits & 1u << k)
+			json_array_append_new(differ, json_string(machine_keys[k]));
+	json_t *doc = json_pack("{s:s, s:s, s:f, s:i, s:o, s:o}", "base", c->s[0].path, "new", c->s[1].path,
+				"threshold", c->o->threshold, "regressed", (int)c->count[V_REGRESSED],
+				"machine_differs", differ, "rows", rows);
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	char *out = fb_xasprintf("%s\n", s);
 	free(s);

@@ -188,6 +188,22 @@ static void compare_same_build_within_noise_planted_2x_regressed(void **state)
 	}
 	if (rc != (strstr(out, "\nregressed: ") ? 1 : 0) || !strstr(out, "== selftest/path:native/shape:ramp =="))
 		fail_msg("two runs of one build: exit %d:\n%s", rc, out);
+	if (strstr(out, "different machines"))
+		fail_msg("two runs on one machine called different machines:\n%s", out);
+	free(out);
+	/* the same file as if run on another CPU: said, with both values */
+	json_t *doc = json_load_file(fb_tmp_path(tmpdir, "s2.json"), 0, NULL);
+	assert_non_null(doc);
+	json_object_set_new(json_object_get(doc, "context"), "cpu_model", json_string("Other CPU 9000"));
+	assert_int_equal(json_dump_file(doc, fb_tmp_path(tmpdir, "other-cpu.json"), JSON_INDENT(1)), 0);
+	json_decref(doc);
+	out = fb_compare("s1.json", "other-cpu.json", NULL, &rc);
+	if (!strstr(out, "WARNING: BASE and NEW ran on different machines") || !strstr(out, "-> 'Other CPU 9000'"))
+		fail_msg("a run on another CPU: no warning:\n%s", out);
+	free(out);
+	out = fb_compare("s1.json", "other-cpu.json", "--format=json", &rc);
+	if (!strstr(out, "\"machine_differs\": [\n    \"cpu_model\"\n  ]"))
+		fail_msg("a run on another CPU: JSON without machine_differs [cpu_model]:\n%s", out);
 	free(out);
 	planted("s2.json", "slow.json", 2.0);
 	out = fb_compare("s1.json", "slow.json", NULL, &rc);
