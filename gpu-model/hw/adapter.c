@@ -10,12 +10,14 @@
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/asym.h"
 
 void hw_caps_default(struct hw_caps *caps)
 {
 	memset(caps, 0, sizeof(*caps));
 	caps->native_fence = true;
+	caps->map_to_gpu_system_process = true;
 	caps->cv_stride = 64;
 	caps->mv_stride = 64;
 	caps->payload = HW_PAYLOAD_FENCE_ARRAY;
@@ -102,6 +104,8 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	lf_wake_init(&a->irq_wake);
 	pthread_mutex_init(&a->storage_lock, NULL);
 	pthread_mutex_init(&a->queue_lock, NULL);
+	if (hw_va_space_create(HW_VA_PROCESS_BASE, &a->proc_vas) || hw_va_space_create(HW_VA_SYSTEM_BASE, &a->sys_vas))
+		lf_die("hw_adapter_create: out of memory for the GPU VA spaces");
 	for (unsigned i = 0; i < caps->engines; i++) {
 		a->engines[i].index = i;
 		a->engines[i].a = a;
@@ -172,6 +176,8 @@ void hw_adapter_destroy(struct hw_adapter *a)
 	free(a->cv_pages);
 	free(a->mv_pages);
 	free(a->free_slots);
+	hw_va_space_destroy(a->proc_vas);
+	hw_va_space_destroy(a->sys_vas);
 	pthread_mutex_destroy(&a->storage_lock);
 	pthread_mutex_destroy(&a->queue_lock);
 	lf_free(a, sizeof(*a), LF_CACHELINE);

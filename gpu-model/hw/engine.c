@@ -168,33 +168,42 @@ void hw_cmp_cpu_signal_notify(struct hw_adapter *a)
 uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v)
 {
 	uint64_t wv = a->caps.no_64bit_atomics ? (uint32_t)v : v, seq;
+	/* va.c: the engine writes through the process's GPU VA; the CMP reads
+	 * through its own view (the system process's VAs with MapToGpuSystemProcess) */
+	_Atomic uint64_t *ecv = hw_engine_cv(a, f), *cv_at, *mv_at;
 
 	if (e)
 		lf_count(&e->signals, 1);
+	if (!ecv)
+		return 0;                  /* a GPU page fault: nothing written */
 	if (!f->native) {
-		seq = hw_fence_write(f, wv, true);
+		seq = hw_fence_write_at(f, ecv, wv, true);
 		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_MONITORED_FENCE_SIGNALED);
 		hw_notify_waiters(a, e);
 		return seq;
 	}
-	uint64_t mv;
+	bool seen = hw_cmp_view(a, f, &cv_at, &mv_at);
+	uint64_t mv = UINT64_MAX;
 	if (a->caps.fault == HW_FAULT_NO_CMP_BARRIER) {
 		/* Broken on purpose: MonitoredValue is read while the CurrentValue
 		 * write still sits in a store buffer (modeled by the delay). */
-		mv = atomic_load_explicit(f->mv, memory_order_relaxed);
+		if (seen)
+			mv = atomic_load_explicit(mv_at, memory_order_relaxed);
 		lf_spin_ns(HW_FAULT_WINDOW_NS);
-		seq = hw_fence_write(f, wv, false);
+		seq = hw_fence_write_at(f, ecv, wv, false);
 	} else {
-		seq = hw_fence_write(f, wv, true);   /* a seq_cst exchange */
-		mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
+		seq = hw_fence_write_at(f, ecv, wv, true);   /* a seq_cst exchange */
+		if (seen)
+			mv = atomic_load_explicit(mv_at, memory_order_seq_cst);
 	}
 	/* The value this signal wrote counts as well as CurrentValue read back:
 	 * a CPU rewind landing between the write and the read must not take
 	 * the interrupt for a waiter the written value satisfied (seed
 	 * multi-engine-synchronization: "the wait will be satisfied regardless
-	 * of which value remains afterwards").  An extra interrupt is allowed. */
-	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
-	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv))
+	 * of which value remains afterwards").  An extra interrupt is allowed.
+	 * A CMP that cannot address the fence (a page fault) raises nothing. */
+	uint64_t cv = seen ? atomic_load_explicit(cv_at, memory_order_relaxed) : 0;
+	if (seen && (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv)))
 		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
 	return seq;
@@ -273,9 +282,12 @@ static bool hw_queue_logs_signals(const struct hw_queue *q, const struct hw_fenc
 static uint64_t hw_signal_write(struct hw_engine *e, struct hw_queue *q, struct hw_fence *f, uint64_t v)
 {
 	lf_count(&e->signals, 1);
+	_Atomic uint64_t *cv = hw_engine_cv(e->a, f);   /* va.c: the process's GPU VA */
+	if (!cv)
+		return 0;                                  /* a GPU page fault: nothing written */
 	/* a seq_cst exchange inside: the CurrentValue write before the CMP's
 	 * MonitoredValue load in hw_cmp_decide (seed, "Synchronization within the GPU") */
-	uint64_t seq = hw_fence_write(f, v, true);
+	uint64_t seq = hw_fence_write_at(f, cv, v, true);
 	q->cmp_fence = f;
 	q->cmp_value = v;
 	q->cmp_seq = seq;
@@ -290,9 +302,14 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 	if (!f)
 		return;
 	q->cmp_fence = NULL;
+	_Atomic uint64_t *cv_at, *mv_at;
+	if (!hw_cmp_view(a, f, &cv_at, &mv_at)) {
+		hw_notify_waiters(a, e);   /* va.c: the CMP cannot address the fence: no interrupt */
+		return;
+	}
 	/* seq_cst: after the CurrentValue exchange and the log's barrier */
-	uint64_t mv = atomic_load_explicit(f->mv, memory_order_seq_cst);
-	uint64_t cv = atomic_load_explicit(f->cv, memory_order_relaxed);
+	uint64_t mv = atomic_load_explicit(mv_at, memory_order_seq_cst);
+	uint64_t cv = atomic_load_explicit(cv_at, memory_order_relaxed);
 	/* as hw_engine_signal: the value signaled counts too (a rewind may have
 	 * landed while the LOG ran) */
 	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, q->cmp_value, mv))
@@ -304,10 +321,15 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 
 static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue *q)
 {
+	/* va.c: the WAIT reads CurrentValue through the process's GPU VA (a
+	 * page fault leaves the queue waiting) */
+	_Atomic uint64_t *cv_at = hw_engine_cv((struct hw_adapter *)a, q->wait_fence);
+	if (!cv_at)
+		return false;
 	/* seq_cst: the re-check after waiting_queues++ / lf_wake_prepare (RMWs),
 	 * the second half of the store-buffering pair with a signaler's CV
 	 * exchange + waiting_queues load (hw_notify_waiters) */
-	uint64_t cv = atomic_load_explicit(q->wait_fence->cv, memory_order_seq_cst);
+	uint64_t cv = atomic_load_explicit(cv_at, memory_order_seq_cst);
 	if (a->caps.no_64bit_atomics)
 		return (int32_t)((uint32_t)cv - (uint32_t)q->wait_value) >= 0;
 	return cv >= q->wait_value;

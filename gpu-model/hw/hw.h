@@ -69,6 +69,8 @@ enum hw_fault {
 	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
 	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
 	HW_FAULT_SPLIT_IGNORED,    /* a split packet's end is not a DMA buffer boundary (Windows 7 split handling) */
+	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
+				      process's VA space (va.c): it no longer finds the fence */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -115,6 +117,8 @@ struct hw_timing {
 /* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
 struct hw_caps {
 	bool native_fence;            /* KMD advertises native fence support */
+	bool map_to_gpu_system_process; /* DXGK_NATIVE_FENCE_CAPS::MapToGpuSystemProcess: the CMP addresses a
+					 native fence through the system (paging) process's GPU VAs (va.c) */
 	bool no_64bit_atomics;        /* the GPU writes only 32 bits of a fence value */
 	uint32_t no_fence_va_engines; /* a bit per engine that cannot write a monitored fence through its
 					 VA: its signals go through SignalSynchronizationObjectFromGpuCb */
@@ -184,6 +188,14 @@ struct hw_fence {
 	 * CurrentValue share (cross-adapter). */
 	_Atomic uint64_t *wseq;
 	_Atomic uint64_t wseq_own;
+	/* GPU VAs (va.c): CurrentValue and MonitoredValue in the process's
+	 * space `vas` (what the engine's commands address), and in the system
+	 * (paging) process's space, given by the OS at create
+	 * (DXGKARG_CREATENATIVEFENCE::CurrentValueSystemProcessGpuVa,
+	 * MonitoredValueSystemProcessGpuVa; 0: not mapped there) */
+	struct hw_va_space *vas;
+	uint64_t cv_va, mv_va;
+	uint64_t cv_sys_va, mv_sys_va;
 };
 
 struct hw_adapter;
@@ -222,6 +234,49 @@ uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier);
 uint64_t hw_fence_read_seq(const struct hw_adapter *a, const struct hw_fence *f, uint64_t *seq);
 /* Bytes between two fences' CurrentValues in storage, for the stride tests. */
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y);
+
+/* ---- GPU virtual addresses (gpu-model/hw/va.c) ----
+ *
+ * Seed native-gpu-fence, "GPU VA mappings in paging process address space
+ * for CMP use".  Every process has a GPU VA space (the GPU's page tables for
+ * it); the adapter has two: the application process's, where fence storage
+ * is mapped by hw_fence_alloc (fences are packed per adapter: one process),
+ * and the system (paging) process's, where the OS maps a native fence's
+ * CurrentValue and MonitoredValue when the KMD sets MapToGpuSystemProcess
+ * and passes the addresses at create (hw_fence.cv_sys_va, mv_sys_va).  An
+ * engine's SIGNAL and WAIT address CurrentValue through the process's VA;
+ * the CMP reads CurrentValue and MonitoredValue through the system
+ * process's VAs (through the process's without the cap).  A VA that maps
+ * nothing is a GPU page fault: counted (hw_adapter_va_faults), the access
+ * skipped (a SIGNAL writes nothing, the CMP raises nothing).  Both spaces'
+ * VAs of a fence differ and map the same storage.
+ *
+ *   operation                        who                          blocks?
+ *   hw_va_map / hw_va_unmap          any thread (the space's mutex)  no (short lock)
+ *   hw_va_resolve                    any thread; lock-free (two acquire loads)
+ * A VA unmapped while an engine may resolve it makes that engine fault: unmap
+ * only what no command queued still names (or to show the fault).
+ */
+#define HW_VA_PROCESS_BASE 0x0000000100000000ull   /* first GPU VA of a process's space */
+#define HW_VA_SYSTEM_BASE  0x0000700000000000ull   /* first GPU VA of the system process's space */
+struct hw_va_space;
+/* An empty space whose VAs start at base (page aligned, not 0).  0 / -EINVAL / -ENOMEM. */
+int hw_va_space_create(uint64_t base, struct hw_va_space **out);
+void hw_va_space_destroy(struct hw_va_space *s);
+/* Map the pages holding [cpu, cpu + bytes) and return the GPU VA of cpu (0: no
+ * memory or VA left).  A single page already mapped in s is shared (counted). */
+uint64_t hw_va_map(struct hw_va_space *s, void *cpu, size_t bytes);
+/* Undo one hw_va_map of the same va and bytes (0 va: nothing). */
+void hw_va_unmap(struct hw_va_space *s, uint64_t va, size_t bytes);
+/* The memory va maps to in s, or NULL (a page fault).  Acquire. */
+void *hw_va_resolve(const struct hw_va_space *s, uint64_t va);
+struct hw_va_space *hw_adapter_process_vas(struct hw_adapter *a);
+struct hw_va_space *hw_adapter_system_vas(struct hw_adapter *a);
+/* GPU page faults so far: an engine or the CMP found a VA mapping nothing. */
+uint64_t hw_adapter_va_faults(const struct hw_adapter *a);
+/* Point f's CurrentValue at cv (a cross-adapter fence's shared one) and
+ * remap its process VA.  Before f is used.  0 / -ENOMEM. */
+int hw_fence_set_cv(struct hw_fence *f, _Atomic uint64_t *cv);
 
 /* ---- commands, queues, engines ---- */
 

@@ -177,6 +177,9 @@ struct hw_adapter {
 	/* trace.c: the execution records' sink (set once, read by the engines) */
 	_Atomic(hw_trace_sink) trace_sink;
 	void *trace_ctx;
+	/* va.c: the process's and the system (paging) process's GPU VA spaces */
+	struct hw_va_space *proc_vas, *sys_vas;
+	_Atomic uint64_t va_faults;              /* GPU page faults (rare: relaxed) */
 	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: HW_STATE_IRQ_F1/_HUNG(e) */
 	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
@@ -275,6 +278,17 @@ bool hw_timing_check(const struct hw_timing *t, char *what, size_t len);
 /* Under a timing profile an idle engine polls on (lowered) this long before
  * it may park: timing.c, "Where an idle engine waits". */
 bool hw_timing_polls_idle(const struct hw_adapter *a, uint64_t idle_ns);
+/* va.c: f's storage mapped in the adapter's process VA space (hw_fence_alloc)
+ * and unmapped (hw_fence_free).  0 / -ENOMEM. */
+int hw_fence_map_process(struct hw_adapter *a, struct hw_fence *f);
+void hw_fence_unmap_process(struct hw_fence *f);
+/* va.c, engines: f's CurrentValue through the process's GPU VA (NULL: a page
+ * fault, counted); the CMP's view of f's CurrentValue and MonitoredValue
+ * (false: a page fault, counted). */
+_Atomic uint64_t *hw_engine_cv(struct hw_adapter *a, const struct hw_fence *f);
+bool hw_cmp_view(struct hw_adapter *a, const struct hw_fence *f, _Atomic uint64_t **cv, _Atomic uint64_t **mv);
+/* storage.c: hw_fence_write through the CurrentValue location cv (the engine's resolved VA) */
+uint64_t hw_fence_write_at(struct hw_fence *f, _Atomic uint64_t *cv, uint64_t wv, bool barrier);
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q */
 void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c);
 #endif

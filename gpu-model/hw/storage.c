@@ -111,11 +111,16 @@ int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t h
 	f->wseq = &f->wseq_own;
 	/* No CPU waiter yet: MonitoredValue = UINT64_MAX (seed, "Monitored value"). */
 	atomic_store_explicit(f->mv, UINT64_MAX, memory_order_release);
-	return 0;
+	/* the process's GPU VAs of both (va.c) */
+	int rc = hw_fence_map_process(a, f);
+	if (rc)
+		hw_fence_free(a, f);
+	return rc;
 }
 
 void hw_fence_free(struct hw_adapter *a, struct hw_fence *f)
 {
+	hw_fence_unmap_process(f);
 	if (f->shareable) {
 		hw_page_free(a, f->cv_page);
 		hw_page_free(a, f->mv_page);
@@ -140,6 +145,11 @@ void hw_fence_free(struct hw_adapter *a, struct hw_fence *f)
 
 uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier)
 {
+	return hw_fence_write_at(f, f->cv, wv, barrier);
+}
+
+uint64_t hw_fence_write_at(struct hw_fence *f, _Atomic uint64_t *cv, uint64_t wv, bool barrier)
+{
 	uint64_t s = atomic_load_explicit(f->wseq, memory_order_relaxed);
 	for (unsigned spins = 0;; spins++) {
 		/* seq_cst: after the previous writer's number store (so its
@@ -158,9 +168,9 @@ uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier)
 		}
 	}
 	if (barrier)
-		atomic_exchange_explicit(f->cv, wv, memory_order_seq_cst);
+		atomic_exchange_explicit(cv, wv, memory_order_seq_cst);
 	else
-		atomic_store_explicit(f->cv, wv, memory_order_relaxed);
+		atomic_store_explicit(cv, wv, memory_order_relaxed);
 	/* release: a reader that sees the number sees the value (or a later one) */
 	atomic_store_explicit(f->wseq, s + 2, memory_order_release);
 	return s + 2;

@@ -53,6 +53,7 @@
 
 #include "gpu-model/os/os_internal.h"
 #include "lockfree/alloc.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 #define OS_FENCE_FAULTS (OS_FENCE_FAULT_NO_PROPAGATE | OS_FENCE_FAULT_MV_FOLLOWS_WAITERS | \
@@ -90,7 +91,10 @@ _Atomic uint64_t *os_cross_bind(struct os_fence *f, struct os_cross *x)
 	f->x_slot = x->binding;
 	/* the fence is not published yet: the handle table insert releases these */
 	atomic_init(&f->x_seen, atomic_load_explicit(x->cv, memory_order_acquire));
-	f->hw.cv = x->cv;           /* its own CV page (hw's) stays unused until freed */
+	/* its own CV page (hw's) stays unused until freed; the process's GPU VA
+	 * now maps the shared one (va.c) */
+	if (hw_fence_set_cv(&f->hw, x->cv))
+		lf_die("os_cross_bind: out of GPU VA");
 	f->hw.wseq = &x->wseq;      /* one CurrentValue, one order of its writes */
 	f->hw.local = false;        /* "Current value for cross adapter fences is always in system memory" */
 	if (f->type != OS_FENCE_NATIVE)

@@ -532,6 +532,31 @@ int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t init
 	return os_fence_create_in(a, type, initial, flags, NULL, out);
 }
 
+/* Seed native-gpu-fence, "GPU VA mappings in paging process address space
+ * for CMP use": with MapToGpuSystemProcess the OS maps a native fence's
+ * CurrentValue and MonitoredValue into the system (paging) process's GPU VA
+ * space as well and passes those VAs at create (the KMD's
+ * DXGKARG_CREATENATIVEFENCE::CurrentValueSystemProcessGpuVa and
+ * MonitoredValueSystemProcessGpuVa: f->hw.cv_sys_va, mv_sys_va), which the
+ * CMP then uses.  Before the fence is published.  0 / -ENOMEM. */
+static int os_fence_map_system_process(struct os_adapter *a, struct os_fence *f)
+{
+	if (f->type != OS_FENCE_NATIVE || !hw_adapter_caps(a->hw)->map_to_gpu_system_process)
+		return 0;
+	struct hw_va_space *s = hw_adapter_system_vas(a->hw);
+	f->hw.cv_sys_va = hw_va_map(s, (void *)f->hw.cv, sizeof(*f->hw.cv));
+	f->hw.mv_sys_va = hw_va_map(s, (void *)f->hw.mv, sizeof(*f->hw.mv));
+	return f->hw.cv_sys_va && f->hw.mv_sys_va ? 0 : -ENOMEM;
+}
+
+static void os_fence_unmap_system_process(struct os_adapter *a, struct os_fence *f)
+{
+	struct hw_va_space *s = hw_adapter_system_vas(a->hw);
+	hw_va_unmap(s, f->hw.cv_sys_va, sizeof(*f->hw.cv));
+	hw_va_unmap(s, f->hw.mv_sys_va, sizeof(*f->hw.mv));
+	f->hw.cv_sys_va = f->hw.mv_sys_va = 0;
+}
+
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		       unsigned flags, struct os_cross *x, struct os_fence **out)
 {
@@ -551,6 +576,9 @@ int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t i
 	_Atomic uint64_t *threshold = f->type == OS_FENCE_NATIVE ? f->hw.mv : NULL;
 	if (x)
 		threshold = os_cross_bind(f, x);
+	rc = os_fence_map_system_process(a, f);   /* after the bind: the CurrentValue the CMP reads */
+	if (rc)
+		goto unmap_system;
 	lf_waitset_init(&f->ws, threshold, os_waiter_reclaim, NULL);
 	os_rcu_enter();
 	rc = lf_htab_insert(a->handles, handle, f);
@@ -571,6 +599,8 @@ remove_handle:
 	os_rcu_leave();
 free_storage:
 	lf_waitset_destroy(&f->ws);
+unmap_system:
+	os_fence_unmap_system_process(a, f);
 	pthread_mutex_destroy(&f->release_lock);
 	hw_fence_free(a->hw, &f->hw);
 free_fence:
@@ -586,6 +616,7 @@ void os_fence_free(void *obj)
 	struct os_cross *x = f->x;
 	lf_waitset_destroy(&f->ws);
 	pthread_mutex_destroy(&f->release_lock);
+	os_fence_unmap_system_process(f->a, f);
 	hw_fence_free(f->a->hw, &f->hw);
 	lf_free(f, sizeof(*f), LF_CACHELINE);
 	if (x)
