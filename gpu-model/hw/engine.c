@@ -131,7 +131,16 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_
 		lf_count(&e->interrupts, 1);
 		hw_timing_spend(e, a->caps.timing.irq_ns);   /* timing.c: interrupt raise latency */
 	}
+	bool hold = q && (a->caps.fault == HW_FAULT_LOG_IRQ_FIRST || a->caps.fault == HW_FAULT_NO_LOG_BARRIER);
+	uint64_t handled = hold ? atomic_load_explicit(&a->irq_handled, memory_order_acquire) : 0;
+	if (hold)
+		rec->handled = &a->irq_handled;
 	hw_irq_raise(a, rec);
+	/* the broken log variants (hw_log_then_decide): the OS handles this
+	 * interrupt before the engine goes on (or the adapter stops) */
+	while (hold && atomic_load_explicit(&a->irq_handled, memory_order_acquire) == handled &&
+	       !atomic_load_explicit(&a->stop, memory_order_acquire))
+		sched_yield();
 }
 
 /* Engines with queues blocked on a WAIT re-evaluate their run lists. */
@@ -315,6 +324,36 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
 	if (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, q->cmp_value, mv))
 		hw_raise(a, e, logged ? q : NULL, f, q->cmp_value, q->cmp_seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
 	hw_notify_waiters(a, e);
+}
+
+/* The seed's order on a LOG after a signal (seed native-gpu-fence, "Order
+ * of operations on GPU when signaling or unblocking a fence": "1. Write the
+ * new fence value ... 2. Write the log payload ... 3. Raise a native fence
+ * signaled interrupt if necessary"; "Synchronously updating the native
+ * fence log": "Increment FirstFreeEntryIndex; MemoryBarrier => Ensures
+ * FirstFreeEntryIndex is fully propagated; Monitored fence interrupt").
+ * The two broken variants hold the interrupt's effect until the OS handled
+ * it, so the OS reads the log before the payload (or its index) is there:
+ * detection does not depend on timing. */
+static void hw_log_then_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
+{
+	switch (a->caps.fault) {
+	case HW_FAULT_LOG_IRQ_FIRST:   /* broken: 1, 3, 2 */
+		hw_cmp_decide(a, e, q, true);
+		hw_engine_log(a, q, c, true);
+		break;
+	case HW_FAULT_NO_LOG_BARRIER: {   /* broken: the index lands after the interrupt */
+		struct hw_log *log = hw_engine_log(a, q, c, false);
+		hw_cmp_decide(a, e, q, true);
+		if (log)
+			hw_log_publish(log);
+		break;
+	}
+	default:
+		hw_engine_log(a, q, c, true);   /* entry, index, barrier */
+		hw_cmp_decide(a, e, q, true);
+		break;
+	}
 }
 
 /* ---- the engine thread ---- */
@@ -565,8 +604,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				hw_trace_op(a, e, q, HW_TRACE_SIGNAL, c.fence, c.value, t0, 0);
 			break;
 		case HW_CMD_LOG:
-			hw_engine_log(a, q, &c);
-			hw_cmp_decide(a, e, q, true);
+			hw_log_then_decide(a, e, q, &c);
 			break;
 		case HW_CMD_FENCE_ID:
 			hw_fence_id_done(q, &c);

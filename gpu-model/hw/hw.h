@@ -69,6 +69,10 @@ enum hw_fault {
 	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
 	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
 	HW_FAULT_SPLIT_IGNORED,    /* a split packet's end is not a DMA buffer boundary (Windows 7 split handling) */
+	HW_FAULT_LOG_IRQ_FIRST,    /* a signal followed by its LOG: the CMP's interrupt goes out (and is handled)
+				      before the log payload is written (logbuf.c) */
+	HW_FAULT_NO_LOG_BARRIER,   /* no barrier after FirstFreeEntryIndex: the index store is still buffered when
+				      the CMP compares; it lands only once the interrupt was handled (logbuf.c) */
 	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
 				      process's VA space (va.c): it no longer finds the fence */
 };
@@ -379,6 +383,7 @@ struct hw_irq_rec {
 	uint32_t nqueues;                 /* optimized: 0 = a NULL hHWQueue */
 	uint64_t hwqueues[HW_IRQ_MAX_FENCES]; /* optimized: kernel handles of the HW queues that ran (hw_queue_handle) */
 	uint64_t t_raise_ns;
+	_Atomic uint64_t *handled;        /* the model's: hw_irq_free counts the record there (NULL: nowhere) */
 	void *ctx;                        /* software records: the OS's own (never read by hw) */
 	uint32_t os_flags;                /* software records: the OS's own (never read by hw) */
 };
@@ -463,6 +468,14 @@ struct hw_log {
 	 * per entry, the number of the signal's write (hw_fence_write; 0: none),
 	 * written and read with the entry. */
 	_Atomic uint64_t *seq;
+	/* Its mappings besides this CPU VA (LogBufferCpuVa), set by the OS
+	 * (0: none; the engine then writes through the CPU VA): LogBufferGpuVa
+	 * in the process's GPU VA space, which the engine's LOG writes through,
+	 * and LogBufferSystemProcessGpuVa, the CMP's (va.c) */
+	uint64_t gpu_va, sys_va;
+	/* The model's: the position (hw_log_pos) the last hw_log_update
+	 * (DxgkDdiUpdateNativeFenceLogs) made visible; entries below it may be read */
+	_Atomic uint64_t flushed;
 	LF_ALIGNED struct hw_log_entry entries[];
 };
 _Static_assert(sizeof(struct hw_log) == HW_LOG_HEADER_BYTES, "log header is one line");
@@ -485,8 +498,11 @@ void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, ui
  * the run list (hw_queue_set_scheduled false) or q never ran. */
 void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log);
 /* DxgkDdiUpdateNativeFenceLogs analog for one queue: a full barrier, so log
- * entries written before FirstFreeEntryIndex moved are seen.  Any thread. */
+ * entries written before FirstFreeEntryIndex moved are seen; each of q's logs
+ * records the position it flushed (hw_log.flushed).  Any thread. */
 void hw_log_update(struct hw_queue *q);
+/* The position the last hw_log_update made visible (acquire). */
+uint64_t hw_log_flushed(const struct hw_log *log);
 /* The kernel handle the optimized interrupt reports for q (never 0), and
  * its engine and run-list slot: the OS maps it back. */
 uint64_t hw_queue_handle(const struct hw_queue *q);

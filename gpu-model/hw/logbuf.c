@@ -36,6 +36,7 @@ struct hw_log *hw_log_create(size_t bytes, uint64_t pos)
 	log->capacity = (uint32_t)((bytes - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry));
 	log->seq = lf_alloc(log->capacity * sizeof(*log->seq), LF_CACHELINE);   /* zeroed */
 	atomic_init(&log->header, hw_log_header_at(pos, log->capacity));
+	atomic_init(&log->flushed, pos);
 	return log;
 }
 
@@ -61,7 +62,7 @@ uint64_t hw_log_header(const struct hw_log *log)
 
 /* FirstFreeEntryIndex + 1; past the end it wraps to 0 and WraparoundCount + 1.
  * The engine running the queue is the only writer. */
-static void hw_log_advance(struct hw_log *log)
+void hw_log_publish(struct hw_log *log)
 {
 	uint64_t h = atomic_load_explicit(&log->header, memory_order_relaxed);
 	uint32_t idx = HW_LOG_IDX(h) + 1, wrap = HW_LOG_WRAP(h);
@@ -94,16 +95,29 @@ void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, ui
 {
 	if (a && a->caps.fault == HW_FAULT_LOG_INDEX_FIRST) {
 		/* Broken on purpose: the index moves before the entry is written. */
-		hw_log_advance(log);
+		hw_log_publish(log);
 		lf_spin_ns(HW_LOG_FAULT_WINDOW_NS);
 		hw_log_fill(log, n, fence, value, seq, op, observed_ts, end_ts);
 	} else {
 		hw_log_fill(log, n, fence, value, seq, op, observed_ts, end_ts);
-		hw_log_advance(log);   /* then the barrier (seed, "Synchronously updating the native fence log") */
+		hw_log_publish(log);   /* then the barrier (seed, "Synchronously updating the native fence log") */
 	}
 }
 
-void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c)
+/* The log the engine writes through: its LogBufferGpuVa in the process's
+ * GPU VA space (va.c); a log the OS did not map (a test's own) through its
+ * CPU VA.  NULL: a GPU page fault (counted). */
+static struct hw_log *hw_log_gpu_view(struct hw_adapter *a, struct hw_log *log)
+{
+	if (!log->gpu_va)
+		return log;
+	struct hw_log *w = hw_va_resolve(a->proc_vas, log->gpu_va);
+	if (!w)
+		hw_va_fault(a);
+	return w;
+}
+
+struct hw_log *hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c, bool publish)
 {
 	enum hw_log_op op = (enum hw_log_op)(c->pad & ~HW_CMD_FLAGS);
 	if (op != HW_LOG_OP_SIGNAL_EXECUTED && op != HW_LOG_OP_WAIT_UNBLOCKED)
@@ -113,7 +127,10 @@ void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd
 	 * guarantees a replaced log is no longer used once set_log returned */
 	struct hw_log *log = atomic_load_explicit(&q->log[t], memory_order_acquire);
 	if (!log)
-		return;                   /* no log buffer (yet): nothing to write */
+		return NULL;              /* no log buffer (yet): nothing to write */
+	log = hw_log_gpu_view(a, log);
+	if (!log)
+		return NULL;              /* LogBufferGpuVa maps nothing: a page fault */
 	/* Seed, "Native fence log buffer design": FenceEndGpuTimestamp is the GPU
 	 * time the signal executed (GPUT1) or the wait was seen unblocked (GPUT2),
 	 * taken then on the GPU's counter, not when this LOG runs */
@@ -121,8 +138,15 @@ void hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd
 	uint64_t end = wait ? q->wait_end_ts : q->signal_end_ts;
 	/* the signal's write number, when this entry logs the queue's last signal */
 	uint64_t seq = !wait && c->fence && c->fence == q->signal_fence ? q->signal_seq : 0;
-	hw_log_write(a, log, c->arg, c->fence ? c->fence->handle : 0, c->value, seq, op,
-		     wait ? q->wait_observed_ts : 0, end);
+	uint64_t fence = c->fence ? c->fence->handle : 0, observed = wait ? q->wait_observed_ts : 0;
+	if (!publish) {
+		/* Broken on purpose (HW_FAULT_NO_LOG_BARRIER): the entry is written,
+		 * the index store waits in the store buffer for the caller */
+		hw_log_fill(log, c->arg, fence, c->value, seq, op, observed, end);
+		return log;
+	}
+	hw_log_write(a, log, c->arg, fence, c->value, seq, op, observed, end);
+	return log;
 }
 
 void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log)
@@ -136,11 +160,22 @@ void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log
 
 void hw_log_update(struct hw_queue *q)
 {
-	(void)q;
 	/* The KMD's barrier for q (seed: "In this DDI, KMD inserts a memory barrier
 	 * to each given HWQueue"): a full barrier on the reader's side (an RMW on
 	 * one shared word where ThreadSanitizer cannot see a fence). */
 	LF_ASYM_FULL();
+	/* the model's record of how far it reached: every entry below each
+	 * log's index now is committed (release: pairs with hw_log_flushed) */
+	for (int t = 0; t < HW_LOG_TYPES; t++) {
+		struct hw_log *log = atomic_load_explicit(&q->log[t], memory_order_acquire);
+		if (log)
+			atomic_store_explicit(&log->flushed, hw_log_pos(log, hw_log_header(log)), memory_order_release);
+	}
+}
+
+uint64_t hw_log_flushed(const struct hw_log *log)
+{
+	return atomic_load_explicit(&log->flushed, memory_order_acquire);
 }
 
 uint64_t hw_queue_handle(const struct hw_queue *q)

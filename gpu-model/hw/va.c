@@ -294,7 +294,7 @@ int hw_fence_set_cv(struct hw_fence *f, _Atomic uint64_t *cv)
 	return f->cv_va ? 0 : -ENOMEM;
 }
 
-static void hw_va_fault(struct hw_adapter *a)
+void hw_va_fault(struct hw_adapter *a)
 {
 	atomic_fetch_add_explicit(&a->va_faults, 1, memory_order_relaxed);
 }

@@ -59,6 +59,7 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_SUBMIT_CONTEXT_SWITCH] = "DxgkDdiSubmitCommand(ContextSwitch)",
 		[OS_DDI_CREATE_CONTEXT_ALLOCATION] = "DxgkCbCreateContextAllocation",
 		[OS_DDI_DESTROY_CONTEXT_ALLOCATION] = "DxgkCbDestroyContextAllocation",
+		[OS_DDI_UPDATE_NATIVE_FENCE_LOGS] = "DxgkDdiUpdateNativeFenceLogs",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

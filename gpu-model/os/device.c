@@ -30,6 +30,7 @@ int os_device_create(struct os_ums *u, struct os_device **out)
 	}
 	struct os_device *d = lf_alloc(sizeof(*d), LF_CACHELINE);
 	d->u = u;
+	d->log_dev = os_logs_device(u->a);   /* logbuf: the parent device's HW queue logs */
 	u->devices[u->ndevices++] = d;
 	pthread_mutex_unlock(&u->lock);
 	*out = d;
@@ -53,6 +54,8 @@ void os_device_track_fence(struct os_device *d, struct os_fence *f)
 		d->fences_cap = cap;
 	}
 	d->fences[d->nfences++] = f;
+	/* logbuf: the fence's parent device (release: read by the interrupt thread) */
+	atomic_store_explicit(&f->log_dev, d->log_dev, memory_order_release);
 	pthread_mutex_unlock(&d->u->lock);
 }
 
@@ -61,6 +64,7 @@ void os_device_untrack_fence(struct os_device *d, struct os_fence *f)
 	pthread_mutex_lock(&d->u->lock);
 	for (size_t i = 0; i < d->nfences; i++)
 		if (d->fences[i] == f) {
+			atomic_store_explicit(&f->log_dev, 0, memory_order_release);
 			d->fences[i] = d->fences[--d->nfences];
 			break;
 		}
@@ -191,7 +195,8 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 		goto unlock;
 	}
 	if (q->um)
-		os_log_attach(u->a, q->hwq, u->log_bytes, &q->log);   /* logbuf: kernel-mode queues get none */
+		if (!os_log_attach(u->a, q->hwq, u->log_bytes, &q->log))   /* logbuf: kernel-mode queues get none */
+			os_log_set_device(q->log, c->d->log_dev);
 	if (c->suspended)
 		hw_queue_set_scheduled(q->hwq, false);
 	q->next = c->queues;

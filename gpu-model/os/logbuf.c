@@ -14,6 +14,7 @@
 #include "gpu-model/os/ums_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/htab.h"
 #include "lockfree/thread.h"
 
@@ -29,15 +30,23 @@ struct os_log {
 	struct hw_log *log[HW_LOG_TYPES];
 	uint64_t read[HW_LOG_TYPES];      /* entries consumed: the cached FirstFreeEntryIndex + WraparoundCount */
 	uint64_t last_ts[HW_LOG_TYPES];   /* last nonzero FenceEndGpuTimestamp */
+	struct os_log *dev_next;          /* the next log of its device's list (written once, before publication) */
 };
+
+#define OS_LOGS_MAX_DEVICES 256   /* device log lists per adapter (os_logs_device) */
 
 struct os_logs {
 	/* kernel handle -> log; written once at attach (release), read by the interrupt thread */
 	_Atomic(struct os_log *) by_handle[HW_QUEUE_HANDLES + 1];
 	_Atomic bool resync;              /* a recreation dropped unread entries: read every fence */
+	/* per device (key 1..OS_LOGS_MAX_DEVICES): its queues' logs, pushed at
+	 * attach (release), never removed before the adapter goes */
+	_Atomic(struct os_log *) dev_logs[OS_LOGS_MAX_DEVICES + 1];
+	_Atomic uint32_t ndevs;
+	_Atomic uint64_t last_signaler;   /* the HW queue a parent-device scan found had signaled */
 	/* any reader, under its log's lock: relaxed RMWs */
 	_Atomic uint64_t entries, updates, overruns, fallbacks, released, ts_zero, ts_repeated,
-		ts_backwards, bad_entries, bad_handles, recreates;
+		ts_backwards, bad_entries, bad_handles, recreates, unflushed, signalers;
 };
 
 #define OS_LOG_COUNT(l, field, n) atomic_fetch_add_explicit(&(l)->a->logs->field, (n), memory_order_relaxed)
@@ -63,6 +72,43 @@ void os_logs_destroy(struct os_logs *ls)
 	free(ls);
 }
 
+/* Seed, "Log buffer mechanism": "These log buffers have mappings for the
+ * kernel-mode CPU VA (LogBufferCpuVa), a GPU VA in process address space
+ * (LogBufferGpuVa), and the CMP VA (LogBufferSystemProcessGpuVa)".  The CPU
+ * VA is the OS's pointer; the GPU VAs go to the hardware with the log
+ * (hw_log.gpu_va, sys_va; the engine's LOG writes through the first).
+ * 0 / -ENOMEM. */
+static int os_log_map(struct os_adapter *a, struct hw_log *log)
+{
+	log->gpu_va = hw_va_map(hw_adapter_process_vas(a->hw), log, log->bytes);
+	log->sys_va = hw_va_map(hw_adapter_system_vas(a->hw), log, log->bytes);
+	return log->gpu_va && log->sys_va ? 0 : -ENOMEM;
+}
+
+/* The old log of a recreation, the engine out of it: its GPU mappings go. */
+static void os_log_unmap(struct os_adapter *a, struct hw_log *log)
+{
+	hw_va_unmap(hw_adapter_process_vas(a->hw), log->gpu_va, log->bytes);
+	hw_va_unmap(hw_adapter_system_vas(a->hw), log->sys_va, log->bytes);
+	log->gpu_va = log->sys_va = 0;
+}
+
+uint32_t os_logs_device(struct os_adapter *a)
+{
+	uint32_t k = atomic_fetch_add_explicit(&a->logs->ndevs, 1, memory_order_relaxed) + 1;
+	return k <= OS_LOGS_MAX_DEVICES ? k : 0;
+}
+
+void os_log_set_device(struct os_log *l, uint32_t dev)
+{
+	if (!dev)
+		return;
+	_Atomic(struct os_log *) *head = &l->a->logs->dev_logs[dev];
+	l->dev_next = atomic_load_explicit(head, memory_order_relaxed);   /* one writer: the ums lock */
+	/* release: the interrupt thread walking the list sees an initialized log */
+	atomic_store_explicit(head, l, memory_order_release);
+}
+
 int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct os_log **out)
 {
 	uint64_t h = hw_queue_handle(q);
@@ -76,10 +122,15 @@ int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct
 	l->bytes = bytes;
 	for (int t = 0; t < HW_LOG_TYPES; t++) {
 		l->log[t] = hw_log_create(bytes, 0);
-		if (!l->log[t]) {
-			hw_log_destroy(l->log[0]);
+		if (!l->log[t] || os_log_map(a, l->log[t])) {
+			int rc = l->log[t] ? -ENOMEM : -EINVAL;
+			for (int k = 0; k <= t; k++) {
+				if (l->log[k])
+					os_log_unmap(a, l->log[k]);
+				hw_log_destroy(l->log[k]);
+			}
 			free(l);
-			return -EINVAL;
+			return rc;
 		}
 	}
 	pthread_mutex_init(&l->lock, NULL);
@@ -153,8 +204,10 @@ static void os_log_trace_lost(struct os_log *l, enum hw_log_type t, uint64_t n)
 	os_trace_add(l->a, &r);
 }
 
-/* One entry read by the OS; released waiters returned. */
-static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct os_log_copy *c, bool release)
+/* One entry read by the OS; released waiters returned.  rec (NULL: none):
+ * the fence-array interrupt whose signal a parent-device scan looks for. */
+static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct os_log_copy *c, bool release,
+			     const struct hw_irq_rec *rec)
 {
 	uint64_t want = t == HW_LOG_SIGNALS ? HW_LOG_OP_SIGNAL_EXECUTED : HW_LOG_OP_WAIT_UNBLOCKED;
 	if (c->op != want) {
@@ -162,6 +215,12 @@ static size_t os_log_consume(struct os_log *l, enum hw_log_type t, const struct 
 		return 0;
 	}
 	os_log_check_ts(l, t, c->end_ts);
+	if (rec && t == HW_LOG_SIGNALS && c->fence == rec->signaled && c->value == rec->value) {
+		/* "to determine which HWQueue did the signal and extracts the
+		 * corresponding timestamp payload" */
+		atomic_store_explicit(&l->a->logs->last_signaler, hw_queue_handle(l->hwq), memory_order_relaxed);
+		OS_LOG_COUNT(l, signalers, 1);
+	}
 	if (os_tracing(l->a))
 		os_log_trace_entry(l, t, c);
 	if (!release || t != HW_LOG_SIGNALS)
@@ -199,7 +258,8 @@ static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n,
 
 /* Read one log's new entries (l->lock held).  Returns waiters released;
  * *overrun set when unread entries were overwritten. */
-static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool release, bool *overrun)
+static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool release, bool *overrun,
+				     const struct hw_irq_rec *rec)
 {
 	struct hw_log *log = l->log[t];
 	uint64_t pos = hw_log_pos(log, hw_log_header(log));
@@ -207,13 +267,22 @@ static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool 
 	if (pos == l->read[t])
 		return 0;
 	/* Seed, "Synchronously updating the native fence log": for every log
-	 * with new entries, DxgkDdiUpdateNativeFenceLogs before reading them. */
-	hw_log_update(l->hwq);
-	OS_LOG_COUNT(l, updates, 1);
+	 * with new entries, DxgkDdiUpdateNativeFenceLogs before reading them
+	 * (skipped by the broken OS_FAULT_NO_LOG_UPDATE, which the unflushed
+	 * count below catches) */
+	if (l->a->cfg.fault != OS_FAULT_NO_LOG_UPDATE) {
+		hw_log_update(l->hwq);
+		os_ddi_log(l->a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS, hw_queue_handle(l->hwq), pos);
+		OS_LOG_COUNT(l, updates, 1);
+	}
+	uint64_t flushed = hw_log_flushed(log);
 	while (l->read[t] < pos) {
 		struct os_log_copy c[OS_LOG_CHUNK];
 		uint64_t from = l->read[t];
 		size_t n = pos - from < OS_LOG_CHUNK ? (size_t)(pos - from) : OS_LOG_CHUNK;
+		/* entries past what the KMD's barrier covered: read without it */
+		if (from + n > flushed)
+			OS_LOG_COUNT(l, unflushed, from + n - (from > flushed ? from : flushed));
 		if (pos - from >= log->capacity || !os_log_copy_chunk(log, from, n, c)) {
 			/* Seed, "Log buffer overrun is permitted": resume at the header */
 			OS_LOG_COUNT(l, overruns, 1);
@@ -224,19 +293,19 @@ static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool 
 			return released;
 		}
 		for (size_t i = 0; i < n; i++)
-			released += os_log_consume(l, t, &c[i], release);
+			released += os_log_consume(l, t, &c[i], release, rec);
 		OS_LOG_COUNT(l, entries, n);
 		l->read[t] = from + n;
 	}
 	return released;
 }
 
-static size_t os_log_read_all(struct os_log *l, bool release, bool *overrun)
+static size_t os_log_read_all(struct os_log *l, bool release, bool *overrun, const struct hw_irq_rec *rec)
 {
 	size_t released = 0;
 	pthread_mutex_lock(&l->lock);
 	for (int t = 0; t < HW_LOG_TYPES; t++)
-		released += os_log_read_one_locked(l, (enum hw_log_type)t, release, overrun);
+		released += os_log_read_one_locked(l, (enum hw_log_type)t, release, overrun, rec);
 	pthread_mutex_unlock(&l->lock);
 	return released;
 }
@@ -244,7 +313,7 @@ static size_t os_log_read_all(struct os_log *l, bool release, bool *overrun)
 size_t os_log_read(struct os_log *l, bool *overrun)
 {
 	bool ov = false;
-	size_t n = os_log_read_all(l, false, &ov);
+	size_t n = os_log_read_all(l, false, &ov, NULL);
 	if (overrun)
 		*overrun = ov;
 	return n;
@@ -269,9 +338,58 @@ static size_t os_logs_read_engine(struct os_adapter *a, unsigned engine, bool re
 	for (uint64_t h = (uint64_t)engine * HW_MAX_QUEUES + 1; h <= (uint64_t)(engine + 1) * HW_MAX_QUEUES; h++) {
 		struct os_log *l = os_log_by_handle(a, h);
 		if (l)
-			released += os_log_read_all(l, release, overrun);
+			released += os_log_read_all(l, release, overrun, NULL);
 	}
 	return released;
+}
+
+/* Seed native-gpu-fence, "Future hardware requirements": current hardware
+ * names the fence; "for the parent device of this fence, the OS scans the
+ * log buffers of all its HWQueues. The OS then reads the last written log
+ * buffer entries to determine which HWQueue did the signal and extracts the
+ * corresponding timestamp payload."  For each fence of the array, its
+ * device's logs (once per device); a fence of no device (the OS's own), a
+ * NULL array, or the broken OS_FAULT_LOG_SCAN_ENGINE: the interrupting
+ * engine's logs. */
+static void os_logs_read_parents(struct os_adapter *a, const struct hw_irq_rec *rec, bool *overrun)
+{
+	uint32_t done[HW_IRQ_MAX_FENCES];
+	size_t ndone = 0;
+	bool engine = rec->nfences == 0 || a->cfg.fault == OS_FAULT_LOG_SCAN_ENGINE;
+	for (uint32_t i = 0; i < rec->nfences && !engine; i++) {
+		/* the interrupt thread is inside its handle-table read section */
+		struct os_fence *f = lf_htab_lookup(a->handles, rec->fences[i]);
+		uint32_t dev = f ? atomic_load_explicit(&f->log_dev, memory_order_acquire) : 0;
+		if (!dev) {
+			engine = true;
+			break;
+		}
+		bool seen = false;
+		for (size_t k = 0; k < ndone; k++)
+			seen |= done[k] == dev;
+		if (seen)
+			continue;
+		done[ndone++] = dev;
+		/* acquire: pairs with os_log_set_device's release */
+		for (struct os_log *l = atomic_load_explicit(&a->logs->dev_logs[dev], memory_order_acquire); l;
+		     l = l->dev_next)
+			os_log_read_all(l, false, overrun, rec);
+	}
+	if (engine)
+		os_logs_read_engine(a, rec->engine, false, overrun);
+}
+
+uint64_t os_logs_last_signaler(struct os_adapter *a)
+{
+	return atomic_load_explicit(&a->logs->last_signaler, memory_order_relaxed);
+}
+
+uint64_t os_log_unread(struct os_log *l, enum hw_log_type t)
+{
+	pthread_mutex_lock(&l->lock);
+	uint64_t n = hw_log_pos(l->log[t], hw_log_header(l->log[t])) - l->read[t];
+	pthread_mutex_unlock(&l->lock);
+	return n;
 }
 
 /* Optimized payload: the named queues' logs; a name without logs cannot say
@@ -286,7 +404,7 @@ static size_t os_logs_read_named(struct os_adapter *a, const struct hw_irq_rec *
 			*overrun = true;
 			continue;
 		}
-		released += os_log_read_all(l, true, overrun);
+		released += os_log_read_all(l, true, overrun, NULL);
 	}
 	return released;
 }
@@ -304,7 +422,7 @@ size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, boo
 	if (!rec->optimized) {
 		/* Seed, "Future hardware requirements": current hardware names the
 		 * fence; the OS reads the logs for the timestamps only */
-		os_logs_read_engine(a, rec->engine, false, &overrun);
+		os_logs_read_parents(a, rec, &overrun);
 		return 0;
 	}
 	if (rec->nqueues == 0)
@@ -331,13 +449,16 @@ static bool os_log_replace_locked(struct os_log *l, size_t bytes)
 	for (int t = 0; t < HW_LOG_TYPES; t++) {
 		struct hw_log *old = l->log[t];
 		bool unread = hw_log_pos(old, hw_log_header(old)) != l->read[t];
-		os_log_read_one_locked(l, (enum hw_log_type)t, false, &overrun);
+		os_log_read_one_locked(l, (enum hw_log_type)t, false, &overrun, NULL);
 		if (t == HW_LOG_SIGNALS && (unread || overrun))
 			lost = true;
 		/* the engine is out of the queue: the header no longer moves */
 		uint64_t pos = hw_log_pos(old, hw_log_header(old));
 		struct hw_log *nl = hw_log_create(bytes, pos);
+		if (os_log_map(l->a, nl))
+			lf_die("recreating a native fence log: out of GPU VA");
 		hw_queue_set_log(l->hwq, (enum hw_log_type)t, nl);   /* DxgkDdiSetNativeFenceLogBuffer */
+		os_log_unmap(l->a, old);   /* the engine left the queue: nothing writes through them */
 		hw_log_destroy(old);
 		l->log[t] = nl;
 		l->read[t] = pos;
@@ -426,4 +547,6 @@ void os_logs_stats(const struct os_adapter *a, struct os_stats *o)
 	o->log_bad_entries = OS_LOG_LOAD(bad_entries);
 	o->log_bad_handles = OS_LOG_LOAD(bad_handles);
 	o->log_recreates = OS_LOG_LOAD(recreates);
+	o->log_unflushed = OS_LOG_LOAD(unflushed);
+	o->log_signalers = OS_LOG_LOAD(signalers);
 }

@@ -92,6 +92,9 @@ enum os_fault {
 					  queued, not when the GPU context reaches it */
 	OS_FAULT_KMD_QFI_VERSION,      /* the KMD asks QueryFeatureInterface for a version one above
 					  the negotiated one */
+	OS_FAULT_NO_LOG_UPDATE,        /* the OS reads new log entries without calling DxgkDdiUpdateNativeFenceLogs */
+	OS_FAULT_LOG_SCAN_ENGINE,      /* a fence-array interrupt makes the OS read the interrupting engine's logs,
+					  not those of the signaled fence's parent device */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -385,6 +388,8 @@ struct os_stats {
 	uint64_t log_bad_entries;   /* entries whose operation is not the log's (never written / torn) */
 	uint64_t log_bad_handles;   /* optimized payloads naming a queue without logs */
 	uint64_t log_recreates;     /* log buffers destroyed and recreated */
+	uint64_t log_unflushed;     /* entries read past what the last UpdateNativeFenceLogs flushed (must be 0) */
+	uint64_t log_signalers;     /* fence-array interrupts whose signaling HW queue a parent-device scan found */
 };
 void os_adapter_stats(struct os_adapter *a, struct os_stats *out);
 
@@ -430,6 +435,11 @@ struct os_log *os_log_by_handle(struct os_adapter *a, uint64_t h);
 size_t os_log_bytes(const struct os_log *l);
 /* The log buffer of type t now set on the queue (tests, timelines). */
 struct hw_log *os_log_hw(struct os_log *l, enum hw_log_type t);
+/* Entries of l's log t written and not read yet.  Any thread (the log mutex). */
+uint64_t os_log_unread(struct os_log *l, enum hw_log_type t);
+/* The kernel handle of the HW queue the last parent-device scan found had
+ * done the signal an interrupt named (0: none yet).  Any thread. */
+uint64_t os_logs_last_signaler(struct os_adapter *a);
 
 /* ==== the timeline trace (gpu-model/os/trace.c) ====
  *
@@ -577,6 +587,8 @@ enum os_ddi {
 	OS_DDI_SUBMIT_CONTEXT_SWITCH,   /* DxgkDdiSubmitCommand of a zero-length buffer, Flags.ContextSwitch: handle = engine, value = its fence ID */
 	OS_DDI_CREATE_CONTEXT_ALLOCATION,  /* DxgkCbCreateContextAllocation: handle = the allocation, value = its bytes */
 	OS_DDI_DESTROY_CONTEXT_ALLOCATION, /* DxgkCbDestroyContextAllocation: handle = the allocation */
+	OS_DDI_UPDATE_NATIVE_FENCE_LOGS,   /* DxgkDdiUpdateNativeFenceLogs: handle = the HW queue's kernel handle,
+					      value = the log position (hw_log_pos) read before the call */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -30,6 +30,7 @@ struct os_fence {
 	uint32_t x_slot;                /* cross-adapter: this instance's slot in x */
 	struct os_cross *x;             /* cross-adapter: the group sharing CurrentValue; NULL otherwise */
 	_Atomic uint64_t x_seen;        /* cross-adapter: last value announced to this instance */
+	_Atomic uint32_t log_dev;       /* logbuf: its parent device's log list (os_logs_device; 0: no device) */
 };
 /* read-mostly identity | the waiter set (waiters, interrupt thread) | the CPU signalers' word */
 LF_ASSERT_APART(struct os_fence, index, ws);
@@ -192,7 +193,12 @@ void os_held_wait_put(struct os_fence *f, struct os_waiter *w);
 
 /* logbuf.c (native fence log buffers) */
 struct os_logs *os_logs_create(void);
-void os_logs_destroy(struct os_logs *l);              /* after the engines and the interrupt thread stopped */
+void os_logs_destroy(struct os_logs *l);
+/* logbuf: a new device's key for its log list (0: too many devices: its
+ * fences' interrupts read the interrupting engine's logs), and a log joining
+ * its device's list.  Under the ums lock. */
+uint32_t os_logs_device(struct os_adapter *a);
+void os_log_set_device(struct os_log *l, uint32_t dev);              /* after the engines and the interrupt thread stopped */
 /* Interrupt thread, inside a read-side section: the log part of a native fence
  * signaled interrupt.  Optimized payload: read the named queues' signal logs
  * (a NULL handle: every queue of the engine) and release waiters against the

@@ -69,6 +69,7 @@ struct os_context {
 
 struct os_device {
 	struct os_ums *u;
+	uint32_t log_dev;                /* logbuf: its log list in the adapter's os_logs (0: none) */
 	LF_ALIGNED _Atomic bool error;
 	bool dead;
 	struct os_context *contexts;     /* (u->lock) */
