@@ -403,8 +403,15 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *out);
  * keeps, per log, the position it read up to (its cached FirstFreeEntryIndex
  * and WraparoundCount) and the last GPU timestamp.
  *
+ * Each log has three mappings (seed, "Log buffer mechanism"): the OS's CPU
+ * VA, LogBufferGpuVa in the process's GPU VA space (the engine's LOG writes
+ * through it) and LogBufferSystemProcessGpuVa, the CMP's (hw_log.gpu_va,
+ * sys_va; gpu-model/hw/va.c).
+ *
  * Reading a log: load the header; no new entries: done.  Else call
- * UpdateNativeFenceLogs for the queue (hw_log_update), then read the entries
+ * UpdateNativeFenceLogs for the queue (hw_log_update, logged in the DDI log
+ * as OS_DDI_UPDATE_NATIVE_FENCE_LOGS; entries read past the position it
+ * flushed are counted as log_unflushed), then read the entries
  * and re-read the header: a log's worth or more written past the cached
  * position means the GPU may have overwritten entries not yet read (it
  * writes an entry before it moves the header, so a full log's oldest entry
@@ -412,6 +419,14 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *out);
  * that releases waiters falls back to reading every native fence.  Timestamps:
  * a zero or repeated FenceEndGpuTimestamp is accepted, a backwards one is
  * counted and reported on stderr (once per adapter).
+ *
+ * Which logs an interrupt makes the OS read: an optimized payload, the named
+ * queues' (a NULL handle: every queue of the engine); a fence array (current
+ * hardware, seed "Future hardware requirements"), every queue of each named
+ * fence's parent device (the device whose os_device_track_fence took it),
+ * for the timestamps and to note which queue did the signal
+ * (os_logs_last_signaler); a fence of no device or a NULL array, the
+ * interrupting engine's queues.
  *
  *   call                    who                                           blocks?
  *   os_log_attach           os_hwqueue_create (under the ums lock)        no
