@@ -1003,6 +1003,141 @@ static void queue_priority_preempts_lower_work(void **state)
 }
 
 
+/* Seed multi-engine-synchronization, "Multi-engine scenarios": "High
+ * priority compute work.  With background compute it is possible to
+ * interrupt 3D rendering to do a small amount of high priority compute
+ * work."  On an adapter whose compute queue shares the 3D engine (one
+ * engine: rt_engine_for_type folds compute onto it), a HIGH compute
+ * queue's dispatch completes while a NORMAL direct queue's long draw is
+ * still running: the engine left the draw at a triangle boundary for it.
+ * The same dispatch at NORMAL priority takes its turn after the draw.
+ * The draw is the second of two lists around the signal the CPU waits for,
+ * so that the draw runs when the dispatch arrives (the engine goes on to
+ * it at once; the CPU learns of the signal only through its wait). */
+static uint64_t shared_engine_draw_done_when_compute_done(enum rt_path path, enum rt_priority cprio,
+							   uint64_t *preemptions)
+{
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, path);
+	cfg.os.caps.engines = 1;
+	cfg.os.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	struct rt_stack *s = NULL;
+	char err[256] = "";
+	if (rt_stack_create(&cfg, &s, err, sizeof(err)))
+		fail_msg("rt_stack_create: %s", err);
+	struct rt_cqueue_desc dd = { .type = RT_LIST_DIRECT }, dc = { .type = RT_LIST_COMPUTE, .priority = cprio };
+	struct rt_cqueue *gfx, *comp;
+	assert_int_equal(rt_cqueue_create(rt_stack_device(s), &dd, &gfx), 0);
+	assert_int_equal(rt_cqueue_create(rt_stack_device(s), &dc, &comp), 0);
+	assert_int_equal(rt_cqueue_engine(comp), rt_cqueue_engine(gfx));   /* compute shares the 3D engine */
+	struct rt_clist *first = list1(RT_LIST_DIRECT, RT_OP_DRAW, 100000), *draw = NULL;
+	struct rt_clist *dispatch = list1(RT_LIST_COMPUTE, RT_OP_DISPATCH, 100000);
+	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &draw), 0);
+	assert_int_equal(rt_clist_record(draw, RT_OP_DRAW, 300 * MS, 300), 0);
+	assert_int_equal(rt_clist_close(draw), 0);
+	struct rt_fence *fs = fence(s, 0), *fd = fence(s, 0), *fc = fence(s, 0);
+	assert_int_equal(rt_cqueue_execute(gfx, &first, 1), 0);
+	assert_int_equal(rt_cqueue_signal(gfx, fs, 1), 0);
+	assert_int_equal(rt_cqueue_execute(gfx, &draw, 1), 0);
+	assert_int_equal(rt_cqueue_signal(gfx, fd, 1), 0);
+	assert_int_equal(rt_fence_wait(fs, 1, WAIT_NS), 0);   /* the long draw runs */
+	assert_int_equal(rt_cqueue_execute(comp, &dispatch, 1), 0);
+	assert_int_equal(rt_cqueue_signal(comp, fc, 1), 0);
+	assert_int_equal(rt_fence_wait(fc, 1, WAIT_NS), 0);
+	uint64_t draw_done = rt_fence_completed(fd);
+	assert_int_equal(rt_fence_wait(fd, 1, WAIT_NS), 0);
+	struct hw_engine_preempt_stats st;
+	rt_stack_engine_preempt_stats(s, rt_cqueue_engine(gfx), &st);
+	*preemptions = st.preemptions;
+	assert_int_equal(rt_cqueue_finish(gfx, WAIT_NS), 0);
+	assert_int_equal(rt_cqueue_finish(comp, WAIT_NS), 0);
+	rt_clist_destroy(first);
+	rt_clist_destroy(draw);
+	rt_clist_destroy(dispatch);
+	rt_cqueue_destroy(gfx);
+	rt_cqueue_destroy(comp);
+	down(s);
+	return draw_done;
+}
+
+static void high_priority_compute_interrupts_3d_on_a_shared_engine(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		uint64_t preemptions = 0;
+		assert_int_equal(shared_engine_draw_done_when_compute_done((enum rt_path)p, RT_PRIORITY_HIGH,
+									   &preemptions), 0);
+		assert_true(preemptions >= 1);
+		assert_int_equal(shared_engine_draw_done_when_compute_done((enum rt_path)p, RT_PRIORITY_NORMAL,
+									   &preemptions), 1);
+		assert_int_equal(preemptions, 0);
+	}
+}
+
+/* Seed multi-engine-synchronization, "Copy and compute command lists":
+ * "Bundles cannot be used with compute or copy command lists or queues"
+ * (and "bundles are not consumed by any queues").  A direct list executes a
+ * closed bundle (ExecuteBundle), as often as it likes, and its work runs
+ * with the list's; a compute list, a copy list and a bundle refuse to
+ * execute one, a queue refuses a bundle, and a refusal records nothing. */
+static void bundles_cannot_be_used_with_compute_or_copy_command_lists(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct rt_stack *s = up(modes[m].path);
+		struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+		struct rt_clist *bundle = NULL, *direct = NULL, *open = NULL;
+		assert_int_equal(rt_clist_create_pso(RT_LIST_BUNDLE, &graphics_pso, &bundle), 0);
+		assert_int_equal(rt_clist_draw(bundle, 100000), 0);
+		assert_int_equal(rt_clist_dispatch(bundle, 100000), 0);
+		assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &direct), 0);
+		assert_int_equal(rt_clist_execute_bundle(direct, bundle), -EBUSY);   /* still recording */
+		assert_non_null(strstr(rt_clist_error(direct), "still recording"));
+		assert_int_equal(rt_clist_close(bundle), 0);
+		/* a direct list executes it, twice */
+		assert_int_equal(rt_clist_draw(direct, 100000), 0);
+		assert_int_equal(rt_clist_execute_bundle(direct, bundle), 0);
+		assert_int_equal(rt_clist_execute_bundle(direct, bundle), 0);
+		assert_int_equal(rt_clist_cmds(direct), 5);
+		assert_int_equal(rt_clist_work_ns(direct), 500000);
+		/* compute and copy lists, and bundles, refuse it */
+		struct rt_clist *compute = list1(RT_LIST_COMPUTE, RT_OP_DISPATCH, 1000);
+		struct rt_clist *copy = list1(RT_LIST_COPY, RT_OP_COPY, 1000);
+		rt_clist_reset(compute);
+		assert_int_equal(rt_clist_set_pipeline_state(compute, &compute_pso), 0);
+		rt_clist_reset(copy);
+		assert_int_equal(rt_clist_execute_bundle(compute, bundle), -EINVAL);
+		assert_non_null(strstr(rt_clist_error(compute), "bundles cannot be used with compute command lists"));
+		assert_int_equal(rt_clist_execute_bundle(copy, bundle), -EINVAL);
+		assert_non_null(strstr(rt_clist_error(copy), "bundles cannot be used with copy command lists"));
+		assert_int_equal(rt_clist_create_pso(RT_LIST_BUNDLE, &graphics_pso, &open), 0);
+		assert_int_equal(rt_clist_execute_bundle(open, bundle), -EINVAL);
+		assert_int_equal(rt_clist_cmds(compute) + rt_clist_cmds(copy) + rt_clist_cmds(open), 0);
+		assert_int_equal(rt_clist_execute_bundle(direct, direct), -EINVAL);   /* not a bundle */
+		/* no queue consumes a bundle */
+		assert_int_equal(rt_cqueue_execute(q, &bundle, 1), -EINVAL);
+		assert_non_null(strstr(rt_cqueue_error(q), "bundle"));
+		/* the direct list's work, the bundle's included, runs on the 3D engine */
+		assert_int_equal(rt_clist_close(direct), 0);
+		assert_int_equal(rt_clist_execute_bundle(direct, bundle), -EPERM);   /* closed */
+		uint64_t b0 = busy(s, rt_cqueue_engine(q));
+		assert_int_equal(rt_cqueue_execute(q, &direct, 1), 0);
+		assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+		struct rt_cqueue_stats st;
+		rt_cqueue_stats(q, &st);
+		assert_int_equal(st.ops[RT_OP_DRAW], 3);
+		assert_int_equal(st.ops[RT_OP_DISPATCH], 2);
+		assert_true(busy(s, rt_cqueue_engine(q)) - b0 >= 500000);
+		rt_clist_destroy(bundle);
+		rt_clist_destroy(direct);
+		rt_clist_destroy(open);
+		rt_clist_destroy(compute);
+		rt_clist_destroy(copy);
+		rt_cqueue_destroy(q);
+		down(s);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_test(several_queues_share_an_engine),
 	     cmocka_unit_test(submission_path_follows_the_fences),
 	     cmocka_unit_test(lists_refuse_what_their_type_cannot_hold),
@@ -1019,5 +1154,7 @@ FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_tes
 	     cmocka_unit_test(rewind_then_new_wait_is_not_released_by_older_values),
 	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting),
 	     cmocka_unit_test(queue_priority_preempts_lower_work),
+	     cmocka_unit_test(high_priority_compute_interrupts_3d_on_a_shared_engine),
+	     cmocka_unit_test(bundles_cannot_be_used_with_compute_or_copy_command_lists),
 	     cmocka_unit_test(default_queues_allow_shared_usage_by_other_components),
 	     cmocka_unit_test(default_queue_is_shared_by_components_on_several_threads))

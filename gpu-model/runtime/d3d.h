@@ -19,7 +19,9 @@
  * list type may record follows the same rule (rt_list_type_holds): a direct
  * list holds draw, dispatch and copy; a compute list dispatch and copy; a
  * copy list copy only; a bundle draw and dispatch — and "bundles are not
- * consumed by any queues": no bundle queue, no bundle executed.  The work a
+ * consumed by any queues": no bundle queue, no bundle executed on a queue;
+ * a direct list executes one (rt_clist_execute_bundle), compute and copy
+ * lists refuse to.  The work a
  * direct queue records for compute or copy runs on its own (3D) engine, as a
  * 3D engine runs a direct list's copies itself.
  *
@@ -151,6 +153,15 @@ int rt_clist_record(struct rt_clist *l, enum rt_op op, uint64_t ns, unsigned uni
 int rt_clist_copy(struct rt_clist *l, uint64_t ns);       /* one unit each */
 int rt_clist_dispatch(struct rt_clist *l, uint64_t ns);
 int rt_clist_draw(struct rt_clist *l, uint64_t ns);
+/* ID3D12GraphicsCommandList::ExecuteBundle: record the closed bundle's
+ * commands (and the resource uses it declared) into the direct list l, in
+ * l's order; the bundle stays as it is and may be executed again.  Seed:
+ * "Bundles cannot be used with compute or copy command lists or queues".
+ * 0; -EINVAL (l is not a direct list: a compute, copy list or a bundle;
+ * bundle is not a bundle); -EBUSY (the bundle is still recording); -EPERM
+ * (l is closed); -ENOSPC (RT_LIST_MAX_CMDS or RT_LIST_MAX_USES).  A refusal
+ * records nothing and says why in rt_clist_error(l). */
+int rt_clist_execute_bundle(struct rt_clist *l, const struct rt_clist *bundle);
 /* Close: 0 / -EPERM (not recording).  Reset: empty and recording again (the
  * queues copied what they executed: a list may be reset right after). */
 int rt_clist_close(struct rt_clist *l);

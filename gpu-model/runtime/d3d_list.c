@@ -186,6 +186,53 @@ int rt_clist_draw(struct rt_clist *l, uint64_t ns)
 	return rt_clist_record(l, RT_OP_DRAW, ns, 1);
 }
 
+/* Seed multi-engine-synchronization: "Bundles cannot be used with compute
+ * or copy command lists or queues", and "bundles are not consumed by any
+ * queues": a bundle reaches the GPU only through a direct list's
+ * ExecuteBundle, which records the bundle's commands into the list. */
+static int rt_clist_bundle_refused(struct rt_clist *l, const struct rt_clist *b)
+{
+	const char *type = rt_list_type_name(l->type);
+	if (l->type != RT_LIST_DIRECT) {
+		snprintf(l->err, sizeof(l->err), "%s list: ExecuteBundle: bundles cannot be used with %s command lists "
+			 "(only a direct list executes a bundle)", type, type);
+		return -EINVAL;
+	}
+	if (b->type != RT_LIST_BUNDLE) {
+		snprintf(l->err, sizeof(l->err), "direct list: ExecuteBundle of a %s list: only a bundle can be",
+			 rt_list_type_name(b->type));
+		return -EINVAL;
+	}
+	if (b->recording) {
+		snprintf(l->err, sizeof(l->err), "direct list: ExecuteBundle of a bundle still recording: close it first");
+		return -EBUSY;
+	}
+	if (!l->recording) {
+		snprintf(l->err, sizeof(l->err), "ExecuteBundle into a closed direct list: reset it first");
+		return -EPERM;
+	}
+	if (l->n + b->n > RT_LIST_MAX_CMDS || l->nuses + b->nuses > RT_LIST_MAX_USES) {
+		snprintf(l->err, sizeof(l->err), "direct list full: %zu + the bundle's %zu of %d commands",
+			 l->n, b->n, RT_LIST_MAX_CMDS);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int rt_clist_execute_bundle(struct rt_clist *l, const struct rt_clist *bundle)
+{
+	int rc = rt_clist_bundle_refused(l, bundle);
+	if (rc)
+		return rc;
+	memcpy(&l->cmds[l->n], bundle->cmds, bundle->n * sizeof(bundle->cmds[0]));
+	memcpy(&l->ops[l->n], bundle->ops, bundle->n * sizeof(bundle->ops[0]));
+	l->n += bundle->n;
+	l->work_ns += bundle->work_ns;
+	memcpy(&l->uses[l->nuses], bundle->uses, bundle->nuses * sizeof(bundle->uses[0]));
+	l->nuses += bundle->nuses;
+	return 0;
+}
+
 int rt_clist_close(struct rt_clist *l)
 {
 	if (!l->recording) {
