@@ -18,11 +18,11 @@ struct fix {
 	struct rt_cqueue *copy, *direct, *compute;
 };
 
-static void up(struct fix *x, enum rt_path path)
+static void up_engines(struct fix *x, enum rt_path path, unsigned engines)
 {
 	struct rt_stack_config cfg;
 	rt_stack_config_default(&cfg, path);
-	cfg.os.caps.engines = 3;
+	cfg.os.caps.engines = engines;
 	char err[256] = "";
 	if (rt_stack_create(&cfg, &x->s, err, sizeof(err)))
 		fail_msg("rt_stack_create: %s", err);
@@ -33,6 +33,11 @@ static void up(struct fix *x, enum rt_path path)
 	assert_int_equal(rt_cqueue_create(rt_stack_device(x->s), &d, &x->direct), 0);
 	d = (struct rt_cqueue_desc){ .type = RT_LIST_COMPUTE, .name = "compute0", .debug = x->v, .user_mode = true };
 	assert_int_equal(rt_cqueue_create(rt_stack_device(x->s), &d, &x->compute), 0);
+}
+
+static void up(struct fix *x, enum rt_path path)
+{
+	up_engines(x, path, 3);
 }
 
 static void down(struct fix *x)
@@ -319,8 +324,83 @@ static void async_compute_is_silent_and_its_missing_wait_reported(void **state)
 	}
 }
 
+/* Seed multi-engine-synchronization, "Multi-queue resource access": "The
+ * COPY flags (COPY_DEST and COPY_SOURCE) used as initial states represent
+ * states in the 3D/Compute type class.  To use a resource initially on a
+ * Copy queue it should start in the COMMON state."  A resource created in
+ * COPY_DEST or COPY_SOURCE is used so by direct and compute queues without a
+ * barrier; a copy queue that uses it, or moves it from that COPY_* state,
+ * is reported; one created in COMMON serves the copy queue. */
+static void copy_initial_states_belong_to_the_3d_compute_type_class(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct fix x;
+		up(&x, (enum rt_path)p);
+		struct rt_resource *dst = res(&x, "dst", RT_STATE_COPY_DEST);
+		struct rt_resource *src = res(&x, "src", RT_STATE_COPY_SOURCE);
+		use(x.direct, dst, RT_STATE_COPY_DEST, true);           /* the 3D class's COPY_DEST */
+		use(x.compute, src, RT_STATE_COPY_SOURCE, false);       /* the compute class's COPY_SOURCE */
+		assert_int_equal(rt_debug_errors(x.v), 0);
+		struct rt_resource *dst2 = res(&x, "dst2", RT_STATE_COPY_DEST);
+		use(x.copy, dst2, RT_STATE_COPY_DEST, true);            /* not the copy class's */
+		assert_int_equal(rt_debug_errors(x.v), 1);
+		assert_true(message_has(x.v, 0, "copy0", "dst2 on a copy queue", "COPY_DEST of the compute/3D class"));
+		struct rt_resource *src2 = res(&x, "src2", RT_STATE_COPY_SOURCE);
+		barrier(x.copy, src2, RT_STATE_COPY_SOURCE, RT_STATE_COPY_DEST);
+		assert_int_equal(rt_debug_errors(x.v), 2);
+		assert_true(message_has(x.v, 1, "barrier moves src2 from COPY_SOURCE", NULL, NULL));
+		struct rt_resource *common = res(&x, "common", RT_STATE_COMMON);
+		use(x.copy, common, RT_STATE_COMMON, true);             /* "it should start in the COMMON state" */
+		assert_int_equal(rt_debug_errors(x.v), 2);
+		down(&x);
+	}
+}
+
+/* Seed multi-engine-synchronization, "Multi-queue resource access": "it is
+ * not permitted to write to the resource simultaneously on different
+ * queues.  'Simultaneously' here means unsynchronized, noting unsynchronized
+ * execution is not possible on some hardware.  ... Only one queue can write
+ * to a resource at a time."  Two queues of the compute/3D class write one
+ * UAV with no fence between them: reported, naming both writers — also on
+ * a one-engine adapter, where the two writes can never overlap in time;
+ * with a Signal and a Wait between them: silent. */
+static void two_unsynchronized_writers_are_reported(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		for (unsigned engines = 1; engines <= 3; engines += 2) {
+			for (int fenced = 0; fenced < 2; fenced++) {
+				struct fix x;
+				up_engines(&x, (enum rt_path)p, engines);
+				struct rt_fence *f = fence(&x);
+				struct rt_resource *buf = res(&x, "buf1", RT_STATE_UNORDERED_ACCESS);
+				use(x.direct, buf, RT_STATE_UNORDERED_ACCESS, true);
+				if (fenced) {
+					assert_int_equal(rt_cqueue_signal(x.direct, f, 1), 0);
+					assert_int_equal(rt_cqueue_wait(x.compute, f, 1), 0);
+				}
+				use(x.compute, buf, RT_STATE_UNORDERED_ACCESS, true);
+				assert_int_equal(rt_cqueue_finish(x.compute, WAIT_NS), 0);
+				assert_int_equal(rt_debug_pending(x.v), 0);
+				if (fenced) {
+					assert_int_equal(rt_debug_errors(x.v), 0);
+				} else {
+					assert_int_equal(rt_debug_errors(x.v), 1);
+					assert_true(message_has(x.v, 0, "race on buf1: compute0 (execute #1) writes it",
+								"while direct0 (execute #1) writes it",
+								"no fence orders them"));
+				}
+				down(&x);
+			}
+		}
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_test(fenced_accesses_are_accepted),
 	     cmocka_unit_test(cpu_waits_order_later_work), cmocka_unit_test(states_follow_the_type_classes),
 	     cmocka_unit_test(seed_workloads_are_silent),
 	     cmocka_unit_test(pipeline_is_silent_and_its_missing_wait_reported),
-	     cmocka_unit_test(async_compute_is_silent_and_its_missing_wait_reported))
+	     cmocka_unit_test(async_compute_is_silent_and_its_missing_wait_reported),
+	     cmocka_unit_test(copy_initial_states_belong_to_the_3d_compute_type_class),
+	     cmocka_unit_test(two_unsynchronized_writers_are_reported))
