@@ -643,7 +643,16 @@ void bm_pipeline_fini(struct bm_pipeline *p)
 int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units)
 {
+	return bm_async_init_broken(a, w, cpu_latency, cg_latency, compute_ns, graphics_ns, units, false, false);
+}
+
+int bm_async_init_broken(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+			 uint64_t compute_ns, uint64_t graphics_ns, unsigned units, bool no_first_wait,
+			 bool signal_after_render)
+{
 	memset(a, 0, sizeof(*a));
+	a->broken_no_first_compute_wait = no_first_wait;
+	a->broken_signal_after_render = signal_after_render;
 	a->w = w;
 	a->cpu_latency = cpu_latency;
 	a->cg_latency = cg_latency;
@@ -680,7 +689,7 @@ int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, uns
 			rc = rt_clist_set_name(a->graphics[i], "graphics");
 	/* "Graphics needs to wait for the first compute frame to complete; this
 	 * is the only wait that the graphics queue will perform." */
-	if (!rc)
+	if (!rc && !a->broken_no_first_compute_wait)
 		rc = rt_cqueue_wait(w->direct, a->fences[0], 1);
 	return rc;
 }
@@ -780,10 +789,16 @@ static int bm_async_graphics(struct bm_async *a)
 	if (!rc)
 		rc = rt_clist_close(l);
 	/* Signal *before* new rendering: the compute work graphics is done with */
-	if (!rc)
+	if (!rc && !a->broken_signal_after_render)
 		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
+	if (!rc && a->render_gate) {
+		a->gate_progress = rt_queue_submitted(rt_cqueue_queue(w->direct));
+		rc = rt_cqueue_wait(w->direct, a->render_gate, fn);
+	}
 	if (!rc)
 		rc = rt_cqueue_execute(w->direct, &l, 1);
+	if (!rc && a->broken_signal_after_render)
+		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
 	if (!rc)
 		rc = rt_cqueue_signal(w->direct, a->fences[1], fn);
 	return rc;

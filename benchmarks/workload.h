@@ -198,6 +198,15 @@ struct bm_async {
 	uint64_t graphics_ns;
 	unsigned units;
 	bool broken_no_graphics_wait;       /* tests only: compute never waits for the graphics-compute fence */
+	bool broken_no_first_compute_wait;  /* tests only (bm_async_init_broken): graphics never waits for
+					       (computeFence, 1) */
+	bool broken_signal_after_render;    /* tests only: graphics signals the graphics-compute fence after
+					       its render, not before */
+	/* tests only: when set, graphics waits for (render_gate, its frame)
+	 * right before its render; gate_progress is then the direct queue's
+	 * progress value of the last thing submitted before that wait */
+	struct rt_fence *render_gate;
+	uint64_t gate_progress;
 	struct rt_fence *fences[2];         /* compute fence at 0, graphics fence at 1 */
 	struct rt_fence *graphics_compute_fence;
 	struct rt_event *handles[2];        /* auto-reset, initially set */
@@ -212,6 +221,13 @@ struct bm_async {
  * under the validation layer) / -errno. */
 int bm_async_init(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
 		  uint64_t compute_ns, uint64_t graphics_ns, unsigned units);
+/* Tests only: bm_async_init with deliberate breaks of the seed's protocol:
+ * no_first_wait leaves out "pGraphicsQueue->Wait(pComputeFence, 1)"
+ * (broken_no_first_compute_wait), signal_after_render signals the
+ * graphics-compute fence after the render (broken_signal_after_render). */
+int bm_async_init_broken(struct bm_async *a, struct bm_wl *w, unsigned cpu_latency, unsigned cg_latency,
+			 uint64_t compute_ns, uint64_t graphics_ns, unsigned units, bool no_first_wait,
+			 bool signal_after_render);
 int bm_async_step(struct bm_async *a);          /* one turn: WaitForMultipleObjects, one stage */
 /* Tests: one turn of the given stage (0 compute, 1 graphics) after waiting
  * for its event alone, so that a test interleaves the stages whatever the

@@ -397,10 +397,51 @@ static void two_unsynchronized_writers_are_reported(void **state)
 	}
 }
 
+/* Seed multi-engine-synchronization, "Asynchronous compute and graphics
+ * example": "Graphics needs to wait for the first compute frame to
+ * complete; this is the only wait that the graphics queue will perform."
+ * Graphics' first turn comes before compute's: with the seed's
+ * Wait(pComputeFence, 1) the graphics read of pipe[0] is ordered after
+ * compute frame 1 writes it, and the layer is silent; without it
+ * (broken_no_first_compute_wait) graphics reads a buffer compute has not
+ * written yet, unordered with the write: reported, naming both executes. */
+static void async_graphics_waits_for_the_first_compute_frame(void **state)
+{
+	(void)state;
+	const struct { enum rt_path path; bool um; } modes[] = {
+		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+	for (size_t m = 0; m < 3; m++) {
+		for (int broken = 0; broken < 2; broken++) {
+			struct bm_wl w;
+			char err[256];
+			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			struct bm_async a;
+			assert_int_equal(bm_async_init_broken(&a, &w, 3, 2, 50000, 50000, 1, broken, false), 0);
+			assert_int_equal(bm_async_step_stage(&a, 1), 0);     /* graphics first */
+			for (int i = 0; i < 10; i++)
+				assert_int_equal(bm_async_step_stage(&a, i % 2 == 0 ? 0 : 1), 0);
+			assert_int_equal(bm_async_drain(&a), 0);
+			bm_async_fini(&a);
+			assert_int_equal(rt_debug_pending(w.debug), 0);
+			if (!broken) {
+				if (rt_debug_errors(w.debug))
+					message_has(w.debug, 0, "(none expected)", NULL, NULL);
+				assert_int_equal(rt_debug_errors(w.debug), 0);
+			} else {
+				assert_true(rt_debug_errors(w.debug) > 0);
+				assert_true(message_has(w.debug, 0, "race on pipe[0]: compute0 (execute #1) writes it",
+							"direct0 (execute #1) reads it", NULL));
+			}
+			assert_int_equal(bm_wl_down(&w), 0);
+		}
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_test(fenced_accesses_are_accepted),
 	     cmocka_unit_test(cpu_waits_order_later_work), cmocka_unit_test(states_follow_the_type_classes),
 	     cmocka_unit_test(seed_workloads_are_silent),
 	     cmocka_unit_test(pipeline_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(async_compute_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(copy_initial_states_belong_to_the_3d_compute_type_class),
-	     cmocka_unit_test(two_unsynchronized_writers_are_reported))
+	     cmocka_unit_test(two_unsynchronized_writers_are_reported),
+	     cmocka_unit_test(async_graphics_waits_for_the_first_compute_frame))

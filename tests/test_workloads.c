@@ -287,7 +287,53 @@ static void slow_progress_is_not_a_stall(void **state)
 	rt_clist_destroy(l);
 }
 
+/* Seed multi-engine-synchronization, "Asynchronous compute and graphics
+ * example": "// Signal *before* new rendering to indicate what compute work
+ * the graphics queue is DONE with".  The order lets compute rewrite a pipe
+ * buffer graphics is done with while graphics still renders.  The render
+ * is held behind a gate (a Wait on a fence only the test signals): once
+ * everything the direct queue has before the gate completed, the
+ * graphics-compute fence says graphics is done with compute frame 1, and
+ * compute frame 3 (which waits for it) completes while the render is still
+ * held.  The broken variant (broken_signal_after_render: the Signal behind
+ * the render) is caught: the graphics-compute fence stays 0, and nothing
+ * before the gate can change it, so compute cannot run during the render. */
+static void async_graphics_signals_before_render(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		for (int broken = 0; broken < 2; broken++) {
+			struct bm_wl w;
+			up(&w, &modes[m]);
+			struct rt_fence *gate = NULL;
+			assert_int_equal(rt_fence_create(w.d, 0, &gate), 0);
+			struct bm_async a;
+			assert_int_equal(bm_async_init_broken(&a, &w, 3, 2, 50000, 50000, 1, false, broken), 0);
+			a.render_gate = gate;
+			assert_int_equal(bm_async_step_stage(&a, 0), 0);          /* compute frames 1, 2 */
+			assert_int_equal(bm_async_step_stage(&a, 0), 0);
+			assert_int_equal(rt_fence_wait(a.fences[0], 2, WAIT_NS), 0);
+			assert_int_equal(bm_async_step_stage(&a, 1), 0);          /* graphics frame 1, held */
+			assert_int_equal(rt_queue_wait(rt_cqueue_queue(w.direct), a.gate_progress, WAIT_NS), 0);
+			assert_int_equal(rt_fence_completed(a.graphics_compute_fence), broken ? 0 : 1);
+			assert_int_equal(bm_async_step_stage(&a, 0), 0);          /* compute frame 3: Wait(gcf, 1) */
+			if (!broken)
+				assert_int_equal(rt_fence_wait(a.fences[0], 3, WAIT_NS), 0);
+			else
+				assert_int_equal(rt_fence_completed(a.fences[0]), 2);
+			assert_int_equal(rt_fence_completed(a.fences[1]), 0);     /* the render is still held */
+			assert_int_equal(rt_fence_signal(gate, 1u << 20), 0);
+			assert_int_equal(bm_async_drain(&a), 0);
+			assert_int_equal(rt_fence_completed(a.fences[0]), a.frames[0]);
+			assert_int_equal(rt_fence_completed(a.fences[1]), a.frames[1]);
+			bm_async_fini(&a);
+			assert_int_equal(bm_wl_down(&w), 0);
+		}
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(deadlock_fails_naming_each_wait), cmocka_unit_test(slow_progress_is_not_a_stall),
 	     cmocka_unit_test(ring_heap_length_3_trace), cmocka_unit_test(ring_heap_without_the_wait_is_caught),
 	     cmocka_unit_test(ring_heap_render_never_passes_copy), cmocka_unit_test(frame_runs_the_seed_sequence),
-	     cmocka_unit_test(pipeline_runs_the_seed_loop), cmocka_unit_test(async_compute_runs_both_stages))
+	     cmocka_unit_test(pipeline_runs_the_seed_loop), cmocka_unit_test(async_compute_runs_both_stages),
+	     cmocka_unit_test(async_graphics_signals_before_render))
