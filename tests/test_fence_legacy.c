@@ -1,19 +1,29 @@
 /* tests/test_fence_legacy.c — conformance of the legacy monitored fence path
  * (seed context-monitoring-legacy-monitored-fence), one test per rule. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/fb_test.h"
 #include "tests/fence_test_util.h"
 
-static struct os_adapter *legacy_adapter(bool no64)
+static struct os_adapter *legacy_adapter_caps(bool no64, bool iommu)
 {
 	struct os_config cfg;
 	os_config_default(&cfg);
 	cfg.caps.native_fence = false;
 	cfg.native_fence_enabled = false;
 	cfg.caps.no_64bit_atomics = no64;
+	cfg.caps.iommu = iommu;
 	return fbt_adapter(&cfg);
+}
+
+static struct os_adapter *legacy_adapter(bool no64)
+{
+	return legacy_adapter_caps(no64, false);
 }
 
 /* "GPU signal ... raising a monitored fence signaled interrupt": always, waiters or not. */
@@ -348,7 +358,123 @@ static void cpu_signal_sets_events_before_it_returns(void **state)
 	fbt_down(a);
 }
 
+/* The permissions of the mapping that holds p, as /proc/self/maps shows
+ * them ("r--s", "rw-s"); "" if none holds it. */
+static void mapping_perms(const volatile void *p, char perms[5])
+{
+	uintptr_t a = (uintptr_t)p;
+	perms[0] = 0;
+	FILE *maps = fopen("/proc/self/maps", "r");
+	assert_non_null(maps);
+	char line[512];
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi;
+		char pr[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, pr) == 3 && a >= lo && a < hi) {
+			memcpy(perms, pr, 5);
+			break;
+		}
+	}
+	fclose(maps);
+}
+
+/* Whether a store of v through p, made by a child process, completed (the
+ * child exits 0 after it) or faulted. */
+static bool store_survives(const _Atomic uint64_t *p, uint64_t v)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);                 /* not cmocka's handler: the fault ends the child */
+		signal(SIGBUS, SIG_DFL);
+		*(volatile uint64_t *)(uintptr_t)p = v;   /* what the CPU "isn't allowed" to do */
+		_exit(0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Seed, "Monitored fence creation": "FenceValueCPUVirtualAddress:
+ * Read-only mapping of the fence value (64 bits) for the CPU ... The CPU
+ * isn't allowed to write to this memory location.  To signal the fence,
+ * the CPU is required to call the SignalSynchronizationObjectFromCpuCb";
+ * "FenceValueGPUVirtualAddress: Read/write mapping of the fence value (64
+ * bits) for the GPU ... the GPU is allowed to write directly to this GPU
+ * virtual address"; both "aligned on a 64-bit boundary".  Two mappings of
+ * one location: the CPU's read-only (a store faults, and the value stays),
+ * the GPU's read-write and the one the engine writes through; a GPU signal
+ * and a CPU signal are both seen through the CPU's. */
+static void monitored_fence_cpu_virtual_address_is_read_only(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 7, 0, &f), 0);
+	const _Atomic uint64_t *cpu = os_fence_cpu_va(f);
+	uint64_t gpu = os_fence_gpu_va(f);
+	assert_non_null(cpu);
+	assert_true(gpu != 0);
+	assert_true((uintptr_t)cpu % 8 == 0 && gpu % 8 == 0);
+	assert_true((uintptr_t)cpu != gpu);
+	assert_true((uintptr_t)os_fence_hw(f)->cv == gpu);     /* the engine writes through the GPU's */
+	char perms[5];
+	mapping_perms(cpu, perms);
+	assert_string_equal(perms, "r--s");
+	mapping_perms((const void *)(uintptr_t)gpu, perms);
+	assert_string_equal(perms, "rw-s");
+	assert_int_equal(atomic_load(cpu), 7);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	fbt_signal_gpu(q, f, 9);                                 /* the GPU writes its mapping */
+	assert_true(fbt_eventually(atomic_load(cpu) == 9));
+	assert_int_equal(os_fence_signal_cpu(f, 11), 0);          /* the kernel writes for the CPU */
+	assert_int_equal(atomic_load(cpu), 11);
+	assert_false(store_survives(cpu, 12));                   /* the CPU's store faults */
+	assert_int_equal(atomic_load(cpu), 11);
+	assert_int_equal(os_fence_value(f), 11);
+	fbt_down(a);
+}
+
+/* Seed, "Monitored fence creation": "Adapters that support IoMmu should
+ * use this address [FenceValueCPUVirtualAddress] for GPU access.  The
+ * address is mapped as read-write in this case"; "IoMmu GPUs shouldn't use
+ * this address [FenceValueGPUVirtualAddress]".  On an IoMmu adapter the
+ * fence has no GPU address, the engine writes through the CPU's, which is
+ * mapped read-write; signals from the GPU and the CPU land there. */
+static void iommu_gpu_uses_the_cpu_virtual_address(void **state)
+{
+	struct os_adapter *a = legacy_adapter_caps(false, true);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &f), 0);
+	const _Atomic uint64_t *cpu = os_fence_cpu_va(f);
+	assert_non_null(cpu);
+	assert_int_equal(os_fence_gpu_va(f), 0);                  /* unused */
+	assert_ptr_equal(os_fence_hw(f)->cv, cpu);                 /* the GPU uses the CPU's address */
+	char perms[5];
+	mapping_perms(cpu, perms);
+	assert_string_equal(perms, "rw-s");
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(f, 3, &ev), 0);
+	fbt_signal_gpu(q, f, 3);
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	assert_int_equal(atomic_load(cpu), 3);
+	assert_int_equal(os_fence_signal_cpu(f, 4), 0);
+	assert_int_equal(atomic_load(cpu), 4);
+	/* the same fence on an adapter without IoMmu: a GPU address of its own */
+	struct os_adapter *b = legacy_adapter(false);
+	struct os_fence *g;
+	assert_int_equal(os_fence_create(b, OS_FENCE_MONITORED, 0, 0, &g), 0);
+	assert_true(os_fence_gpu_va(g) != 0);
+	assert_ptr_not_equal(os_fence_hw(g)->cv, os_fence_cpu_va(g));
+	fbt_down(b);
+	fbt_down(a);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
+	     cmocka_unit_test(monitored_fence_cpu_virtual_address_is_read_only),
+	     cmocka_unit_test(iommu_gpu_uses_the_cpu_virtual_address),
 	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
 	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
 	     cmocka_unit_test(held_feed_never_waits_for_ring_space),

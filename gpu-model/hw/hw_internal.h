@@ -194,7 +194,11 @@ LF_ASSERT_APART(struct hw_adapter, stop, engines);
 LF_ASSERT_APART(struct hw_adapter, global_db, state_irq);
 LF_ASSERT_APART(struct hw_adapter, state_irq, state_wake);
 
+/* A fence page (storage.c): the GPU's read-write mapping; the CPU's
+ * mapping of the same memory is hw_page_cpu_offset bytes further (0 on an
+ * IoMmu adapter: one read-write mapping for both). */
 void *hw_page_alloc(const struct hw_adapter *a);
+size_t hw_page_cpu_offset(const struct hw_adapter *a);
 void hw_page_free(const struct hw_adapter *a, void *page);
 uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v);
 

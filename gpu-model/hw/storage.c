@@ -12,10 +12,13 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gpu-model/hw/hw_internal.h"
 #include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 static bool hw_local_on_node(const struct hw_adapter *a)
@@ -24,26 +27,52 @@ static bool hw_local_on_node(const struct hw_adapter *a)
 	       numa_available() >= 0 && a->caps.numa_node <= numa_max_node();
 }
 
+/*
+ * A fence page and the CPU's mapping of it (seed
+ * context-monitoring-legacy-monitored-fence, "Monitored fence creation"):
+ * one page of memory (a memfd, so that it can be mapped twice) in two
+ * adjacent mappings.  [p, p + 4096) is read-write: the GPU's mapping
+ * (FenceValueGPUVirtualAddress: "To signal the fence, the GPU is allowed to
+ * write directly to this GPU virtual address"), which the kernel writes
+ * through too.  [p + 4096, p + 8192) is the CPU's (FenceValueCPUVirtualAddress):
+ * "Read-only mapping ... The CPU isn't allowed to write to this memory
+ * location", enforced by the page protection: a write faults.  On an IoMmu
+ * adapter (hw_caps.iommu) "Adapters that support IoMmu should use this
+ * address for GPU access.  The address is mapped as read-write in this
+ * case": the first mapping is the CPU's, read-write, the engines write
+ * through it, and there is no GPU mapping ("IoMmu GPUs shouldn't use this
+ * address": the second page stays reserved, inaccessible).  The model's
+ * GPU and CPU share one address space, so a "GPU virtual address" is the
+ * address of the GPU's mapping.  "GPU local memory" pages are bound to
+ * their node before their first touch.
+ */
+size_t hw_page_cpu_offset(const struct hw_adapter *a)
+{
+	return a->caps.iommu ? 0 : HW_PAGE_SIZE;
+}
+
 void *hw_page_alloc(const struct hw_adapter *a)
 {
-	if (hw_local_on_node(a)) {
-		void *p = numa_alloc_onnode(HW_PAGE_SIZE, a->caps.numa_node);
-		if (p) {
-			memset(p, 0, HW_PAGE_SIZE);
-			return p;
-		}
-	}
-	return lf_alloc(HW_PAGE_SIZE, HW_PAGE_SIZE);
+	int fd = memfd_create("fence-page", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, HW_PAGE_SIZE))
+		lf_die("fence page: memfd: %s", strerror(errno));
+	char *p = mmap(NULL, 2 * HW_PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED ||
+	    mmap(p, HW_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    (!a->caps.iommu &&
+	     mmap(p + HW_PAGE_SIZE, HW_PAGE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED))
+		lf_die("fence page: mmap: %s", strerror(errno));
+	close(fd);                    /* the mappings keep the memory */
+	if (hw_local_on_node(a))
+		numa_tonode_memory(p, HW_PAGE_SIZE, a->caps.numa_node);
+	memset(p, 0, HW_PAGE_SIZE);   /* first touch, on the node */
+	return p;
 }
 
 void hw_page_free(const struct hw_adapter *a, void *page)
 {
-	if (!page)
-		return;
-	if (hw_local_on_node(a))
-		numa_free(page, HW_PAGE_SIZE);
-	else
-		lf_free(page, HW_PAGE_SIZE, HW_PAGE_SIZE);
+	if (page)
+		munmap(page, 2 * HW_PAGE_SIZE);
 }
 
 static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_adapter *a)
@@ -105,6 +134,8 @@ int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t h
 					     (f->slot % per_mv) * a->caps.mv_stride);
 		pthread_mutex_unlock(&a->storage_lock);
 	}
+	f->fv_cpu_va = (const _Atomic uint64_t *)((const char *)f->cv + hw_page_cpu_offset(a));
+	f->fv_gpu_va = a->caps.iommu ? 0 : (uint64_t)(uintptr_t)f->cv;
 	uint64_t cv0 = a->caps.no_64bit_atomics ? (uint32_t)initial : initial;
 	atomic_store_explicit(f->cv, cv0, memory_order_release);
 	atomic_init(&f->wseq_own, 0);

@@ -672,3 +672,13 @@ struct hw_fence *os_fence_hw(struct os_fence *f)
 {
 	return &f->hw;
 }
+
+const _Atomic uint64_t *os_fence_cpu_va(const struct os_fence *f)
+{
+	return f->x ? NULL : f->hw.fv_cpu_va;
+}
+
+uint64_t os_fence_gpu_va(const struct os_fence *f)
+{
+	return f->x ? 0 : f->hw.fv_gpu_va;
+}

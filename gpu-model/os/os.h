@@ -232,6 +232,19 @@ void os_adapter_quiesce(struct os_adapter *a);
 bool os_fence_is_native(const struct os_fence *f);
 uint64_t os_fence_handle(const struct os_fence *f);          /* global handle */
 struct hw_fence *os_fence_hw(struct os_fence *f);            /* for GPU commands */
+/* Seed context-monitoring-legacy-monitored-fence, "Monitored fence
+ * creation": besides hSyncObject (os_fence_handle), the kernel returns
+ * FenceValueCPUVirtualAddress, a mapping of the fence value the CPU may
+ * only read (a write faults: the CPU signals through os_fence_signal_cpu),
+ * and FenceValueGPUVirtualAddress, the read-write mapping the GPU writes
+ * through (hw.h, hw_fence.fv_cpu_va / fv_gpu_va).  On an IoMmu adapter
+ * (hw_caps.iommu) the CPU address is mapped read-write and is the one the
+ * GPU uses; the GPU address is 0, unused.  A 32-bit GPU's value there is
+ * its raw 32 bits (os_fence_value reconstructs).  A cross-adapter
+ * instance's CurrentValue is the group's (cross.c): no mapping is modelled
+ * for it (NULL, 0).  Any thread; never block. */
+const _Atomic uint64_t *os_fence_cpu_va(const struct os_fence *f);
+uint64_t os_fence_gpu_va(const struct os_fence *f);
 
 /* The fence's value as the CPU sees it (64-bit, reconstructed on 32-bit GPUs). */
 uint64_t os_fence_value(struct os_fence *f);
