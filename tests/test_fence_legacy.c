@@ -472,9 +472,84 @@ static void iommu_gpu_uses_the_cpu_virtual_address(void **state)
 	fbt_down(a);
 }
 
+/* Seed, "Monitored fence creation": "A monitored fence object is created
+ * along with the following attributes: Initial value; Flags (specifying its
+ * waiting and signaling behavior)".  Each flag's effect, against a fence
+ * without it on the same adapter:
+ *   NoSignal: GPU SIGNALs and software signal packets refused (-EPERM);
+ *     GPU WAITs accepted, held, and released by a CPU signal;
+ *   NoWait: GPU WAITs refused; GPU SIGNALs land; NoSignal with it: -EINVAL;
+ *   NoGPUAccess: no GPU address; GPU SIGNALs refused, the software signal
+ *     packet signals it; on a 32-bit GPU it is stored as 64 bits: values
+ *     past UINT32_MAX/2 away are accepted (-ERANGE without the flag) and
+ *     read back whole, a GPU WAIT for one is held and released;
+ *   a native fence refuses them. */
+static void monitored_fence_creation_flags_wait_and_signal_behavior(void **state)
+{
+	struct os_adapter *a = legacy_adapter(true);     /* 32-bit GPU: NoGPUAccess's 64-bit storage shows */
+	struct os_fence *plain, *nosig, *nowait, *nogpu, *done, *bad;
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &plain), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, OS_FENCE_NO_SIGNAL, &nosig), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, OS_FENCE_NO_WAIT, &nowait), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, OS_FENCE_NO_GPU_ACCESS, &nogpu), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &done), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT, &bad),
+			 -EINVAL);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	struct hw_cmd sig = { .op = HW_CMD_SIGNAL, .value = 1 }, wait = { .op = HW_CMD_WAIT, .value = 1 };
+	/* NoSignal */
+	sig.fence = os_fence_hw(nosig);
+	assert_int_equal(os_queue_submit(q, &sig, 1), -EPERM);
+	assert_int_equal(os_queue_signal_from_gpu(q, nosig, 1), -EPERM);
+	struct hw_cmd held[2] = { { .op = HW_CMD_WAIT, .fence = os_fence_hw(nosig), .value = 1 },
+				  { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(done), .value = 1 } };
+	assert_int_equal(os_queue_submit(q, held, 2), 0);
+	assert_int_equal(os_queue_held(q), 1);
+	assert_int_equal(os_fence_signal_cpu(nosig, 1), 0);
+	assert_int_equal(os_fence_wait_cpu(done, 1, 5000000000ll), 0);
+	assert_int_equal(os_fence_value(nosig), 1);
+	/* NoWait */
+	wait.fence = os_fence_hw(nowait);
+	assert_int_equal(os_queue_submit(q, &wait, 1), -EPERM);
+	sig.fence = os_fence_hw(nowait);
+	assert_int_equal(os_queue_submit(q, &sig, 1), 0);
+	assert_int_equal(os_fence_wait_cpu(nowait, 1, 5000000000ll), 0);
+	/* the plain fence takes both */
+	sig.fence = os_fence_hw(plain);
+	wait.fence = os_fence_hw(plain);
+	assert_int_equal(os_queue_submit(q, &sig, 1), 0);
+	assert_int_equal(os_queue_submit(q, &wait, 1), 0);
+	assert_int_equal(os_fence_wait_cpu(plain, 1, 5000000000ll), 0);
+	/* NoGPUAccess */
+	assert_int_equal(os_fence_gpu_va(nogpu), 0);
+	assert_true(os_fence_gpu_va(plain) != 0);
+	sig.fence = os_fence_hw(nogpu);
+	assert_int_equal(os_queue_submit(q, &sig, 1), -EPERM);
+	const uint64_t big = 1ull << 40;
+	assert_int_equal(os_queue_signal_from_gpu(q, plain, big), -ERANGE);   /* 32 bits: the range rule */
+	assert_int_equal(os_queue_signal_from_gpu(q, nogpu, big), 0);          /* 64 bits: none */
+	assert_int_equal(os_fence_wait_cpu(nogpu, big, 5000000000ll), 0);
+	assert_int_equal(os_fence_value(nogpu), big);
+	held[0] = (struct hw_cmd){ .op = HW_CMD_WAIT, .fence = os_fence_hw(nogpu), .value = 2 * big };
+	held[1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(done), .value = 2 };
+	assert_int_equal(os_queue_submit(q, held, 2), 0);
+	assert_int_equal(os_fence_signal_cpu(nogpu, 2 * big), 0);
+	assert_int_equal(os_fence_wait_cpu(done, 2, 5000000000ll), 0);
+	assert_int_equal(os_fence_value(nogpu), 2 * big);
+	fbt_down(a);
+	/* monitored fences only */
+	struct os_config cfg;
+	os_config_default(&cfg);
+	struct os_adapter *n = fbt_adapter(&cfg);
+	assert_true(os_adapter_native(n));
+	assert_int_equal(os_fence_create(n, OS_FENCE_NATIVE, 0, OS_FENCE_NO_WAIT, &bad), -EINVAL);
+	fbt_down(n);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
 	     cmocka_unit_test(monitored_fence_cpu_virtual_address_is_read_only),
 	     cmocka_unit_test(iommu_gpu_uses_the_cpu_virtual_address),
+	     cmocka_unit_test(monitored_fence_creation_flags_wait_and_signal_behavior),
 	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
 	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
 	     cmocka_unit_test(held_feed_never_waits_for_ring_space),

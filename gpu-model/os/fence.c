@@ -40,10 +40,17 @@ static uint64_t os_reconstruct(struct os_fence *f, uint64_t raw)
 	return cand;
 }
 
+/* Seed: NoGPUAccess "the fence is always stored as a 64-bit value
+ * (regardless of adapter caps)". */
+bool os_fence_narrow(const struct os_fence *f)
+{
+	return f->a->cfg.caps.no_64bit_atomics && !(f->behaviour & OS_FENCE_NO_GPU_ACCESS);
+}
+
 uint64_t os_fence_read(struct os_fence *f)
 {
 	uint64_t raw = hw_fence_cpu_read(f->a->hw, &f->hw);
-	return f->a->cfg.caps.no_64bit_atomics ? os_reconstruct(f, raw) : raw;
+	return os_fence_narrow(f) ? os_reconstruct(f, raw) : raw;
 }
 
 uint64_t os_fence_value(struct os_fence *f)
@@ -56,13 +63,13 @@ uint64_t os_fence_value(struct os_fence *f)
 static struct os_write os_fence_read_write(struct os_fence *f)
 {
 	uint64_t seq, raw = hw_fence_read_seq(f->a->hw, &f->hw, &seq);
-	return (struct os_write){ f->a->cfg.caps.no_64bit_atomics ? os_reconstruct(f, raw) : raw, seq };
+	return (struct os_write){ os_fence_narrow(f) ? os_reconstruct(f, raw) : raw, seq };
 }
 
 /* 32-bit GPUs: values more than UINT32_MAX/2 from the last signaled one are refused. */
 bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways)
 {
-	if (!f->a->cfg.caps.no_64bit_atomics)
+	if (!os_fence_narrow(f))
 		return false;
 	uint64_t last = os_fence_read(f);
 	if (v > last)
@@ -473,7 +480,7 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	struct os_adapter *a = f->a;
 	if (os_out_of_range(f, v, true))
 		return -ERANGE;
-	uint64_t wv = a->cfg.caps.no_64bit_atomics ? (uint32_t)v : v;
+	uint64_t wv = os_fence_narrow(f) ? (uint32_t)v : v;
 	/* seq_cst RMW (inside): the new value is visible before the waiter-set
 	 * and held-buffer checks below; pairs with os_waiter_register's add +
 	 * resample.  The write's number decides whom it may release. */
@@ -483,7 +490,7 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	 * a forward wrap once the fence dropped more than UINT32_MAX/2 below the
 	 * highest value seen; the range check above is against the last signaled
 	 * value, as the seed words it) */
-	if (a->cfg.caps.no_64bit_atomics)
+	if (os_fence_narrow(f))
 		atomic_store_explicit(&f->last64, v, memory_order_seq_cst);
 	if (f->type == OS_FENCE_NATIVE)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
@@ -560,15 +567,26 @@ static void os_fence_unmap_system_process(struct os_adapter *a, struct os_fence 
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		       unsigned flags, struct os_cross *x, struct os_fence **out)
 {
+	/* Without native support (caps or the OS feature), a native fence is a monitored fence. */
+	enum os_fence_type t = (type == OS_FENCE_NATIVE && a->native) ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
+	unsigned behaviour = flags & OS_FENCE_BEHAVIOUR;
+	/* NoWait "cannot be set simultaneously with NoSignal" */
+	if ((behaviour && (t == OS_FENCE_NATIVE || x)) ||
+	    (behaviour & (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT)) == (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT))
+		return -EINVAL;
 	struct os_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->a = a;
-	/* Without native support (caps or the OS feature), a native fence is a monitored fence. */
-	f->type = (type == OS_FENCE_NATIVE && a->native) ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
+	f->type = t;
+	f->behaviour = behaviour;
 	uint64_t handle = atomic_fetch_add(&a->next_handle, 1);
 	int rc = hw_fence_alloc(a->hw, flags & OS_FENCE_SHARED, f->type == OS_FENCE_NATIVE, handle, initial, &f->hw);
 	if (rc)
 		goto free_fence;
 	f->hw.owner = f;
+	if (behaviour & OS_FENCE_NO_GPU_ACCESS) {
+		f->hw.fv_gpu_va = 0;    /* "not mapped into the GPU virtual address space" */
+		atomic_store_explicit(f->hw.cv, initial, memory_order_release);   /* 64 bits, whatever the caps */
+	}
 	pthread_mutex_init(&f->release_lock, NULL);
 	atomic_init(&f->last64, initial);
 	/* native: the set publishes MonitoredValue where the CMP reads it;

@@ -205,10 +205,35 @@ bool os_adapter_native(const struct os_adapter *a);   /* native fences supported
 
 enum os_fence_type { OS_FENCE_MONITORED, OS_FENCE_NATIVE };
 #define OS_FENCE_SHARED 0x1u           /* shareable: pages of its own, a global handle */
+/* A monitored fence's waiting and signaling behaviour (seed
+ * context-monitoring-legacy-monitored-fence, "Monitored fence creation": "A
+ * monitored fence object is created along with the following attributes:
+ * Initial value; Flags (specifying its waiting and signaling behavior)"),
+ * as D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS names them.  Each is enforced where
+ * the kernel sees the command: os_queue_submit (and os_queue_submit_buffer)
+ * refuse a command it forbids with -EPERM, os_queue_signal_from_gpu too.
+ *   NO_SIGNAL      NoSignal: "can only submit wait commands for it": no GPU
+ *                  SIGNAL, no software signal packet (a CPU signal is not a
+ *                  submitted command: allowed)
+ *   NO_WAIT        NoWait: "can only submit signal commands for it": no GPU
+ *                  WAIT (CPU waits allowed); not with NO_SIGNAL (-EINVAL)
+ *   NO_GPU_ACCESS  NoGPUAccess: "not mapped into the GPU virtual address
+ *                  space.  Only packet-based signal/wait operations are
+ *                  supported ... always stored as a 64-bit value (regardless
+ *                  of adapter caps)": no GPU address (os_fence_gpu_va 0), no
+ *                  GPU SIGNAL (the software signal packet signals it), GPU
+ *                  WAITs held on the CPU as every monitored wait is, and on
+ *                  a 32-bit GPU no UINT_MAX/2 range rule and no wraparound
+ * Monitored fences only: a fence that would be native refuses them (-EINVAL). */
+#define OS_FENCE_NO_SIGNAL     0x8u
+#define OS_FENCE_NO_WAIT       0x10u
+#define OS_FENCE_NO_GPU_ACCESS 0x20u
+#define OS_FENCE_BEHAVIOUR (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT | OS_FENCE_NO_GPU_ACCESS)
 
 /* Create a fence.  A native fence on an adapter without native support is
  * created as a monitored fence, as the OS does (os_fence_is_native tells).
- * 0 / -ENOSPC (table full) / -ENOMEM. */
+ * 0 / -EINVAL (behaviour flags on a native fence, or NO_SIGNAL with NO_WAIT)
+ * / -ENOSPC (table full) / -ENOMEM. */
 int os_fence_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		    unsigned flags, struct os_fence **out);
 /* Destroy.  First the engines finish the queue runs they are in (a signal of
@@ -295,7 +320,8 @@ extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
  * 0 and *out; -ENOSPC (OS_MAX_QUEUES on the adapter) or hw_queue_create's
  * -EINVAL / -ENOSPC, *out untouched.  One creator at a time per adapter. */
 int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out);
-/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL / -ENOMEM.
+/* Submit a command buffer.  The queue's single submitting thread. 0 / -EINVAL / -ENOMEM /
+ * -EPERM (a SIGNAL or WAIT its fence's creation flags forbid, OS_FENCE_NO_*).
  * Never waits for ring space: what the ring cannot take now is held and
  * submitted by the interrupt thread as the engine drains (a suspended queue:
  * once it is resumed, os_queue_resumed). */
@@ -307,7 +333,8 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n);
  * waiters.  For engines that cannot write a monitored fence through its VA
  * (hw_caps.no_fence_va_engines: os_queue_submit refuses their SIGNALs of
  * monitored fences); any queue may use it.  The submitting thread.
- * 0 / -EINVAL (f native or of another adapter) / -ENOMEM. */
+ * 0 / -EINVAL (f native or of another adapter) / -EPERM (f created with
+ * OS_FENCE_NO_SIGNAL) / -ENOMEM. */
 int os_queue_signal_from_gpu(struct os_queue *q, struct os_fence *f, uint64_t v);
 /* The queue is back on the hardware's run list (context resume): what it
  * holds for lack of ring space is fed again.  Any thread. */

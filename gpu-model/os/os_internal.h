@@ -18,6 +18,7 @@ struct os_fence {
 	struct os_adapter *a;
 	struct hw_fence hw;
 	enum os_fence_type type;
+	unsigned behaviour;             /* OS_FENCE_NO_* creation flags (monitored fences) */
 	uint32_t index;                 /* slot in the adapter's scan table */
 	/* The waiter set's consumer side: whoever releases waiters (the interrupt
 	 * thread, a CPU signaler, destroy) holds it around lf_waitset_release and
@@ -173,6 +174,8 @@ uint64_t os_fence_read(struct os_fence *f);                   /* reconstructed C
 /* 32-bit GPUs (No64BitAtomics): v more than UINT32_MAX/2 above the last
  * signaled value (both_ways: or below it).  Always false on 64-bit GPUs. */
 bool os_out_of_range(struct os_fence *f, uint64_t v, bool both_ways);
+/* The fence's value is 32 bits wide in memory: a 32-bit GPU's fence, unless NO_GPU_ACCESS. */
+bool os_fence_narrow(const struct os_fence *f);
 /* Release what the write `signaled` satisfies among the waiters registered
  * before it (OS_WRITE_NONE: none), then what the current value satisfies
  * among those registered before its write; publish, resample; under f's

@@ -176,13 +176,27 @@ static int os_queue_hold_locked(struct os_queue *q, const struct hw_cmd *cmds, s
 	return 0;
 }
 
+/* Seed legacy monitored fence, "Monitored fence creation": the fence's
+ * flags "specifying its waiting and signaling behavior" (os.h, OS_FENCE_NO_*):
+ * may this device submit op (a SIGNAL, a WAIT, a software signal packet) for f? */
+static bool os_behaviour_forbids(const struct os_fence *f, uint32_t op)
+{
+	unsigned b = f->behaviour;
+	if (op == HW_CMD_WAIT)
+		return b & OS_FENCE_NO_WAIT;
+	if (op == HW_CMD_SIGNAL)
+		return b & (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_GPU_ACCESS);   /* NoGPUAccess: packets only */
+	return op == HW_CMD_SW_SIGNAL && (b & OS_FENCE_NO_SIGNAL);
+}
+
 /* Ops up to STAMP with the fences they need; a SIGNAL of a monitored fence
  * only from an engine that can write it through its VA (the others signal
  * with os_queue_signal_from_gpu).  0 / -EINVAL / -ERANGE: on a 32-bit GPU a
  * GPU SIGNAL or WAIT (held on the CPU or not) more than UINT32_MAX/2 from
  * the fence's last signaled value (seed legacy monitored fence: "outstanding
  * wait and signal fence values can't be more than UINT_MAX/2 away from the
- * last signaled fence value"), as for CPU signals and waits. */
+ * last signaled fence value"), as for CPU signals and waits / -EPERM: a
+ * SIGNAL or WAIT the fence's creation flags forbid. */
 static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
 	bool no_va = q->a->cfg.caps.no_fence_va_engines & (1u << hw_queue_engine(q->hwq));
@@ -193,6 +207,8 @@ static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cm
 			return -EINVAL;
 		if (no_va && c->op == HW_CMD_SIGNAL && !c->fence->native)
 			return -EINVAL;
+		if (fenced && c->fence->owner && os_behaviour_forbids(c->fence->owner, c->op))
+			return -EPERM;
 		if (fenced && c->fence->owner && os_out_of_range(c->fence->owner, c->value, c->op == HW_CMD_SIGNAL))
 			return -ERANGE;
 	}
@@ -268,6 +284,8 @@ int os_queue_signal_from_gpu(struct os_queue *q, struct os_fence *f, uint64_t v)
 {
 	if (!f || f->a != q->a || os_fence_is_native(f))
 		return -EINVAL;
+	if (os_behaviour_forbids(f, HW_CMD_SW_SIGNAL))
+		return -EPERM;
 	if (os_out_of_range(f, v, true))
 		return -ERANGE;
 	if (q->a->cfg.fault == OS_FAULT_SW_SIGNAL_AT_QUEUE)
