@@ -404,8 +404,8 @@ static bool store_survives(const _Atomic uint64_t *p, uint64_t v)
  * bits) for the GPU ... the GPU is allowed to write directly to this GPU
  * virtual address"; both "aligned on a 64-bit boundary".  Two mappings of
  * one location: the CPU's read-only (a store faults, and the value stays),
- * the GPU's read-write and the one the engine writes through; a GPU signal
- * and a CPU signal are both seen through the CPU's. */
+ * the one the GPU VA maps read-write and the one the engine writes
+ * through; a GPU signal and a CPU signal are both seen through the CPU's. */
 static void monitored_fence_cpu_virtual_address_is_read_only(void **state)
 {
 	struct os_adapter *a = legacy_adapter(false);
@@ -416,12 +416,14 @@ static void monitored_fence_cpu_virtual_address_is_read_only(void **state)
 	assert_non_null(cpu);
 	assert_true(gpu != 0);
 	assert_true((uintptr_t)cpu % 8 == 0 && gpu % 8 == 0);
-	assert_true((uintptr_t)cpu != gpu);
-	assert_true((uintptr_t)os_fence_hw(f)->cv == gpu);     /* the engine writes through the GPU's */
+	/* the GPU VA maps (the GPU's page tables) the read-write page the engine writes */
+	void *gpu_mem = hw_va_resolve(hw_adapter_process_vas(os_adapter_hw(a)), gpu);
+	assert_ptr_equal(gpu_mem, os_fence_hw(f)->cv);
+	assert_ptr_not_equal(gpu_mem, cpu);
 	char perms[5];
 	mapping_perms(cpu, perms);
 	assert_string_equal(perms, "r--s");
-	mapping_perms((const void *)(uintptr_t)gpu, perms);
+	mapping_perms(gpu_mem, perms);
 	assert_string_equal(perms, "rw-s");
 	assert_int_equal(atomic_load(cpu), 7);
 	struct os_queue *q = fbt_queue(a, 0, 64);
@@ -439,8 +441,9 @@ static void monitored_fence_cpu_virtual_address_is_read_only(void **state)
  * use this address [FenceValueCPUVirtualAddress] for GPU access.  The
  * address is mapped as read-write in this case"; "IoMmu GPUs shouldn't use
  * this address [FenceValueGPUVirtualAddress]".  On an IoMmu adapter the
- * fence has no GPU address, the engine writes through the CPU's, which is
- * mapped read-write; signals from the GPU and the CPU land there. */
+ * fence has no GPU address, the engine writes through the CPU's (without a
+ * GPU page fault), which is mapped read-write; signals from the GPU and the
+ * CPU land there. */
 static void iommu_gpu_uses_the_cpu_virtual_address(void **state)
 {
 	struct os_adapter *a = legacy_adapter_caps(false, true);
@@ -460,6 +463,7 @@ static void iommu_gpu_uses_the_cpu_virtual_address(void **state)
 	fbt_signal_gpu(q, f, 3);
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
 	assert_int_equal(atomic_load(cpu), 3);
+	assert_int_equal(hw_adapter_va_faults(os_adapter_hw(a)), 0);   /* no GPU VA was needed */
 	assert_int_equal(os_fence_signal_cpu(f, 4), 0);
 	assert_int_equal(atomic_load(cpu), 4);
 	/* the same fence on an adapter without IoMmu: a GPU address of its own */

@@ -124,8 +124,8 @@ struct hw_caps {
 	bool map_to_gpu_system_process; /* DXGK_NATIVE_FENCE_CAPS::MapToGpuSystemProcess: the CMP addresses a
 					 native fence through the system (paging) process's GPU VAs (va.c) */
 	bool no_64bit_atomics;        /* the GPU writes only 32 bits of a fence value */
-	bool iommu;                   /* IoMmu support (DXGK_VIDMMCAPS::IoMmuSupported): the GPU uses a fence's
-					 CPU address, mapped read-write; no GPU mapping (storage.c) */
+	bool iommu;                   /* IoMmu support (DXGK_VIDMMCAPS::IoMmuSupported): the GPU uses a monitored
+					 fence's CPU address, mapped read-write; it has no GPU VA (storage.c, va.c) */
 	uint32_t no_fence_va_engines; /* a bit per engine that cannot write a monitored fence through its
 					 VA: its signals go through SignalSynchronizationObjectFromGpuCb */
 	uint32_t cv_stride;           /* bytes between packed CurrentValues: power of two, 8..4096 */
@@ -190,12 +190,11 @@ struct hw_fence {
 	void *owner;                  /* the OS's object for this fence; never read by hw */
 	/* Seed context-monitoring-legacy-monitored-fence, "Monitored fence
 	 * creation" (storage.c, hw_page_alloc): FenceValueCPUVirtualAddress, the
-	 * CPU's mapping of CurrentValue (read-only; read-write and the one the
-	 * GPU uses on an IoMmu adapter), and FenceValueGPUVirtualAddress, the
-	 * GPU's read-write mapping, which cv points at (0 on an IoMmu adapter:
-	 * cv is the CPU's address).  Both name the same memory. */
+	 * CPU's mapping of CurrentValue: read-only; read-write on an IoMmu
+	 * adapter, where it is cv itself and a monitored fence has no GPU VA
+	 * (cv_va 0): the engines use this address.  FenceValueGPUVirtualAddress
+	 * is cv_va (va.c), which maps cv's read-write page. */
 	const _Atomic uint64_t *fv_cpu_va;
-	uint64_t fv_gpu_va;
 	/* The model's number for the order of writes to CurrentValue (see
 	 * hw_fence_write): even = the last write's number, odd = a write in
 	 * progress.  Points at wseq_own, or at a word the fences sharing one

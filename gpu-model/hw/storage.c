@@ -31,20 +31,20 @@ static bool hw_local_on_node(const struct hw_adapter *a)
  * A fence page and the CPU's mapping of it (seed
  * context-monitoring-legacy-monitored-fence, "Monitored fence creation"):
  * one page of memory (a memfd, so that it can be mapped twice) in two
- * adjacent mappings.  [p, p + 4096) is read-write: the GPU's mapping
- * (FenceValueGPUVirtualAddress: "To signal the fence, the GPU is allowed to
- * write directly to this GPU virtual address"), which the kernel writes
- * through too.  [p + 4096, p + 8192) is the CPU's (FenceValueCPUVirtualAddress):
- * "Read-only mapping ... The CPU isn't allowed to write to this memory
- * location", enforced by the page protection: a write faults.  On an IoMmu
- * adapter (hw_caps.iommu) "Adapters that support IoMmu should use this
- * address for GPU access.  The address is mapped as read-write in this
- * case": the first mapping is the CPU's, read-write, the engines write
- * through it, and there is no GPU mapping ("IoMmu GPUs shouldn't use this
- * address": the second page stays reserved, inaccessible).  The model's
- * GPU and CPU share one address space, so a "GPU virtual address" is the
- * address of the GPU's mapping.  "GPU local memory" pages are bound to
- * their node before their first touch.
+ * adjacent mappings.  [p, p + 4096) is read-write: the kernel's, and the
+ * page the GPU's page tables map (va.c: a fence's process GPU VA, cv_va, is
+ * its FenceValueGPUVirtualAddress: "To signal the fence, the GPU is allowed
+ * to write directly to this GPU virtual address").  [p + 4096, p + 8192) is
+ * the CPU's (FenceValueCPUVirtualAddress): "Read-only mapping ... The CPU
+ * isn't allowed to write to this memory location", enforced by the page
+ * protection: a write faults.  On an IoMmu adapter (hw_caps.iommu)
+ * "Adapters that support IoMmu should use this address for GPU access.
+ * The address is mapped as read-write in this case": the first mapping is
+ * the CPU's, read-write; a monitored fence gets no GPU VA ("IoMmu GPUs
+ * shouldn't use this address") and the engines address it by its CPU
+ * address (va.c, hw_engine_cv); the second page stays reserved,
+ * inaccessible.  "GPU local memory" pages are bound to their node before
+ * their first touch.
  */
 size_t hw_page_cpu_offset(const struct hw_adapter *a)
 {
@@ -135,7 +135,6 @@ int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t h
 		pthread_mutex_unlock(&a->storage_lock);
 	}
 	f->fv_cpu_va = (const _Atomic uint64_t *)((const char *)f->cv + hw_page_cpu_offset(a));
-	f->fv_gpu_va = a->caps.iommu ? 0 : (uint64_t)(uintptr_t)f->cv;
 	uint64_t cv0 = a->caps.no_64bit_atomics ? (uint32_t)initial : initial;
 	atomic_store_explicit(f->cv, cv0, memory_order_release);
 	atomic_init(&f->wseq_own, 0);

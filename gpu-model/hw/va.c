@@ -266,9 +266,12 @@ uint64_t hw_adapter_va_faults(const struct hw_adapter *a)
 int hw_fence_map_process(struct hw_adapter *a, struct hw_fence *f)
 {
 	f->vas = a->proc_vas;
-	f->cv_va = hw_va_map(f->vas, (void *)f->cv, sizeof(*f->cv));
+	/* IoMmu: a monitored fence's value has no GPU VA; the GPU uses its CPU
+	 * address (seed context-monitoring-legacy-monitored-fence; storage.c) */
+	bool cpu_only = a->caps.iommu && !f->native;
+	f->cv_va = cpu_only ? 0 : hw_va_map(f->vas, (void *)f->cv, sizeof(*f->cv));
 	f->mv_va = hw_va_map(f->vas, (void *)f->mv, sizeof(*f->mv));
-	if (f->cv_va && f->mv_va)
+	if ((f->cv_va || cpu_only) && f->mv_va)
 		return 0;
 	hw_fence_unmap_process(f);
 	return -ENOMEM;
@@ -301,6 +304,10 @@ void hw_va_fault(struct hw_adapter *a)
 
 _Atomic uint64_t *hw_engine_cv(struct hw_adapter *a, const struct hw_fence *f)
 {
+	/* IoMmu: a fence without a GPU VA is addressed by its CPU address (the
+	 * IOMMU translates it), which is mapped read-write (storage.c) */
+	if (a->caps.iommu && !f->cv_va)
+		return f->cv;
 	_Atomic uint64_t *cv = hw_va_resolve(f->vas, f->cv_va);
 	if (!cv)
 		hw_va_fault(a);

@@ -584,7 +584,9 @@ int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t i
 		goto free_fence;
 	f->hw.owner = f;
 	if (behaviour & OS_FENCE_NO_GPU_ACCESS) {
-		f->hw.fv_gpu_va = 0;    /* "not mapped into the GPU virtual address space" */
+		/* "not mapped into the GPU virtual address space" */
+		hw_va_unmap(f->hw.vas, f->hw.cv_va, sizeof(*f->hw.cv));
+		f->hw.cv_va = 0;
 		atomic_store_explicit(f->hw.cv, initial, memory_order_release);   /* 64 bits, whatever the caps */
 	}
 	pthread_mutex_init(&f->release_lock, NULL);
@@ -698,5 +700,5 @@ const _Atomic uint64_t *os_fence_cpu_va(const struct os_fence *f)
 
 uint64_t os_fence_gpu_va(const struct os_fence *f)
 {
-	return f->x ? 0 : f->hw.fv_gpu_va;
+	return f->x ? 0 : f->hw.cv_va;
 }

@@ -261,10 +261,12 @@ struct hw_fence *os_fence_hw(struct os_fence *f);            /* for GPU commands
  * creation": besides hSyncObject (os_fence_handle), the kernel returns
  * FenceValueCPUVirtualAddress, a mapping of the fence value the CPU may
  * only read (a write faults: the CPU signals through os_fence_signal_cpu),
- * and FenceValueGPUVirtualAddress, the read-write mapping the GPU writes
- * through (hw.h, hw_fence.fv_cpu_va / fv_gpu_va).  On an IoMmu adapter
+ * and FenceValueGPUVirtualAddress, the GPU VA (in the process's GPU VA
+ * space, hw.h "GPU virtual addresses") of the read-write mapping the GPU
+ * writes through (hw_fence.fv_cpu_va, cv_va).  On an IoMmu adapter
  * (hw_caps.iommu) the CPU address is mapped read-write and is the one the
- * GPU uses; the GPU address is 0, unused.  A 32-bit GPU's value there is
+ * GPU uses; the GPU address is 0, unused (a NO_GPU_ACCESS fence has none
+ * either).  A 32-bit GPU's value there is
  * its raw 32 bits (os_fence_value reconstructs).  A cross-adapter
  * instance's CurrentValue is the group's (cross.c): no mapping is modelled
  * for it (NULL, 0).  Any thread; never block. */
