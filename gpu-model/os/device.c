@@ -169,6 +169,12 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 	struct os_ums *u = c->d->u;
 	if (!progress)
 		return -EINVAL;
+	/* seed native-gpu-fence, "Indicating a native progress fence for
+	 * hardware queues": NativeProgressFence names a native fence, and a
+	 * user-mode queue has one (its signals interrupt nobody otherwise) */
+	bool native_progress = os_fence_is_native(progress);
+	if (!native_progress && (flags & (OS_HWQUEUE_NATIVE_PROGRESS_FENCE | OS_HWQUEUE_USER_MODE_SUBMISSION)))
+		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
 	int rc = 0;
 	if (c->d->dead || os_device_in_error(c->d))
@@ -181,6 +187,7 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 	q->u = u;
 	q->ctx = c;
 	q->um = flags & OS_HWQUEUE_USER_MODE_SUBMISSION;
+	q->native_progress = native_progress;
 	q->progress = progress;
 	q->resident = !u->d3;
 	q->db.phys = -1;
@@ -224,6 +231,11 @@ unsigned os_hwqueue_engine(const struct os_hwqueue *q)
 struct os_fence *os_hwqueue_progress(struct os_hwqueue *q)
 {
 	return q->progress;
+}
+
+bool os_hwqueue_native_progress(const struct os_hwqueue *q)
+{
+	return q->native_progress;
 }
 
 uint64_t os_hwqueue_last_queued(const struct os_hwqueue *q)

@@ -183,10 +183,19 @@ void os_context_resume(struct os_context *c);
 /* ---- HW queues ---- */
 
 #define OS_HWQUEUE_USER_MODE_SUBMISSION 0x1u   /* D3DDDI_CREATEHWQUEUEFLAGS::UserModeSubmission */
+/* D3DDDI_CREATEHWQUEUEFLAGS::NativeProgressFence (seed native-gpu-fence,
+ * "Indicating a native progress fence for hardware queues"): the queue's
+ * progress fence is a native fence.  The OS marks every queue whose progress
+ * fence is native (os_hwqueue_native_progress), with the flag or without; the
+ * flag with a monitored progress fence is refused, and so is a user-mode
+ * queue whose progress fence is not native (user-mode queues cannot use
+ * monitored fences: nobody would see their signals without an interrupt). */
+#define OS_HWQUEUE_NATIVE_PROGRESS_FENCE 0x2u
 
 /* Create a queue with a ring of ring_slots (power of two).  progress: the
  * queue's progress fence (the caller keeps it alive longer than the queue).
- * 0; -ENOTSUP: UserModeSubmission on a node without support; -EINVAL;
+ * 0; -ENOTSUP: UserModeSubmission on a node without support; -EINVAL (also:
+ * NativeProgressFence or UserModeSubmission with a monitored progress fence);
  * -ENOSPC (run list or OS queue table full); -ENODEV (device in error). */
 int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, struct os_fence *progress,
 		      struct os_hwqueue **out);
@@ -196,6 +205,8 @@ int os_hwqueue_destroy(struct os_hwqueue *q);
 bool os_hwqueue_is_um(const struct os_hwqueue *q);
 unsigned os_hwqueue_engine(const struct os_hwqueue *q);
 struct os_fence *os_hwqueue_progress(struct os_hwqueue *q);
+/* The queue was created with a native progress fence (NativeProgressFence). */
+bool os_hwqueue_native_progress(const struct os_hwqueue *q);
 uint64_t os_hwqueue_last_queued(const struct os_hwqueue *q);
 uint64_t os_hwqueue_completed(struct os_hwqueue *q);
 /* last queued > completed: the queue has work pending.  Any thread. */

@@ -41,6 +41,7 @@ struct os_hwqueue {
 	struct os_ums *u;
 	struct os_context *ctx;
 	bool um;
+	bool native_progress;            /* D3DDDI_CREATEHWQUEUEFLAGS::NativeProgressFence */
 	struct hw_queue *hwq;            /* user-mode: its own; kernel-mode: kq's */
 	struct os_queue *kq;             /* kernel-mode: the OS's queue (held legacy waits) */
 	struct lf_ring *subq;            /* kernel-mode: os_km_desc, application -> scheduler */

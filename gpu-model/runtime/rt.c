@@ -309,6 +309,8 @@ struct hw_cmd rt_cmd_wait(struct rt_fence *f, uint64_t v)
 static int rt_queue_open_os(struct rt_queue *q, bool um)
 {
 	unsigned flags = um ? OS_HWQUEUE_USER_MODE_SUBMISSION : 0;
+	if (os_fence_is_native(q->progress->f))
+		flags |= OS_HWQUEUE_NATIVE_PROGRESS_FENCE;
 	/* a user-mode ring holds nslots buffers of up to RT_INLINE_CMDS entries:
 	 * with at most nslots in flight (rt_queue_take_ib) it never fills */
 	size_t ring_slots = um ? q->nslots * RT_INLINE_CMDS : q->nslots;
@@ -599,6 +601,18 @@ static bool rt_cmds_valid(const struct hw_cmd *cmds, size_t n)
 	return true;
 }
 
+/* Seed native-gpu-fence, "Cross-adapter native fences": "user-mode queues
+ * can't support monitored fences".  A user-mode queue's SIGNAL or WAIT of a
+ * monitored (legacy) fence is refused, the signal as well as the wait: no
+ * OS sees a user-mode ring to hold a wait or to interrupt for a signal. */
+static bool rt_cmds_um_native(const struct hw_cmd *cmds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((cmds[i].op == HW_CMD_SIGNAL || cmds[i].op == HW_CMD_WAIT) && !cmds[i].fence->native)
+			return false;
+	return true;
+}
+
 /* Hand the filled command buffer for progress value v to the queue. */
 static int rt_queue_hand(struct rt_queue *q, uint64_t v, struct hw_cmd *ib, size_t n)
 {
@@ -621,6 +635,8 @@ static void rt_queue_trace_submit(struct rt_queue *q, uint64_t v, size_t k, uint
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value)
 {
 	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
+		return -EINVAL;
+	if (q->um && !rt_cmds_um_native(cmds, n))
 		return -EINVAL;
 	if (rt_device_terminated(q->d))
 		return -EIO;

@@ -30,7 +30,8 @@
  *
  * On a kernel-mode queue the buffer goes through os_hwqueue_submit (a kernel
  * crossing, the OS scheduler thread).  A GPU wait on a monitored (legacy)
- * fence needs the OS to hold it, so only kernel-mode queues accept one.
+ * fence needs the OS to hold it, and a signal of one an interrupt the OS
+ * sees, so only kernel-mode queues accept either.
  *
  * Device removal (rt_device_terminate, the OS's abnormal termination): every
  * fence of the device reads UINT64_MAX and every wait returns -EIO.
@@ -96,13 +97,14 @@ int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struc
 /* Submit cmds[0..n) (n <= RT_MAX_CMDS; ops WORK, SIGNAL, WAIT, COUNT, STAMP)
  * as one command buffer; *value (may be NULL) gets its progress value.
  * 0; -EINVAL (n, an op, a SIGNAL/WAIT without a fence, a COUNT/STAMP
- * without a target); -EIO (device removed); -ETIMEDOUT (all buffers in
+ * without a target, a SIGNAL or WAIT of a monitored fence on a user-mode
+ * queue); -EIO (device removed); -ETIMEDOUT (all buffers in
  * flight for 10 s); -errno of a kernel-mode submission.  Only a submission
  * that returns 0 advances the submitted value: after a failure,
  * rt_queue_submitted and rt_queue_wait(q, 0, ...) are as before the call. */
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value);
-/* GPU-side Signal / Wait of a fence (a one-command buffer).  A wait on a
- * monitored fence from a user-mode queue: -EINVAL. */
+/* GPU-side Signal / Wait of a fence (a one-command buffer).  A signal or a
+ * wait of a monitored fence from a user-mode queue: -EINVAL. */
 int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v);
 int rt_queue_wait_gpu(struct rt_queue *q, struct rt_fence *f, uint64_t v);
 /* CPU wait until the queue's progress reaches v (0: everything submitted).
