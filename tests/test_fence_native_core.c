@@ -83,5 +83,78 @@ static void user_mode_queues_cant_support_monitored_fences(void **state)
 	umt_down(&t);
 }
 
+/* ---- "Native fence signaled interrupt" ---- */
+
+/* The interrupts of kind `kind` the adapter's interrupt thread handled (its
+ * ISR records in the timeline trace). */
+static size_t isr_records(struct os_adapter *a, enum hw_irq_kind kind)
+{
+	static struct os_trace_rec recs[4096];
+	size_t n = os_trace_take(a, recs, 4096, NULL), k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += recs[i].kind == OS_TRACE_ISR && recs[i].n == kind;
+	return k;
+}
+
+/* "On hardware that can't distinguish between legacy
+ * DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED and
+ * DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, the KMD can always raise only the
+ * introduced DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED interrupt with
+ * pSignaledNativeFenceArray = NULL and EvaluateLegacyMonitoredFences = 1".
+ * A GPU signal of a monitored fence raises that interrupt, and the OS scans
+ * the legacy waiters too: a CPU waiter and a GPU wait held on the CPU are
+ * released.  Broken (HW_FAULT_NO_EVAL_LEGACY): the same interrupt without
+ * EvaluateLegacyMonitoredFences scans only native waiters: the CPU waiter
+ * stays waiting. */
+static void raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences(void **state)
+{
+	for (int broken = 0; broken < 2; broken++) {
+		struct os_config cfg;
+		os_config_default(&cfg);
+		cfg.caps.payload = HW_PAYLOAD_NULL_EVAL_LEGACY;
+		cfg.caps.engines = 2;
+		cfg.caps.fault = broken ? HW_FAULT_NO_EVAL_LEGACY : HW_FAULT_NONE;
+		struct os_adapter *a = fbt_adapter(&cfg);
+		assert_int_equal(os_trace_start(a, 0), 0);
+		struct os_fence *legacy, *marker;
+		assert_int_equal(os_fence_create(a, OS_FENCE_MONITORED, 0, 0, &legacy), 0);
+		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &marker), 0);
+		struct os_queue *qs = fbt_queue(a, 0, 64), *qw = fbt_queue(a, 1, 64);
+		/* a GPU wait on the monitored fence: held on the CPU */
+		struct hw_cmd held[2] = {
+			{ .op = HW_CMD_WAIT, .fence = os_fence_hw(legacy), .value = 1 },
+			{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(marker), .value = 1 },
+		};
+		assert_int_equal(os_queue_submit(qw, held, 2), 0);
+		assert_int_equal(os_queue_held(qw), 1);
+		struct lf_event ev;
+		lf_event_init(&ev);
+		assert_int_equal(os_fence_wait_event(legacy, 1, &ev), 0);
+		fbt_signal_gpu(qs, legacy, 1);
+		assert_true(fbt_eventually(os_fence_value(legacy) == 1));
+		assert_true(fbt_eventually(fbt_stats(a).gpu_interrupts == 1));
+		struct os_stats s = fbt_settled_stats(a);
+		assert_int_equal(s.interrupts, 1);
+		assert_int_equal(isr_records(a, HW_IRQ_MONITORED_FENCE_SIGNALED), 0);
+		assert_int_equal(isr_records(a, HW_IRQ_NATIVE_FENCE_SIGNALED), 1);
+		if (!broken) {
+			assert_true(lf_event_is_set(&ev));
+			assert_true(fbt_eventually(os_fence_value(marker) == 1));
+			assert_int_equal(os_queue_held(qw), 0);
+		} else {
+			/* the OS scanned only native waiters: the legacy CPU waiter is
+			 * missed (the held buffer is fed anyway: every interrupt feeds
+			 * held buffers whose value is reached) */
+			assert_false(lf_event_is_set(&ev));
+			os_fence_signal_cpu(legacy, 1);   /* release it to tear down */
+			assert_int_equal(lf_event_wait(&ev, 0, 5 * SEC), 0);
+		}
+		os_fence_destroy(legacy);
+		os_fence_destroy(marker);
+		fbt_down(a);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
-	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences))
+	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
+	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences))

@@ -121,7 +121,8 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_
 			rec->fences[0] = f->handle;
 			rec->nfences = 1;
 		}
-		rec->eval_legacy = a->caps.payload == HW_PAYLOAD_NULL_EVAL_LEGACY;
+		rec->eval_legacy = a->caps.payload == HW_PAYLOAD_NULL_EVAL_LEGACY &&
+				   a->caps.fault != HW_FAULT_NO_EVAL_LEGACY;
 		hw_raise_optimized(a, q, f, rec);   /* logbuf */
 	} else {
 		rec->fences[0] = f->handle;
@@ -163,6 +164,19 @@ void hw_cmp_cpu_signal_notify(struct hw_adapter *a)
 	hw_notify_waiters(a, NULL);
 }
 
+/* The interrupt a monitored (legacy) fence signal raises.  Seed, "Native
+ * fence signaled interrupt": "On hardware that can't distinguish between
+ * legacy DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED and
+ * DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, the KMD can always raise only the
+ * introduced DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED interrupt with
+ * pSignaledNativeFenceArray = NULL and EvaluateLegacyMonitoredFences = 1":
+ * the HW_PAYLOAD_NULL_EVAL_LEGACY adapter (hw_raise fills the payload). */
+static enum hw_irq_kind hw_monitored_irq_kind(const struct hw_adapter *a)
+{
+	return a->caps.payload == HW_PAYLOAD_NULL_EVAL_LEGACY ? HW_IRQ_NATIVE_FENCE_SIGNALED
+							      : HW_IRQ_MONITORED_FENCE_SIGNALED;
+}
+
 /*
  * SIGNAL: write CurrentValue, then decide the interrupt.
  *
@@ -187,7 +201,7 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 		return 0;                  /* a GPU page fault: nothing written */
 	if (!f->native) {
 		seq = hw_fence_write_at(f, ecv, wv, true);
-		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_MONITORED_FENCE_SIGNALED);
+		hw_raise(a, e, NULL, f, v, seq, hw_monitored_irq_kind(a));
 		hw_notify_waiters(a, e);
 		return seq;
 	}

@@ -46,7 +46,9 @@ enum hw_storage_loc {
 enum hw_irq_payload {
 	HW_PAYLOAD_FENCE_ARRAY,       /* the exact signaled fences that have CPU waiters */
 	HW_PAYLOAD_NULL,              /* no array: the OS scans all native fence waiters */
-	HW_PAYLOAD_NULL_EVAL_LEGACY,  /* no array + EvaluateLegacyMonitoredFences: scan all waiters */
+	HW_PAYLOAD_NULL_EVAL_LEGACY,  /* no array + EvaluateLegacyMonitoredFences: scan all waiters.  Hardware
+				       * that cannot tell the two interrupts apart: it raises only
+				       * NATIVE_FENCE_SIGNALED, for monitored fence signals too (engine.c) */
 	/* OptimizedNativeFenceSignaledInterrupt cap set (seed, "Optimized native
 	 * fence signaled interrupt"): the payload names HW queues, not fences.  A
 	 * queue without a signal log (kernel-mode) still reports a fence array. */
@@ -75,6 +77,8 @@ enum hw_fault {
 				      the CMP compares; it lands only once the interrupt was handled (logbuf.c) */
 	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
 				      process's VA space (va.c): it no longer finds the fence */
+	HW_FAULT_NO_EVAL_LEGACY,   /* HW_PAYLOAD_NULL_EVAL_LEGACY hardware raises its only interrupt, NATIVE_FENCE_SIGNALED
+				    * with a NULL array, for legacy signals too, but without EvaluateLegacyMonitoredFences */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
