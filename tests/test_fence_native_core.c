@@ -155,6 +155,92 @@ static void raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fenc
 	}
 }
 
+/* ---- "Cross-adapter wait/signal combinations", Scenario 2b ---- */
+
+static struct os_adapter *adapter_with(bool native, enum os_fault fault)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.native_fence = native;
+	cfg.native_fence_enabled = native;
+	cfg.fault = fault;
+	return fbt_adapter(&cfg);
+}
+
+static unsigned ddi_calls(struct os_adapter *a, enum os_ddi d, uint64_t h, uint64_t v)
+{
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
+	unsigned k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += log[i].ddi == d && log[i].handle == h && log[i].value == v;
+	return k;
+}
+
+/* The iGPU (no native fences) SignalFromGPU(hFence, 10): "UMD calls
+ * D3DKMTSignalSynchronizationObjectFromGpu"; "When packet is at the head of
+ * the software context, VidSch updates fence value directly from CPU";
+ * "VidSch propagates the signal (hFence, 10) to dGPU"; the dGPU "receives
+ * the propagated signal and calls DxgkDdiUpdateCurrentValuesFromCpu(hFence,
+ * NotificationOnly=TRUE)" and its HW channel waiting on hFence goes on.
+ * The packet sits behind a GPU wait the iGPU's OS holds on the CPU: true when
+ * the value stayed 0 until that wait was satisfied (the packet reached the
+ * head), then reached 10 on both GPUs with the dGPU's GPU wait released. */
+static bool scenario2b_vidsch_writes_at_head(enum os_fault igpu_fault)
+{
+	struct os_adapter *igpu = adapter_with(false, igpu_fault), *dgpu = adapter_with(true, OS_FAULT_NONE);
+	struct os_fence *fi, *fd, *gate, *marker;
+	assert_int_equal(os_fence_create(igpu, OS_FENCE_MONITORED, 0, OS_FENCE_CROSS_ADAPTER, &fi), 0);
+	assert_int_equal(os_fence_open_cross(fi, dgpu, OS_FENCE_NATIVE, &fd), 0);
+	assert_true(os_fence_is_native(fd) && !os_fence_is_native(fi));
+	assert_int_equal(os_fence_create(igpu, OS_FENCE_MONITORED, 0, 0, &gate), 0);
+	assert_int_equal(os_fence_create(dgpu, OS_FENCE_NATIVE, 0, 0, &marker), 0);
+	struct os_queue *qi = fbt_queue(igpu, 0, 64), *qd = fbt_queue(dgpu, 0, 64);
+	/* dGPU WaitFromGpu(hFence, 10), then the marker */
+	struct hw_cmd dwait[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(fd), .value = 10 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(marker), .value = 1 },
+	};
+	assert_int_equal(os_queue_submit(qd, dwait, 2), 0);
+	/* the iGPU software context: a held wait on gate, then the signal packet */
+	struct hw_cmd head = { .op = HW_CMD_WAIT, .fence = os_fence_hw(gate), .value = 1 };
+	assert_int_equal(os_queue_submit(qi, &head, 1), 0);
+	assert_int_equal(os_queue_signal_from_gpu(qi, fi, 10), 0);
+	fbt_settle();
+	os_adapter_quiesce(igpu);
+	os_adapter_quiesce(dgpu);
+	bool at_head = os_fence_value(fi) == 0 && os_fence_value(fd) == 0 && os_fence_value(marker) == 0;
+	assert_int_equal(os_fence_signal_cpu(gate, 1), 0);   /* the packet reaches the head */
+	assert_true(fbt_eventually(os_fence_value(marker) == 1));
+	assert_int_equal(os_fence_value(fd), 10);
+	if (igpu_fault == OS_FAULT_NONE)
+		assert_true(fbt_eventually(fbt_stats(igpu).sw_signals == 1));
+	assert_true(fbt_eventually(ddi_calls(dgpu, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fd), 10) == 1));
+	/* the iGPU's engines never wrote the fence: the OS did, from the CPU */
+	assert_int_equal(fbt_stats(igpu).gpu_signals, 0);
+	os_fence_destroy(fd);
+	os_fence_destroy(fi);
+	os_fence_destroy(gate);
+	os_fence_destroy(marker);
+	fbt_down(dgpu);
+	fbt_down(igpu);
+	return at_head;
+}
+
+static void scenario2b_signal_from_gpu_vidsch_updates_fence_value_from_cpu_at_head_of_software_context(void **state)
+{
+	assert_true(scenario2b_vidsch_writes_at_head(OS_FAULT_NONE));
+}
+
+/* Broken (OS_FAULT_SW_SIGNAL_AT_QUEUE): the value written when the packet is
+ * queued, before the software context reached it; caught. */
+static void scenario2b_value_written_before_head_of_software_context_caught(void **state)
+{
+	assert_false(scenario2b_vidsch_writes_at_head(OS_FAULT_SW_SIGNAL_AT_QUEUE));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
-	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences))
+	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
+	     cmocka_unit_test(scenario2b_signal_from_gpu_vidsch_updates_fence_value_from_cpu_at_head_of_software_context),
+	     cmocka_unit_test(scenario2b_value_written_before_head_of_software_context_caught))
