@@ -239,8 +239,70 @@ static void scenario2b_value_written_before_head_of_software_context_caught(void
 	assert_false(scenario2b_vidsch_writes_at_head(OS_FAULT_SW_SIGNAL_AT_QUEUE));
 }
 
+/* ---- "Cross-adapter native fences": one GPU ---- */
+
+/* "Although MonitoredValue is always 0 for cross-adapter native fences, wait
+ * and signals submitted on the same GPU still benefit from faster on GPU
+ * synchronization."  A cross-adapter fence (opened on a second adapter too)
+ * waited on by one engine and signaled by another of the same GPU: the wait
+ * is the hardware's (never held on the CPU, nothing released by the OS), the
+ * interrupt is raised anyway ("CPU interrupts will be raised
+ * unconditionally").  Returns whether the wait stayed on the GPU. */
+static bool cross_adapter_same_gpu_wait(enum os_fault fault)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.engines = 2;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg), *b = adapter_with(true, OS_FAULT_NONE);
+	struct os_fence *f, *fb, *marker;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER, &f), 0);
+	assert_int_equal(os_fence_open_cross(f, b, OS_FENCE_NATIVE, &fb), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &marker), 0);
+	struct os_queue *qw = fbt_queue(a, 0, 64), *qs = fbt_queue(a, 1, 64);
+	struct hw_cmd w[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 1 },
+		{ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(marker), .value = 1 },
+	};
+	assert_int_equal(os_queue_submit(qw, w, 2), 0);
+	bool on_gpu = os_queue_held(qw) == 0;
+	fbt_settle();
+	assert_int_equal(os_fence_value(marker), 0);
+	if (on_gpu)   /* the engine reached the WAIT and blocked on it in hardware */
+		assert_true(fbt_eventually(({
+			struct hw_engine_stats es;
+			hw_engine_stats(os_adapter_hw(a), 0, &es);
+			es.waits_blocked >= 1;
+		})));
+	fbt_signal_gpu(qs, f, 1);
+	assert_true(fbt_eventually(os_fence_value(marker) == 1));
+	struct os_stats s = fbt_settled_stats(a);
+	assert_true(s.gpu_interrupts >= 1);   /* MonitoredValue 0: the signal interrupts anyway */
+	on_gpu = on_gpu && s.held_released == 0;
+	os_fence_destroy(fb);
+	os_fence_destroy(f);
+	os_fence_destroy(marker);
+	fbt_down(b);
+	fbt_down(a);
+	return on_gpu;
+}
+
+static void cross_adapter_fence_wait_and_signal_on_the_same_gpu_stay_on_the_gpu(void **state)
+{
+	assert_true(cross_adapter_same_gpu_wait(OS_FAULT_NONE));
+}
+
+/* Broken (OS_FAULT_CROSS_WAIT_HELD): the OS holds the wait on the CPU as for
+ * a monitored fence; it still completes, through the interrupt thread: caught. */
+static void cross_adapter_fence_wait_held_on_the_cpu_caught(void **state)
+{
+	assert_false(cross_adapter_same_gpu_wait(OS_FAULT_CROSS_WAIT_HELD));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
 	     cmocka_unit_test(scenario2b_signal_from_gpu_vidsch_updates_fence_value_from_cpu_at_head_of_software_context),
-	     cmocka_unit_test(scenario2b_value_written_before_head_of_software_context_caught))
+	     cmocka_unit_test(scenario2b_value_written_before_head_of_software_context_caught),
+	     cmocka_unit_test(cross_adapter_fence_wait_and_signal_on_the_same_gpu_stay_on_the_gpu),
+	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught))

@@ -95,6 +95,8 @@ enum os_fault {
 	OS_FAULT_NO_LOG_UPDATE,        /* the OS reads new log entries without calling DxgkDdiUpdateNativeFenceLogs */
 	OS_FAULT_LOG_SCAN_ENGINE,      /* a fence-array interrupt makes the OS read the interrupting engine's logs,
 					  not those of the signaled fence's parent device */
+	OS_FAULT_CROSS_WAIT_HELD,      /* a GPU wait on a native cross-adapter fence is held on the CPU,
+					  as a monitored fence's, instead of waiting in hardware */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence

@@ -41,12 +41,25 @@ int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, st
 	return 0;
 }
 
+/* A WAIT the OS (not the GPU) holds: one on a monitored fence.  A native
+ * cross-adapter fence's wait stays on the GPU (seed native-gpu-fence,
+ * "Cross-adapter native fences": "wait and signals submitted on the same GPU
+ * still benefit from faster on GPU synchronization"); broken on purpose
+ * (OS_FAULT_CROSS_WAIT_HELD): held as a monitored fence's. */
+static bool os_wait_on_cpu(const struct os_adapter *a, const struct hw_cmd *c)
+{
+	if (c->op != HW_CMD_WAIT)
+		return false;
+	if (!c->fence->native)
+		return true;
+	const struct os_fence *f = c->fence->owner;
+	return a->cfg.fault == OS_FAULT_CROSS_WAIT_HELD && f && f->x;
+}
+
 /* The fence a WAIT command names, if the OS (not the GPU) must hold it. */
 static struct os_fence *os_cpu_held_fence(struct os_adapter *a, const struct hw_cmd *c)
 {
-	if (c->op != HW_CMD_WAIT || c->fence->native)
-		return NULL;
-	return c->fence->owner;
+	return os_wait_on_cpu(a, c) ? c->fence->owner : NULL;
 }
 
 /* Some held command buffer could not be fed now (ring full, queue busy): the
@@ -222,7 +235,7 @@ static int os_queue_submit_locked(struct os_queue *q, const struct hw_cmd *cmds,
 	lf_mutex_assert_held(&q->lock);
 	bool direct = !q->head;
 	for (size_t i = 0; direct && i < n; i++)
-		if (cmds[i].op == HW_CMD_WAIT && !cmds[i].fence->native)
+		if (os_wait_on_cpu(q->a, &cmds[i]))
 			direct = false;
 	size_t k = 0;
 	if (direct) {
