@@ -299,10 +299,129 @@ static void cross_adapter_fence_wait_held_on_the_cpu_caught(void **state)
 	assert_false(cross_adapter_same_gpu_wait(OS_FAULT_CROSS_WAIT_HELD));
 }
 
+/* ---- "Monitored value" and "Instructing KMD to update batches of values" ---- */
+
+/* The DDI log's calls of d naming handle h (any handle: h == 0), in order. */
+static size_t ddi_log_of(struct os_adapter *a, enum os_ddi d, uint64_t h, struct os_ddi_call *out, size_t max)
+{
+	static struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX), k = 0;
+	for (size_t i = 0; i < n && k < max; i++)
+		if (log[i].ddi == d && (!h || log[i].handle == h))
+			out[k++] = log[i];
+	return k;
+}
+
+/* "When the OS's CPU wait conditions change, it calls KMD's
+ * DxgkDdiUpdateMonitoredValues callback to instruct KMD to update the
+ * monitored value to a specified value": a waiter that lowers
+ * MonitoredValue and a release that raises it are each one call in the DDI
+ * log, with the new value; a waiter that changes nothing makes none. */
+static void dxgkddi_update_monitored_values_when_cpu_wait_conditions_change(void **state)
+{
+	struct os_adapter *a = adapter_with(true, OS_FAULT_NONE);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	uint64_t h = os_fence_handle(f);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	struct lf_event e50, e42, e60;
+	lf_event_init(&e50);
+	lf_event_init(&e42);
+	lf_event_init(&e60);
+	os_fence_wait_event(f, 50, &e50);
+	os_fence_wait_event(f, 42, &e42);
+	os_fence_wait_event(f, 60, &e60);           /* 59 > 41: MonitoredValue stays */
+	fbt_signal_gpu(q, f, 42);
+	assert_int_equal(lf_event_wait(&e42, 0, 5 * SEC), 0);
+	os_adapter_quiesce(a);   /* 42's release is done (its DDI logged) before 60 lands */
+	fbt_signal_gpu(q, f, 60);
+	assert_int_equal(lf_event_wait(&e60, 0, 5 * SEC), 0);
+	os_adapter_quiesce(a);
+	assert_true(lf_event_is_set(&e50));
+	struct os_ddi_call c[16];
+	size_t n = ddi_log_of(a, OS_DDI_UPDATE_MONITORED_VALUES, h, c, 16);
+	/* 49, 41 (the waiters), 49 (42 released), UINT64_MAX (50 and 60
+	 * released by the one interrupt of 60) */
+	assert_int_equal(n, 4);
+	assert_true(c[0].value == 49 && c[1].value == 41 && c[2].value == 49 && c[3].value == UINT64_MAX);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(c[i].count, 1);
+	assert_int_equal(os_adapter_ddi_count(a, OS_DDI_UPDATE_MONITORED_VALUES), n);
+	assert_true(atomic_load(os_fence_hw(f)->mv) == UINT64_MAX);
+	os_fence_destroy(f);
+	fbt_down(a);
+}
+
+/* "Instructing KMD to update batches of values": a NULL-payload interrupt's
+ * scan releases eight fences' waiters and updates their MonitoredValues in
+ * one DxgkDdiUpdateMonitoredValues call (count 8); a CPU signal of five
+ * native fences at once is one DxgkDdiUpdateCurrentValuesFromCpu call
+ * (count 5). */
+static void batch_ddis_update_many_fences_in_one_call(void **state)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.payload = HW_PAYLOAD_NULL;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	enum { N = 8, M = 5 };
+	struct os_fence *f[N];
+	struct lf_event ev[N];
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f[i]), 0);
+		lf_event_init(&ev[i]);
+		assert_int_equal(os_fence_wait_event(f[i], 1, &ev[i]), 0);
+	}
+	uint64_t before = os_adapter_ddi_count(a, OS_DDI_UPDATE_MONITORED_VALUES);
+	assert_int_equal(before, N);   /* each waiter lowered its fence's value */
+	/* the values land with no interrupt of their own (interrupts collapsed),
+	 * then one NULL-payload interrupt */
+	for (int i = 0; i < N; i++)
+		hw_fence_write(os_fence_hw(f[i]), 1, true);
+	struct hw_irq_rec *rec = hw_irq_alloc();
+	rec->kind = HW_IRQ_NATIVE_FENCE_SIGNALED;
+	hw_irq_raise(os_adapter_hw(a), rec);
+	os_adapter_quiesce(a);
+	for (int i = 0; i < N; i++)
+		assert_true(lf_event_is_set(&ev[i]));
+	assert_int_equal(os_adapter_ddi_count(a, OS_DDI_UPDATE_MONITORED_VALUES), before + 1);
+	struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t n = ddi_log_of(a, OS_DDI_UPDATE_MONITORED_VALUES, 0, c, OS_DDI_LOG_MAX);
+	assert_int_equal(n, N + 1);
+	assert_int_equal(c[N].count, N);
+	assert_true(c[N].value == UINT64_MAX);
+
+	uint64_t v[M] = { 5, 6, 7, 8, 9 };
+	uint64_t cv0 = os_adapter_ddi_count(a, OS_DDI_UPDATE_CV_FROM_CPU);
+	assert_int_equal(os_fence_signal_cpu_multi(f, v, M), 0);
+	for (int i = 0; i < M; i++)
+		assert_int_equal(os_fence_value(f[i]), v[i]);
+	assert_int_equal(os_adapter_ddi_count(a, OS_DDI_UPDATE_CV_FROM_CPU), cv0 + 1);
+	n = ddi_log_of(a, OS_DDI_UPDATE_CV_FROM_CPU, 0, c, OS_DDI_LOG_MAX);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].count, M);
+	assert_int_equal(c[0].handle, os_fence_handle(f[0]));
+	assert_int_equal(c[0].value, 5);
+	/* all or nothing: a fence of another adapter is refused before any write */
+	struct os_adapter *b = adapter_with(true, OS_FAULT_NONE);
+	struct os_fence *other, *mixed[2] = { f[0], NULL };
+	assert_int_equal(os_fence_create(b, OS_FENCE_NATIVE, 0, 0, &other), 0);
+	mixed[1] = other;
+	uint64_t w[2] = { 100, 100 };
+	assert_int_equal(os_fence_signal_cpu_multi(mixed, w, 2), -EINVAL);
+	assert_int_equal(os_fence_value(f[0]), 5);
+	os_fence_destroy(other);
+	fbt_down(b);
+	for (int i = 0; i < N; i++)
+		os_fence_destroy(f[i]);
+	fbt_down(a);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
 	     cmocka_unit_test(scenario2b_signal_from_gpu_vidsch_updates_fence_value_from_cpu_at_head_of_software_context),
 	     cmocka_unit_test(scenario2b_value_written_before_head_of_software_context_caught),
 	     cmocka_unit_test(cross_adapter_fence_wait_and_signal_on_the_same_gpu_stay_on_the_gpu),
-	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught))
+	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught),
+	     cmocka_unit_test(dxgkddi_update_monitored_values_when_cpu_wait_conditions_change),
+	     cmocka_unit_test(batch_ddis_update_many_fences_in_one_call))

@@ -1,5 +1,6 @@
 /* gpu-model/os/ddi.c — the DDI log: every DxgkDdi* call the OS makes on an
- * adapter (create, destroy, CPU updates of native fences), recorded wait-free
+ * adapter (create, destroy, CPU updates of native fences, MonitoredValue
+ * updates; a batched call is one record with its count), recorded wait-free
  * by any thread and read back by tests and scenarios.  Calls only lockfree/.
  */
 #include <stddef.h>
@@ -7,6 +8,11 @@
 #include "gpu-model/os/os_internal.h"
 
 void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value)
+{
+	os_ddi_log_batch(a, d, handle, value, 1);
+}
+
+void os_ddi_log_batch(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value, uint32_t count)
 {
 	struct os_ddi_log *l = &a->ddi;
 	atomic_fetch_add_explicit(&l->count[d], 1, memory_order_relaxed);
@@ -19,6 +25,7 @@ void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t v
 	l->rec[i].ddi = d;
 	l->rec[i].handle = handle;
 	l->rec[i].value = value;
+	l->rec[i].count = count;
 	/* release: a reader that sees ready sees the fields (pairs with the acquire below) */
 	atomic_store_explicit(&l->rec[i].ready, 1, memory_order_release);
 }
@@ -35,6 +42,7 @@ size_t os_adapter_ddi_log(struct os_adapter *a, struct os_ddi_call *out, size_t 
 		out[k].ddi = (enum os_ddi)l->rec[i].ddi;
 		out[k].handle = l->rec[i].handle;
 		out[k].value = l->rec[i].value;
+		out[k].count = l->rec[i].count;
 		k++;
 	}
 	return k;
@@ -60,6 +68,7 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_CREATE_CONTEXT_ALLOCATION] = "DxgkCbCreateContextAllocation",
 		[OS_DDI_DESTROY_CONTEXT_ALLOCATION] = "DxgkCbDestroyContextAllocation",
 		[OS_DDI_UPDATE_NATIVE_FENCE_LOGS] = "DxgkDdiUpdateNativeFenceLogs",
+		[OS_DDI_UPDATE_MONITORED_VALUES] = "DxgkDdiUpdateMonitoredValues",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

@@ -194,6 +194,23 @@ static void os_waiter_reclaim(struct lf_waiter *lw, void *arg)
 		os_waiter_put(w);
 }
 
+/* f's waiter set publishes into its MonitoredValue (a native fence; a
+ * cross-adapter instance's MV stays 0 and its set keeps a word of its own):
+ * a change of the set's threshold is a DxgkDdiUpdateMonitoredValues call. */
+static bool os_fence_owns_mv(const struct os_fence *f)
+{
+	return f->type == OS_FENCE_NATIVE && !f->x;
+}
+
+/* The waiter set lowered f's MonitoredValue to mv (the set's seq_cst RMW was
+ * the update; the caller resamples next): "The OS calls
+ * DxgkDdiUpdateMonitoredValues to notify the GPU of a new monitored value." */
+static void os_waiter_lowered_mv(struct os_fence *f, bool lowered, uint64_t mv)
+{
+	if (lowered && os_fence_owns_mv(f))
+		os_ddi_log(f->a, OS_DDI_UPDATE_MONITORED_VALUES, f->hw.handle, mv);
+}
+
 /* Register w on f and resample (seed: "the OS resamples CurrentValue and
  * satisfies any waiters that are unblocked by the new CurrentValue").
  * Returns true when the waiter is complete already (it was reached
@@ -211,10 +228,10 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 		 * registration) makes the missed signal land in that gap every time
 		 * the GPU signals meanwhile, not only by luck. */
 		lf_spin_ns(OS_FAULT_WINDOW_NS);
-		lf_waitset_add(&f->ws, &w->w);
+		os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
 		return false;
 	}
-	lf_waitset_add(&f->ws, &w->w);
+	os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
 	if (os_fence_read(f) < w->w.value)
 		return false;
 	/* reached meanwhile: take the node back, unless the interrupt thread released it */
@@ -365,8 +382,11 @@ static size_t os_release_max_broken(struct os_fence *f, struct os_write signaled
  * waiters registered before it, then what the current value satisfies, and
  * publish the new MonitoredValue; then resample (seed: "Upon return from
  * DxgkDdiUpdateMonitoredValue, the OS resamples CurrentValue") until the
- * value no longer exceeds it.  Under the release lock: one releaser at a time. */
-static size_t os_fence_release_locked(struct os_fence *f, struct os_write signaled, struct os_release *r)
+ * value no longer exceeds it (`resample` false: publish only; the caller
+ * resamples, os_fence_process_batch).  Under the release lock: one releaser
+ * at a time. */
+static size_t os_fence_release_locked(struct os_fence *f, struct os_write signaled, struct os_release *r,
+				      bool resample)
 {
 	enum os_fault fault = f->a->cfg.fault;
 	size_t n = 0;
@@ -387,7 +407,7 @@ static size_t os_fence_release_locked(struct os_fence *f, struct os_write signal
 		struct os_write cur = os_fence_read_write(f);
 		size_t k = os_release_write(f, cur, r);
 		n += k;
-		if (fault == OS_FAULT_NO_RESAMPLE)
+		if (fault == OS_FAULT_NO_RESAMPLE || !resample)
 			return n;
 		uint64_t th = lf_waitset_threshold(&f->ws);
 		if (th == UINT64_MAX || os_fence_read(f) <= th)
@@ -401,11 +421,52 @@ size_t os_fence_process(struct os_fence *f, struct os_write signaled, size_t *he
 {
 	struct os_release r = { 0 };
 	pthread_mutex_lock(&f->release_lock);
-	size_t n = os_fence_release_locked(f, signaled, &r);
+	uint64_t mv0 = lf_waitset_threshold(&f->ws);
+	size_t n = os_fence_release_locked(f, signaled, &r, true);
+	uint64_t mv1 = lf_waitset_threshold(&f->ws);
 	pthread_mutex_unlock(&f->release_lock);
+	/* the releases raised MonitoredValue: one DxgkDdiUpdateMonitoredValues */
+	if (mv1 != mv0 && os_fence_owns_mv(f))
+		os_ddi_log(f->a, OS_DDI_UPDATE_MONITORED_VALUES, f->hw.handle, mv1);
 	if (held)
 		*held = r.held;
 	return n;
+}
+
+/* Seed, "Instructing KMD to update batches of values" and "Synchronization
+ * between the GPU and CPU": the new MonitoredValues of a batch go to the KMD
+ * in one DxgkDdiUpdateMonitoredValues call; "Upon return ... the OS resamples
+ * CurrentValue and satisfies any waiters that are unblocked": each fence is
+ * resampled after the whole batch was published (its threshold's seq_cst
+ * CAS, then the seq_cst CurrentValue read in os_fence_process). */
+size_t os_fence_process_batch(struct os_fence *const *f, const struct os_write *signaled, size_t n)
+{
+	size_t released = 0;
+	uint32_t changed = 0;
+	uint64_t first = 0, first_mv = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct os_release r = { 0 };
+		pthread_mutex_lock(&f[i]->release_lock);
+		uint64_t mv0 = lf_waitset_threshold(&f[i]->ws);
+		released += os_fence_release_locked(f[i], signaled[i], &r, false);
+		uint64_t mv1 = lf_waitset_threshold(&f[i]->ws);
+		pthread_mutex_unlock(&f[i]->release_lock);
+		if (mv1 != mv0 && os_fence_owns_mv(f[i]) && !changed++) {
+			first = f[i]->hw.handle;
+			first_mv = mv1;
+		}
+	}
+	if (changed)
+		os_ddi_log_batch(f[0]->a, OS_DDI_UPDATE_MONITORED_VALUES, first, first_mv, changed);
+	for (size_t i = 0; i < n; i++) {
+		if (f[i]->a->cfg.fault == OS_FAULT_NO_RESAMPLE)
+			continue;
+		/* the resample: a value past the published threshold releases again */
+		uint64_t th = lf_waitset_threshold(&f[i]->ws);
+		if (th != UINT64_MAX && os_fence_read(f[i]) > th)
+			released += os_fence_process(f[i], OS_WRITE_NONE, NULL);
+	}
+	return released;
 }
 
 bool os_fence_has_waiters(const struct os_fence *f)
@@ -475,11 +536,43 @@ static void os_signal_release(struct os_fence *f, struct os_write w)
 		hw_irq_kick(a->hw);                   /* the interrupt thread feeds what was released */
 }
 
+/* os_fence_signal_cpu's write and releases; `log`: its own
+ * DxgkDdiUpdateCurrentValuesFromCpu call (false: a batch's, logged once). */
+static void os_fence_signal_cpu_one(struct os_fence *f, uint64_t v, bool log);
+
 int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 {
-	struct os_adapter *a = f->a;
 	if (os_out_of_range(f, v, true))
 		return -ERANGE;
+	os_fence_signal_cpu_one(f, v, true);
+	return 0;
+}
+
+int os_fence_signal_cpu_multi(struct os_fence *const *f, const uint64_t *v, size_t n)
+{
+	if (!n)
+		return -EINVAL;
+	uint32_t native = 0;
+	size_t first = n;
+	for (size_t i = 0; i < n; i++) {
+		if (f[i]->a != f[0]->a)
+			return -EINVAL;
+		if (os_out_of_range(f[i], v[i], true))
+			return -ERANGE;
+		if (f[i]->type == OS_FENCE_NATIVE && !native++)
+			first = i;
+	}
+	/* one DxgkDdiUpdateCurrentValuesFromCpu for every native fence of the call */
+	if (native)
+		os_ddi_log_batch(f[0]->a, OS_DDI_UPDATE_CV_FROM_CPU, f[first]->hw.handle, v[first], native);
+	for (size_t i = 0; i < n; i++)
+		os_fence_signal_cpu_one(f[i], v[i], false);
+	return 0;
+}
+
+static void os_fence_signal_cpu_one(struct os_fence *f, uint64_t v, bool log)
+{
+	struct os_adapter *a = f->a;
 	uint64_t wv = os_fence_narrow(f) ? (uint32_t)v : v;
 	/* seq_cst RMW (inside): the new value is visible before the waiter-set
 	 * and held-buffer checks below; pairs with os_waiter_register's add +
@@ -492,12 +585,11 @@ int os_fence_signal_cpu(struct os_fence *f, uint64_t v)
 	 * value, as the seed words it) */
 	if (os_fence_narrow(f))
 		atomic_store_explicit(&f->last64, v, memory_order_seq_cst);
-	if (f->type == OS_FENCE_NATIVE)
+	if (f->type == OS_FENCE_NATIVE && log)
 		os_ddi_log(a, OS_DDI_UPDATE_CV_FROM_CPU, f->hw.handle, v);
 	os_signal_release(f, (struct os_write){ v, seq });
 	/* native: GPU queues waiting on this fence re-evaluate their run lists */
 	hw_cmp_cpu_signal_notify(a->hw);
-	return 0;
 }
 
 /* ---- lifetime ---- */

@@ -56,10 +56,13 @@ static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const stru
 				batch[nb++] = f;
 		}
 		/* Batch form (seed: DxgkDdiUpdateMonitoredValues updates many values at
-		 * once): release and publish for a batch, then resample them all. */
+		 * once): release and publish for a batch, one DDI call, then resample
+		 * them all (os_fence_process_batch). */
 		if (nb == OS_BATCH || (i == n && nb)) {
+			struct os_write sw[OS_BATCH];
 			for (size_t k = 0; k < nb; k++)
-				released += os_fence_process(batch[k], os_signaled_write(rec, batch[k]), NULL);
+				sw[k] = os_signaled_write(rec, batch[k]);
+			released += os_fence_process_batch(batch, sw, nb);
 			nb = 0;
 		}
 	}

@@ -290,6 +290,13 @@ uint64_t os_fence_value(struct os_fence *f);
  * the CPU for v are released to the interrupt thread, which submits them.
  * 0 / -ERANGE (32-bit GPU: more than UINT32_MAX/2 from the last signaled value). */
 int os_fence_signal_cpu(struct os_fence *f, uint64_t v);
+/* D3DKMTSignalSynchronizationObjectFromCpu of several fences of one adapter
+ * at once: os_fence_signal_cpu of f[i] to v[i] for each, with one
+ * DxgkDdiUpdateCurrentValuesFromCpu call for all the native ones (seed,
+ * "Instructing KMD to update batches of values"; the DDI log's count says
+ * how many).  0; -EINVAL (n == 0, or a fence of another adapter: nothing
+ * signaled); -ERANGE (a value out of range: nothing signaled). */
+int os_fence_signal_cpu_multi(struct os_fence *const *f, const uint64_t *v, size_t n);
 
 /* Blocking CPU wait until value >= v.  0 when reached; -ETIMEDOUT; -ERANGE
  * (32-bit GPU, v too far ahead); -EIDRM (the fence was destroyed under the
@@ -648,12 +655,19 @@ enum os_ddi {
 	OS_DDI_DESTROY_CONTEXT_ALLOCATION, /* DxgkCbDestroyContextAllocation: handle = the allocation */
 	OS_DDI_UPDATE_NATIVE_FENCE_LOGS,   /* DxgkDdiUpdateNativeFenceLogs: handle = the HW queue's kernel handle,
 					      value = the log position (hw_log_pos) read before the call */
+	/* DxgkDdiUpdateMonitoredValues (seed native-gpu-fence, "Monitored value":
+	 * "When the OS's CPU wait conditions change, it calls KMD's
+	 * DxgkDdiUpdateMonitoredValues"): handle = the first fence's global handle,
+	 * value = its new MonitoredValue, count = fences updated by the one call
+	 * (a scan's batch: "Instructing KMD to update batches of values") */
+	OS_DDI_UPDATE_MONITORED_VALUES,
 	OS_DDI_KINDS
 };
 struct os_ddi_call {
 	enum os_ddi ddi;
 	uint64_t handle;
 	uint64_t value;
+	uint32_t count;      /* entries of a batched call (the first is handle/value); 1 otherwise */
 };
 #define OS_DDI_LOG_MAX 256
 /* Copy up to max of the first OS_DDI_LOG_MAX DDI calls made on a, in order;

@@ -82,6 +82,7 @@ struct os_ddi_rec {
 	_Atomic uint32_t ready;
 	uint32_t ddi;
 	uint64_t handle, value;
+	uint32_t count;
 };
 struct os_ddi_log {
 	LF_ALIGNED _Atomic uint64_t n;               /* slots reserved */
@@ -183,6 +184,11 @@ bool os_fence_narrow(const struct os_fence *f);
  * held GPU waits among them. */
 size_t os_fence_process(struct os_fence *f, struct os_write signaled, size_t *held);
 bool os_fence_has_waiters(const struct os_fence *f);          /* published threshold: someone may wait */
+/* The batch form of os_fence_process (one DxgkDdiUpdateMonitoredValues call
+ * for the batch): release and publish for every f[i] (against signaled[i]),
+ * log the one call for the MonitoredValues that changed, then resample them
+ * all.  The interrupt thread.  Returns the waiters released. */
+size_t os_fence_process_batch(struct os_fence *const *f, const struct os_write *signaled, size_t n);
 /* stats.c: this thread's counter block for adapter a */
 struct os_app_counters *os_app_counters(struct os_adapter *a);
 /* A GPU wait held on the CPU, as a waiter of its fence (queue.c's side).
@@ -216,6 +222,8 @@ size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt threa
 struct os_cross;
 /* ddi.c: record one DDI call on a.  Any thread; wait-free. */
 void os_ddi_log(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value);
+/* One batched call of d for `count` entries, the first (handle, value). */
+void os_ddi_log_batch(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint64_t value, uint32_t count);
 /* fence.c's create, with the cross-adapter group to join (NULL: none). */
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		       unsigned flags, struct os_cross *x, struct os_fence **out);
