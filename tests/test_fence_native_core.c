@@ -416,6 +416,82 @@ static void batch_ddis_update_many_fences_in_one_call(void **state)
 	fbt_down(a);
 }
 
+/* ---- "KMD DDIs to create, open, close, and destroy a native fence object" ---- */
+
+/* "The following members were added to DRIVER_INITIALIZATION_DATA. Drivers
+ * that support native GPU fence objects should implement the functions and
+ * provide Dxgkrnl with pointers to them via this structure": the six
+ * entries are in the table the KMD gave, and the OS's calls of each go
+ * through it, recorded in the DDI log.  A driver without native fences gives
+ * none; one that advertises native fences with an entry missing
+ * (OS_FAULT_KMD_DDI_TABLE_INCOMPLETE) fails adapter initialization. */
+static void driver_initialization_data_six_native_fence_ddis_logged(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct os_native_fence_ddis tab;
+	assert_int_equal(os_adapter_native_fence_ddis(t.a, &tab), OS_NATIVE_FENCE_DDIS);
+	assert_non_null(tab.DxgkDdiCreateNativeFence);
+	assert_non_null(tab.DxgkDdiDestroyNativeFence);
+	assert_non_null(tab.DxgkDdiOpenNativeFence);
+	assert_non_null(tab.DxgkDdiCloseNativeFence);
+	assert_non_null(tab.DxgkDdiSetNativeFenceLogBuffer);
+	assert_non_null(tab.DxgkDdiUpdateNativeFenceLogs);
+	assert_string_equal(os_native_fence_ddi_name(5), "DxgkDdiUpdateNativeFenceLogs");
+
+	/* Create, Open (a process's local handle), Close, Destroy */
+	struct os_process *p;
+	assert_int_equal(os_process_create(&p), 0);
+	uint64_t local;
+	assert_int_equal(os_shared_fence_create(p, t.a, OS_FENCE_NATIVE, 0, 0, &local), 0);
+	uint64_t global = os_fence_handle(os_process_fence(p, local));
+	assert_int_equal(os_shared_fence_close(p, local), 0);
+	os_process_destroy(p);
+	struct os_ddi_call c[OS_DDI_LOG_MAX];
+	assert_int_equal(ddi_log_of(t.a, OS_DDI_CREATE_NATIVE_FENCE, global, c, 4), 1);
+	assert_int_equal(ddi_log_of(t.a, OS_DDI_OPEN_NATIVE_FENCE, local, c, 4), 1);
+	assert_int_equal(ddi_log_of(t.a, OS_DDI_CLOSE_NATIVE_FENCE, local, c, 4), 1);
+	assert_int_equal(ddi_log_of(t.a, OS_DDI_DESTROY_NATIVE_FENCE, global, c, 4), 1);
+
+	/* SetNativeFenceLogBuffer twice per user-mode HW queue ("once to set the
+	 * log buffer for logging waits and once to set the log buffer for
+	 * logging signals"), none for a kernel-mode one */
+	struct rt_queue *um = umt_queue(&t, 0, true), *km = umt_queue(&t, 0, false);
+	uint64_t hq = hw_queue_handle(os_hwqueue_hw(rt_queue_os(um)));
+	size_t n = ddi_log_of(t.a, OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER, hq, c, 4);
+	assert_int_equal(n, 2);
+	assert_true(c[0].value == HW_LOG_WAITS && c[1].value == HW_LOG_SIGNALS);
+	assert_int_equal(ddi_log_of(t.a, OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER,
+				    hw_queue_handle(os_hwqueue_hw(rt_queue_os(km))), c, 4), 0);
+	/* UpdateNativeFenceLogs before the OS reads a log's new entries: a
+	 * logged signal with a CPU waiter interrupts, the OS reads the log */
+	struct rt_fence *f;
+	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(rt_fence_os(f), 1, &ev), 0);
+	assert_int_equal(rt_queue_signal(um, f, 1), 0);
+	assert_int_equal(lf_event_wait(&ev, 0, 5 * SEC), 0);
+	os_adapter_quiesce(t.a);
+	assert_true(ddi_log_of(t.a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS, hq, c, 4) >= 1);
+	assert_int_equal(c[0].count, 1);
+	assert_int_equal(os_adapter_ddi_count(t.a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS), fbt_stats(t.a).log_updates);
+	umt_down(&t);
+
+	/* no native fences: no table */
+	struct os_adapter *legacy = adapter_with(false, OS_FAULT_NONE);
+	assert_int_equal(os_adapter_native_fence_ddis(legacy, NULL), 0);
+	fbt_down(legacy);
+	/* broken: an entry left out while native fences are advertised */
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.fault = OS_FAULT_KMD_DDI_TABLE_INCOMPLETE;
+	struct os_adapter *a = NULL;
+	char err[256] = "";
+	assert_int_equal(os_adapter_create(&cfg, &a, err, sizeof(err)), -EINVAL);
+	assert_null(a);
+	assert_non_null(strstr(err, "DxgkDdiUpdateNativeFenceLogs"));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
@@ -424,4 +500,5 @@ FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(cross_adapter_fence_wait_and_signal_on_the_same_gpu_stay_on_the_gpu),
 	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught),
 	     cmocka_unit_test(dxgkddi_update_monitored_values_when_cpu_wait_conditions_change),
-	     cmocka_unit_test(batch_ddis_update_many_fences_in_one_call))
+	     cmocka_unit_test(batch_ddis_update_many_fences_in_one_call),
+	     cmocka_unit_test(driver_initialization_data_six_native_fence_ddis_logged))

@@ -51,6 +51,9 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 			 : "native_fence advertised without IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE): adapter initialization fails");
 		rc = -EINVAL;
 	}
+	/* the KMD's DRIVER_INITIALIZATION_DATA: its native fence DDIs (kmd.c) */
+	if (!rc)
+		rc = os_kmd_driver_init(a, err, errlen);
 	if (rc) {
 		lf_free(a, sizeof(*a), LF_CACHELINE);
 		return rc;

@@ -68,6 +68,7 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_CREATE_CONTEXT_ALLOCATION] = "DxgkCbCreateContextAllocation",
 		[OS_DDI_DESTROY_CONTEXT_ALLOCATION] = "DxgkCbDestroyContextAllocation",
 		[OS_DDI_UPDATE_NATIVE_FENCE_LOGS] = "DxgkDdiUpdateNativeFenceLogs",
+		[OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER] = "DxgkDdiSetNativeFenceLogBuffer",
 		[OS_DDI_UPDATE_MONITORED_VALUES] = "DxgkDdiUpdateMonitoredValues",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";

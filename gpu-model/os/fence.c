@@ -701,7 +701,7 @@ int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t i
 	if (rc)
 		goto remove_handle;
 	if (f->type == OS_FENCE_NATIVE)
-		os_ddi_log(a, OS_DDI_CREATE_NATIVE_FENCE, handle, initial);
+		os_kmd_create_native_fence(a, handle, initial);
 	*out = f;
 	return 0;
 
@@ -753,7 +753,7 @@ int os_fence_destroy(struct os_fence *f)
 	if (f->x)
 		os_cross_detach(f);     /* other adapters stop propagating to it */
 	if (f->type == OS_FENCE_NATIVE)
-		os_ddi_log(a, OS_DDI_DESTROY_NATIVE_FENCE, f->hw.handle, 0);
+		os_kmd_destroy_native_fence(a, f->hw.handle);
 	os_table_drop(a, f);
 	/* A GPU signal of f the application already saw land may still be
 	 * finishing (the CMP reads MonitoredValue after writing CurrentValue,

@@ -136,7 +136,7 @@ int os_log_attach(struct os_adapter *a, struct hw_queue *q, size_t bytes, struct
 	pthread_mutex_init(&l->lock, NULL);
 	/* DxgkDdiSetNativeFenceLogBuffer, once for waits and once for signals */
 	for (int t = 0; t < HW_LOG_TYPES; t++)
-		hw_queue_set_log(q, (enum hw_log_type)t, l->log[t]);
+		os_kmd_set_native_fence_log_buffer(a, q, (enum hw_log_type)t, l->log[t]);
 	/* release: the interrupt thread sees an initialized log once it finds it */
 	atomic_store_explicit(&a->logs->by_handle[h], l, memory_order_release);
 	*out = l;
@@ -271,8 +271,7 @@ static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool 
 	 * (skipped by the broken OS_FAULT_NO_LOG_UPDATE, which the unflushed
 	 * count below catches) */
 	if (l->a->cfg.fault != OS_FAULT_NO_LOG_UPDATE) {
-		hw_log_update(l->hwq);
-		os_ddi_log(l->a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS, hw_queue_handle(l->hwq), pos);
+		os_kmd_update_native_fence_logs(l->a, &l->hwq, 1, pos);
 		OS_LOG_COUNT(l, updates, 1);
 	}
 	uint64_t flushed = hw_log_flushed(log);
@@ -457,7 +456,7 @@ static bool os_log_replace_locked(struct os_log *l, size_t bytes)
 		struct hw_log *nl = hw_log_create(bytes, pos);
 		if (os_log_map(l->a, nl))
 			lf_die("recreating a native fence log: out of GPU VA");
-		hw_queue_set_log(l->hwq, (enum hw_log_type)t, nl);   /* DxgkDdiSetNativeFenceLogBuffer */
+		os_kmd_set_native_fence_log_buffer(l->a, l->hwq, (enum hw_log_type)t, nl);
 		os_log_unmap(l->a, old);   /* the engine left the queue: nothing writes through them */
 		hw_log_destroy(old);
 		l->log[t] = nl;

@@ -97,6 +97,8 @@ enum os_fault {
 					  not those of the signaled fence's parent device */
 	OS_FAULT_CROSS_WAIT_HELD,      /* a GPU wait on a native cross-adapter fence is held on the CPU,
 					  as a monitored fence's, instead of waiting in hardware */
+	OS_FAULT_KMD_DDI_TABLE_INCOMPLETE, /* the KMD advertises native fences but leaves
+					      DxgkDdiUpdateNativeFenceLogs out of its DRIVER_INITIALIZATION_DATA */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -661,6 +663,8 @@ enum os_ddi {
 	 * value = its new MonitoredValue, count = fences updated by the one call
 	 * (a scan's batch: "Instructing KMD to update batches of values") */
 	OS_DDI_UPDATE_MONITORED_VALUES,
+	OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER, /* DxgkDdiSetNativeFenceLogBuffer: handle = HW queue (hw_queue_handle),
+					       value = enum hw_log_type */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {
@@ -676,6 +680,34 @@ size_t os_adapter_ddi_log(struct os_adapter *a, struct os_ddi_call *out, size_t 
 /* Calls of one DDI on a so far (all of them, not only the logged ones). */
 uint64_t os_adapter_ddi_count(struct os_adapter *a, enum os_ddi d);
 const char *os_ddi_name(enum os_ddi d);   /* "DxgkDdiCreateNativeFence", ... */
+
+/* ---- the KMD's native fence DDIs (gpu-model/os/kmd.c) ----
+ * Seed native-gpu-fence, "KMD DDIs to create, open, close, and destroy a
+ * native fence object": "The following members were added to
+ * DRIVER_INITIALIZATION_DATA.  Drivers that support native GPU fence objects
+ * should implement the functions and provide Dxgkrnl with pointers to them
+ * via this structure."  The KMD fills the six at initialization (after its
+ * feature query); the OS fails adapter initialization when a driver that
+ * advertises native fences leaves one out, and calls every native fence DDI
+ * through the table, each call recorded in the DDI log (enum os_ddi).  The
+ * handles are the model's (global fence handle, local handle, HW queue). */
+struct hw_queue;
+struct hw_log;
+struct os_native_fence_ddis {
+	int (*DxgkDdiCreateNativeFence)(struct os_adapter *a, uint64_t hGlobalNativeFence, uint64_t initial);
+	int (*DxgkDdiDestroyNativeFence)(struct os_adapter *a, uint64_t hGlobalNativeFence);
+	int (*DxgkDdiOpenNativeFence)(struct os_adapter *a, uint64_t hGlobalNativeFence, uint64_t hLocalNativeFence);
+	int (*DxgkDdiCloseNativeFence)(struct os_adapter *a, uint64_t hLocalNativeFence, uint64_t hGlobalNativeFence);
+	int (*DxgkDdiSetNativeFenceLogBuffer)(struct os_adapter *a, struct hw_queue *q, enum hw_log_type t,
+					      struct hw_log *log);
+	int (*DxgkDdiUpdateNativeFenceLogs)(struct os_adapter *a, struct hw_queue *const *q, size_t n);
+};
+#define OS_NATIVE_FENCE_DDIS 6
+/* The table the KMD gave the OS at initialization (copied); the number of its
+ * entries that are set (0 on an adapter without native fences). */
+unsigned os_adapter_native_fence_ddis(const struct os_adapter *a, struct os_native_fence_ddis *out);
+/* "DxgkDdiCreateNativeFence", ... : the table's i-th member's name (i < OS_NATIVE_FENCE_DDIS). */
+const char *os_native_fence_ddi_name(unsigned i);
 
 struct os_cross_stats {
 	uint64_t propagated;    /* new values this adapter's interrupt thread passed to another adapter's instance */

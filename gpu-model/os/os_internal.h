@@ -106,6 +106,7 @@ struct os_adapter {
 	struct hw_adapter *hw;
 	bool native;
 	struct os_feature_state feature;   /* feature.c: the KMD's query at initialization */
+	struct os_native_fence_ddis kmd;   /* kmd.c: DRIVER_INITIALIZATION_DATA's native fence DDIs */
 	bool feature_queried;           /* the KMD called IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) */
 	uint64_t id;
 	struct lf_htab *handles;        /* global handle -> fence (RCU lookups) */
@@ -246,6 +247,19 @@ void os_timing_work(uint64_t ns);
 /* false with a one-line reason in err: a cost out of range. */
 bool os_timing_check(const struct os_timing *t, char *err, size_t errlen);
 
+/* kmd.c: the KMD fills a->kmd (DRIVER_INITIALIZATION_DATA); 0, or -EINVAL with
+ * the reason in err when native fences are advertised and an entry is missing. */
+int os_kmd_driver_init(struct os_adapter *a, char *err, size_t errlen);
+/* kmd.c: the OS's calls of the native fence DDIs, through the table, logged. */
+void os_kmd_create_native_fence(struct os_adapter *a, uint64_t global, uint64_t initial);
+void os_kmd_destroy_native_fence(struct os_adapter *a, uint64_t global);
+void os_kmd_open_native_fence(struct os_adapter *a, uint64_t global, uint64_t local);
+void os_kmd_close_native_fence(struct os_adapter *a, uint64_t local, uint64_t global);
+void os_kmd_set_native_fence_log_buffer(struct os_adapter *a, struct hw_queue *q, enum hw_log_type t,
+					struct hw_log *log);
+/* ... UpdateNativeFenceLogs for q[0..n): logged as one call naming q[0], value
+ * pos (the log position read before the call: os.h, OS_DDI_UPDATE_NATIVE_FENCE_LOGS) */
+void os_kmd_update_native_fence_logs(struct os_adapter *a, struct hw_queue *const *q, size_t n, uint64_t pos);
 /* feature.c: the KMD's initialization query (IsFeatureEnabled, QueryFeatureInterface, GetOSCaps). */
 int os_kmd_query_features(struct os_adapter *a, char *err, size_t errlen);
 

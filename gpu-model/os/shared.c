@@ -108,7 +108,7 @@ static void os_local_add(struct os_process *p, struct os_fence *f, uint64_t *loc
 	l->handle = OS_LOCAL_HANDLE_BIT | ((p->id & 0x7fffffffu) << 32) | (lf_htab_new_key(p->locals) & UINT32_MAX);
 	l->f = f;
 	if (f->type == OS_FENCE_NATIVE)
-		os_ddi_log(f->a, OS_DDI_OPEN_NATIVE_FENCE, l->handle, f->hw.handle);
+		os_kmd_open_native_fence(f->a, f->hw.handle, l->handle);
 	pthread_mutex_lock(&p->lock);
 	l->prev = p->tail;
 	if (p->tail)
@@ -198,7 +198,7 @@ int os_shared_fence_close(struct os_process *p, uint64_t local)
 	lf_htab_read_unlock();          /* l is not touched after this: freed after a grace period */
 	atomic_fetch_sub_explicit(&p->n, 1, memory_order_relaxed);
 	if (f->type == OS_FENCE_NATIVE)
-		os_ddi_log(f->a, OS_DDI_CLOSE_NATIVE_FENCE, local, f->hw.handle);
+		os_kmd_close_native_fence(f->a, local, f->hw.handle);
 	/* acq_rel: the last closer sees every other handle's use of f */
 	if (OS_OPENS_COUNT(atomic_fetch_sub_explicit(&f->opens, 1, memory_order_acq_rel)) == 1)
 		os_fence_destroy(f);    /* DxgkDdiDestroyNativeFence; the global handle stops resolving */
