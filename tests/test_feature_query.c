@@ -42,7 +42,7 @@ static void isfeatureenabled2_then_queryfeatureinterface_then_getoscaps(void **s
 	assert_true(st.NativeFenceEnabled);
 	assert_int_equal(st.NativeFenceVersion, OS_NATIVE_FENCE_VERSION_1);
 	assert_true(st.NativeFenceOSCaps1.SupportOptimizedDefaultFenceType);
-	assert_false(st.NativeFenceOSCaps1.SupportIntraGpuFenceType);
+	assert_true(st.NativeFenceOSCaps1.SupportIntraGpuFenceType);
 	assert_int_equal(st.ncalls, 3);
 	assert_int_equal(st.calls[0], OS_FCALL_IS_FEATURE_ENABLED);
 	assert_int_equal(st.calls[1], OS_FCALL_QUERY_FEATURE_INTERFACE);
@@ -106,7 +106,7 @@ static void queryfeatureinterface_negotiated_version_only(void **state)
 	memset(&caps, 0xff, sizeof(caps));
 	assert_int_equal(iface.GetOSCaps(iface.Context, &caps), 0);
 	assert_true(caps.SupportOptimizedDefaultFenceType);
-	assert_false(caps.SupportIntraGpuFenceType);
+	assert_true(caps.SupportIntraGpuFenceType);
 	struct os_isfeatureenabled2 other = { .FeatureId = (enum os_feature_id)99 };
 	assert_int_equal(os_feature_is_enabled(a, &other), -EINVAL);
 	fbt_down(a);

@@ -492,6 +492,159 @@ static void driver_initialization_data_six_native_fence_ddis_logged(void **state
 	assert_non_null(strstr(err, "DxgkDdiUpdateNativeFenceLogs"));
 }
 
+/* ---- "Physical memory storage for current and monitored fence values" ---- */
+
+static uintptr_t page_of(const void *p)
+{
+	return (uintptr_t)p / HW_PAGE_SIZE;
+}
+
+/* "Fence objects that are nonshareable have fence value storage for
+ * different fence objects within the same process packed in the same memory
+ * page": two processes create fences in turn; each process's fences are
+ * packed by the strides among themselves, and no CurrentValue or
+ * MonitoredValue page holds both processes' fences.  Returns whether the
+ * processes' pages were apart (HW_FAULT_PACK_PER_ADAPTER: one pool for all). */
+static bool packed_within_the_same_process(enum hw_fault fault)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.cv_stride = 64;
+	cfg.caps.mv_stride = 8;
+	cfg.caps.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_process *p, *q;
+	assert_int_equal(os_process_create(&p), 0);
+	assert_int_equal(os_process_create(&q), 0);
+	enum { N = 4 };
+	struct os_fence *fp[N], *fq[N];
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(os_process_fence_create(p, a, OS_FENCE_NATIVE, 0, 0, &fp[i]), 0);
+		assert_int_equal(os_process_fence_create(q, a, OS_FENCE_NATIVE, 0, 0, &fq[i]), 0);
+	}
+	bool apart = true;
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			apart = apart && page_of(os_fence_hw(fp[i])->cv) != page_of(os_fence_hw(fq[j])->cv);
+			apart = apart && page_of(os_fence_hw(fp[i])->mv) != page_of(os_fence_hw(fq[j])->mv);
+		}
+	if (apart)   /* packed by the strides within each process */
+		for (int i = 1; i < N; i++) {
+			assert_int_equal(hw_fence_cv_distance(os_fence_hw(fp[i - 1]), os_fence_hw(fp[i])), 64);
+			assert_int_equal(hw_fence_cv_distance(os_fence_hw(fq[i - 1]), os_fence_hw(fq[i])), 64);
+			assert_int_equal((char *)os_fence_hw(fp[i])->mv - (char *)os_fence_hw(fp[i - 1])->mv, 8);
+			assert_int_equal(page_of(os_fence_hw(fp[i])->cv), page_of(os_fence_hw(fp[0])->cv));
+		}
+	/* a shareable fence of p: pages of its own */
+	uint64_t local;
+	assert_int_equal(os_shared_fence_create(p, a, OS_FENCE_NATIVE, 0, 0, &local), 0);
+	struct hw_fence *sh = os_fence_hw(os_process_fence(p, local));
+	for (int i = 0; i < N; i++)
+		assert_true(page_of(sh->cv) != page_of(os_fence_hw(fp[i])->cv) &&
+			    page_of(sh->mv) != page_of(os_fence_hw(fp[i])->mv));
+	/* a freed slot goes back to its own process's pages */
+	_Atomic uint64_t *cv = os_fence_hw(fq[1])->cv;
+	os_fence_destroy(fq[1]);
+	os_adapter_quiesce(a);
+	struct os_fence *again;
+	assert_int_equal(os_process_fence_create(q, a, OS_FENCE_NATIVE, 0, 0, &again), 0);
+	assert_ptr_equal(os_fence_hw(again)->cv, cv);
+	os_fence_destroy(again);
+	for (int i = 0; i < N; i++) {
+		os_fence_destroy(fp[i]);
+		if (i != 1)
+			os_fence_destroy(fq[i]);
+	}
+	os_process_destroy(p);
+	os_process_destroy(q);
+	fbt_down(a);
+	return apart;
+}
+
+static void nonshareable_fences_packed_within_the_same_process(void **state)
+{
+	assert_true(packed_within_the_same_process(HW_FAULT_NONE));
+}
+
+/* Broken: packing per adapter (as the model did) puts two processes' fences
+ * in one page; caught. */
+static void fences_of_two_processes_packed_in_one_page_caught(void **state)
+{
+	assert_false(packed_within_the_same_process(HW_FAULT_PACK_PER_ADAPTER));
+}
+
+/* "The current value can reside either in system memory or GPU local memory,
+ * depending on the fence type specified by D3DDDI_NATIVEFENCE_TYPE" (and
+ * "Monitored value", the same): DEFAULT in system memory ("allocated from
+ * internal system memory pool") on this adapter, the other type in local
+ * memory "allocated from memory segments that the driver specified in
+ * D3DKMDT_FENCESTORAGESURFACEDATA"; "Current value for cross adapter fences
+ * is always in system memory".  A driver that names no segment cannot have
+ * fence values in local memory; an OS without the type refuses it. */
+static void current_value_in_system_or_local_memory_by_native_fence_type(void **state)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.storage = HW_STORAGE_SYSTEM;
+	cfg.caps.fence_segments = (1u << 2) | (1u << 5);
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_process *p;
+	assert_int_equal(os_process_create(&p), 0);
+	struct os_fence *def, *loc, *mon, *shl;
+	assert_int_equal(os_process_fence_create(p, a, OS_FENCE_NATIVE, 0, 0, &def), 0);
+	assert_int_equal(os_process_fence_create(p, a, OS_FENCE_NATIVE, 3, OS_FENCE_LOCAL_MEMORY, &loc), 0);
+	assert_int_equal(os_process_fence_create(p, a, OS_FENCE_MONITORED, 0, OS_FENCE_LOCAL_MEMORY, &mon), 0);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_LOCAL_MEMORY | OS_FENCE_SHARED, &shl), 0);
+	assert_false(os_fence_hw(def)->local);
+	assert_int_equal(os_fence_hw(def)->segment, 0);
+	assert_true(os_fence_hw(loc)->local);
+	assert_int_equal(os_fence_hw(loc)->segment, 2);   /* the lowest segment the driver named */
+	assert_true(os_fence_hw(shl)->local);
+	assert_int_equal(os_fence_hw(shl)->segment, 2);
+	assert_false(os_fence_hw(mon)->local);             /* a monitored fence has no native type */
+	/* one process, two memories: never the same page */
+	assert_true(page_of(os_fence_hw(def)->cv) != page_of(os_fence_hw(loc)->cv));
+	assert_true(page_of(os_fence_hw(def)->mv) != page_of(os_fence_hw(loc)->mv));
+	/* the local fence works as any: a GPU signal, a CPU wait */
+	struct os_queue *qq = fbt_queue(a, 0, 64);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(loc, 4, &ev), 0);
+	fbt_signal_gpu(qq, loc, 4);
+	assert_int_equal(lf_event_wait(&ev, 0, 5 * SEC), 0);
+	/* cross-adapter: DEFAULT only, CurrentValue in system memory */
+	struct os_fence *x;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER | OS_FENCE_LOCAL_MEMORY, &x),
+			 -EINVAL);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_CROSS_ADAPTER, &x), 0);
+	assert_false(os_fence_hw(x)->local);
+	os_fence_destroy(x);
+	os_fence_destroy(def);
+	os_fence_destroy(loc);
+	os_fence_destroy(mon);
+	os_fence_destroy(shl);
+	os_process_destroy(p);
+	fbt_down(a);
+
+	/* the driver names no segment: no local fence storage */
+	os_config_default(&cfg);
+	cfg.caps.fence_segments = 0;
+	a = fbt_adapter(&cfg);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_LOCAL_MEMORY, &f), -ENOTSUP);
+	fbt_down(a);
+	cfg.caps.storage = HW_STORAGE_LOCAL;
+	char err[256] = "";
+	assert_int_equal(os_adapter_create(&cfg, &a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "fence_segments"));
+	/* the OS without the type */
+	os_config_default(&cfg);
+	cfg.native_fence_os_caps.SupportIntraGpuFenceType = false;
+	a = fbt_adapter(&cfg);
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, OS_FENCE_LOCAL_MEMORY, &f), -ENOTSUP);
+	fbt_down(a);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
@@ -501,4 +654,7 @@ FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught),
 	     cmocka_unit_test(dxgkddi_update_monitored_values_when_cpu_wait_conditions_change),
 	     cmocka_unit_test(batch_ddis_update_many_fences_in_one_call),
-	     cmocka_unit_test(driver_initialization_data_six_native_fence_ddis_logged))
+	     cmocka_unit_test(driver_initialization_data_six_native_fence_ddis_logged),
+	     cmocka_unit_test(nonshareable_fences_packed_within_the_same_process),
+	     cmocka_unit_test(fences_of_two_processes_packed_in_one_page_caught),
+	     cmocka_unit_test(current_value_in_system_or_local_memory_by_native_fence_type))

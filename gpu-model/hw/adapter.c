@@ -22,6 +22,7 @@ void hw_caps_default(struct hw_caps *caps)
 	caps->mv_stride = 64;
 	caps->payload = HW_PAYLOAD_FENCE_ARRAY;
 	caps->storage = HW_STORAGE_SYSTEM;
+	caps->fence_segments = 1u << 1;   /* one local segment for fence values */
 	caps->numa_node = -1;
 	caps->engines = 1;
 	caps->idle_spin_ns = 20000;
@@ -68,6 +69,12 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 	    (numa_available() < 0 || c->numa_node > numa_max_node()))
 		return hw_caps_error(err, errlen, "numa_node=%d: no such NUMA node on this machine (highest is %d)",
 				     c->numa_node, numa_available() < 0 ? 0 : numa_max_node());
+	if (c->fence_segments & 1u)
+		return hw_caps_error(err, errlen, "fence_segments=%#x: segment 0 is system memory, not a local segment",
+				     c->fence_segments);
+	if (c->storage == HW_STORAGE_LOCAL && !c->fence_segments)
+		return hw_caps_error(err, errlen, "storage=local with no fence_segments: the driver names no segment "
+				     "for fence values in local memory (D3DKMDT_FENCESTORAGESURFACEDATA)");
 	if (c->local_read_ns > 1000000)
 		return hw_caps_error(err, errlen, "local_read_ns=%u: more than 1 ms per read is not a PCIe read", c->local_read_ns);
 	if (c->gfx_preempt > HW_GFX_PREEMPT_SHADER_BOUNDARY || c->compute_preempt > HW_COMPUTE_PREEMPT_SHADER_BOUNDARY)
@@ -169,13 +176,7 @@ void hw_adapter_destroy(struct hw_adapter *a)
 			lf_free(e->queues[k], sizeof(*e->queues[k]), LF_CACHELINE);
 		}
 	}
-	for (size_t i = 0; i < a->npages_cv; i++)
-		hw_page_free(a, a->cv_pages[i]);
-	for (size_t i = 0; i < a->npages_mv; i++)
-		hw_page_free(a, a->mv_pages[i]);
-	free(a->cv_pages);
-	free(a->mv_pages);
-	free(a->free_slots);
+	hw_pools_free(a);
 	hw_va_space_destroy(a->proc_vas);
 	hw_va_space_destroy(a->sys_vas);
 	pthread_mutex_destroy(&a->storage_lock);

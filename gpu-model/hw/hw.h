@@ -77,6 +77,7 @@ enum hw_fault {
 				      the CMP compares; it lands only once the interrupt was handled (logbuf.c) */
 	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
 				      process's VA space (va.c): it no longer finds the fence */
+	HW_FAULT_PACK_PER_ADAPTER, /* non-shareable fences of every process packed into the same pages */
 	HW_FAULT_NO_EVAL_LEGACY,   /* HW_PAYLOAD_NULL_EVAL_LEGACY hardware raises its only interrupt, NATIVE_FENCE_SIGNALED
 				    * with a NULL array, for legacy signals too, but without EvaluateLegacyMonitoredFences */
 };
@@ -135,7 +136,13 @@ struct hw_caps {
 	uint32_t cv_stride;           /* bytes between packed CurrentValues: power of two, 8..4096 */
 	uint32_t mv_stride;           /* bytes between packed MonitoredValues: power of two, 8..4096 */
 	enum hw_irq_payload payload;
-	enum hw_storage_loc storage;
+	enum hw_storage_loc storage;  /* where the default fence type's values live (D3DDDI_NATIVEFENCE_TYPE_DEFAULT);
+				       * other types choose per fence (hw_fence_alloc_in) */
+	/* D3DKMDT_FENCESTORAGESURFACEDATA: the memory segments the driver names for
+	 * fence values in local memory, bit i = segment i (1..31; segment 0 is
+	 * system memory).  Local fence storage comes from the lowest named one;
+	 * none named: no fence can live in local memory (caps.storage LOCAL is refused). */
+	uint32_t fence_segments;
 	int numa_node;                /* node for local storage; -1: wherever the allocator puts it */
 	uint32_t local_read_ns;       /* modeled PCIe cost of one CPU read of local memory */
 	unsigned engines;             /* 1..HW_MAX_ENGINES */
@@ -189,6 +196,9 @@ struct hw_fence {
 	bool native;                  /* native: conditional interrupt; else monitored (always) */
 	bool shareable;               /* has pages of its own */
 	bool local;                   /* lives in local memory (CPU reads pay the modeled cost) */
+	uint32_t segment;             /* the memory segment its values came from (0: system memory) */
+	uint64_t process;             /* the process whose pages it is packed in (hw_fence_alloc_in) */
+	struct hw_pool *pool;         /* the packed pages it came from (non-shareable) */
 	uint32_t slot;                /* packed slot index (non-shareable) */
 	void *cv_page, *mv_page;      /* own pages (shareable) */
 	void *owner;                  /* the OS's object for this fence; never read by hw */
@@ -216,11 +226,22 @@ struct hw_fence {
 };
 
 struct hw_adapter;
+struct hw_pool;
 
 /* Allocate storage for a fence; *f is filled (cv = mv-less fences still get an MV slot).
- * 0 or -ENOMEM. */
+ * 0 or -ENOMEM.  hw_fence_alloc_in(a, 0, caps.storage, ...). */
 int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t handle,
 		   uint64_t initial, struct hw_fence *f);
+/* Seed native-gpu-fence, "Physical memory storage for current and monitored
+ * fence values": a non-shareable fence of process `process` is packed, by
+ * the strides, into pages only that process's fences of the same memory use
+ * ("packed in the same memory page" is "within the same process"); a
+ * shareable one gets pages of its own.  `loc`: the memory its fence type
+ * asks for ("Current value", "Monitored value": system memory from the
+ * system pool, local memory from the segments the driver named in
+ * caps.fence_segments).  0; -ENOMEM; -ENOTSUP (local memory, no segment named). */
+int hw_fence_alloc_in(struct hw_adapter *a, uint64_t process, enum hw_storage_loc loc, bool shareable,
+		      bool native, uint64_t handle, uint64_t initial, struct hw_fence *f);
 void hw_fence_free(struct hw_adapter *a, struct hw_fence *f);
 /* A CPU read of CurrentValue: pays the modeled PCIe cost for local memory; acquire.
  * With no_64bit_atomics this is the raw 32-bit value; the OS reconstructs. */

@@ -163,13 +163,10 @@ struct hw_adapter {
 	LF_ALIGNED _Atomic uint64_t signal_epoch; /* bumped by every fence write that may unblock a WAIT */
 	LF_ALIGNED _Atomic bool stop;
 	struct hw_engine engines[HW_MAX_ENGINES];
-	/* fence storage (allocation is not a hot path: a mutex) */
+	/* fence storage (allocation is not a hot path: a mutex): the packed
+	 * pages, one pool per process and kind of memory (storage.c) */
 	pthread_mutex_t storage_lock;
-	void **cv_pages, **mv_pages;
-	size_t npages_cv, npages_mv;
-	uint32_t nslots;              /* packed slots handed out so far */
-	uint32_t *free_slots;
-	size_t nfree, free_cap;
+	struct hw_pool *pools;
 	pthread_mutex_t queue_lock;
 	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
 	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];
@@ -194,12 +191,13 @@ LF_ASSERT_APART(struct hw_adapter, stop, engines);
 LF_ASSERT_APART(struct hw_adapter, global_db, state_irq);
 LF_ASSERT_APART(struct hw_adapter, state_irq, state_wake);
 
-/* A fence page (storage.c): the GPU's read-write mapping; the CPU's
+/* A fence page in memory loc (storage.c): the GPU's read-write mapping; the CPU's
  * mapping of the same memory is hw_page_cpu_offset bytes further (0 on an
  * IoMmu adapter: one read-write mapping for both). */
-void *hw_page_alloc(const struct hw_adapter *a);
+void *hw_page_alloc(const struct hw_adapter *a, enum hw_storage_loc loc);
 size_t hw_page_cpu_offset(const struct hw_adapter *a);
-void hw_page_free(const struct hw_adapter *a, void *page);
+void hw_page_free(const struct hw_adapter *a, enum hw_storage_loc loc, void *page);
+void hw_pools_free(struct hw_adapter *a);   /* the packed pools' pages */
 uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v);
 
 

@@ -3,9 +3,13 @@
  * Seed (native-gpu-fence, "Physical memory storage for current and monitored
  * fence values"): CurrentValue and MonitoredValue of a fence live in separate
  * locations; non-shareable fences of a process are packed into the same pages
- * by the adapter's CurrentValue and MonitoredValue strides; shareable fences
- * get pages no other fence uses.  Pages are 4 KiB, from jemalloc (system
- * memory) or, for "GPU local memory", libnuma on the configured node.
+ * by the adapter's CurrentValue and MonitoredValue strides (a pool per
+ * process and kind of memory: no two processes' fences share a page);
+ * shareable fences get pages no other fence uses.  Each fence's memory is
+ * its type's (hw_fence_alloc_in): system memory, or "GPU local memory" from
+ * the lowest segment the driver named (caps.fence_segments).  Pages are 4 KiB,
+ * from jemalloc (system memory) or, for local memory, libnuma on the
+ * configured node.
  */
 #include <errno.h>
 #include <numa.h>
@@ -21,9 +25,25 @@
 #include "lockfree/die.h"
 #include "lockfree/thread.h"
 
-static bool hw_local_on_node(const struct hw_adapter *a)
+/* A pool of packed fence values: the pages of one process's non-shareable
+ * fences in one kind of memory (seed, "Fence objects that are nonshareable
+ * have fence value storage for different fence objects within the same
+ * process packed in the same memory page").  Under storage_lock. */
+struct hw_pool {
+	struct hw_pool *next;
+	uint64_t process;
+	enum hw_storage_loc loc;
+	uint32_t segment;             /* 0: system memory; else the local segment its pages come from */
+	void **cv_pages, **mv_pages;
+	size_t npages_cv, npages_mv;
+	uint32_t nslots;              /* packed slots handed out so far */
+	uint32_t *free_slots;
+	size_t nfree, free_cap;
+};
+
+static bool hw_local_on_node(const struct hw_adapter *a, enum hw_storage_loc loc)
 {
-	return a->caps.storage == HW_STORAGE_LOCAL && a->caps.numa_node >= 0 &&
+	return loc == HW_STORAGE_LOCAL && a->caps.numa_node >= 0 &&
 	       numa_available() >= 0 && a->caps.numa_node <= numa_max_node();
 }
 
@@ -51,7 +71,7 @@ size_t hw_page_cpu_offset(const struct hw_adapter *a)
 	return a->caps.iommu ? 0 : HW_PAGE_SIZE;
 }
 
-void *hw_page_alloc(const struct hw_adapter *a)
+void *hw_page_alloc(const struct hw_adapter *a, enum hw_storage_loc loc)
 {
 	int fd = memfd_create("fence-page", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, HW_PAGE_SIZE))
@@ -63,19 +83,29 @@ void *hw_page_alloc(const struct hw_adapter *a)
 	     mmap(p + HW_PAGE_SIZE, HW_PAGE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED))
 		lf_die("fence page: mmap: %s", strerror(errno));
 	close(fd);                    /* the mappings keep the memory */
-	if (hw_local_on_node(a))
+	if (hw_local_on_node(a, loc))
 		numa_tonode_memory(p, HW_PAGE_SIZE, a->caps.numa_node);
 	memset(p, 0, HW_PAGE_SIZE);   /* first touch, on the node */
 	return p;
 }
 
-void hw_page_free(const struct hw_adapter *a, void *page)
+void hw_page_free(const struct hw_adapter *a, enum hw_storage_loc loc, void *page)
 {
 	if (page)
 		munmap(page, 2 * HW_PAGE_SIZE);
 }
 
-static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_adapter *a)
+/* "When current value is stored in local memory, storage is allocated from
+ * memory segments that the driver specified in D3DKMDT_FENCESTORAGESURFACEDATA":
+ * the lowest segment named (0: none; system memory is segment 0). */
+static uint32_t hw_fence_segment(const struct hw_adapter *a, enum hw_storage_loc loc)
+{
+	if (loc != HW_STORAGE_LOCAL || !a->caps.fence_segments)
+		return 0;
+	return (uint32_t)__builtin_ctz(a->caps.fence_segments);
+}
+
+static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_adapter *a, enum hw_storage_loc loc)
 {
 	if (need <= *npages)
 		return 0;
@@ -83,56 +113,95 @@ static int hw_grow(void ***pages, size_t *npages, size_t need, const struct hw_a
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = *npages; i < need; i++)
-		p[i] = hw_page_alloc(a);
+		p[i] = hw_page_alloc(a, loc);
 	*pages = p;
 	*npages = need;
 	return 0;
 }
 
-/* Take a packed slot: a freed one first, else the next one (adding pages). storage_lock held. */
-static int hw_slot_take_locked(struct hw_adapter *a, uint32_t *slot)
+/* The pool of (process, loc), made on first use.  storage_lock held. */
+static struct hw_pool *hw_pool_get_locked(struct hw_adapter *a, uint64_t process, enum hw_storage_loc loc)
 {
 	lf_mutex_assert_held(&a->storage_lock);
-	if (a->nfree) {
-		*slot = a->free_slots[--a->nfree];
+	for (struct hw_pool *p = a->pools; p; p = p->next)
+		if (p->process == process && p->loc == loc)
+			return p;
+	struct hw_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->process = process;
+	p->loc = loc;
+	p->segment = hw_fence_segment(a, loc);
+	p->next = a->pools;
+	a->pools = p;
+	return p;
+}
+
+/* Take a packed slot of pool p: a freed one first, else the next one (adding pages). storage_lock held. */
+static int hw_slot_take_locked(struct hw_adapter *a, struct hw_pool *p, uint32_t *slot)
+{
+	lf_mutex_assert_held(&a->storage_lock);
+	if (p->nfree) {
+		*slot = p->free_slots[--p->nfree];
 		return 0;
 	}
-	uint32_t s = a->nslots;
+	uint32_t s = p->nslots;
 	size_t per_cv = HW_PAGE_SIZE / a->caps.cv_stride, per_mv = HW_PAGE_SIZE / a->caps.mv_stride;
-	if (hw_grow(&a->cv_pages, &a->npages_cv, s / per_cv + 1, a) ||
-	    hw_grow(&a->mv_pages, &a->npages_mv, s / per_mv + 1, a))
+	if (hw_grow(&p->cv_pages, &p->npages_cv, s / per_cv + 1, a, p->loc) ||
+	    hw_grow(&p->mv_pages, &p->npages_mv, s / per_mv + 1, a, p->loc))
 		return -ENOMEM;
-	a->nslots++;
+	p->nslots++;
 	*slot = s;
+	return 0;
+}
+
+/* A packed slot for f in its process's pool of its memory. */
+static int hw_fence_pack(struct hw_adapter *a, struct hw_fence *f, enum hw_storage_loc loc)
+{
+	/* broken on purpose (HW_FAULT_PACK_PER_ADAPTER): one pool for every process */
+	uint64_t process = a->caps.fault == HW_FAULT_PACK_PER_ADAPTER ? 0 : f->process;
+	pthread_mutex_lock(&a->storage_lock);
+	struct hw_pool *p = hw_pool_get_locked(a, process, loc);
+	int rc = p ? hw_slot_take_locked(a, p, &f->slot) : -ENOMEM;
+	if (rc) {
+		pthread_mutex_unlock(&a->storage_lock);
+		return rc;
+	}
+	size_t per_cv = HW_PAGE_SIZE / a->caps.cv_stride, per_mv = HW_PAGE_SIZE / a->caps.mv_stride;
+	f->pool = p;
+	f->cv = (_Atomic uint64_t *)((char *)p->cv_pages[f->slot / per_cv] + (f->slot % per_cv) * a->caps.cv_stride);
+	f->mv = (_Atomic uint64_t *)((char *)p->mv_pages[f->slot / per_mv] + (f->slot % per_mv) * a->caps.mv_stride);
+	pthread_mutex_unlock(&a->storage_lock);
 	return 0;
 }
 
 int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t handle,
 		   uint64_t initial, struct hw_fence *f)
 {
+	return hw_fence_alloc_in(a, 0, a->caps.storage, shareable, native, handle, initial, f);
+}
+
+int hw_fence_alloc_in(struct hw_adapter *a, uint64_t process, enum hw_storage_loc loc, bool shareable,
+		      bool native, uint64_t handle, uint64_t initial, struct hw_fence *f)
+{
 	memset(f, 0, sizeof(*f));
+	if (loc == HW_STORAGE_LOCAL && !a->caps.fence_segments)
+		return -ENOTSUP;
 	f->handle = handle;
 	f->native = native;
 	f->shareable = shareable;
-	f->local = a->caps.storage == HW_STORAGE_LOCAL;
+	f->local = loc == HW_STORAGE_LOCAL;
+	f->segment = hw_fence_segment(a, loc);
+	f->process = process;
 	if (shareable) {
-		f->cv_page = hw_page_alloc(a);
-		f->mv_page = hw_page_alloc(a);
+		f->cv_page = hw_page_alloc(a, loc);
+		f->mv_page = hw_page_alloc(a, loc);
 		f->cv = f->cv_page;
 		f->mv = f->mv_page;
 	} else {
-		pthread_mutex_lock(&a->storage_lock);
-		int rc = hw_slot_take_locked(a, &f->slot);
-		if (rc) {
-			pthread_mutex_unlock(&a->storage_lock);
+		int rc = hw_fence_pack(a, f, loc);
+		if (rc)
 			return rc;
-		}
-		size_t per_cv = HW_PAGE_SIZE / a->caps.cv_stride, per_mv = HW_PAGE_SIZE / a->caps.mv_stride;
-		f->cv = (_Atomic uint64_t *)((char *)a->cv_pages[f->slot / per_cv] +
-					     (f->slot % per_cv) * a->caps.cv_stride);
-		f->mv = (_Atomic uint64_t *)((char *)a->mv_pages[f->slot / per_mv] +
-					     (f->slot % per_mv) * a->caps.mv_stride);
-		pthread_mutex_unlock(&a->storage_lock);
 	}
 	f->fv_cpu_va = (const _Atomic uint64_t *)((const char *)f->cv + hw_page_cpu_offset(a));
 	uint64_t cv0 = a->caps.no_64bit_atomics ? (uint32_t)initial : initial;
@@ -151,24 +220,43 @@ int hw_fence_alloc(struct hw_adapter *a, bool shareable, bool native, uint64_t h
 void hw_fence_free(struct hw_adapter *a, struct hw_fence *f)
 {
 	hw_fence_unmap_process(f);
+	enum hw_storage_loc loc = f->local ? HW_STORAGE_LOCAL : HW_STORAGE_SYSTEM;
 	if (f->shareable) {
-		hw_page_free(a, f->cv_page);
-		hw_page_free(a, f->mv_page);
-	} else if (f->cv) {
+		hw_page_free(a, loc, f->cv_page);
+		hw_page_free(a, loc, f->mv_page);
+	} else if (f->pool) {
+		struct hw_pool *p = f->pool;
 		pthread_mutex_lock(&a->storage_lock);
-		if (a->nfree == a->free_cap) {
-			size_t cap = a->free_cap ? 2 * a->free_cap : 64;
-			uint32_t *p = realloc(a->free_slots, cap * sizeof(*p));
-			if (p) {
-				a->free_slots = p;
-				a->free_cap = cap;
+		if (p->nfree == p->free_cap) {
+			size_t cap = p->free_cap ? 2 * p->free_cap : 64;
+			uint32_t *n = realloc(p->free_slots, cap * sizeof(*n));
+			if (n) {
+				p->free_slots = n;
+				p->free_cap = cap;
 			}
 		}
-		if (a->nfree < a->free_cap)
-			a->free_slots[a->nfree++] = f->slot;
+		if (p->nfree < p->free_cap)
+			p->free_slots[p->nfree++] = f->slot;
 		pthread_mutex_unlock(&a->storage_lock);
 	}
 	f->cv = f->mv = NULL;
+	f->pool = NULL;
+}
+
+void hw_pools_free(struct hw_adapter *a)
+{
+	for (struct hw_pool *p = a->pools, *next; p; p = next) {
+		next = p->next;
+		for (size_t i = 0; i < p->npages_cv; i++)
+			hw_page_free(a, p->loc, p->cv_pages[i]);
+		for (size_t i = 0; i < p->npages_mv; i++)
+			hw_page_free(a, p->loc, p->mv_pages[i]);
+		free(p->cv_pages);
+		free(p->mv_pages);
+		free(p->free_slots);
+		free(p);
+	}
+	a->pools = NULL;
 }
 
 #define HW_WSEQ_SPINS 64     /* a writer that finds another mid-write spins this often, then yields */

@@ -23,6 +23,7 @@ void os_config_default(struct os_config *cfg)
 	cfg->native_fence_enabled = true;
 	cfg->native_fence_kmd_version = OS_NATIVE_FENCE_VERSION_1;
 	cfg->native_fence_os_caps.SupportOptimizedDefaultFenceType = true;
+	cfg->native_fence_os_caps.SupportIntraGpuFenceType = true;
 	cfg->wait_spin_ns = 2000;
 	cfg->max_fences = 65536;
 	cfg->irq_cpu = -1;

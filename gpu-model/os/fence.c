@@ -656,8 +656,42 @@ static void os_fence_unmap_system_process(struct os_adapter *a, struct os_fence 
 	f->hw.cv_sys_va = f->hw.mv_sys_va = 0;
 }
 
+int os_process_fence_create(struct os_process *p, struct os_adapter *a, enum os_fence_type type,
+			    uint64_t initial, unsigned flags, struct os_fence **out)
+{
+	if (flags & OS_FENCE_CROSS_ADAPTER)
+		return -EINVAL;
+	return os_fence_create_proc(a, p ? os_process_id(p) : 0, type, initial, flags, NULL, out);
+}
+
+/* Seed native-gpu-fence, "Current value" / "Monitored value": the values'
+ * memory follows the fence type (D3DDDI_NATIVEFENCE_TYPE): a type other than
+ * DEFAULT (OS_FENCE_LOCAL_MEMORY: a native fence the OS lets live in local
+ * memory, when GetOSCaps reports SupportIntraGpuFenceType) in GPU local
+ * memory, from the segments the driver named; DEFAULT where the adapter puts
+ * it (system memory, or local memory when the OS supports the optimized
+ * default fence type: os_adapter_create).  A monitored fence ignores the
+ * type.  0 with *loc; -ENOTSUP (the OS does not support the type). */
+static int os_fence_storage(const struct os_adapter *a, enum os_fence_type type, unsigned flags,
+			    enum hw_storage_loc *loc)
+{
+	*loc = hw_adapter_caps(a->hw)->storage;
+	if (!(flags & OS_FENCE_LOCAL_MEMORY) || type != OS_FENCE_NATIVE)
+		return 0;
+	if (!a->feature.NativeFenceOSCaps1.SupportIntraGpuFenceType)
+		return -ENOTSUP;
+	*loc = HW_STORAGE_LOCAL;
+	return 0;
+}
+
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		       unsigned flags, struct os_cross *x, struct os_fence **out)
+{
+	return os_fence_create_proc(a, 0, type, initial, flags, x, out);
+}
+
+int os_fence_create_proc(struct os_adapter *a, uint64_t process, enum os_fence_type type, uint64_t initial,
+			 unsigned flags, struct os_cross *x, struct os_fence **out)
 {
 	/* Without native support (caps or the OS feature), a native fence is a monitored fence. */
 	enum os_fence_type t = (type == OS_FENCE_NATIVE && a->native) ? OS_FENCE_NATIVE : OS_FENCE_MONITORED;
@@ -666,12 +700,17 @@ int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t i
 	if ((behaviour && (t == OS_FENCE_NATIVE || x)) ||
 	    (behaviour & (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT)) == (OS_FENCE_NO_SIGNAL | OS_FENCE_NO_WAIT))
 		return -EINVAL;
+	enum hw_storage_loc loc;
+	int rc = os_fence_storage(a, t, flags, &loc);
+	if (rc)
+		return rc;
 	struct os_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->a = a;
 	f->type = t;
 	f->behaviour = behaviour;
 	uint64_t handle = atomic_fetch_add(&a->next_handle, 1);
-	int rc = hw_fence_alloc(a->hw, flags & OS_FENCE_SHARED, f->type == OS_FENCE_NATIVE, handle, initial, &f->hw);
+	rc = hw_fence_alloc_in(a->hw, process, loc, flags & OS_FENCE_SHARED, f->type == OS_FENCE_NATIVE, handle,
+			       initial, &f->hw);
 	if (rc)
 		goto free_fence;
 	f->hw.owner = f;

@@ -123,7 +123,8 @@ struct os_isfeatureenabled2 {                  /* DXGKARGCB_ISFEATUREENABLED2 */
 };
 struct os_nativefence_caps_1 {                 /* DXGKARGCB_FEATURE_NATIVEFENCE_CAPS_1 */
 	bool SupportOptimizedDefaultFenceType; /* native fence storage may be placed in local memory */
-	bool SupportIntraGpuFenceType;         /* D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU (not modelled: false) */
+	bool SupportIntraGpuFenceType;         /* D3DDDI_NATIVEFENCE_TYPE_INTRA_GPU: a fence whose values may
+						  live in GPU local memory (OS_FENCE_LOCAL_MEMORY) */
 };
 struct os_feature_nativefence_1 {              /* DXGKCBINT_FEATURE_NATIVEFENCE_1 */
 	const void *Context;
@@ -176,7 +177,7 @@ struct os_config {
 	uint16_t native_fence_kmd_version;   /* the highest interface version the KMD implements (1);
 						the OS negotiates min(it, OS_NATIVE_FENCE_VERSION_1) */
 	struct os_nativefence_caps_1 native_fence_os_caps;   /* what GetOSCaps reports; default:
-								local memory supported, intra-GPU not */
+								both types supported */
 	enum os_fault fault;
 	uint64_t wait_spin_ns;        /* a CPU waiter spins this long before sleeping */
 	uint32_t max_fences;          /* fences per adapter (scan table size) */
@@ -625,7 +626,8 @@ size_t os_trace_count(const struct os_adapter *a);
 
 #define OS_FENCE_CROSS_ADAPTER 0x2u    /* os_fence_create: a cross-adapter fence (shareable too) */
 #define OS_FENCE_LOCAL_MEMORY  0x4u    /* a D3DDDI_NATIVEFENCE_TYPE other than DEFAULT (values in GPU
-				          local memory): a cross-adapter fence with it fails (-EINVAL) */
+				          local memory, os_fence_create: -ENOTSUP without the OS's
+				          SupportIntraGpuFenceType): a cross-adapter fence with it fails (-EINVAL) */
 /* Deliberately broken cross-adapter fences, for the tests that prove they can fail. */
 #define OS_FENCE_FAULT_NO_PROPAGATE      0x100u  /* interrupt threads never pass a signal on */
 #define OS_FENCE_FAULT_MV_FOLLOWS_WAITERS 0x200u /* the waiter set publishes into MV (not held at 0) */
@@ -725,6 +727,15 @@ int os_process_create(struct os_process **out);
 void os_process_destroy(struct os_process *p);
 uint64_t os_process_id(const struct os_process *p);
 size_t os_process_handles(const struct os_process *p);    /* local handles open */
+
+/* Create a fence of process p on a (flags as os_fence_create, not
+ * OS_FENCE_CROSS_ADAPTER): a non-shareable one is packed in pages only p's
+ * fences use (seed native-gpu-fence, "Physical memory storage for current and
+ * monitored fence values": "packed in the same memory page" within "the same
+ * process"); os_fence_create's fences are packed with no process's (p NULL is
+ * that).  0 / the errors of os_fence_create / -EINVAL (cross-adapter). */
+int os_process_fence_create(struct os_process *p, struct os_adapter *a, enum os_fence_type type,
+			    uint64_t initial, unsigned flags, struct os_fence **out);
 
 /* Create a shared fence on a for process p (flags as os_fence_create; the
  * fence is always shareable) and open p's local handle.  0 / the errors of

@@ -228,6 +228,9 @@ void os_ddi_log_batch(struct os_adapter *a, enum os_ddi d, uint64_t handle, uint
 /* fence.c's create, with the cross-adapter group to join (NULL: none). */
 int os_fence_create_in(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		       unsigned flags, struct os_cross *x, struct os_fence **out);
+/* ... for process `process` (os_process_id; 0: none): its fences' packed pages. */
+int os_fence_create_proc(struct os_adapter *a, uint64_t process, enum os_fence_type type, uint64_t initial,
+			 unsigned flags, struct os_cross *x, struct os_fence **out);
 int os_cross_create(struct os_adapter *a, enum os_fence_type type, uint64_t initial,
 		    unsigned flags, struct os_fence **out);
 /* Before f is published: point CurrentValue at the group's, hold a native MV
