@@ -645,6 +645,101 @@ static void current_value_in_system_or_local_memory_by_native_fence_type(void **
 	fbt_down(a);
 }
 
+/* ---- "GPU native fence sync object design": who may read and write ---- */
+
+/* CurrentValue: "writeable from kernel mode, readable from both user and
+ * kernel mode" and "readable and writeable using GPU virtual address";
+ * MonitoredValue: "readable and writeable from kernel mode, no user mode
+ * access" and "readable using GPU VA, no write access".  The mappings carry
+ * those rights and refuse (and count) the rest. */
+static void current_value_and_monitored_value_access_rights(void **state)
+{
+	const unsigned R = HW_ACCESS_READ, W = HW_ACCESS_WRITE;
+	assert_int_equal(hw_fence_rights(HW_AGENT_CPU_USER, HW_VALUE_CV), R);
+	assert_int_equal(hw_fence_rights(HW_AGENT_CPU_USER, HW_VALUE_MV), 0);
+	assert_int_equal(hw_fence_rights(HW_AGENT_CPU_KERNEL, HW_VALUE_CV), R | W);
+	assert_int_equal(hw_fence_rights(HW_AGENT_CPU_KERNEL, HW_VALUE_MV), R | W);
+	assert_int_equal(hw_fence_rights(HW_AGENT_GPU, HW_VALUE_CV), R | W);
+	assert_int_equal(hw_fence_rights(HW_AGENT_GPU, HW_VALUE_MV), R);
+
+	struct os_adapter *a = adapter_with(true, OS_FAULT_NONE);
+	struct hw_adapter *hw = os_adapter_hw(a);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 7, 0, &f), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(f, 10, &ev), 0);   /* MonitoredValue 9 */
+	struct hw_fence_map m;
+	uint64_t v = 0;
+	/* user mode: CurrentValue read-only, no MonitoredValue */
+	assert_int_equal(os_fence_map(f, HW_AGENT_CPU_USER, HW_VALUE_CV, &m), 0);
+	assert_int_equal(hw_fence_map_read(&m, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(hw_fence_map_write(&m, 100), -EACCES);
+	assert_int_equal(os_fence_map(f, HW_AGENT_CPU_USER, HW_VALUE_MV, &m), -EACCES);
+	assert_int_equal(hw_fence_map_read(&m, &v), -EACCES);
+	assert_int_equal(hw_adapter_access_faults(hw), 3);
+	assert_int_equal(os_fence_value(f), 7);
+	/* kernel mode: both */
+	assert_int_equal(os_fence_map(f, HW_AGENT_CPU_KERNEL, HW_VALUE_MV, &m), 0);
+	assert_int_equal(hw_fence_map_read(&m, &v), 0);
+	assert_int_equal(v, 9);
+	/* the GPU: MonitoredValue read-only */
+	assert_int_equal(os_fence_map(f, HW_AGENT_GPU, HW_VALUE_MV, &m), 0);
+	assert_int_equal(hw_fence_map_read(&m, &v), 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(hw_fence_map_write(&m, UINT64_MAX), -EACCES);
+	assert_true(atomic_load(os_fence_hw(f)->mv) == 9);
+	assert_int_equal(hw_adapter_access_faults(hw), 4);
+	assert_int_equal(os_fence_signal_cpu(f, 10), 0);
+	assert_true(lf_event_is_set(&ev));
+	os_fence_destroy(f);
+	fbt_down(a);
+}
+
+/* The GPU never writes MonitoredValue: a whole run of GPU signals that
+ * interrupt makes no refused access.  Broken (HW_FAULT_CMP_WRITES_MV): a CMP
+ * that writes MonitoredValue after each interrupt is refused by its
+ * read-only mapping (counted), so the OS's value stands and the next waiter
+ * is still interrupted for.  Returns the refused accesses. */
+static uint64_t gpu_monitored_value_writes(enum hw_fault fault)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	struct lf_event e1, e2;
+	lf_event_init(&e1);
+	lf_event_init(&e2);
+	assert_int_equal(os_fence_wait_event(f, 1, &e1), 0);
+	assert_int_equal(os_fence_wait_event(f, 2, &e2), 0);
+	fbt_signal_gpu(q, f, 1);
+	assert_int_equal(lf_event_wait(&e1, 0, 5 * SEC), 0);
+	os_adapter_quiesce(a);
+	assert_true(atomic_load(os_fence_hw(f)->mv) == 1);   /* the OS's: waiter 2 */
+	fbt_signal_gpu(q, f, 2);
+	assert_int_equal(lf_event_wait(&e2, 0, 5 * SEC), 0);
+	os_adapter_quiesce(a);
+	assert_int_equal(fbt_stats(a).gpu_interrupts, 2);
+	uint64_t faults = hw_adapter_access_faults(os_adapter_hw(a));
+	os_fence_destroy(f);
+	fbt_down(a);
+	return faults;
+}
+
+static void gpu_never_writes_monitored_value(void **state)
+{
+	assert_int_equal(gpu_monitored_value_writes(HW_FAULT_NONE), 0);
+}
+
+static void gpu_write_of_monitored_value_refused_caught(void **state)
+{
+	assert_int_equal(gpu_monitored_value_writes(HW_FAULT_CMP_WRITES_MV), 2);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
@@ -657,4 +752,7 @@ FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(driver_initialization_data_six_native_fence_ddis_logged),
 	     cmocka_unit_test(nonshareable_fences_packed_within_the_same_process),
 	     cmocka_unit_test(fences_of_two_processes_packed_in_one_page_caught),
-	     cmocka_unit_test(current_value_in_system_or_local_memory_by_native_fence_type))
+	     cmocka_unit_test(current_value_in_system_or_local_memory_by_native_fence_type),
+	     cmocka_unit_test(current_value_and_monitored_value_access_rights),
+	     cmocka_unit_test(gpu_never_writes_monitored_value),
+	     cmocka_unit_test(gpu_write_of_monitored_value_refused_caught))

@@ -164,6 +164,17 @@ void hw_cmp_cpu_signal_notify(struct hw_adapter *a)
 	hw_notify_waiters(a, NULL);
 }
 
+/* Broken on purpose (HW_FAULT_CMP_WRITES_MV): a CMP that "acknowledges" its
+ * interrupt by writing MonitoredValue.  It goes through the GPU's mapping of
+ * MV, which is read-only (seed, "MonitoredValue ... GPU (readable using GPU
+ * VA, no write access)"): refused and counted, MV untouched. */
+static void hw_cmp_write_mv_broken(struct hw_adapter *a, const struct hw_fence *f)
+{
+	struct hw_fence_map m;
+	if (!hw_fence_map(a, f, HW_AGENT_GPU, HW_VALUE_MV, &m))
+		hw_fence_map_write(&m, UINT64_MAX);
+}
+
 /* The interrupt a monitored (legacy) fence signal raises.  Seed, "Native
  * fence signaled interrupt": "On hardware that can't distinguish between
  * legacy DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED and
@@ -226,8 +237,11 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 	 * of which value remains afterwards").  An extra interrupt is allowed.
 	 * A CMP that cannot address the fence (a page fault) raises nothing. */
 	uint64_t cv = seen ? atomic_load_explicit(cv_at, memory_order_relaxed) : 0;
-	if (seen && (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv)))
+	if (seen && (hw_cv_above_mv(a, cv, mv) || hw_cv_above_mv(a, wv, mv))) {
 		hw_raise(a, e, NULL, f, v, seq, HW_IRQ_NATIVE_FENCE_SIGNALED);
+		if (a->caps.fault == HW_FAULT_CMP_WRITES_MV)
+			hw_cmp_write_mv_broken(a, f);
+	}
 	hw_notify_waiters(a, e);
 	return seq;
 }

@@ -78,6 +78,8 @@ enum hw_fault {
 	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
 				      process's VA space (va.c): it no longer finds the fence */
 	HW_FAULT_PACK_PER_ADAPTER, /* non-shareable fences of every process packed into the same pages */
+	HW_FAULT_CMP_WRITES_MV,    /* the CMP writes MonitoredValue (UINT64_MAX) after raising an interrupt: a GPU
+				    * write the GPU's mapping of MV must refuse (hw_fence_map) */
 	HW_FAULT_NO_EVAL_LEGACY,   /* HW_PAYLOAD_NULL_EVAL_LEGACY hardware raises its only interrupt, NATIVE_FENCE_SIGNALED
 				    * with a NULL array, for legacy signals too, but without EvaluateLegacyMonitoredFences */
 };
@@ -270,6 +272,38 @@ uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)
  */
 uint64_t hw_fence_write(struct hw_fence *f, uint64_t wv, bool barrier);
 uint64_t hw_fence_read_seq(const struct hw_adapter *a, const struct hw_fence *f, uint64_t *seq);
+/*
+ * Access rights to the two values (seed native-gpu-fence, "GPU native fence
+ * sync object design"): CurrentValue is "writeable from kernel mode, readable
+ * from both user and kernel mode" on the CPU and "readable and writeable
+ * using GPU virtual address" on the GPU; MonitoredValue is "readable and
+ * writeable from kernel mode, no user mode access" on the CPU and "readable
+ * using GPU VA, no write access" on the GPU.  A mapping of one value for one
+ * agent carries its rights; reads and writes through it are checked, and a
+ * refused one is counted (hw_adapter_access_faults) and never reaches memory.
+ *   hw_fence_rights   the table                                 any thread
+ *   hw_fence_map      0 / -EACCES (the agent may not touch the value at all:
+ *                     user mode and MonitoredValue)             any thread
+ *   hw_fence_map_read / _write  0 / -EACCES (no such right; counted); reads
+ *                     seq_cst (as hw_fence_cpu_read), writes seq_cst exchanges
+ */
+enum hw_agent { HW_AGENT_CPU_USER, HW_AGENT_CPU_KERNEL, HW_AGENT_GPU, HW_AGENTS };
+enum hw_fence_value { HW_VALUE_CV, HW_VALUE_MV };
+#define HW_ACCESS_READ  0x1u
+#define HW_ACCESS_WRITE 0x2u
+struct hw_fence_map {
+	_Atomic uint64_t *p;
+	unsigned rights;              /* HW_ACCESS_* */
+	uint32_t read_ns;             /* a CPU read's modeled cost (local memory: caps.local_read_ns) */
+	struct hw_adapter *a;         /* counts refused accesses */
+};
+unsigned hw_fence_rights(enum hw_agent who, enum hw_fence_value which);
+int hw_fence_map(struct hw_adapter *a, const struct hw_fence *f, enum hw_agent who, enum hw_fence_value which,
+		 struct hw_fence_map *out);
+int hw_fence_map_read(const struct hw_fence_map *m, uint64_t *v);
+int hw_fence_map_write(const struct hw_fence_map *m, uint64_t v);
+uint64_t hw_adapter_access_faults(const struct hw_adapter *a);
+
 /* Bytes between two fences' CurrentValues in storage, for the stride tests. */
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y);
 

@@ -167,6 +167,7 @@ struct hw_adapter {
 	 * pages, one pool per process and kind of memory (storage.c) */
 	pthread_mutex_t storage_lock;
 	struct hw_pool *pools;
+	_Atomic uint64_t access_faults;   /* reads and writes a fence value mapping refused (storage.c) */
 	pthread_mutex_t queue_lock;
 	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
 	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];

@@ -319,6 +319,63 @@ uint64_t hw_fence_cpu_read(const struct hw_adapter *a, const struct hw_fence *f)
 	return atomic_load_explicit(f->cv, memory_order_seq_cst);
 }
 
+/* ---- access rights ---- */
+
+unsigned hw_fence_rights(enum hw_agent who, enum hw_fence_value which)
+{
+	static const unsigned rights[HW_AGENTS][2] = {
+		[HW_AGENT_CPU_USER] = { [HW_VALUE_CV] = HW_ACCESS_READ, [HW_VALUE_MV] = 0 },
+		[HW_AGENT_CPU_KERNEL] = { [HW_VALUE_CV] = HW_ACCESS_READ | HW_ACCESS_WRITE,
+					  [HW_VALUE_MV] = HW_ACCESS_READ | HW_ACCESS_WRITE },
+		[HW_AGENT_GPU] = { [HW_VALUE_CV] = HW_ACCESS_READ | HW_ACCESS_WRITE, [HW_VALUE_MV] = HW_ACCESS_READ },
+	};
+	return who < HW_AGENTS && which <= HW_VALUE_MV ? rights[who][which] : 0;
+}
+
+int hw_fence_map(struct hw_adapter *a, const struct hw_fence *f, enum hw_agent who, enum hw_fence_value which,
+		 struct hw_fence_map *out)
+{
+	unsigned r = hw_fence_rights(who, which);
+	*out = (struct hw_fence_map){ .a = a };
+	if (!r) {
+		atomic_fetch_add_explicit(&a->access_faults, 1, memory_order_relaxed);
+		return -EACCES;
+	}
+	out->p = which == HW_VALUE_CV ? f->cv : f->mv;
+	out->rights = r;
+	out->read_ns = f->local && who != HW_AGENT_GPU ? a->caps.local_read_ns : 0;
+	return 0;
+}
+
+int hw_fence_map_read(const struct hw_fence_map *m, uint64_t *v)
+{
+	if (!(m->rights & HW_ACCESS_READ)) {
+		if (m->a)
+			atomic_fetch_add_explicit(&m->a->access_faults, 1, memory_order_relaxed);
+		return -EACCES;
+	}
+	if (m->read_ns)
+		lf_spin_ns(m->read_ns);   /* a CPU read of local memory crosses PCIe */
+	*v = atomic_load_explicit(m->p, memory_order_seq_cst);
+	return 0;
+}
+
+int hw_fence_map_write(const struct hw_fence_map *m, uint64_t v)
+{
+	if (!(m->rights & HW_ACCESS_WRITE)) {
+		if (m->a)
+			atomic_fetch_add_explicit(&m->a->access_faults, 1, memory_order_relaxed);
+		return -EACCES;
+	}
+	atomic_exchange_explicit(m->p, v, memory_order_seq_cst);
+	return 0;
+}
+
+uint64_t hw_adapter_access_faults(const struct hw_adapter *a)
+{
+	return atomic_load_explicit(&a->access_faults, memory_order_relaxed);
+}
+
 ptrdiff_t hw_fence_cv_distance(const struct hw_fence *x, const struct hw_fence *y)
 {
 	return (const char *)y->cv - (const char *)x->cv;

@@ -809,6 +809,11 @@ int os_fence_destroy(struct os_fence *f)
 	return abandoned ? -EBUSY : 0;
 }
 
+int os_fence_map(struct os_fence *f, enum hw_agent who, enum hw_fence_value which, struct hw_fence_map *out)
+{
+	return hw_fence_map(f->a->hw, &f->hw, who, which, out);
+}
+
 bool os_fence_is_native(const struct os_fence *f)
 {
 	return f->type == OS_FENCE_NATIVE;

@@ -260,6 +260,13 @@ int os_fence_destroy(struct os_fence *f);
  * but the interrupt thread; blocking. */
 void os_adapter_quiesce(struct os_adapter *a);
 bool os_fence_is_native(const struct os_fence *f);
+/* A mapping of f's CurrentValue or MonitoredValue for `who`, with the seed's
+ * rights (hw.h, "Access rights"): what D3DKMTCreateNativeFence hands user
+ * mode is a read-only mapping of CurrentValue, and user mode gets none of
+ * MonitoredValue; the kernel both, read-write; the GPU CurrentValue
+ * read-write, MonitoredValue read-only.  0 / -EACCES (counted in the
+ * adapter's hw_adapter_access_faults).  Any thread. */
+int os_fence_map(struct os_fence *f, enum hw_agent who, enum hw_fence_value which, struct hw_fence_map *out);
 uint64_t os_fence_handle(const struct os_fence *f);          /* global handle */
 struct hw_fence *os_fence_hw(struct os_fence *f);            /* for GPU commands */
 /* Seed context-monitoring-legacy-monitored-fence, "Monitored fence

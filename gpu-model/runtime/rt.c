@@ -32,6 +32,9 @@ void (*rt_test_ring_hook)(struct rt_queue *q);
 struct rt_fence {
 	struct rt_device *d;
 	struct os_fence *f;
+	/* what user mode reads a native fence through: the read-only mapping of
+	 * CurrentValue D3DKMTCreateNativeFence hands out (no MonitoredValue) */
+	struct hw_fence_map cv;
 	struct rt_fence *next;           /* in the device (d->lock) */
 	_Atomic bool dead;               /* rt_fence_destroy ran: every later use is refused */
 };
@@ -173,6 +176,8 @@ static struct rt_fence *rt_fence_adopt(struct rt_device *d, struct os_fence *of)
 	struct rt_fence *f = lf_alloc(sizeof(*f), LF_CACHELINE);
 	f->f = of;
 	f->d = d;
+	if (os_fence_is_native(of))
+		os_fence_map(of, HW_AGENT_CPU_USER, HW_VALUE_CV, &f->cv);
 	os_device_track_fence(d->od, of);   /* released if the OS removes the device */
 	pthread_mutex_lock(&d->lock);
 	f->next = d->fences;
@@ -224,7 +229,12 @@ uint64_t rt_fence_completed(struct rt_fence *f)
 {
 	if (rt_fence_destroyed(f))
 		return UINT64_MAX;               /* no loop on a destroyed fence waits forever */
-	return rt_device_removed(f->d) ? UINT64_MAX : os_fence_value(f->f);
+	if (rt_device_removed(f->d))
+		return UINT64_MAX;
+	uint64_t v;
+	/* native: GetCompletedValue reads the user-mode mapping (64-bit values
+	 * only: a native fence is never on a 32-bit GPU); monitored: the OS's read */
+	return f->cv.p && !hw_fence_map_read(&f->cv, &v) ? v : os_fence_value(f->f);
 }
 
 int rt_fence_signal(struct rt_fence *f, uint64_t v)
