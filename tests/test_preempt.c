@@ -23,15 +23,20 @@
 #define PT_WORK_NS 50000000ull     /* one WORK of the low buffer */
 #define PT_DEADLINE_NS 10000000000ll
 
+static void pt_config(struct os_config *cfg, enum hw_gfx_preempt g, bool aware, enum hw_fault fault)
+{
+	umt_config(cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg->caps.gfx_preempt = g;
+	cfg->caps.preemption_aware = aware;
+	cfg->caps.fault = fault;
+	cfg->caps.ctx_save_ns = 1000;
+	cfg->caps.ctx_restore_ns = 1000;
+}
+
 static struct umt pt_up(enum hw_gfx_preempt g, bool aware, enum hw_fault fault)
 {
 	struct os_config cfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
-	cfg.caps.gfx_preempt = g;
-	cfg.caps.preemption_aware = aware;
-	cfg.caps.fault = fault;
-	cfg.caps.ctx_save_ns = 1000;
-	cfg.caps.ctx_restore_ns = 1000;
+	pt_config(&cfg, g, aware, fault);
 	return umt_up_with(&cfg, NULL);
 }
 
@@ -59,8 +64,9 @@ struct pt_result {
 	struct hw_engine_preempt_stats st;
 };
 
-/* The low buffers: one WORK of `units` sub-units or `nwork` WORKs of one. */
-static void pt_run(struct umt *t, bool um, unsigned nwork, uint64_t units, struct pt_result *r)
+/* The low buffers: one WORK of `units` sub-units or `nwork` WORKs of one,
+ * of kind `kind` (HW_WORK_GRAPHICS / HW_WORK_COMPUTE). */
+static void pt_run_kind(struct umt *t, bool um, unsigned nwork, uint64_t units, uint32_t kind, struct pt_result *r)
 {
 	_Atomic uint64_t started = 0, end1 = 0, end2 = 0, hc = 0;
 	struct rt_queue *lo = pt_queue(t, um, 0), *hi = pt_queue(t, um, 10);
@@ -68,9 +74,9 @@ static void pt_run(struct umt *t, bool um, unsigned nwork, uint64_t units, struc
 	size_t n = 0;
 	b1[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &started };
 	for (unsigned i = 0; i < nwork; i++)
-		b1[n++] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS / nwork, .value = units };
+		b1[n++] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = kind, .arg = 4 * PT_WORK_NS / nwork, .value = units };
 	b1[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end1 };
-	b2[0] = (struct hw_cmd){ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = units };
+	b2[0] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = kind, .arg = 4 * PT_WORK_NS, .value = units };
 	b2[1] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end2 };
 	assert_int_equal(rt_queue_submit(lo, b1, n, NULL), 0);
 	assert_int_equal(rt_queue_submit(lo, b2, 2, NULL), 0);
@@ -87,6 +93,11 @@ static void pt_run(struct umt *t, bool um, unsigned nwork, uint64_t units, struc
 	r->end2 = atomic_load(&end2);
 	assert_int_equal(atomic_load(&hc), 1);
 	hw_engine_preempt_stats(os_adapter_hw(t->a), 0, &r->st);
+}
+
+static void pt_run(struct umt *t, bool um, unsigned nwork, uint64_t units, struct pt_result *r)
+{
+	pt_run_kind(t, um, nwork, units, HW_WORK_GRAPHICS, r);
 }
 
 /* Nothing of the low work lost or run twice. */
@@ -234,12 +245,13 @@ struct pt_flip {
 	bool on_vsyncs;
 };
 
-static void pt_flip_run(bool mmio, struct pt_flip *r)
+static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 {
 	struct os_config cfg;
 	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
 	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
 	cfg.caps.flip_on_vsync_mmio = mmio;
+	cfg.fault = fault;
 	cfg.caps.vsync_period_ns = 5000000;
 	struct umt t = umt_up_with(&cfg, NULL);
 	struct hw_adapter *hw = os_adapter_hw(t.a);
@@ -288,7 +300,7 @@ static void pt_flip_run(bool mmio, struct pt_flip *r)
 static void flip_latched_at_vsync_never_torn(void **state)
 {
 	struct pt_flip r;
-	pt_flip_run(true, &r);
+	pt_flip_run(true, OS_FAULT_NONE, &r);
 	assert_int_equal(r.flips, 2);
 	assert_int_equal(r.scanout, 2);
 	assert_int_equal(r.torn, 0);
@@ -300,7 +312,10 @@ static void flip_latched_at_vsync_never_torn(void **state)
 static void flip_without_vsync_latch_tears_and_is_caught(void **state)
 {
 	struct pt_flip r;
-	pt_flip_run(false, &r);                          /* FlipOnVSyncMmIo = 0: the scanout moves at once */
+	/* FlipOnVSyncMmIo = 0: the scanout moves at once.  The OS refuses it
+	 * from a preemption-aware driver (flip_on_vsync_mmio_required_with_preemption_aware);
+	 * the broken variant that lets it through shows why */
+	pt_flip_run(false, OS_FAULT_VIDSCH_CAPS_UNCHECKED, &r);
 	assert_int_equal(r.scanout, 2);
 	assert_true(r.torn >= 1);
 	assert_false(r.on_vsyncs);
@@ -636,6 +651,251 @@ static void broken_split_end_not_a_boundary_is_caught(void **state)
 	assert_false(pt_split_switched(&r));                /* the command ran as one buffer */
 }
 
+/* ---- the preemption caps as the OS takes them (issue 22) ---- */
+
+/* Seed "GPU preemption" (the opening list): the OS "Doesn't allow the
+ * kernel-mode display driver (KMD) to disable the preemption of GPU DMA
+ * packets".  A KMD that asks (os_config.kmd_disable_preemption) on a
+ * PRIMITIVE engine: the high buffer still runs inside the low one. */
+static void pt_kmd_disable_run(enum os_fault fault, struct pt_result *r, enum hw_gfx_preempt *g)
+{
+	struct os_config cfg;
+	pt_config(&cfg, HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, true, HW_FAULT_NONE);
+	cfg.kmd_disable_preemption = true;
+	cfg.fault = fault;
+	struct umt t = umt_up_with(&cfg, NULL);
+	*g = hw_adapter_caps(os_adapter_hw(t.a))->gfx_preempt;
+	pt_run(&t, false, 4, 64, r);
+	umt_down(&t);
+}
+
+static void kmd_cannot_disable_preemption_of_dma_packets(void **state)
+{
+	struct pt_result r;
+	enum hw_gfx_preempt g;
+	pt_kmd_disable_run(OS_FAULT_NONE, &r, &g);
+	pt_assert_whole(&r);
+	assert_int_equal(g, HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY);   /* the caps stand */
+	assert_int_equal(r.end1_at_hi, 0);                           /* preempted inside the buffer */
+	assert_true(r.st.preemptions >= 1 && r.st.mid_buffer >= 1);
+}
+
+static void broken_kmd_disabling_preemption_is_caught(void **state)
+{
+	struct pt_result r;
+	enum hw_gfx_preempt g;
+	pt_kmd_disable_run(OS_FAULT_KMD_DISABLES_PREEMPTION, &r, &g);
+	pt_assert_whole(&r);
+	assert_int_equal(r.end1_at_hi, 1);          /* the high buffer waited for the whole low one */
+	assert_int_equal(r.st.preemptions, 0);
+}
+
+/* Seed "Driver implementation steps", step 2: "Declare support for the
+ * Windows 8 GPU preemption model by setting the PreemptionAware and
+ * MultiEngineAware members of the DXGK_VIDSCHCAPS structure to 1. To
+ * support the Windows 7 preemption model, set PreemptionAware to zero."
+ * PreemptionAware without MultiEngineAware is no declaration of the
+ * Windows 8 model: the adapter runs the Windows 7 one (never preempts). */
+static void pt_multi_engine_run(bool multi, enum os_fault fault, struct pt_result *r, bool *aware)
+{
+	struct os_config cfg;
+	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+	cfg.caps.multi_engine_aware = multi;
+	cfg.fault = fault;
+	struct umt t = umt_up_with(&cfg, NULL);
+	*aware = hw_adapter_caps(os_adapter_hw(t.a))->preemption_aware;
+	pt_run(&t, false, 1, 64, r);
+	umt_down(&t);
+}
+
+static void preemption_aware_without_multi_engine_aware_runs_the_windows_7_model(void **state)
+{
+	struct pt_result r;
+	bool aware;
+	pt_multi_engine_run(true, OS_FAULT_NONE, &r, &aware);      /* both set: the Windows 8 model */
+	pt_assert_whole(&r);
+	assert_true(aware);
+	assert_int_equal(r.end1_at_hi, 0);
+	assert_true(r.st.mid_command >= 1);
+	pt_multi_engine_run(false, OS_FAULT_NONE, &r, &aware);     /* MultiEngineAware = 0 */
+	pt_assert_whole(&r);
+	assert_false(aware);
+	assert_int_equal(r.end1_at_hi, 1);
+	assert_int_equal(r.st.preemptions, 0);
+}
+
+static void broken_preemption_aware_read_without_multi_engine_aware_is_caught(void **state)
+{
+	struct pt_result r;
+	bool aware;
+	pt_multi_engine_run(false, OS_FAULT_VIDSCH_CAPS_UNCHECKED, &r, &aware);
+	pt_assert_whole(&r);
+	assert_true(aware);                        /* the Windows 8 model without its declaration */
+	assert_true(r.st.preemptions >= 1);
+}
+
+/* Seed step 8: "the driver must support the memory-mapped I/O flip model
+ * and must set the FlipOnVSyncMmIo member of the DXGK_FLIPCAPS structure
+ * to 1".  A preemption-aware driver without it fails adapter
+ * initialization; a Windows 7 model driver does not need it. */
+static int pt_create(bool aware, bool mmio, enum os_fault fault, char *err, size_t len)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.preemption_aware = aware;
+	cfg.caps.flip_on_vsync_mmio = mmio;
+	cfg.fault = fault;
+	struct os_adapter *a = NULL;
+	err[0] = 0;
+	int rc = os_adapter_create(&cfg, &a, err, len);
+	if (!rc)
+		os_adapter_destroy(a);
+	return rc;
+}
+
+static void flip_on_vsync_mmio_required_with_preemption_aware(void **state)
+{
+	char err[256];
+	assert_int_equal(pt_create(true, false, OS_FAULT_NONE, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "FlipOnVSyncMmIo"));
+	assert_int_equal(pt_create(true, true, OS_FAULT_NONE, err, sizeof(err)), 0);
+	assert_int_equal(pt_create(false, false, OS_FAULT_NONE, err, sizeof(err)), 0);
+	struct hw_caps def;
+	hw_caps_default(&def);
+	assert_true(def.preemption_aware && def.flip_on_vsync_mmio);   /* the defaults pass */
+}
+
+static void broken_preemption_aware_without_flip_on_vsync_mmio_is_caught(void **state)
+{
+	char err[256];
+	/* accepted: and flip_without_vsync_latch_tears_and_is_caught shows the tearing */
+	assert_int_equal(pt_create(true, false, OS_FAULT_VIDSCH_CAPS_UNCHECKED, err, sizeof(err)), 0);
+}
+
+/* Seed step 3: "the D3DKMDT_COMPUTE_PREEMPTION_GRANULARITY" levels, on
+ * compute WORK (dispatches of thread groups): the compute granularity
+ * applies, whatever the graphics one says. */
+static struct umt pt_up_compute(enum hw_gfx_preempt g, enum hw_compute_preempt c, enum hw_fault fault)
+{
+	struct os_config cfg;
+	pt_config(&cfg, g, true, fault);
+	cfg.caps.compute_preempt = c;
+	return umt_up_with(&cfg, NULL);
+}
+
+static void compute_preemption_granularity_dma_buffer_boundary(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		/* a graphics engine that stops anywhere; compute only between DMA buffers */
+		struct umt t = pt_up_compute(HW_GFX_PREEMPT_SHADER_BOUNDARY, HW_COMPUTE_PREEMPT_DMA_BUFFER_BOUNDARY,
+					     HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run_kind(&t, um, 4, 64, HW_WORK_COMPUTE, &r);
+		pt_assert_whole(&r);
+		assert_true(pt_dma_respected(&r));
+		assert_int_equal(r.end2_at_hi, 0);
+		umt_down(&t);
+	}
+}
+
+static void compute_preemption_granularity_dispatch_boundary(void **state)
+{
+	struct umt t = pt_up_compute(HW_GFX_PREEMPT_NONE, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY, HW_FAULT_NONE);
+	struct pt_result r;
+	pt_run_kind(&t, false, 4, 64, HW_WORK_COMPUTE, &r);
+	pt_assert_whole(&r);
+	assert_int_equal(r.end1_at_hi, 0);          /* between two dispatches */
+	assert_true(r.st.mid_buffer >= 1);
+	assert_int_equal(r.st.mid_command, 0);
+	umt_down(&t);
+}
+
+static void compute_preemption_granularity_thread_group_boundary(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up_compute(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, HW_COMPUTE_PREEMPT_THREAD_GROUP_BOUNDARY,
+					     HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run_kind(&t, um, 1, 64, HW_WORK_COMPUTE, &r);   /* one dispatch of 64 thread groups */
+		pt_assert_whole(&r);
+		assert_int_equal(r.end1_at_hi, 0);
+		assert_true(r.st.mid_command >= 1);
+		umt_down(&t);
+	}
+}
+
+static void broken_compute_preempted_at_graphics_granularity_is_caught(void **state)
+{
+	struct umt t = pt_up_compute(HW_GFX_PREEMPT_SHADER_BOUNDARY, HW_COMPUTE_PREEMPT_DMA_BUFFER_BOUNDARY,
+				     HW_FAULT_COMPUTE_AS_GRAPHICS);
+	struct pt_result r;
+	pt_run_kind(&t, false, 4, 64, HW_WORK_COMPUTE, &r);
+	pt_assert_whole(&r);
+	assert_false(pt_dma_respected(&r));        /* stopped inside the DMA buffer */
+	umt_down(&t);
+}
+
+/* Seed "Memory mapping considerations": preempted paging commands are
+ * resubmitted "and the paging commands will be scheduled before any other
+ * commands on that engine".  Two kernel-mode queues on one engine: O (the
+ * other queue, first on the run list) has a buffer X ready while A runs a
+ * long buffer with a paging buffer P behind it; the OS preempts A.  P must
+ * run before X.  The STAMPs of one engine give the order. */
+struct pt_paging2 {
+	int rc;
+	uint64_t p, x, c[2];
+};
+
+static void pt_paging_two_queues_run(enum os_fault fault, struct pt_paging2 *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_queue *o = fbt_queue(a, 0, 64), *q = fbt_queue(a, 0, 64);
+	_Atomic uint64_t c[2] = { 0 }, p = 0, x = 0;
+	struct hw_cmd b0[3] = { { .op = HW_CMD_COUNT, .stamp = &c[0] },
+				{ .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+				{ .op = HW_CMD_COUNT, .stamp = &c[1] } };
+	struct hw_cmd pc = { .op = HW_CMD_STAMP, .stamp = &p }, xc = { .op = HW_CMD_STAMP, .stamp = &x };
+	uint64_t id;
+	assert_int_equal(os_queue_submit_buffer(q, b0, 3, false, &id), 0);
+	assert_int_equal(os_queue_submit_buffer(q, &pc, 1, true, &id), 0);
+	pt_wait_count(&c[0], 1);
+	assert_int_equal(os_queue_submit_buffer(o, &xc, 1, false, &id), 0);   /* ready, behind A's WORK */
+	r->rc = os_queue_preempt(q, PT_DEADLINE_NS);
+	struct timespec d = { 0, 100000 };
+	for (int i = 0; !atomic_load(&p) || !atomic_load(&x) || !atomic_load(&c[1]); i++) {
+		assert_true(i < 100000);
+		nanosleep(&d, NULL);
+	}
+	r->p = atomic_load(&p);
+	r->x = atomic_load(&x);
+	r->c[0] = atomic_load(&c[0]);
+	r->c[1] = atomic_load(&c[1]);
+	fbt_down(a);
+}
+
+static void paging_buffers_scheduled_before_any_other_commands_on_that_engine(void **state)
+{
+	struct pt_paging2 r;
+	pt_paging_two_queues_run(OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.c[0], 1);
+	assert_int_equal(r.c[1], 1);
+	assert_true(r.p < r.x);                     /* the paging buffer first, the other queue's after */
+}
+
+static void broken_paging_not_first_on_the_engine_is_caught(void **state)
+{
+	struct pt_paging2 r;
+	pt_paging_two_queues_run(OS_FAULT_PAGING_NOT_FIRST, &r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.c[1], 1);
+	assert_true(r.x < r.p);                     /* the other queue's buffer ran first */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -653,4 +913,16 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_restore_not_read_from_allocation_is_caught),
 	     cmocka_unit_test(split_packet_is_a_full_buffer_another_context_runs_between),
 	     cmocka_unit_test(preemption_unaware_runs_split_packets_back_to_back),
-	     cmocka_unit_test(broken_split_end_not_a_boundary_is_caught))
+	     cmocka_unit_test(broken_split_end_not_a_boundary_is_caught),
+	     cmocka_unit_test(kmd_cannot_disable_preemption_of_dma_packets),
+	     cmocka_unit_test(broken_kmd_disabling_preemption_is_caught),
+	     cmocka_unit_test(preemption_aware_without_multi_engine_aware_runs_the_windows_7_model),
+	     cmocka_unit_test(broken_preemption_aware_read_without_multi_engine_aware_is_caught),
+	     cmocka_unit_test(flip_on_vsync_mmio_required_with_preemption_aware),
+	     cmocka_unit_test(broken_preemption_aware_without_flip_on_vsync_mmio_is_caught),
+	     cmocka_unit_test(compute_preemption_granularity_dma_buffer_boundary),
+	     cmocka_unit_test(compute_preemption_granularity_dispatch_boundary),
+	     cmocka_unit_test(compute_preemption_granularity_thread_group_boundary),
+	     cmocka_unit_test(broken_compute_preempted_at_graphics_granularity_is_caught),
+	     cmocka_unit_test(paging_buffers_scheduled_before_any_other_commands_on_that_engine),
+	     cmocka_unit_test(broken_paging_not_first_on_the_engine_is_caught))

@@ -31,6 +31,7 @@ void hw_caps_default(struct hw_caps *caps)
 	 * switching queues at command boundaries always did) */
 	caps->preemption_aware = true;
 	caps->multi_engine_aware = true;
+	caps->flip_on_vsync_mmio = true;   /* what the OS requires of a preemption-aware driver */
 	caps->gfx_preempt = HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY;
 	caps->compute_preempt = HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY;
 }

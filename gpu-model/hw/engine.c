@@ -563,6 +563,11 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	}
 	if (q->faulted || atomic_load_explicit(&q->flushed, memory_order_acquire))
 		return 0;                  /* reset by a TDR (the OS retires it); taken back (the OS resubmits) */
+	/* preempt.c: the OS is putting a queue's commands back, paging ones
+	 * first: nothing runs meanwhile (acquire: pairs with
+	 * hw_queue_flush_done's release) */
+	if (atomic_load_explicit(&e->resubmit_hold, memory_order_acquire))
+		return 0;
 	if (!q->ctx_saved && (q->waiting ? !hw_wait_satisfied(a, q) : !hw_queue_has_cmds(q)))
 		return 0;
 	/* the preemption hand-shake: announce, then check the run-list bit
@@ -761,6 +766,11 @@ static inline unsigned hw_engine_pass(struct hw_adapter *a, struct hw_engine *e,
 {
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
 	unsigned done = 0;
+	/* preempt.c: a queue taken back for resubmission: the pass that runs
+	 * next starts after the OS put it back (hw_queue_run checks it too, for
+	 * a pass already under way and the idle doorbell watch) */
+	if (atomic_load_explicit(&e->resubmit_hold, memory_order_acquire))
+		return 0;
 	if (atomic_load_explicit(&e->um_connected, memory_order_relaxed))
 		hw_engine_poll_doorbells(a, e, now);
 	/* preempt.c: with priorities, only the highest runnable ones run (a

@@ -82,6 +82,7 @@ enum hw_fault {
 				    * write the GPU's mapping of MV must refuse (hw_fence_map) */
 	HW_FAULT_NO_EVAL_LEGACY,   /* HW_PAYLOAD_NULL_EVAL_LEGACY hardware raises its only interrupt, NATIVE_FENCE_SIGNALED
 				    * with a NULL array, for legacy signals too, but without EvaluateLegacyMonitoredFences */
+	HW_FAULT_COMPUTE_AS_GRAPHICS, /* a compute WORK is preempted at the graphics granularity */
 };
 
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
@@ -164,9 +165,12 @@ struct hw_caps {
 	/* preemption (seed gpu-preemption; gpu-model/hw/preempt.c).  Defaults:
 	 * Windows 8 model, preemption between commands, no save/restore cost */
 	bool preemption_aware;        /* DXGK_VIDSCHCAPS::PreemptionAware (0: Windows 7, never preempts) */
-	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware (recorded: every engine has its own run list and contexts) */
+	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware: with PreemptionAware, the Windows 8 model
+				       * (without it the OS runs the Windows 7 model: os_adapter_create); every
+				       * engine has its own run list and contexts either way */
 	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
-	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c) */
+	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c);
+				       * the OS requires it with PreemptionAware (os_adapter_create) */
 	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
 	enum hw_gfx_preempt gfx_preempt;
 	enum hw_compute_preempt compute_preempt;
@@ -650,7 +654,11 @@ void hw_trace_set_sink(struct hw_adapter *a, hw_trace_sink sink, void *ctx);
  * -ETIMEDOUT: no boundary within timeout_ns: nothing taken. */
 int hw_queue_flush(struct hw_queue *q, struct hw_cmd *out, size_t max, size_t *n, int64_t timeout_ns);
 /* The resubmitted commands are in the ring: q runs again; its first
- * `paging` FENCE_IDs marked paging run before any other queue of the engine. */
+ * `paging` FENCE_IDs marked paging run before any other queue of the engine.
+ * From the moment the engine hands q's commands back until this call, the
+ * engine runs no other queue: what the OS resubmits is decided before
+ * anything else runs (seed gpu-preemption: paging commands "scheduled
+ * before any other commands on that engine"). */
 void hw_queue_flush_done(struct hw_queue *q, uint32_t paging);
 /* Submission fence IDs q completed (HW_CMD_FENCE_ID), the first up to max in order; returns how many. */
 #define HW_FENCE_ID_LOG 256

@@ -130,6 +130,7 @@ struct hw_engine {
 	_Atomic bool prios;                         /* some queue of this engine has a priority other than 0 */
 	_Atomic(struct hw_queue *) reset_q;         /* hw_engine_reset: abort this queue (NULL: none) */
 	_Atomic(struct hw_queue *) flush_q;         /* hw_queue_flush: preempt and take back this queue (NULL: none) */
+	_Atomic bool resubmit_hold;                 /* a queue was taken back: run nothing until the OS resubmitted it */
 	LF_ALIGNED _Atomic uint64_t progress;       /* commands run + preemptions (engine writes, release) */
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */

@@ -142,6 +142,8 @@ unsigned hw_preempt_level(const struct hw_adapter *a, const struct hw_queue *q)
 		return 0;
 	if (a->caps.fault == HW_FAULT_PREEMPT_ANYWHERE)
 		return 5;              /* broken on purpose: the granularity is ignored */
+	if (a->caps.fault == HW_FAULT_COMPUTE_AS_GRAPHICS)
+		return (unsigned)a->caps.gfx_preempt;   /* broken on purpose: the compute level is never read */
 	return q->kind == HW_WORK_COMPUTE ? (unsigned)a->caps.compute_preempt : (unsigned)a->caps.gfx_preempt;
 }
 
@@ -212,6 +214,9 @@ static void hw_flush_take(struct hw_engine *e, struct hw_queue *q)
 	if (lf_ring_size(q->ring))
 		lf_die("hw_queue_flush: the OS's buffer holds %zu commands, the ring more", q->flush_cap);
 	q->flush_n = k;
+	/* the engine runs nothing else until the OS has put them back
+	 * (hw_queue_flush_done clears it) */
+	atomic_store_explicit(&e->resubmit_hold, true, memory_order_relaxed);
 	/* release: the commands copied out are visible to the OS that sees it */
 	atomic_store_explicit(&q->flushed, true, memory_order_release);
 }
@@ -534,6 +539,9 @@ void hw_queue_flush_done(struct hw_queue *q, uint32_t paging)
 		atomic_store_explicit(&q->a->engines[q->engine].prios, true, memory_order_relaxed);
 	/* release: the resubmitted ring entries before the engine may run q */
 	atomic_store_explicit(&q->flushed, false, memory_order_release);
+	/* release: paging_first and the ring before the engine runs anything
+	 * again (pairs with the acquire in hw_engine_pass) */
+	atomic_store_explicit(&q->a->engines[q->engine].resubmit_hold, false, memory_order_release);
 	lf_wake_notify(&q->a->engines[q->engine].wake);
 }
 

@@ -29,6 +29,33 @@ void os_config_default(struct os_config *cfg)
 	cfg->irq_cpu = -1;
 }
 
+/* Seed gpu-preemption: the preemption caps as the OS takes them from the
+ * KMD.  Step 2: "Declare support for the Windows 8 GPU preemption model by
+ * setting the PreemptionAware and MultiEngineAware members ... to 1. To
+ * support the Windows 7 preemption model, set PreemptionAware to zero":
+ * PreemptionAware alone is no such declaration, so the adapter runs the
+ * Windows 7 model.  Step 8: "the driver must ... set FlipOnVSyncMmIo ... to
+ * 1": refused without it.  And the OS "doesn't allow the KMD to disable the
+ * preemption of GPU DMA packets": its request is not honoured.  0 or -EINVAL. */
+static int os_preempt_caps(const struct os_config *cfg, struct hw_caps *caps, char *err, size_t errlen)
+{
+	if (cfg->kmd_disable_preemption && cfg->fault == OS_FAULT_KMD_DISABLES_PREEMPTION) {
+		/* broken on purpose: the KMD's packets are never preempted */
+		caps->gfx_preempt = HW_GFX_PREEMPT_NONE;
+		caps->compute_preempt = HW_COMPUTE_PREEMPT_NONE;
+	}
+	if (cfg->fault == OS_FAULT_VIDSCH_CAPS_UNCHECKED)
+		return 0;
+	if (caps->preemption_aware && !caps->multi_engine_aware)
+		caps->preemption_aware = false;   /* the Windows 7 model */
+	if (caps->preemption_aware && !caps->flip_on_vsync_mmio) {
+		snprintf(err, errlen, "PreemptionAware without FlipOnVSyncMmIo: a preemption-aware driver must support "
+				      "memory-mapped I/O flips on the next vsync; adapter initialization fails");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char *err, size_t errlen)
 {
 	if (cfg->max_fences == 0 || cfg->max_fences > (1u << 24)) {
@@ -41,7 +68,12 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 	a->cfg = *cfg;
 	/* The KMD's driver initialization queries the feature first (feature.c) */
 	struct hw_caps caps = cfg->caps;
-	int rc = os_kmd_query_features(a, err, errlen);
+	int rc = os_preempt_caps(cfg, &caps, err, errlen);
+	if (rc) {
+		lf_free(a, sizeof(*a), LF_CACHELINE);
+		return rc;
+	}
+	rc = os_kmd_query_features(a, err, errlen);
 	/* Seed (native-gpu-fence, "Querying native fence feature enablement"): the OS
 	 * fails adapter initialization if the KMD advertises native fence support
 	 * while the feature is not enabled, which the OS knows by its own answer

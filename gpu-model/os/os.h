@@ -99,6 +99,13 @@ enum os_fault {
 					  as a monitored fence's, instead of waiting in hardware */
 	OS_FAULT_KMD_DDI_TABLE_INCOMPLETE, /* the KMD advertises native fences but leaves
 					      DxgkDdiUpdateNativeFenceLogs out of its DRIVER_INITIALIZATION_DATA */
+	OS_FAULT_VIDSCH_CAPS_UNCHECKED, /* the OS takes the KMD's preemption caps as they come: PreemptionAware
+					   without MultiEngineAware runs the Windows 8 model, PreemptionAware
+					   without FlipOnVSyncMmIo is accepted (adapter.c, os_preempt_caps) */
+	OS_FAULT_KMD_DISABLES_PREEMPTION, /* the OS lets the KMD turn preemption of its DMA packets off
+					     (os_config.kmd_disable_preemption honoured) */
+	OS_FAULT_PAGING_NOT_FIRST,     /* resubmitted paging buffers are not put before the engine's other
+					  queues (os_queue_preempt tells the engine none were paging) */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -179,6 +186,11 @@ struct os_config {
 	struct os_nativefence_caps_1 native_fence_os_caps;   /* what GetOSCaps reports; default:
 								both types supported */
 	enum os_fault fault;
+	/* Seed gpu-preemption: the OS "doesn't allow the kernel-mode display
+	 * driver (KMD) to disable the preemption of GPU DMA packets".  A KMD
+	 * that asks anyway (this flag) is not heard: the adapter keeps the
+	 * granularity its caps advertise (os_adapter_create). */
+	bool kmd_disable_preemption;
 	uint64_t wait_spin_ns;        /* a CPU waiter spins this long before sleeping */
 	uint32_t max_fences;          /* fences per adapter (scan table size) */
 	int irq_cpu;                  /* pin the interrupt thread; -1: not pinned */
@@ -192,13 +204,20 @@ struct os_adapter;
 struct os_fence;
 struct os_queue;
 
-/* 0, or -EINVAL with a one-line reason in err: bad caps, or native fence support
+/* 0, or -EINVAL with a one-line reason in err: bad caps (among them
+ * PreemptionAware = 1 without FlipOnVSyncMmIo = 1: seed gpu-preemption, step
+ * 8, "the driver must support the memory-mapped I/O flip model"), or native fence support
  * advertised while the KMD's IsFeatureEnabled did not report the feature
  * enabled (the seed: "The OS fails adapter initialization"), or the KMD's
  * QueryFeatureInterface for the negotiated version failed.  The KMD's
  * feature query runs first (os_adapter_feature_state); it places native
  * fences in system memory when caps.storage asks for local memory and
- * GetOSCaps reports no SupportOptimizedDefaultFenceType. */
+ * GetOSCaps reports no SupportOptimizedDefaultFenceType.  The preemption
+ * model (seed gpu-preemption, step 2): the Windows 8 model needs
+ * PreemptionAware and MultiEngineAware both set; PreemptionAware without
+ * MultiEngineAware is not that declaration, and the adapter runs the
+ * Windows 7 model (PreemptionAware taken as 0: hw_adapter_caps says what
+ * the adapter runs).  kmd_disable_preemption is ignored. */
 int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char *err, size_t errlen);
 int os_adapter_start(struct os_adapter *a);   /* engines + interrupt thread */
 void os_adapter_destroy(struct os_adapter *a);

@@ -400,7 +400,9 @@ int os_queue_preempt(struct os_queue *q, int64_t timeout_ns)
 		size_t pushed = hw_queue_submit_some(q->hwq, out, k);
 		if (pushed < k)
 			rc = os_queue_hold_front_locked(q, out + pushed, k - pushed);
-		hw_queue_flush_done(q->hwq, paging);
+		/* paging buffers run before any other queue of the engine (broken
+		 * variant: the engine is told there were none) */
+		hw_queue_flush_done(q->hwq, q->a->cfg.fault == OS_FAULT_PAGING_NOT_FIRST ? 0 : paging);
 		atomic_fetch_add_explicit(&q->resubmitted, paging + others, memory_order_relaxed);
 		atomic_fetch_add_explicit(&q->resubmitted_paging, paging, memory_order_relaxed);
 	}
