@@ -896,6 +896,209 @@ static void broken_paging_not_first_on_the_engine_is_caught(void **state)
 	assert_true(r.x < r.p);                     /* the other queue's buffer ran first */
 }
 
+/* ---- context resources in memory the OS manages (issue 22) ---- */
+
+/* Seed "Driver implementation steps", step 7: "initialize the context
+ * resource by filling in the InitContextResource internal structure ...
+ * If context resources are evicted or relocated, the video memory manager
+ * will preserve the content of the context resources."  Three local-memory
+ * slots.  A user-mode queue lo is preempted inside a long WORK by hi; while
+ * it waits, the memory manager relocates its allocation, then two new
+ * queues need memory and lo's allocation, the least recently used one off
+ * the GPU, is evicted; once hi is done lo is brought back (another queue
+ * evicted for it) and resumes from its allocation: the rest of its WORK. */
+struct pt_vm {
+	uint64_t end_at_hi, end, va[4];
+	int relocate_rc, back_rc;
+	struct hw_ctx_alloc_stats lo;
+	struct os_vidmm_stats vm;
+	struct hw_engine_preempt_stats st;
+	uint64_t paging_ddis;
+};
+
+static void pt_wait_saves(struct hw_ctx_alloc *c)
+{
+	struct hw_ctx_alloc_stats st;
+	struct timespec d = { 0, 100000 };
+	for (int i = 0;; i++) {
+		hw_ctx_alloc_stats(c, &st);
+		if (st.saves >= 1)
+			return;
+		assert_true(i < 100000);
+		nanosleep(&d, NULL);
+	}
+}
+
+static void pt_vidmm_run(enum os_fault fault, struct pt_vm *r)
+{
+	struct os_config cfg;
+	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+	cfg.caps.ctx_local_slots = 3;
+	cfg.fault = fault;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct rt_queue *lo = pt_queue(&t, true, 0), *hi = pt_queue(&t, true, 10);
+	struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(lo));
+	r->va[0] = hw_ctx_alloc_va(c);
+	_Atomic uint64_t started = 0, end = 0, hc = 0;
+	struct hw_cmd b[3] = { { .op = HW_CMD_COUNT, .stamp = &started },
+			       { .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
+			       { .op = HW_CMD_COUNT, .stamp = &end } };
+	assert_int_equal(rt_queue_submit(lo, b, 3, NULL), 0);
+	pt_wait_count(&started, 1);
+	struct hw_cmd h[2] = { { .op = HW_CMD_WORK, .arg = 2 * PT_WORK_NS, .value = 64 },
+			       { .op = HW_CMD_COUNT, .stamp = &hc } };
+	uint64_t hv;
+	assert_int_equal(rt_queue_submit(hi, h, 2, &hv), 0);
+	pt_wait_saves(c);                                        /* lo preempted: its context in its allocation */
+	r->relocate_rc = os_ctx_alloc_relocate(t.a, c);
+	r->va[1] = hw_ctx_alloc_va(c);
+	struct rt_queue *z1 = pt_queue(&t, true, 0), *z2 = pt_queue(&t, true, 0);   /* memory pressure */
+	(void)z1;
+	(void)z2;
+	r->va[2] = hw_ctx_alloc_va(c);
+	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
+	r->end_at_hi = atomic_load(&end);
+	r->back_rc = os_ctx_alloc_make_resident(t.a, c);
+	r->va[3] = hw_ctx_alloc_va(c);
+	pt_wait_count(&end, 1);
+	r->end = atomic_load(&end);
+	hw_ctx_alloc_stats(c, &r->lo);
+	os_vidmm_stats(t.a, &r->vm);
+	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
+	r->paging_ddis = os_adapter_ddi_count(t.a, OS_DDI_BUILD_PAGING_BUFFER);
+	umt_down(&t);
+}
+
+static void init_context_resource_and_content_preserved_across_eviction_and_relocation(void **state)
+{
+	struct pt_vm r;
+	pt_vidmm_run(OS_FAULT_NONE, &r);
+	assert_int_equal(r.relocate_rc, 0);
+	assert_int_equal(r.back_rc, 0);
+	assert_true(r.va[0] != 0 && r.va[1] != 0 && r.va[1] != r.va[0]);   /* relocated */
+	assert_int_equal(r.va[2], 0);                                    /* evicted under pressure */
+	assert_true(r.va[3] != 0);                                       /* brought back */
+	assert_int_equal(r.end_at_hi, 0);                                /* an evicted context does not run */
+	assert_int_equal(r.end, 1);
+	/* the preempted context resumed from its allocation: the rest of its WORK */
+	assert_true(r.lo.saves >= 1 && r.lo.restores == r.lo.saves);
+	assert_true(r.lo.saved_work_ns > 0 && r.lo.restored_work_ns == r.lo.saved_work_ns);
+	assert_int_equal(r.vm.inits, 4);                                 /* InitContextResource for lo, hi, z1, z2 */
+	assert_true(r.vm.evictions >= 2 && r.vm.brought_back >= 1 && r.vm.relocations == 1);
+	assert_true(r.paging_ddis == r.vm.paging_buffers && r.paging_ddis >= 8);
+	assert_int_equal(r.st.ctx_faults, 0);
+	assert_int_equal(r.st.ctx_bad_images, 0);
+}
+
+static void broken_eviction_discarding_context_content_is_caught(void **state)
+{
+	struct pt_vm r;
+	pt_vidmm_run(OS_FAULT_EVICT_DISCARDS, &r);
+	assert_int_equal(r.end, 1);                                      /* it ran on ... */
+	assert_true(r.lo.saved_work_ns > 0);
+	assert_true(r.lo.restored_work_ns != r.lo.saved_work_ns);        /* ... without the rest of its WORK */
+}
+
+static void broken_missing_init_context_resource_is_caught(void **state)
+{
+	struct pt_vm r;
+	pt_vidmm_run(OS_FAULT_NO_INIT_CONTEXT_RESOURCE, &r);
+	assert_int_equal(r.vm.inits, 0);
+	assert_true(r.st.ctx_bad_images >= 1);                          /* contexts loaded from whatever was there */
+}
+
+/* DxgkCbCreateContextAllocation's Remarks (seed step 5, "Note the specific
+ * instructions and restrictions given in Remarks"): device context
+ * allocations "only for non-system devices", with hContext NULL when
+ * SharedAcrossContexts is set; GPU context allocations "only for
+ * non-system contexts"; a device context allocation "remains resident for
+ * any context belonging to its associated device".  Two local slots. */
+struct pt_dev {
+	int rc_ctx_set, rc_sys_dev, rc_sys_ctx, rc_no_ctx, rc_ok, rc_again;
+	uint64_t dev_va_end;
+	struct os_vidmm_stats vm;
+	struct hw_engine_preempt_stats st;
+	uint64_t counts[3];
+};
+
+/* Submit one counting buffer to q and wait for it. */
+static void pt_submit_wait(struct rt_queue *q, _Atomic uint64_t *counter)
+{
+	uint64_t v = umt_submit_count(q, counter);
+	assert_int_equal(rt_queue_wait(q, v, PT_DEADLINE_NS), 0);
+}
+
+static void pt_dev_run(enum os_fault fault, struct pt_dev *r)
+{
+	struct os_config cfg;
+	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
+	cfg.caps.ctx_local_slots = 3;
+	cfg.fault = fault;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct os_device *d = rt_device_os(t.d);
+	struct os_createcontextallocation ca = { .SharedAcrossContexts = true, .hDevice = d,
+						  .hContext = os_vidmm_paging_queue(t.a), .Size = 4096 };
+	r->rc_ctx_set = os_create_context_allocation(t.u, &ca);
+	ca = (struct os_createcontextallocation){ .SharedAcrossContexts = true, .Size = 4096 };
+	r->rc_sys_dev = os_create_context_allocation(t.u, &ca);
+	ca = (struct os_createcontextallocation){ .hContext = os_vidmm_paging_queue(t.a), .Size = 4096 };
+	r->rc_sys_ctx = os_create_context_allocation(t.u, &ca);
+	ca = (struct os_createcontextallocation){ .hDevice = d, .Size = 4096 };
+	r->rc_no_ctx = os_create_context_allocation(t.u, &ca);
+	ca = (struct os_createcontextallocation){ .SharedAcrossContexts = true, .hDevice = d, .Size = 4096 };
+	r->rc_ok = os_create_context_allocation(t.u, &ca);
+	struct hw_ctx_alloc *dev = ca.hAllocation;
+	r->rc_again = os_create_context_allocation(t.u, &ca);
+	/* two contexts of the device after it: 3 slots used */
+	struct rt_queue *q1 = pt_queue(&t, true, 0), *q2 = pt_queue(&t, true, 0);
+	_Atomic uint64_t c[3] = { 0 };
+	pt_submit_wait(q1, &c[0]);
+	pt_submit_wait(q2, &c[1]);
+	/* another device's queue needs memory: q1's allocation, or (broken) the
+	 * device's, goes; the other device's context runs in between */
+	struct rt_device *d2;
+	assert_int_equal(rt_device_create(t.u, &d2), 0);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
+	struct rt_queue *x;
+	assert_int_equal(rt_queue_create(d2, &desc, &x), 0);
+	pt_submit_wait(x, &c[2]);
+	pt_submit_wait(q2, &c[1]);                              /* the device's context loaded again */
+	for (int i = 0; i < 3; i++)
+		r->counts[i] = atomic_load(&c[i]);
+	r->dev_va_end = dev ? hw_ctx_alloc_va(dev) : 0;
+	os_vidmm_stats(t.a, &r->vm);
+	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
+	assert_int_equal(rt_device_destroy(d2), 0);
+	umt_down(&t);
+}
+
+static void device_context_allocation_remarks_restrictions_and_residency(void **state)
+{
+	struct pt_dev r;
+	pt_dev_run(OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc_ctx_set, -EINVAL);     /* SharedAcrossContexts with an hContext */
+	assert_int_equal(r.rc_sys_dev, -EINVAL);     /* the system device */
+	assert_int_equal(r.rc_sys_ctx, -EINVAL);     /* the system context (the paging queue) */
+	assert_int_equal(r.rc_no_ctx, -EINVAL);      /* a GPU context allocation without its context */
+	assert_int_equal(r.rc_ok, 0);
+	assert_int_equal(r.rc_again, -EEXIST);       /* one per device */
+	assert_int_equal(r.counts[0], 1);
+	assert_int_equal(r.counts[1], 2);
+	assert_int_equal(r.counts[2], 1);
+	assert_true(r.vm.evictions >= 1);            /* there was pressure ... */
+	assert_true(r.dev_va_end != 0);              /* ... and the device's allocation stayed */
+	assert_int_equal(r.st.ctx_faults, 0);
+}
+
+static void broken_device_context_allocation_evicted_is_caught(void **state)
+{
+	struct pt_dev r;
+	pt_dev_run(OS_FAULT_DEVICE_ALLOC_EVICTABLE, &r);
+	assert_int_equal(r.rc_ok, 0);
+	assert_int_equal(r.dev_va_end, 0);           /* evicted while its device lives */
+	assert_true(r.st.ctx_faults >= 1);           /* its context found it gone */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -925,4 +1128,9 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(compute_preemption_granularity_thread_group_boundary),
 	     cmocka_unit_test(broken_compute_preempted_at_graphics_granularity_is_caught),
 	     cmocka_unit_test(paging_buffers_scheduled_before_any_other_commands_on_that_engine),
-	     cmocka_unit_test(broken_paging_not_first_on_the_engine_is_caught))
+	     cmocka_unit_test(broken_paging_not_first_on_the_engine_is_caught),
+	     cmocka_unit_test(init_context_resource_and_content_preserved_across_eviction_and_relocation),
+	     cmocka_unit_test(broken_eviction_discarding_context_content_is_caught),
+	     cmocka_unit_test(broken_missing_init_context_resource_is_caught),
+	     cmocka_unit_test(device_context_allocation_remarks_restrictions_and_residency),
+	     cmocka_unit_test(broken_device_context_allocation_evicted_is_caught))

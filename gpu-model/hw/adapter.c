@@ -81,6 +81,9 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 	if (c->gfx_preempt > HW_GFX_PREEMPT_SHADER_BOUNDARY || c->compute_preempt > HW_COMPUTE_PREEMPT_SHADER_BOUNDARY)
 		return hw_caps_error(err, errlen, "preemption granularity %d/%d: unknown", (int)c->gfx_preempt,
 				     (int)c->compute_preempt);
+	if (c->ctx_local_slots > HW_CTX_SLOTS_MAX || c->ctx_system_slots > HW_CTX_SLOTS_MAX)
+		return hw_caps_error(err, errlen, "ctx_local_slots=%u / ctx_system_slots=%u: at most %u", c->ctx_local_slots,
+				     c->ctx_system_slots, HW_CTX_SLOTS_MAX);
 	char what[160];
 	if (!hw_timing_check(&c->timing, what, sizeof(what)))
 		return hw_caps_error(err, errlen, "%s", what);
@@ -108,6 +111,11 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 		a->caps.gpu_ts_hz = HW_GPU_TS_HZ_DEFAULT;
 	a->ts_epoch_ns = lf_now_ns();
 	hw_display_init(a);
+	if (hw_segments_create(a)) {
+		hw_display_destroy(a);
+		lf_free(a, sizeof(*a), LF_CACHELINE);
+		return hw_caps_error(err, errlen, "out of memory for %u context images", caps->ctx_local_slots);
+	}
 	lf_mpsc_init(&a->irq_q);
 	lf_wake_init(&a->irq_wake);
 	pthread_mutex_init(&a->storage_lock, NULL);
@@ -168,12 +176,12 @@ void hw_adapter_destroy(struct hw_adapter *a)
 		hw_irq_free(rec);
 	lf_mpsc_destroy(&a->irq_q);
 	hw_display_destroy(a);
+	hw_segments_destroy(a);   /* segment.c: the context allocations and their segments */
 	for (unsigned i = 0; i < a->caps.engines; i++) {
 		struct hw_engine *e = &a->engines[i];
 		uint32_t n = atomic_load(&e->nqueues);
 		for (uint32_t k = 0; k < n; k++) {
 			lf_ring_destroy(e->queues[k]->ring);
-			free(e->queues[k]->ctx_alloc);   /* preempt.c: the queue's context allocation */
 			lf_free(e->queues[k], sizeof(*e->queues[k]), LF_CACHELINE);
 		}
 	}

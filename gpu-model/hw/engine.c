@@ -601,7 +601,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
-		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
+		if (c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH && c.op != HW_CMD_PAGING)
 			hw_ctx_load(a, e, q);            /* preempt.c: lazily, for a command that needs it */
 		/* timing.c: the command processor's fetch and decode (a LOG is the
 		 * signal's own write sequence; FENCE_ID and CONTEXT_SWITCH are the
@@ -654,6 +654,9 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 			break;
 		case HW_CMD_FLIP:
 			hw_display_flip(a, c.arg);
+			break;
+		case HW_CMD_PAGING:
+			hw_engine_paging(a, e, &c);   /* segment.c */
 			break;
 		case HW_CMD_STAMP: {
 			/* the time it executed, seen once the write reached memory (timing.c) */

@@ -85,6 +85,36 @@ enum hw_fault {
 	HW_FAULT_COMPUTE_AS_GRAPHICS, /* a compute WORK is preempted at the graphics granularity */
 };
 
+/* ---- memory segments and context images (gpu-model/hw/segment.c) ----
+ *
+ * Seed gpu-preemption, step 7: "If context resources are evicted or
+ * relocated, the video memory manager will preserve the content of the
+ * context resources."  What a context allocation holds (the saved context:
+ * the rest of a WORK, the place in a DMA buffer) is a 64-byte image.  With
+ * caps.ctx_local_slots, context allocations live in memory segments the OS
+ * manages (os/vidmm.c): local memory (ctx_local_slots images) and a
+ * system-memory aperture (ctx_system_slots); an image's GPU address is
+ * HW_VA(segment, byte offset).  The engine reaches an allocation only at
+ * the address the OS gave it (hw_ctx_alloc_place): not resident, a save or
+ * restore is a fault (counted, the content lost).  Paging buffers carry
+ * HW_CMD_PAGING: TRANSFER copies an image between addresses (eviction,
+ * relocation, bringing back), INIT_CONTEXT_RESOURCE writes a fresh image
+ * (DXGKARG_BUILDPAGINGBUFFER's InitContextResource).  Loading a context the
+ * first time, the engine checks its image was initialized for it (else it
+ * counts a bad image: the state of whatever was there before). */
+struct hw_ctx_image {
+	_Atomic uint64_t init;            /* InitContextResource wrote the allocation's id here */
+	_Atomic uint64_t work_left_ns, work_slice_ns;
+	_Atomic uint32_t kind;
+	_Atomic bool mid_buffer, holds;
+	uint8_t pad[34];
+};
+_Static_assert(sizeof(struct hw_ctx_image) == 64, "a context image is one line");
+#define HW_CTX_IMAGE_BYTES 64u
+enum { HW_SEGMENT_NONE, HW_SEGMENT_LOCAL, HW_SEGMENT_SYSTEM, HW_SEGMENTS };
+#define HW_VA(seg, off) ((uint64_t)(seg) << 48 | (uint64_t)(off))
+enum hw_paging_op { HW_PAGING_TRANSFER, HW_PAGING_INIT_CONTEXT_RESOURCE };
+
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
  * name the same levels of a WORK command's structure (gpu-model/hw/preempt.c):
  * 0 never, 1 between DMA buffers, 2 between commands (a draw / a dispatch),
@@ -177,6 +207,9 @@ struct hw_caps {
 	bool wait_unpreemptible;      /* a blocked native WAIT cannot be switched out: it holds the engine
 				       * until its condition holds (the seed's "must support the ability
 				       * to preempt a wait instruction" not met; only a TDR reset ends it) */
+	unsigned ctx_local_slots;     /* context images local memory holds (segment.c); 0: context
+				       * allocations are not in segments (always resident) */
+	unsigned ctx_system_slots;    /* ... the system-memory aperture (evicted images); 0: HW_CTX_SYSTEM_SLOTS_DEFAULT */
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
 	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
 	struct hw_timing timing;      /* modelled latencies (all zero: "ideal") */
@@ -398,6 +431,9 @@ enum hw_cmd_op {
 	HW_CMD_CONTEXT_SWITCH, /* OS-internal: a zero-length DMA buffer with DXGK_SUBMITCOMMANDFLAGS::ContextSwitch (preempt.c) */
 	HW_CMD_SW_SIGNAL,  /* OS-internal: a software signal packet (SignalSynchronizationObjectFromGpuCb):
 			      reached, the engine interrupts (HW_IRQ_SW_SIGNAL_PACKET) and the OS writes value to fence */
+	HW_CMD_PAGING,     /* OS-internal, in paging buffers (DxgkDdiBuildPagingBuffer): pad = enum hw_paging_op,
+			      arg = destination GPU address, value = source GPU address (TRANSFER) or the
+			      context's initial state (INIT_CONTEXT_RESOURCE); segment.c */
 };
 
 struct hw_cmd {
@@ -688,6 +724,9 @@ struct hw_engine_preempt_stats {
 	uint64_t ctx_switches;   /* ContextSwitch packets: switches to the null context */
 	uint64_t at_split;       /* preemptions at the end of a split packet (another context ran between two) */
 	uint64_t resets;         /* queues aborted by hw_engine_reset */
+	uint64_t ctx_faults;     /* segment.c: a context (or device context) allocation not resident when used */
+	uint64_t ctx_bad_images; /* segment.c: a context loaded the first time from an image not initialized for it */
+	uint64_t paging_ops;     /* HW_CMD_PAGING run */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
 /* Lazy context switching (seed gpu-preemption, step 4).  An engine keeps
@@ -719,8 +758,12 @@ const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned en
  *                         a late look by an engine is never a use after free */
 #define HW_CTX_ALLOC_BYTES_DEFAULT 65536u
 struct hw_ctx_alloc;
+#define HW_CTX_SYSTEM_SLOTS_DEFAULT 64u
+#define HW_CTX_SLOTS_MAX 4096u
 struct hw_ctx_alloc_stats {
 	uint64_t bytes;
+	uint64_t va;                     /* its GPU address now (0: not resident; unmanaged: 0) */
+	bool managed;
 	uint64_t saves, restores;        /* contexts written to it and read back */
 	uint64_t saved_work_ns;          /* the WORK time left the last save wrote */
 	uint64_t restored_work_ns;       /* the WORK time left the last restore gave back */
@@ -728,6 +771,20 @@ struct hw_ctx_alloc_stats {
 	bool destroyed;
 };
 int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out);
+/* Segment-managed allocations (segment.c): created not resident, with an id
+ * (never 0) for InitContextResource.  hw_ctx_alloc_place: the OS moved it to
+ * GPU address va (0: evicted); the caller keeps its queue off the engine
+ * (off the run list, its context not loaded) meanwhile.  Release: the
+ * paging buffer's copy before the address. */
+int hw_ctx_alloc_create_managed(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out);
+void hw_ctx_alloc_place(struct hw_ctx_alloc *c, uint64_t va);
+uint64_t hw_ctx_alloc_va(const struct hw_ctx_alloc *c);
+uint64_t hw_ctx_alloc_id(const struct hw_ctx_alloc *c);
+/* A device context allocation (DxgkCbCreateContextAllocation's Remarks:
+ * it "remains resident for any context belonging to its associated
+ * device", e.g. for page table data): the engine reads it whenever it
+ * loads q's context (not resident: a fault).  Any thread; release. */
+void hw_queue_set_dev_alloc(struct hw_queue *q, struct hw_ctx_alloc *c);
 void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c);
 void hw_ctx_alloc_stats(const struct hw_ctx_alloc *c, struct hw_ctx_alloc_stats *out);
 void hw_ctx_alloc_destroy(struct hw_ctx_alloc *c);

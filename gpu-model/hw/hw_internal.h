@@ -70,6 +70,8 @@ struct hw_queue {
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
 	uint64_t work_slice_ns;
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
+	_Atomic(struct hw_ctx_alloc *) dev_alloc;   /* its device's context allocation (NULL: none; the OS sets, release) */
+	bool ctx_loaded_once;             /* engine-private: its context was loaded before (an image to check) */
 	/* preempt.c: kernel-mode resubmission (hw_queue_flush) */
 	_Atomic bool flushed;             /* taken back: off the engine until flush_done (engine sets, OS clears) */
 	struct hw_cmd *flush_buf;         /* the OS's, filled by the engine */
@@ -85,17 +87,27 @@ LF_ASSERT_APART(struct hw_queue, known_wptr, kick);
 LF_ASSERT_APART(struct hw_queue, retired, executed);
 LF_ASSERT_APART(struct hw_queue, executed, submitted);
 
+/* segment.c: a memory segment of context images (local memory or the
+ * system-memory aperture): GPU address HW_VA(seg, offset). */
+struct hw_segment {
+	struct hw_ctx_image *images;
+	uint32_t n;
+};
+
 /* preempt.c: a context allocation.  The saved context is written by the
  * engine (relaxed atomics: the engine is the only writer; readers take a
  * snapshot). */
 struct hw_ctx_alloc {
+	struct hw_adapter *a;
 	size_t bytes;
 	uint64_t save_ns, restore_ns;     /* the modeled cost, from the caps and its size */
-	_Atomic bool holds, destroyed;
-	_Atomic uint64_t work_left_ns, work_slice_ns;
-	_Atomic uint32_t kind;
-	_Atomic bool mid_buffer;
+	uint64_t id;                      /* what InitContextResource writes into its image (never 0) */
+	bool managed;                     /* segment.c: its image lives in a memory segment at va */
+	_Atomic uint64_t va;              /* managed: its GPU address (0: not resident); the OS writes */
+	struct hw_ctx_image own;          /* not managed: its image, always resident */
+	_Atomic bool destroyed;
 	_Atomic uint64_t saves, restores, saved_work_ns, restored_work_ns;
+	struct hw_ctx_alloc *next;        /* every allocation of the adapter (queue_lock), freed with it */
 };
 
 struct hw_engine {
@@ -135,6 +147,7 @@ struct hw_engine {
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
 	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches, at_split;
+	lf_counter ctx_faults, ctx_bad_images, paging_ops;   /* segment.c */
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */
@@ -170,6 +183,8 @@ struct hw_adapter {
 	struct hw_pool *pools;
 	_Atomic uint64_t access_faults;   /* reads and writes a fence value mapping refused (storage.c) */
 	pthread_mutex_t queue_lock;
+	struct hw_ctx_alloc *ctx_allocs;  /* preempt.c: every context allocation (queue_lock) */
+	struct hw_segment segments[HW_SEGMENTS];   /* segment.c: [HW_SEGMENT_LOCAL], [HW_SEGMENT_SYSTEM] */
 	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
 	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];
 	struct hw_doorbell_phys global_db;
@@ -240,6 +255,10 @@ void hw_preempt_take(struct hw_adapter *a, struct hw_engine *e, struct hw_queue 
  * ContextSwitch packet found on q. */
 void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
 void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
+/* Loading q's context the first time (segment-managed allocations): its
+ * image must be the one InitContextResource wrote for it; its device's
+ * allocation must be resident (faults and bad images are counted). */
+void hw_ctx_check_images(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q);
 /* Save q's context (to its allocation if it has one) / read it back, at the
  * modeled cost; both count on the engine.  hw_ctx_drop: q's saved context is
  * gone (reset, discard); returns the WORK time it held. */
@@ -301,4 +320,12 @@ struct hw_log *hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const str
 void hw_log_publish(struct hw_log *log);
 /* va.c: count a GPU page fault */
 void hw_va_fault(struct hw_adapter *a);
+/* segment.c: the image at GPU address va (NULL: no such address); the
+ * image of c where it is now (NULL: managed and not resident); the engine's
+ * HW_CMD_PAGING. */
+struct hw_ctx_image *hw_segment_image(struct hw_adapter *a, uint64_t va);
+struct hw_ctx_image *hw_ctx_img(struct hw_adapter *a, struct hw_ctx_alloc *c);
+void hw_engine_paging(struct hw_adapter *a, struct hw_engine *e, const struct hw_cmd *c);
+int hw_segments_create(struct hw_adapter *a);
+void hw_segments_destroy(struct hw_adapter *a);
 #endif

@@ -23,6 +23,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <time.h>
@@ -119,6 +120,9 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
 	out->resets = atomic_load_explicit(&e->resets, memory_order_relaxed);
 	out->ctx_switches = atomic_load_explicit(&e->ctx_switches, memory_order_relaxed);
 	out->at_split = atomic_load_explicit(&e->at_split, memory_order_relaxed);
+	out->ctx_faults = atomic_load_explicit(&e->ctx_faults, memory_order_relaxed);
+	out->ctx_bad_images = atomic_load_explicit(&e->ctx_bad_images, memory_order_relaxed);
+	out->paging_ops = atomic_load_explicit(&e->paging_ops, memory_order_relaxed);
 }
 
 const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine)
@@ -248,6 +252,7 @@ void hw_ctx_load(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
 	if (atomic_load_explicit(&e->ctx_loaded, memory_order_relaxed) == q)
 		return;
+	hw_ctx_check_images(a, e, q);   /* segment-managed allocations */
 	if (q->ctx_in_alloc) {
 		/* switched out by a ContextSwitch packet: restored now, lazily */
 		hw_ctx_restore(a, e, q);
@@ -274,18 +279,39 @@ void hw_ctx_switch(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q
 
 /* ---- the context allocation ---- */
 
-int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out)
+static _Atomic uint64_t hw_ctx_ids = 1;
+
+static int hw_ctx_alloc_new(struct hw_adapter *a, size_t bytes, bool managed, struct hw_ctx_alloc **out)
 {
 	if (!bytes)
+		return -EINVAL;
+	if (managed && !a->caps.ctx_local_slots)
 		return -EINVAL;
 	struct hw_ctx_alloc *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->a = a;
 	c->bytes = bytes;
 	c->save_ns = (uint64_t)((unsigned __int128)a->caps.ctx_save_ns * bytes / HW_CTX_ALLOC_BYTES_DEFAULT);
 	c->restore_ns = (uint64_t)((unsigned __int128)a->caps.ctx_restore_ns * bytes / HW_CTX_ALLOC_BYTES_DEFAULT);
+	c->id = atomic_fetch_add_explicit(&hw_ctx_ids, 1, memory_order_relaxed);
+	c->managed = managed;
+	pthread_mutex_lock(&a->queue_lock);
+	c->next = a->ctx_allocs;
+	a->ctx_allocs = c;
+	pthread_mutex_unlock(&a->queue_lock);
 	*out = c;
 	return 0;
+}
+
+int hw_ctx_alloc_create(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out)
+{
+	return hw_ctx_alloc_new(a, bytes, false, out);
+}
+
+int hw_ctx_alloc_create_managed(struct hw_adapter *a, size_t bytes, struct hw_ctx_alloc **out)
+{
+	return hw_ctx_alloc_new(a, bytes, true, out);
 }
 
 void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c)
@@ -294,14 +320,23 @@ void hw_queue_set_ctx_alloc(struct hw_queue *q, struct hw_ctx_alloc *c)
 	q->ctx_alloc = c;   /* before q's first command: the ring's release publishes it */
 }
 
+void hw_queue_set_dev_alloc(struct hw_queue *q, struct hw_ctx_alloc *c)
+{
+	/* release: the allocation's placement before the engine reaches it */
+	atomic_store_explicit(&q->dev_alloc, c, memory_order_release);
+}
+
 void hw_ctx_alloc_stats(const struct hw_ctx_alloc *c, struct hw_ctx_alloc_stats *out)
 {
 	out->bytes = c->bytes;
+	out->managed = c->managed;
+	out->va = atomic_load_explicit(&c->va, memory_order_acquire);
 	out->saves = atomic_load_explicit(&c->saves, memory_order_relaxed);
 	out->restores = atomic_load_explicit(&c->restores, memory_order_relaxed);
 	out->saved_work_ns = atomic_load_explicit(&c->saved_work_ns, memory_order_relaxed);
 	out->restored_work_ns = atomic_load_explicit(&c->restored_work_ns, memory_order_relaxed);
-	out->holds = atomic_load_explicit(&c->holds, memory_order_relaxed);
+	struct hw_ctx_image *img = hw_ctx_img(c->a, (struct hw_ctx_alloc *)c);   /* not resident: nothing held here */
+	out->holds = img && atomic_load_explicit(&img->holds, memory_order_relaxed);
 	out->destroyed = atomic_load_explicit(&c->destroyed, memory_order_relaxed);
 }
 
@@ -316,6 +351,15 @@ static void hw_ctx_bump(_Atomic uint64_t *x)
 	atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
+/* q's image, or NULL with a fault counted (managed and not resident). */
+static struct hw_ctx_image *hw_ctx_reach(struct hw_adapter *a, struct hw_engine *e, struct hw_ctx_alloc *c)
+{
+	struct hw_ctx_image *img = hw_ctx_img(a, c);
+	if (!img)
+		lf_count(&e->ctx_faults, 1);
+	return img;
+}
+
 void hw_ctx_save(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
 	struct hw_ctx_alloc *c = q->ctx_alloc;
@@ -325,15 +369,19 @@ void hw_ctx_save(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 	lf_count(&e->ctx_saves, 1);
 	if (!c)
 		return;                /* no allocation: the context stays in q */
-	atomic_store_explicit(&c->work_left_ns, q->work_left_ns, memory_order_relaxed);
-	atomic_store_explicit(&c->work_slice_ns, q->work_slice_ns, memory_order_relaxed);
-	atomic_store_explicit(&c->kind, q->kind, memory_order_relaxed);
-	atomic_store_explicit(&c->mid_buffer, q->mid_buffer, memory_order_relaxed);
+	struct hw_ctx_image *img = hw_ctx_reach(a, e, c);
+	if (img) {
+		atomic_store_explicit(&img->work_left_ns, q->work_left_ns, memory_order_relaxed);
+		atomic_store_explicit(&img->work_slice_ns, q->work_slice_ns, memory_order_relaxed);
+		atomic_store_explicit(&img->kind, q->kind, memory_order_relaxed);
+		atomic_store_explicit(&img->mid_buffer, q->mid_buffer, memory_order_relaxed);
+		atomic_store_explicit(&img->holds, true, memory_order_relaxed);
+	}
 	atomic_store_explicit(&c->saved_work_ns, q->work_left_ns, memory_order_relaxed);
-	/* the context lives in the allocation now, not in the queue */
+	/* the context lives in the allocation now, not in the queue (a fault
+	 * loses it) */
 	q->work_left_ns = 0;
 	q->work_slice_ns = 0;
-	atomic_store_explicit(&c->holds, true, memory_order_relaxed);
 	hw_ctx_bump(&c->saves);
 }
 
@@ -344,26 +392,48 @@ void hw_ctx_restore(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *
 	if (cost)
 		lf_spin_ns(cost);
 	lf_count(&e->ctx_restores, 1);
-	if (!c || !atomic_load_explicit(&c->holds, memory_order_relaxed))
+	struct hw_ctx_alloc *dev = atomic_load_explicit(&q->dev_alloc, memory_order_acquire);
+	if (dev)
+		hw_ctx_reach(a, e, dev);   /* its device's allocation, as at every load */
+	if (!c)
+		return;
+	struct hw_ctx_image *img = hw_ctx_reach(a, e, c);
+	if (!img || !atomic_load_explicit(&img->holds, memory_order_relaxed))
 		return;
 	if (a->caps.fault != HW_FAULT_CTX_RESTORE_LOST) {   /* broken on purpose: nothing read back */
-		q->work_left_ns = atomic_load_explicit(&c->work_left_ns, memory_order_relaxed);
-		q->work_slice_ns = atomic_load_explicit(&c->work_slice_ns, memory_order_relaxed);
-		q->kind = atomic_load_explicit(&c->kind, memory_order_relaxed);
-		q->mid_buffer = atomic_load_explicit(&c->mid_buffer, memory_order_relaxed);
+		q->work_left_ns = atomic_load_explicit(&img->work_left_ns, memory_order_relaxed);
+		q->work_slice_ns = atomic_load_explicit(&img->work_slice_ns, memory_order_relaxed);
+		q->kind = atomic_load_explicit(&img->kind, memory_order_relaxed);
+		q->mid_buffer = atomic_load_explicit(&img->mid_buffer, memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->restored_work_ns, q->work_left_ns, memory_order_relaxed);
-	atomic_store_explicit(&c->holds, false, memory_order_relaxed);
+	atomic_store_explicit(&img->holds, false, memory_order_relaxed);
 	hw_ctx_bump(&c->restores);
 }
 
 uint64_t hw_ctx_drop(struct hw_queue *q)
 {
 	struct hw_ctx_alloc *c = q->ctx_alloc;
-	if (!c || !atomic_load_explicit(&c->holds, memory_order_relaxed))
+	struct hw_ctx_image *img = c ? hw_ctx_img(q->a, c) : NULL;
+	if (!img || !atomic_load_explicit(&img->holds, memory_order_relaxed))
 		return 0;
-	atomic_store_explicit(&c->holds, false, memory_order_relaxed);
-	return atomic_load_explicit(&c->work_left_ns, memory_order_relaxed);
+	atomic_store_explicit(&img->holds, false, memory_order_relaxed);
+	return atomic_load_explicit(&img->work_left_ns, memory_order_relaxed);
+}
+
+/* Loading q's context the first time: its image must be the one
+ * InitContextResource wrote for it; its device's allocation must be there. */
+void hw_ctx_check_images(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
+{
+	struct hw_ctx_alloc *dev = atomic_load_explicit(&q->dev_alloc, memory_order_acquire);
+	if (dev && !hw_ctx_reach(a, e, dev))
+		return;
+	if (q->ctx_loaded_once || !q->ctx_alloc || !q->ctx_alloc->managed)
+		return;
+	q->ctx_loaded_once = true;
+	struct hw_ctx_image *img = hw_ctx_reach(a, e, q->ctx_alloc);
+	if (img && atomic_load_explicit(&img->init, memory_order_relaxed) != q->ctx_alloc->id)
+		lf_count(&e->ctx_bad_images, 1);
 }
 
 bool hw_reset_check(struct hw_engine *e, struct hw_queue *q)

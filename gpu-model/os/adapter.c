@@ -109,7 +109,7 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 	a->table = calloc(cfg->max_fences, sizeof(*a->table));
 	a->free_idx = calloc(cfg->max_fences, sizeof(*a->free_idx));
 	a->logs = os_logs_create();   /* logbuf */
-	if (!a->handles || !a->table || !a->free_idx || !a->logs) {
+	if (!a->handles || !a->table || !a->free_idx || !a->logs || os_vidmm_init(a)) {
 		snprintf(err, errlen, "out of memory creating an adapter for %u fences", cfg->max_fences);
 		os_adapter_destroy(a);
 		return -ENOMEM;
@@ -160,6 +160,7 @@ void os_adapter_destroy(struct os_adapter *a)
 	}
 	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++)
 		os_ctx_alloc_destroy(a, &a->queues[i]->ctx_alloc);   /* ctxalloc.c: the memory goes with the HW queue */
+	os_vidmm_destroy(a);
 	hw_adapter_destroy(a->hw);
 	a->hw = NULL;
 	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++) {

@@ -70,6 +70,7 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_UPDATE_NATIVE_FENCE_LOGS] = "DxgkDdiUpdateNativeFenceLogs",
 		[OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER] = "DxgkDdiSetNativeFenceLogBuffer",
 		[OS_DDI_UPDATE_MONITORED_VALUES] = "DxgkDdiUpdateMonitoredValues",
+		[OS_DDI_BUILD_PAGING_BUFFER] = "DxgkDdiBuildPagingBuffer",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

@@ -204,6 +204,8 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 	if (q->um)
 		if (!os_log_attach(u->a, q->hwq, u->log_bytes, &q->log))   /* logbuf: kernel-mode queues get none */
 			os_log_set_device(q->log, c->d->log_dev);
+	if (c->d->ctx_alloc)
+		hw_queue_set_dev_alloc(q->hwq, c->d->ctx_alloc);   /* ctxalloc.c: its device's */
 	if (c->suspended)
 		hw_queue_set_scheduled(q->hwq, false);
 	q->next = c->queues;
@@ -375,6 +377,7 @@ int os_device_destroy(struct os_device *d)
 		c->dead = true;
 	}
 	d->dead = true;
+	os_ctx_alloc_destroy(u->a, &d->ctx_alloc);   /* ctxalloc.c: with its last context */
 	pthread_mutex_unlock(&u->lock);
 	return rc;
 }

@@ -106,6 +106,12 @@ enum os_fault {
 					     (os_config.kmd_disable_preemption honoured) */
 	OS_FAULT_PAGING_NOT_FIRST,     /* resubmitted paging buffers are not put before the engine's other
 					  queues (os_queue_preempt tells the engine none were paging) */
+	OS_FAULT_EVICT_DISCARDS,       /* vidmm.c: evicting or relocating a context allocation does not copy its
+					  content (the video memory manager does not preserve it) */
+	OS_FAULT_NO_INIT_CONTEXT_RESOURCE, /* vidmm.c: a first residency builds no InitContextResource paging
+					      buffer (the context starts from whatever the memory held) */
+	OS_FAULT_DEVICE_ALLOC_EVICTABLE, /* vidmm.c: a device context allocation may be evicted while its
+					    device lives */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -425,6 +431,36 @@ int os_ctx_alloc_create(struct os_adapter *a, struct hw_queue *q, size_t bytes, 
 void os_ctx_alloc_destroy(struct os_adapter *a, struct hw_ctx_alloc **c);
 struct hw_ctx_alloc *os_queue_ctx_alloc(struct os_queue *q);
 
+/* ---- the video memory manager (vidmm.c) ----
+ * Seed gpu-preemption, step 7 (hw.h "memory segments and context images").
+ * With caps.ctx_local_slots, os_ctx_alloc_create makes each context
+ * allocation resident at once: a local-memory slot (evicting the least
+ * recently used allocation whose context is not on the GPU when none is
+ * free) initialized by a paging buffer with InitContextResource.  The moves,
+ * each by a paging buffer on the paging queue (the system context, engine 0)
+ * that the caller waits for, content kept:
+ *   os_ctx_alloc_evict       to the system-memory aperture; its queue stays
+ *                            off the run list.  0 / -EBUSY (its context is on
+ *                            the GPU, or its queue suspended) / -ENOSPC
+ *   os_ctx_alloc_make_resident  back to local memory (at whatever address
+ *                            is free), its queue back on the run list; a
+ *                            kernel-mode queue's submission does it.  0 / -ENOSPC
+ *   os_ctx_alloc_relocate    to another free local address.  0 / -ENOSPC / -EBUSY
+ * All -EINVAL without the segment or for an unknown allocation.  Any thread
+ * but the engines' and the interrupt thread; blocking (one lock, the paging
+ * fence).  A device context allocation is never evicted while its device
+ * lives.  os_vidmm_paging_queue: the system context's HW queue (NULL: no segment). */
+struct os_vidmm_stats {
+	uint64_t inits;           /* InitContextResource paging buffers */
+	uint64_t evictions, brought_back, relocations;
+	uint64_t paging_buffers;  /* all paging buffers run */
+};
+int os_ctx_alloc_evict(struct os_adapter *a, struct hw_ctx_alloc *c);
+int os_ctx_alloc_make_resident(struct os_adapter *a, struct hw_ctx_alloc *c);
+int os_ctx_alloc_relocate(struct os_adapter *a, struct hw_ctx_alloc *c);
+void os_vidmm_stats(struct os_adapter *a, struct os_vidmm_stats *out);
+struct hw_queue *os_vidmm_paging_queue(struct os_adapter *a);
+
 /* Buffers put back by os_queue_preempt so far (paging and not). */
 uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging);
 
@@ -693,6 +729,7 @@ enum os_ddi {
 	OS_DDI_UPDATE_MONITORED_VALUES,
 	OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER, /* DxgkDdiSetNativeFenceLogBuffer: handle = HW queue (hw_queue_handle),
 					       value = enum hw_log_type */
+	OS_DDI_BUILD_PAGING_BUFFER,     /* DxgkDdiBuildPagingBuffer: handle = enum hw_paging_op, value = the destination address */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -99,6 +99,7 @@ struct os_queue {
 	uint64_t next_id;               /* submission fence IDs handed out (q->lock) */
 	_Atomic uint64_t resubmitted, resubmitted_paging;
 	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c (NULL once destroyed) */
+	bool system;                     /* the system context (vidmm.c's paging queue): may carry HW_CMD_PAGING */
 };
 
 struct os_adapter {
@@ -138,6 +139,7 @@ struct os_adapter {
 	LF_ALIGNED _Atomic uint64_t x_received, x_soft;  /* any propagating interrupt thread */
 	struct os_logs *logs;           /* logbuf.c: the log buffers of user-mode HW queues */
 	_Atomic(struct os_trace *) trace;  /* trace.c: NULL until tracing starts (then set once, release) */
+	struct os_vidmm *vidmm;         /* vidmm.c: NULL without a context segment */
 };
 /* submitters' held count | stop (polled by the interrupt thread) | its
  * counters | the DDI log (any thread) | cross-adapter counts of two writers */
@@ -266,4 +268,13 @@ void os_kmd_update_native_fence_logs(struct os_adapter *a, struct hw_queue *cons
 /* feature.c: the KMD's initialization query (IsFeatureEnabled, QueryFeatureInterface, GetOSCaps). */
 int os_kmd_query_features(struct os_adapter *a, char *err, size_t errlen);
 
+/* vidmm.c: the video memory manager (NULL without caps.ctx_local_slots).
+ * add: c (of queue q; NULL for a device context allocation) resident now. */
+int os_vidmm_init(struct os_adapter *a);
+void os_vidmm_destroy(struct os_adapter *a);
+int os_vidmm_add(struct os_adapter *a, struct hw_ctx_alloc *c, struct hw_queue *q);
+void os_vidmm_remove(struct os_adapter *a, struct hw_ctx_alloc *c);
+/* queue.c: a queue of the system context (no context allocation: the
+ * paging queue). */
+int os_queue_create_system(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out);
 #endif

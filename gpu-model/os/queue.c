@@ -19,7 +19,7 @@
 #include "lockfree/die.h"
 #include "lockfree/thread.h"
 
-int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
+static int os_queue_new(struct os_adapter *a, unsigned engine, size_t ring_slots, bool system, struct os_queue **out)
 {
 	uint32_t n = atomic_load(&a->nqueues);
 	if (n == OS_MAX_QUEUES)
@@ -31,10 +31,12 @@ int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, st
 		lf_free(q, sizeof(*q), LF_CACHELINE);
 		return rc;
 	}
-	rc = os_ctx_alloc_create(a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
+	/* a system context has no context allocation (DxgkCbCreateContextAllocation's Remarks) */
+	rc = system ? 0 : os_ctx_alloc_create(a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
 	if (rc)
 		lf_die("os_queue_create: context allocation: %d", rc);   /* the HW queue is on the run list already */
 	pthread_mutex_init(&q->lock, NULL);
+	q->system = system;
 	a->queues[n] = q;
 	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
 	*out = q;
@@ -54,6 +56,26 @@ static bool os_wait_on_cpu(const struct os_adapter *a, const struct hw_cmd *c)
 		return true;
 	const struct os_fence *f = c->fence->owner;
 	return a->cfg.fault == OS_FAULT_CROSS_WAIT_HELD && f && f->x;
+}
+
+int os_queue_create(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
+{
+	return os_queue_new(a, engine, ring_slots, false, out);
+}
+
+int os_queue_create_system(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out)
+{
+	return os_queue_new(a, engine, ring_slots, true, out);
+}
+
+/* vidmm.c: the OS makes a context's allocation resident before its commands
+ * go to the hardware (DxgkCbCreateContextAllocation's Remarks); an evicted
+ * one comes back here. */
+static int os_queue_resident(struct os_queue *q)
+{
+	if (!q->a->vidmm || !q->ctx_alloc || hw_ctx_alloc_va(q->ctx_alloc))
+		return 0;
+	return os_ctx_alloc_make_resident(q->a, q->ctx_alloc);
 }
 
 /* The fence a WAIT command names, if the OS (not the GPU) must hold it. */
@@ -216,7 +238,8 @@ static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cm
 	for (size_t i = 0; i < n; i++) {
 		const struct hw_cmd *c = &cmds[i];
 		bool fenced = c->op == HW_CMD_SIGNAL || c->op == HW_CMD_WAIT;
-		if (c->op > HW_CMD_STAMP || (fenced && !c->fence))
+		bool paging = c->op == HW_CMD_PAGING && q->system;   /* vidmm.c's paging buffers */
+		if ((c->op > HW_CMD_STAMP && !paging) || (fenced && !c->fence))
 			return -EINVAL;
 		if (no_va && c->op == HW_CMD_SIGNAL && !c->fence->native)
 			return -EINVAL;
@@ -257,6 +280,8 @@ int os_queue_submit(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 	if (!n)
 		return 0;
 	int rc = os_queue_cmds_check(q, cmds, n);
+	if (!rc)
+		rc = os_queue_resident(q);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&q->lock);
@@ -270,6 +295,8 @@ int os_queue_submit_buffer(struct os_queue *q, const struct hw_cmd *cmds, size_t
 	if (!n)
 		return -EINVAL;
 	int rc = os_queue_cmds_check(q, cmds, n);
+	if (!rc)
+		rc = os_queue_resident(q);
 	if (rc)
 		return rc;
 	struct hw_cmd *buf = malloc((n + 1) * sizeof(*buf));

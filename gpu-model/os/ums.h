@@ -215,6 +215,30 @@ struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
 /* Its context allocation (ctxalloc.c; a kernel-mode queue's is its OS
  * queue's); NULL once destroyed with the queue.  Any thread. */
 struct hw_ctx_alloc *os_hwqueue_ctx_alloc(struct os_hwqueue *q);
+/* DxgkCbCreateContextAllocation with its arguments
+ * (DXGKARGCB_CREATECONTEXTALLOCATION), for the Remarks' two kinds (seed
+ * gpu-preemption, step 5: "Note the specific instructions and restrictions
+ * given in Remarks"):
+ *   a device context allocation (SharedAcrossContexts = 1): hContext NULL,
+ *     hDevice a device (NULL is the system device: refused); one per
+ *     device; resident for as long as the device lives, whatever else the
+ *     memory manager evicts, and reached by every context of the device
+ *     (hw_queue_set_dev_alloc); destroyed with the device;
+ *   a GPU context allocation (SharedAcrossContexts = 0): hContext a
+ *     context's HW queue; refused for the system context (the paging
+ *     queue, os_vidmm_paging_queue); every other context got its one when
+ *     it was created (os_ctx_alloc_create), so -EEXIST.
+ * 0 (hAllocation set) / -EINVAL / -EEXIST / -ENODEV (device destroyed) /
+ * -ENOMEM / -ENOSPC (no slot).  Any thread; takes the ums lock; blocks for
+ * the paging buffer that initializes it. */
+struct os_createcontextallocation {
+	bool SharedAcrossContexts;         /* ContextAllocationFlags.SharedAcrossContexts */
+	struct os_device *hDevice;
+	struct hw_queue *hContext;
+	size_t Size;
+	struct hw_ctx_alloc *hAllocation;  /* out */
+};
+int os_create_context_allocation(struct os_ums *u, struct os_createcontextallocation *args);
 /* The queue's scheduling priority (higher runs first; 0 by default).  On
  * the engine's run list at once; kernel-mode submissions to a queue that
  * outranks the one its engine runs make the scheduler send a preemption

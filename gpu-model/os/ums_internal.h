@@ -76,6 +76,7 @@ struct os_device {
 	struct os_context *contexts;     /* (u->lock) */
 	struct os_fence **fences;        /* tracked (u->lock) */
 	size_t nfences, fences_cap;
+	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c: its device context allocation (u->lock; NULL: none) */
 };
 
 struct os_ums {
