@@ -15,6 +15,8 @@
 #include "tests/fb_test.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -1099,6 +1101,216 @@ static void broken_device_context_allocation_evicted_is_caught(void **state)
 	assert_true(r.st.ctx_faults >= 1);           /* its context found it gone */
 }
 
+/* ---- DMA buffers that name allocations (issue 22) ---- */
+
+/* A split DMA buffer of one render command, two packets, one allocation A:
+ * packet 0 binds A to slot 0 and writes 11 to its word 0; packet 1 writes
+ * 22 to its word 1, after reprogramming slot 0 (PT_SPLIT_GOOD), after an
+ * unbind at packet 0's end and a reprogramming (PT_SPLIT_UNBIND), or
+ * through the binding packet 0 left (PT_SPLIT_LEAK).  Between the packets
+ * the memory manager moves A. */
+enum pt_split_kind { PT_SPLIT_GOOD, PT_SPLIT_UNBIND, PT_SPLIT_LEAK };
+
+struct pt_splitbuf {
+	struct hw_cmd p0[4], p1[3];
+	struct os_patch_location l0[1], l1[1];
+	struct os_split_packet pk[2];
+	struct os_alloc *allocs[1];
+	struct os_split_dma_buffer b;
+	_Atomic uint64_t c[2];
+};
+
+static void pt_splitbuf_init(struct pt_splitbuf *s, struct os_alloc *al, enum pt_split_kind kind)
+{
+	memset(s, 0, sizeof(*s));
+	size_t n0 = 0, n1 = 0;
+	s->p0[n0++] = (struct hw_cmd){ .op = HW_CMD_BIND, .pad = 0 };
+	s->p0[n0++] = (struct hw_cmd){ .op = HW_CMD_STORE, .pad = 0, .arg = 0, .value = 11 };
+	if (kind == PT_SPLIT_UNBIND)
+		s->p0[n0++] = (struct hw_cmd){ .op = HW_CMD_BIND, .pad = 0, .arg = 0 };   /* unbind: no patch location */
+	s->p0[n0++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &s->c[0] };
+	if (kind != PT_SPLIT_LEAK)
+		s->p1[n1++] = (struct hw_cmd){ .op = HW_CMD_BIND, .pad = 0 };            /* reprogrammed */
+	s->p1[n1++] = (struct hw_cmd){ .op = HW_CMD_STORE, .pad = 0, .arg = 8, .value = 22 };
+	s->p1[n1++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &s->c[1] };
+	s->l0[0] = (struct os_patch_location){ .AllocationIndex = 0, .PatchOffset = 0 };
+	s->l1[0] = (struct os_patch_location){ .AllocationIndex = 0, .PatchOffset = 0 };
+	s->pk[0] = (struct os_split_packet){ .cmds = s->p0, .n = n0, .patches = s->l0, .npatches = 1 };
+	s->pk[1] = (struct os_split_packet){ .cmds = s->p1, .n = n1, .patches = s->l1, .npatches = kind == PT_SPLIT_LEAK ? 0 : 1 };
+	s->allocs[0] = al;
+	s->b = (struct os_split_dma_buffer){ .allocs = s->allocs, .nallocs = 1, .packets = s->pk, .npackets = 2 };
+}
+
+struct pt_patch {
+	int rc0, rc1, verify;
+	size_t bad;
+	uint64_t w0, w1, c0_rejected, faults;
+};
+
+static void pt_patch_run(enum pt_split_kind kind, bool detect, bool no_patching, enum os_fault fault, struct pt_patch *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.data_words = 1024;
+	cfg.caps.no_dma_patching = no_patching;
+	cfg.binding_leak_detection = detect;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	struct os_alloc *al;
+	assert_int_equal(os_alloc_create(a, 8, 1, &al), 0);
+	struct pt_splitbuf *s = malloc(sizeof(*s));
+	pt_splitbuf_init(s, al, kind);
+	r->bad = SIZE_MAX;
+	r->verify = os_split_verify(a, &s->b, &r->bad);
+	r->rc0 = os_queue_submit_split_packet(q, &s->b, 0);
+	r->rc1 = -1;
+	r->c0_rejected = 0;
+	if (r->rc0 == 0) {
+		pt_wait_count(&s->c[0], 1);
+		assert_int_equal(os_alloc_move(al), 0);       /* between two split packets */
+		r->rc1 = os_queue_submit_split_packet(q, &s->b, 1);
+		assert_int_equal(r->rc1, 0);
+		pt_wait_count(&s->c[1], 1);
+	} else {
+		struct hw_cmd cnt = { .op = HW_CMD_COUNT, .stamp = &s->c[1] };
+		assert_int_equal(os_queue_submit(q, &cnt, 1), 0);   /* a marker behind what would have run */
+		pt_wait_count(&s->c[1], 1);
+		r->c0_rejected = atomic_load(&s->c[0]);
+	}
+	r->w0 = os_alloc_read(al, 0, 0);
+	r->w1 = os_alloc_read(al, 0, 1);
+	struct hw_engine_preempt_stats st;
+	hw_engine_preempt_stats(os_adapter_hw(a), 0, &st);
+	r->faults = st.data_faults;
+	fbt_down(a);
+	free(s);
+}
+
+/* Seed "Memory mapping considerations": "Provide a patch location list for
+ * split DMA buffers."  Each packet is patched from its own list when it is
+ * submitted, so the second one reaches A where it is now. */
+static void patch_location_list_for_split_dma_buffers(void **state)
+{
+	struct pt_patch r;
+	pt_patch_run(PT_SPLIT_GOOD, false, false, OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc0, 0);
+	assert_int_equal(r.w0, 11);
+	assert_int_equal(r.w1, 22);
+	assert_int_equal(r.faults, 0);
+}
+
+static void broken_split_packets_patched_from_one_list_is_caught(void **state)
+{
+	struct pt_patch r;
+	pt_patch_run(PT_SPLIT_GOOD, false, false, OS_FAULT_SPLIT_PATCH_ONCE, &r);
+	assert_int_equal(r.w0, 11);
+	assert_true(r.w1 != 22);                     /* the second packet wrote where A was */
+}
+
+/* Seed: "A verification mode, called binding leak detection, is available.
+ * This verification mode walks through the patch location list and rejects
+ * packets that don't unbind or that don't reprogram allocations for each
+ * split packet. ... set the NoDmaPatching member of the DXGK_VIDSCHCAPS
+ * structure to 1" to opt out. */
+static void binding_leak_detection_rejects_split_packets_that_neither_unbind_nor_reprogram(void **state)
+{
+	struct pt_patch r;
+	pt_patch_run(PT_SPLIT_LEAK, true, false, OS_FAULT_NONE, &r);
+	assert_int_equal(r.verify, -EPERM);
+	assert_int_equal(r.bad, 0);                  /* packet 0 leaves slot 0 bound, packet 1 uses it unprogrammed */
+	assert_int_equal(r.rc0, -EPERM);
+	assert_int_equal(r.c0_rejected, 0);          /* nothing of it ran */
+	for (int k = PT_SPLIT_GOOD; k <= PT_SPLIT_UNBIND; k++) {
+		pt_patch_run((enum pt_split_kind)k, true, false, OS_FAULT_NONE, &r);   /* reprogrammed; unbound */
+		assert_int_equal(r.verify, 0);
+		assert_int_equal(r.w0, 11);
+		assert_int_equal(r.w1, 22);
+	}
+	/* why: without the mode the leaking packet writes through a stale binding */
+	pt_patch_run(PT_SPLIT_LEAK, false, false, OS_FAULT_NONE, &r);
+	assert_int_equal(r.rc0, 0);
+	assert_true(r.w1 != 22);
+}
+
+static void no_dma_patching_opts_out_of_binding_leak_detection(void **state)
+{
+	struct pt_patch r;
+	pt_patch_run(PT_SPLIT_LEAK, true, true, OS_FAULT_NONE, &r);
+	assert_int_equal(r.verify, 0);
+	assert_int_equal(r.rc0, 0);
+	assert_int_equal(r.w0, 11);
+	assert_int_equal(r.w1, 22);                  /* the virtual address survived the move */
+	assert_int_equal(r.faults, 0);
+}
+
+static void broken_binding_leak_detection_walking_nothing_is_caught(void **state)
+{
+	struct pt_patch r;
+	pt_patch_run(PT_SPLIT_LEAK, true, false, OS_FAULT_BINDING_LEAK_UNCHECKED, &r);
+	assert_int_equal(r.rc0, 0);                  /* accepted ... */
+	assert_true(r.w1 != 22);                     /* ... and it wrote through the stale binding */
+}
+
+/* Seed: "A preemption-aware driver must not change the content of a split
+ * DMA buffer when it's broadcast to multiple adapters in linked display
+ * adapter (LDA) mode ... if the packet was executed on another engine, it
+ * would operate on the same copy of DMA buffer data."  Two engines stand
+ * for two linked GPUs, A has a copy on each.  GPU 0 is busy with another
+ * context's long work when the split buffer is broadcast, so it runs its
+ * packets after GPU 1. */
+struct pt_lda {
+	uint64_t w[2][2], sum_after_push, sum_end;
+};
+
+static void pt_lda_run(enum os_fault fault, struct pt_lda *r)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.caps.engines = 2;
+	cfg.caps.data_words = 1024;
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_queue *busy = fbt_queue(a, 0, 64), *qs[2] = { fbt_queue(a, 0, 64), fbt_queue(a, 1, 64) };
+	struct os_alloc *al;
+	assert_int_equal(os_alloc_create(a, 8, 3, &al), 0);
+	struct pt_splitbuf *s = malloc(sizeof(*s));
+	pt_splitbuf_init(s, al, PT_SPLIT_GOOD);
+	_Atomic uint64_t started = 0;
+	struct hw_cmd w[2] = { { .op = HW_CMD_COUNT, .stamp = &started }, { .op = HW_CMD_WORK, .arg = PT_WORK_NS / 2 } };
+	assert_int_equal(os_queue_submit(busy, w, 2), 0);
+	pt_wait_count(&started, 1);
+	const struct hw_cmd *shared[2];
+	for (size_t k = 0; k < 2; k++)
+		assert_int_equal(os_lda_broadcast_split_packet(qs, 2, &s->b, k, &shared[k]), 0);
+	r->sum_after_push = os_dma_checksum(shared[0], s->b.packets[0].n) ^ os_dma_checksum(shared[1], s->b.packets[1].n);
+	pt_wait_count(&s->c[1], 2);                 /* both GPUs ran both packets */
+	r->sum_end = os_dma_checksum(shared[0], s->b.packets[0].n) ^ os_dma_checksum(shared[1], s->b.packets[1].n);
+	for (unsigned g = 0; g < 2; g++)
+		for (unsigned i = 0; i < 2; i++)
+			r->w[g][i] = os_alloc_read(al, g, i);
+	fbt_down(a);
+	free(s);
+}
+
+static void linked_display_adapter_broadcast_split_dma_buffer_not_changed(void **state)
+{
+	struct pt_lda r;
+	pt_lda_run(OS_FAULT_NONE, &r);
+	for (unsigned g = 0; g < 2; g++) {            /* each GPU wrote its own copy */
+		assert_int_equal(r.w[g][0], 11);
+		assert_int_equal(r.w[g][1], 22);
+	}
+	assert_true(r.sum_after_push == r.sum_end);  /* the one copy never changed */
+}
+
+static void broken_lda_split_buffer_patched_per_gpu_is_caught(void **state)
+{
+	struct pt_lda r;
+	pt_lda_run(OS_FAULT_LDA_PATCH_PER_GPU, &r);
+	assert_true(r.w[0][0] != 11 || r.w[0][1] != 22);   /* GPU 0 ran GPU 1's addresses */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
@@ -1133,4 +1345,11 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(broken_eviction_discarding_context_content_is_caught),
 	     cmocka_unit_test(broken_missing_init_context_resource_is_caught),
 	     cmocka_unit_test(device_context_allocation_remarks_restrictions_and_residency),
-	     cmocka_unit_test(broken_device_context_allocation_evicted_is_caught))
+	     cmocka_unit_test(broken_device_context_allocation_evicted_is_caught),
+	     cmocka_unit_test(patch_location_list_for_split_dma_buffers),
+	     cmocka_unit_test(broken_split_packets_patched_from_one_list_is_caught),
+	     cmocka_unit_test(binding_leak_detection_rejects_split_packets_that_neither_unbind_nor_reprogram),
+	     cmocka_unit_test(no_dma_patching_opts_out_of_binding_leak_detection),
+	     cmocka_unit_test(broken_binding_leak_detection_walking_nothing_is_caught),
+	     cmocka_unit_test(linked_display_adapter_broadcast_split_dma_buffer_not_changed),
+	     cmocka_unit_test(broken_lda_split_buffer_patched_per_gpu_is_caught))

@@ -81,6 +81,8 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 	if (c->gfx_preempt > HW_GFX_PREEMPT_SHADER_BOUNDARY || c->compute_preempt > HW_COMPUTE_PREEMPT_SHADER_BOUNDARY)
 		return hw_caps_error(err, errlen, "preemption granularity %d/%d: unknown", (int)c->gfx_preempt,
 				     (int)c->compute_preempt);
+	if (c->data_words > (1u << 24))
+		return hw_caps_error(err, errlen, "data_words=%u: at most %u", c->data_words, 1u << 24);
 	if (c->ctx_local_slots > HW_CTX_SLOTS_MAX || c->ctx_system_slots > HW_CTX_SLOTS_MAX)
 		return hw_caps_error(err, errlen, "ctx_local_slots=%u / ctx_system_slots=%u: at most %u", c->ctx_local_slots,
 				     c->ctx_system_slots, HW_CTX_SLOTS_MAX);
@@ -114,7 +116,8 @@ int hw_adapter_create(const struct hw_caps *caps, struct hw_adapter **out, char 
 	if (hw_segments_create(a)) {
 		hw_display_destroy(a);
 		lf_free(a, sizeof(*a), LF_CACHELINE);
-		return hw_caps_error(err, errlen, "out of memory for %u context images", caps->ctx_local_slots);
+		return hw_caps_error(err, errlen, "out of memory for %u context images and %u data words",
+				     caps->ctx_local_slots, caps->data_words);
 	}
 	lf_mpsc_init(&a->irq_q);
 	lf_wake_init(&a->irq_wake);

@@ -658,6 +658,12 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		case HW_CMD_PAGING:
 			hw_engine_paging(a, e, &c);   /* segment.c */
 			break;
+		case HW_CMD_BIND:
+			hw_engine_bind(q, &c);        /* segment.c */
+			break;
+		case HW_CMD_STORE:
+			hw_engine_store(a, e, q, &c);
+			break;
 		case HW_CMD_STAMP: {
 			/* the time it executed, seen once the write reached memory (timing.c) */
 			uint64_t t = lf_ticks_ordered();

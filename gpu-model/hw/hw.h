@@ -115,6 +115,28 @@ enum { HW_SEGMENT_NONE, HW_SEGMENT_LOCAL, HW_SEGMENT_SYSTEM, HW_SEGMENTS };
 #define HW_VA(seg, off) ((uint64_t)(seg) << 48 | (uint64_t)(off))
 enum hw_paging_op { HW_PAGING_TRANSFER, HW_PAGING_INIT_CONTEXT_RESOURCE };
 
+/* Data allocations (segment.c; os/dma.c manages them): caps.data_words
+ * 64-bit words of memory.  A physical GPU address is
+ * HW_VA(HW_SEGMENT_DATA, byte offset); the engines also translate virtual
+ * addresses HW_VA(HW_SEGMENT_VIRTUAL, page * HW_DATA_PAGE_BYTES + offset)
+ * through a page table per engine (one engine per physical GPU of a linked
+ * adapter), so an allocation keeps its virtual address when the OS moves
+ * it: what a driver with NoDmaPatching patches (os/dma.c).  A context binds an allocation to a slot
+ * (HW_CMD_BIND) and writes through it (HW_CMD_STORE); the binding is the
+ * context's state, kept across DMA buffers, split packets and preemption.
+ * A STORE through an unbound slot or an address that maps nowhere is a
+ * counted fault. */
+#define HW_SEGMENT_DATA 8u
+#define HW_SEGMENT_VIRTUAL 9u
+#define HW_DATA_PAGE_BYTES 4096u
+#define HW_DATA_PAGES 256u
+#define HW_BIND_SLOTS 8u
+struct hw_adapter;
+/* The word at physical word index w (NULL: out of the segment).  Any thread. */
+_Atomic uint64_t *hw_data_word(struct hw_adapter *a, uint64_t w);
+/* Map virtual page `page` to physical word index w (+1 encoded; 0 unmaps) on engine e's page table.  Release. */
+void hw_data_map(struct hw_adapter *a, unsigned e, uint32_t page, uint64_t w, bool present);
+
 /* Preemption granularity (D3DKMDT_PREEMPTION_CAPS).  Both enumerations
  * name the same levels of a WORK command's structure (gpu-model/hw/preempt.c):
  * 0 never, 1 between DMA buffers, 2 between commands (a draw / a dispatch),
@@ -198,7 +220,9 @@ struct hw_caps {
 	bool multi_engine_aware;      /* DXGK_VIDSCHCAPS::MultiEngineAware: with PreemptionAware, the Windows 8 model
 				       * (without it the OS runs the Windows 7 model: os_adapter_create); every
 				       * engine has its own run list and contexts either way */
-	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching (recorded: the model patches nothing) */
+	bool no_dma_patching;         /* DXGK_VIDSCHCAPS::NoDmaPatching: data allocations have virtual addresses (the
+				       * engines translate them), so the OS does not verify split packets' bindings
+				       * (os/dma.c, binding leak detection) */
 	bool flip_on_vsync_mmio;      /* DXGK_FLIPCAPS::FlipOnVSyncMmIo: a FLIP is latched at the next vsync (display.c);
 				       * the OS requires it with PreemptionAware (os_adapter_create) */
 	uint64_t vsync_period_ns;     /* the display source's refresh period; 0: HW_VSYNC_DEFAULT_NS (60 Hz) */
@@ -210,6 +234,7 @@ struct hw_caps {
 	unsigned ctx_local_slots;     /* context images local memory holds (segment.c); 0: context
 				       * allocations are not in segments (always resident) */
 	unsigned ctx_system_slots;    /* ... the system-memory aperture (evicted images); 0: HW_CTX_SYSTEM_SLOTS_DEFAULT */
+	uint32_t data_words;          /* 64-bit words of memory for data allocations (segment.c, os/dma.c); 0: none */
 	uint64_t ctx_save_ns;         /* saving a preempted context to its context allocation */
 	uint64_t ctx_restore_ns;      /* restoring it when it runs again */
 	struct hw_timing timing;      /* modelled latencies (all zero: "ideal") */
@@ -431,6 +456,9 @@ enum hw_cmd_op {
 	HW_CMD_CONTEXT_SWITCH, /* OS-internal: a zero-length DMA buffer with DXGK_SUBMITCOMMANDFLAGS::ContextSwitch (preempt.c) */
 	HW_CMD_SW_SIGNAL,  /* OS-internal: a software signal packet (SignalSynchronizationObjectFromGpuCb):
 			      reached, the engine interrupts (HW_IRQ_SW_SIGNAL_PACKET) and the OS writes value to fence */
+	HW_CMD_BIND,       /* bind slot pad (< HW_BIND_SLOTS) of the context to the allocation at GPU address arg
+			      (patched by the OS from the patch location list; 0: unbind); segment.c */
+	HW_CMD_STORE,      /* write value to byte offset arg of the allocation bound at slot pad; segment.c */
 	HW_CMD_PAGING,     /* OS-internal, in paging buffers (DxgkDdiBuildPagingBuffer): pad = enum hw_paging_op,
 			      arg = destination GPU address, value = source GPU address (TRANSFER) or the
 			      context's initial state (INIT_CONTEXT_RESOURCE); segment.c */
@@ -727,6 +755,7 @@ struct hw_engine_preempt_stats {
 	uint64_t ctx_faults;     /* segment.c: a context (or device context) allocation not resident when used */
 	uint64_t ctx_bad_images; /* segment.c: a context loaded the first time from an image not initialized for it */
 	uint64_t paging_ops;     /* HW_CMD_PAGING run */
+	uint64_t data_faults;    /* HW_CMD_STORE through an unbound slot or an unmapped address */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
 /* Lazy context switching (seed gpu-preemption, step 4).  An engine keeps

@@ -72,6 +72,7 @@ struct hw_queue {
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
 	_Atomic(struct hw_ctx_alloc *) dev_alloc;   /* its device's context allocation (NULL: none; the OS sets, release) */
 	bool ctx_loaded_once;             /* engine-private: its context was loaded before (an image to check) */
+	uint64_t bind[HW_BIND_SLOTS];     /* engine-private: the context's bindings (HW_CMD_BIND) */
 	/* preempt.c: kernel-mode resubmission (hw_queue_flush) */
 	_Atomic bool flushed;             /* taken back: off the engine until flush_done (engine sets, OS clears) */
 	struct hw_cmd *flush_buf;         /* the OS's, filled by the engine */
@@ -147,7 +148,7 @@ struct hw_engine {
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
 	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches, at_split;
-	lf_counter ctx_faults, ctx_bad_images, paging_ops;   /* segment.c */
+	lf_counter ctx_faults, ctx_bad_images, paging_ops, data_faults;   /* segment.c */
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |
  * the engine's counters | the KMD's connect count */
@@ -185,6 +186,8 @@ struct hw_adapter {
 	pthread_mutex_t queue_lock;
 	struct hw_ctx_alloc *ctx_allocs;  /* preempt.c: every context allocation (queue_lock) */
 	struct hw_segment segments[HW_SEGMENTS];   /* segment.c: [HW_SEGMENT_LOCAL], [HW_SEGMENT_SYSTEM] */
+	_Atomic uint64_t *data;                    /* segment.c: caps.data_words words */
+	_Atomic uint64_t pt[HW_MAX_ENGINES][HW_DATA_PAGES];   /* segment.c: page tables (word index + 1; 0: unmapped) */
 	/* user-mode submission (doorbell.c): registers zeroed by lf_alloc */
 	struct hw_doorbell_phys doorbells[HW_MAX_DOORBELLS];
 	struct hw_doorbell_phys global_db;
@@ -326,6 +329,8 @@ void hw_va_fault(struct hw_adapter *a);
 struct hw_ctx_image *hw_segment_image(struct hw_adapter *a, uint64_t va);
 struct hw_ctx_image *hw_ctx_img(struct hw_adapter *a, struct hw_ctx_alloc *c);
 void hw_engine_paging(struct hw_adapter *a, struct hw_engine *e, const struct hw_cmd *c);
+void hw_engine_bind(struct hw_queue *q, const struct hw_cmd *c);
+void hw_engine_store(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);
 int hw_segments_create(struct hw_adapter *a);
 void hw_segments_destroy(struct hw_adapter *a);
 #endif

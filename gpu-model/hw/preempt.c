@@ -123,6 +123,7 @@ void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct
 	out->ctx_faults = atomic_load_explicit(&e->ctx_faults, memory_order_relaxed);
 	out->ctx_bad_images = atomic_load_explicit(&e->ctx_bad_images, memory_order_relaxed);
 	out->paging_ops = atomic_load_explicit(&e->paging_ops, memory_order_relaxed);
+	out->data_faults = atomic_load_explicit(&e->data_faults, memory_order_relaxed);
 }
 
 const struct hw_queue *hw_engine_context(const struct hw_adapter *a, unsigned engine)

@@ -15,6 +15,8 @@
 
 int hw_segments_create(struct hw_adapter *a)
 {
+	if (a->caps.data_words && !(a->data = calloc(a->caps.data_words, sizeof(*a->data))))
+		return -ENOMEM;
 	if (!a->caps.ctx_local_slots)
 		return 0;
 	unsigned sys = a->caps.ctx_system_slots ? a->caps.ctx_system_slots : HW_CTX_SYSTEM_SLOTS_DEFAULT;
@@ -31,6 +33,8 @@ int hw_segments_create(struct hw_adapter *a)
 
 void hw_segments_destroy(struct hw_adapter *a)
 {
+	free(a->data);
+	a->data = NULL;
 	for (unsigned s = 0; s < HW_SEGMENTS; s++) {
 		free(a->segments[s].images);
 		a->segments[s].images = NULL;
@@ -109,4 +113,47 @@ void hw_engine_paging(struct hw_adapter *a, struct hw_engine *e, const struct hw
 		hw_image_copy(d, s);
 	}
 	lf_count(&e->paging_ops, 1);
+}
+
+/* ---- data allocations ---- */
+
+_Atomic uint64_t *hw_data_word(struct hw_adapter *a, uint64_t w)
+{
+	return a->data && w < a->caps.data_words ? &a->data[w] : NULL;
+}
+
+void hw_data_map(struct hw_adapter *a, unsigned e, uint32_t page, uint64_t w, bool present)
+{
+	/* release: the words copied to w before an engine translates to them */
+	atomic_store_explicit(&a->pt[e][page], present ? w + 1 : 0, memory_order_release);
+}
+
+/* The word GPU address va names on engine e (NULL: nowhere). */
+static _Atomic uint64_t *hw_data_at(struct hw_adapter *a, unsigned e, uint64_t va)
+{
+	uint64_t seg = va >> 48, off = va & ((1ull << 48) - 1);
+	if (off % 8)
+		return NULL;
+	if (seg == HW_SEGMENT_DATA)
+		return hw_data_word(a, off / 8);
+	if (seg != HW_SEGMENT_VIRTUAL || off / HW_DATA_PAGE_BYTES >= HW_DATA_PAGES)
+		return NULL;
+	uint64_t w = atomic_load_explicit(&a->pt[e][off / HW_DATA_PAGE_BYTES], memory_order_acquire);
+	return w ? hw_data_word(a, w - 1 + off % HW_DATA_PAGE_BYTES / 8) : NULL;
+}
+
+void hw_engine_bind(struct hw_queue *q, const struct hw_cmd *c)
+{
+	q->bind[HW_WORK_KIND(c->pad) % HW_BIND_SLOTS] = c->arg;
+}
+
+void hw_engine_store(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
+{
+	uint64_t base = q->bind[HW_WORK_KIND(c->pad) % HW_BIND_SLOTS];
+	_Atomic uint64_t *p = base ? hw_data_at(a, e->index, base + c->arg) : NULL;
+	if (!p) {
+		lf_count(&e->data_faults, 1);
+		return;
+	}
+	atomic_store_explicit(p, c->value, memory_order_release);
 }

@@ -116,6 +116,7 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 	}
 	pthread_mutex_init(&a->fence_lock, NULL);
 	pthread_mutex_init(&a->app_lock, NULL);
+	pthread_mutex_init(&a->dma_lock, NULL);
 	*out = a;
 	return 0;
 }
@@ -161,6 +162,7 @@ void os_adapter_destroy(struct os_adapter *a)
 	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++)
 		os_ctx_alloc_destroy(a, &a->queues[i]->ctx_alloc);   /* ctxalloc.c: the memory goes with the HW queue */
 	os_vidmm_destroy(a);
+	os_allocs_free(a);   /* dma.c: after the engines stopped reading kept buffers */
 	hw_adapter_destroy(a->hw);
 	a->hw = NULL;
 	for (uint32_t i = 0; i < atomic_load(&a->nqueues); i++) {

@@ -112,6 +112,11 @@ enum os_fault {
 					      buffer (the context starts from whatever the memory held) */
 	OS_FAULT_DEVICE_ALLOC_EVICTABLE, /* vidmm.c: a device context allocation may be evicted while its
 					    device lives */
+	OS_FAULT_SPLIT_PATCH_ONCE,     /* dma.c: a split DMA buffer is patched once, from one list, at its first
+					  packet: later packets keep the addresses of then */
+	OS_FAULT_BINDING_LEAK_UNCHECKED, /* dma.c: binding leak detection walks nothing */
+	OS_FAULT_LDA_PATCH_PER_GPU,    /* dma.c: the KMD patches a split packet broadcast to linked GPUs in
+					  place, for each GPU in turn */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -197,6 +202,9 @@ struct os_config {
 	 * that asks anyway (this flag) is not heard: the adapter keeps the
 	 * granularity its caps advertise (os_adapter_create). */
 	bool kmd_disable_preemption;
+	/* Seed gpu-preemption: "A verification mode, called binding leak
+	 * detection" (os/dma.c, os_split_verify); NoDmaPatching opts out. */
+	bool binding_leak_detection;
 	uint64_t wait_spin_ns;        /* a CPU waiter spins this long before sleeping */
 	uint32_t max_fences;          /* fences per adapter (scan table size) */
 	int irq_cpu;                  /* pin the interrupt thread; -1: not pinned */
@@ -460,6 +468,69 @@ int os_ctx_alloc_make_resident(struct os_adapter *a, struct hw_ctx_alloc *c);
 int os_ctx_alloc_relocate(struct os_adapter *a, struct hw_ctx_alloc *c);
 void os_vidmm_stats(struct os_adapter *a, struct os_vidmm_stats *out);
 struct hw_queue *os_vidmm_paging_queue(struct os_adapter *a);
+
+/* ---- DMA buffers that name allocations (dma.c) ----
+ * Seed gpu-preemption, "Memory mapping considerations".  With
+ * caps.data_words, data allocations live in GPU memory the OS may move
+ * (os_alloc_move: new words, content copied, the old words left as they
+ * are); a DMA buffer names them by its allocation list, and the OS patches
+ * their addresses into its commands at the patch locations (DxgkDdiPatch):
+ * physical addresses, or with caps.no_dma_patching virtual ones, which the
+ * engines translate and a move does not change.  A context binds an
+ * allocation to a slot (HW_CMD_BIND, patched) and writes through it
+ * (HW_CMD_STORE); a binding is context state and survives the end of a
+ * packet.
+ *   A split DMA buffer (one render command in several packets, between
+ *   which "the scheduler can execute render packets from a different
+ *   context", and memory may move) has "a patch location list for split
+ *   DMA buffers": one per packet.  os_queue_submit_split_packet patches
+ *   packet k from its own list when it is submitted (every packet but the
+ *   last ends a split packet, HW_CMD_SPLIT_END) and submits it (os_queue_submit).
+ *   Binding leak detection (os_config.binding_leak_detection): "walks
+ *   through the patch location list and rejects packets that don't unbind
+ *   or that don't reprogram allocations for each split packet": every slot
+ *   a packet leaves bound must be reprogrammed (a patched BIND) by the
+ *   next packet before it is used; a packet that neither unbinds (an
+ *   unpatched BIND of 0) nor has it reprogrammed is rejected (-EPERM, the
+ *   whole buffer, before anything runs).  caps.no_dma_patching opts out.
+ *   Linked display adapters (engines stand for the linked GPUs, each with
+ *   its own copy of an allocation and its own page table):
+ *   os_lda_broadcast_split_packet patches packet k once, with the virtual
+ *   address every GPU resolves to its own copy, and broadcasts the one
+ *   buffer (an INDIRECT entry of the same memory) to each GPU's queue; its
+ *   content never changes afterwards ("A preemption-aware driver must not
+ *   change the content of a split DMA buffer when it's broadcast").
+ *   *shared: the one copy (to check that).
+ * os_alloc_create: words (1..512) with a copy on each engine of `gpus`.
+ * os_alloc_read: word i of GPU gpu's copy.  Any thread; one lock.
+ * Returns 0 / -EINVAL / -ENOSPC / -ENOMEM / -EPERM (leak) / -EBUSY (the
+ * queue holds buffers on the CPU: a broadcast goes straight to the ring). */
+struct os_alloc;
+struct os_patch_location {            /* D3DDDI_PATCHLOCATIONLIST */
+	uint32_t AllocationIndex;      /* in the buffer's allocation list */
+	uint32_t PatchOffset;          /* the command (index in the packet) whose arg gets the address added */
+};
+struct os_split_packet {
+	const struct hw_cmd *cmds;
+	size_t n;
+	const struct os_patch_location *patches;
+	size_t npatches;
+};
+struct os_split_dma_buffer {
+	struct os_alloc *const *allocs;
+	size_t nallocs;
+	const struct os_split_packet *packets;
+	size_t npackets;
+};
+int os_alloc_create(struct os_adapter *a, uint32_t words, uint32_t gpus, struct os_alloc **out);
+int os_alloc_move(struct os_alloc *al);
+uint64_t os_alloc_read(struct os_alloc *al, unsigned gpu, uint32_t i);
+/* Binding leak detection alone: 0, or -EPERM with the first leaking packet in *bad. */
+int os_split_verify(struct os_adapter *a, const struct os_split_dma_buffer *b, size_t *bad);
+int os_queue_submit_split_packet(struct os_queue *q, const struct os_split_dma_buffer *b, size_t k);
+int os_lda_broadcast_split_packet(struct os_queue *const *qs, size_t nq, const struct os_split_dma_buffer *b,
+				  size_t k, const struct hw_cmd **shared);
+uint64_t os_dma_checksum(const struct hw_cmd *buf, size_t n);
 
 /* Buffers put back by os_queue_preempt so far (paging and not). */
 uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging);

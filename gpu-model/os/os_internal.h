@@ -140,6 +140,16 @@ struct os_adapter {
 	struct os_logs *logs;           /* logbuf.c: the log buffers of user-mode HW queues */
 	_Atomic(struct os_trace *) trace;  /* trace.c: NULL until tracing starts (then set once, release) */
 	struct os_vidmm *vidmm;         /* vidmm.c: NULL without a context segment */
+	pthread_mutex_t dma_lock;       /* dma.c: data allocations, the data segment's words, kept buffers */
+	uint64_t dma_next;              /* dma.c: the next free word */
+	uint32_t dma_pages;             /* dma.c: virtual pages handed out */
+	struct os_alloc *allocs;
+	struct os_dma_kept *dma_kept;
+};
+/* dma.c: a command buffer broadcast to linked GPUs, kept until the adapter goes */
+struct os_dma_kept {
+	struct os_dma_kept *next;
+	struct hw_cmd cmds[];
 };
 /* submitters' held count | stop (polled by the interrupt thread) | its
  * counters | the DDI log (any thread) | cross-adapter counts of two writers */
@@ -277,4 +287,6 @@ void os_vidmm_remove(struct os_adapter *a, struct hw_ctx_alloc *c);
 /* queue.c: a queue of the system context (no context allocation: the
  * paging queue). */
 int os_queue_create_system(struct os_adapter *a, unsigned engine, size_t ring_slots, struct os_queue **out);
+/* dma.c: free every data allocation and kept buffer (adapter teardown). */
+void os_allocs_free(struct os_adapter *a);
 #endif

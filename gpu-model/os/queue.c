@@ -239,7 +239,8 @@ static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cm
 		const struct hw_cmd *c = &cmds[i];
 		bool fenced = c->op == HW_CMD_SIGNAL || c->op == HW_CMD_WAIT;
 		bool paging = c->op == HW_CMD_PAGING && q->system;   /* vidmm.c's paging buffers */
-		if ((c->op > HW_CMD_STAMP && !paging) || (fenced && !c->fence))
+		bool data = c->op == HW_CMD_BIND || c->op == HW_CMD_STORE;   /* dma.c's allocations */
+		if ((c->op > HW_CMD_STAMP && !paging && !data) || (fenced && !c->fence))
 			return -EINVAL;
 		if (no_va && c->op == HW_CMD_SIGNAL && !c->fence->native)
 			return -EINVAL;
