@@ -1256,9 +1256,9 @@ static void broken_binding_leak_detection_walking_nothing_is_caught(void **state
  * DMA buffer when it's broadcast to multiple adapters in linked display
  * adapter (LDA) mode ... if the packet was executed on another engine, it
  * would operate on the same copy of DMA buffer data."  Two engines stand
- * for two linked GPUs, A has a copy on each.  GPU 0 is busy with another
- * context's long work when the split buffer is broadcast, so it runs its
- * packets after GPU 1. */
+ * for two linked GPUs, A has a copy on each.  GPU 0 is held back when the
+ * split buffer is broadcast, so it runs its
+ * packets after GPU 1 (here GPU 0 waits for a fence first). */
 struct pt_lda {
 	uint64_t w[2][2], sum_after_push, sum_end;
 };
@@ -1271,19 +1271,24 @@ static void pt_lda_run(enum os_fault fault, struct pt_lda *r)
 	cfg.caps.data_words = 1024;
 	cfg.fault = fault;
 	struct os_adapter *a = fbt_adapter(&cfg);
-	struct os_queue *busy = fbt_queue(a, 0, 64), *qs[2] = { fbt_queue(a, 0, 64), fbt_queue(a, 1, 64) };
+	struct os_queue *qs[2] = { fbt_queue(a, 0, 64), fbt_queue(a, 1, 64) };
 	struct os_alloc *al;
 	assert_int_equal(os_alloc_create(a, 8, 3, &al), 0);
 	struct pt_splitbuf *s = malloc(sizeof(*s));
 	pt_splitbuf_init(s, al, PT_SPLIT_GOOD);
-	_Atomic uint64_t started = 0;
-	struct hw_cmd w[2] = { { .op = HW_CMD_COUNT, .stamp = &started }, { .op = HW_CMD_WORK, .arg = PT_WORK_NS / 2 } };
-	assert_int_equal(os_queue_submit(busy, w, 2), 0);
-	pt_wait_count(&started, 1);
+	/* GPU 0 reaches the broadcast packets only once f is signaled, after
+	 * the broadcast (a HW wait: the CPU signal orders the broadcast before
+	 * GPU 0's reads, so the broken variant's rewrite is no data race) */
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	struct hw_cmd w = { .op = HW_CMD_WAIT, .fence = os_fence_hw(f), .value = 1 };
+	assert_int_equal(os_queue_submit(qs[0], &w, 1), 0);
 	const struct hw_cmd *shared[2];
 	for (size_t k = 0; k < 2; k++)
 		assert_int_equal(os_lda_broadcast_split_packet(qs, 2, &s->b, k, &shared[k]), 0);
 	r->sum_after_push = os_dma_checksum(shared[0], s->b.packets[0].n) ^ os_dma_checksum(shared[1], s->b.packets[1].n);
+	pt_wait_count(&s->c[1], 1);                 /* GPU 1 ran both packets */
+	assert_int_equal(os_fence_signal_cpu(f, 1), 0);
 	pt_wait_count(&s->c[1], 2);                 /* both GPUs ran both packets */
 	r->sum_end = os_dma_checksum(shared[0], s->b.packets[0].n) ^ os_dma_checksum(shared[1], s->b.packets[1].n);
 	for (unsigned g = 0; g < 2; g++)
