@@ -14,16 +14,29 @@
 struct raw_queue {
 	struct os_fence *progress;
 	struct os_hwqueue *q;
+	struct os_ring_alloc *rb, *rbc;
 	struct os_doorbell_map m;
 	struct hw_cmd ib[2];
 	uint64_t wptr;
 };
 
-static void raw_queue_open(struct umt *t, struct os_context *c, struct raw_queue *r)
+/* The UMD's ring allocations, resident (seed: "UMD is responsible for
+ * making the ring buffer and ring buffer control allocations resident
+ * before creating a doorbell"). */
+static void raw_ring_allocs(struct os_device *d, struct raw_queue *r)
+{
+	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 64, &r->rb), 0);
+	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER_CONTROL, 0, &r->rbc), 0);
+	assert_int_equal(os_ring_alloc_make_resident(r->rb), 0);
+	assert_int_equal(os_ring_alloc_make_resident(r->rbc), 0);
+}
+
+static void raw_queue_open(struct umt *t, struct os_device *d, struct os_context *c, struct raw_queue *r)
 {
 	assert_int_equal(os_fence_create(t->a, OS_FENCE_NATIVE, 0, 0, &r->progress), 0);
 	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, r->progress, &r->q), 0);
-	assert_int_equal(os_doorbell_create(r->q, &r->m), 0);
+	raw_ring_allocs(d, r);
+	assert_int_equal(os_doorbell_create(r->q, r->rb, r->rbc, &r->m), 0);
 	r->wptr = 0;
 }
 
@@ -60,7 +73,7 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	assert_int_equal(os_device_create(t.u, &d), 0);
 	assert_int_equal(os_context_create(d, 0, &c), 0);
 	struct raw_queue r1, r2;
-	raw_queue_open(&t, c, &r1);
+	raw_queue_open(&t, d, c, &r1);
 	_Atomic uint64_t *dummy = atomic_load(r1.m.cpuva);
 	assert_int_equal(raw_status(&r1), OS_DOORBELL_DISCONNECTED_RETRY);
 
@@ -71,7 +84,7 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	assert_int_equal(raw_status(&r1), OS_DOORBELL_CONNECTED);
 	assert_ptr_equal(hw_doorbell_owner(hw, 0), os_hwqueue_hw(r1.q));
 	/* 2 */
-	raw_queue_open(&t, c, &r2);
+	raw_queue_open(&t, d, c, &r2);
 	assert_ptr_equal(atomic_load(r2.m.cpuva), dummy);
 	assert_int_equal(raw_status(&r2), OS_DOORBELL_DISCONNECTED_RETRY);
 	assert_int_equal(raw_status(&r1), OS_DOORBELL_CONNECTED);
@@ -124,9 +137,9 @@ static void d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays(void **state)
 	assert_int_equal(os_device_create(t.u, &d), 0);
 	assert_int_equal(os_context_create(d, 0, &c), 0);
 	struct raw_queue r;
-	raw_queue_open(&t, c, &r);
+	raw_queue_open(&t, d, c, &r);
 	struct os_doorbell_map again;
-	assert_int_equal(os_doorbell_create(r.q, &again), -EEXIST);   /* one doorbell a queue */
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &again), -EEXIST);   /* one doorbell a queue */
 	assert_int_equal(os_doorbell_connect(r.q), 0);
 	assert_int_equal(raw_status(&r), OS_DOORBELL_CONNECTED);
 	assert_ptr_equal(hw_doorbell_owner(hw, 0), os_hwqueue_hw(r.q));
@@ -144,7 +157,7 @@ static void d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays(void **state)
 	assert_true(os_hwqueue_pending(r.q));
 
 	/* the ring buffer is the same one, with the entry in it */
-	assert_int_equal(os_doorbell_create(r.q, &again), 0);
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &again), 0);
 	assert_ptr_equal(again.ring, r.m.ring);
 	assert_int_equal(lf_ring_size(again.ring), 1);
 	assert_int_equal(os_doorbell_connect(r.q), 0);
@@ -167,7 +180,7 @@ static void user_mode_hwqueue_refused_on_kernel_mode_submission_path(void **stat
 	assert_int_equal(os_device_create(t.u, &d), 0);
 	assert_int_equal(os_context_create(d, 0, &c), 0);
 	struct raw_queue r;
-	raw_queue_open(&t, c, &r);
+	raw_queue_open(&t, d, c, &r);
 	assert_int_equal(os_doorbell_connect(r.q), 0);
 	_Atomic uint64_t n = 0;
 	struct hw_cmd cmds[2] = {
@@ -193,6 +206,356 @@ static void user_mode_hwqueue_refused_on_kernel_mode_submission_path(void **stat
 	assert_int_equal(os_device_destroy(d), 0);
 	os_fence_destroy(r.progress);
 	os_fence_destroy(kp);
+	umt_down(&t);
+}
+
+/* ---- the residency model of the ring buffer allocations ---- */
+
+/* Seed, "Residency model of doorbell memory and ring buffer allocations":
+ * "UMD is responsible for making the ring buffer and ring buffer control
+ * allocations resident before creating a doorbell."  The UMD allocates both
+ * (created not resident); CreateDoorbell refuses them until both are
+ * resident, refuses wrong or missing ones, and then hands out the ring
+ * buffer allocation's own ring: the application's, not one the OS made.
+ * A ring buffer serves one queue. */
+static void residency_model_umd_makes_ring_buffer_allocations_resident_before_create_doorbell(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r = { 0 };
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &r.progress), 0);
+	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, r.progress, &r.q), 0);
+	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 64, &r.rb), 0);
+	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER_CONTROL, 0, &r.rbc), 0);
+	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 48, &(struct os_ring_alloc *){ 0 }), -EINVAL);
+	assert_false(os_ring_alloc_resident(r.rb));
+	assert_false(os_ring_alloc_resident(r.rbc));
+	assert_non_null(os_ring_alloc_ring(r.rb));
+	assert_null(os_ring_alloc_ring(r.rbc));
+	/* not resident: refused, nothing created */
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), -EFAULT);
+	assert_int_equal(os_ring_alloc_make_resident(r.rb), 0);
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), -EFAULT);   /* the control one is not */
+	assert_int_equal(os_ring_alloc_make_resident(r.rbc), 0);
+	/* missing, or of the wrong kind */
+	assert_int_equal(os_doorbell_create(r.q, r.rb, NULL, &r.m), -EINVAL);
+	assert_int_equal(os_doorbell_create(r.q, r.rbc, r.rb, &r.m), -EINVAL);
+	assert_int_equal(os_doorbell_connect(r.q), -ENOENT);               /* still no doorbell */
+	assert_int_equal(os_ring_alloc_refs(r.rb), 0);
+	/* resident: created, on the application's ring */
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), 0);
+	assert_ptr_equal(r.m.ring, os_ring_alloc_ring(r.rb));
+	assert_ptr_equal(hw_queue_ring(os_hwqueue_hw(r.q)), os_ring_alloc_ring(r.rb));
+	assert_int_equal(os_ring_alloc_refs(r.rb), 1);
+	assert_int_equal(os_ring_alloc_refs(r.rbc), 1);
+	assert_int_equal(os_ring_alloc_evict(r.rb), -EBUSY);              /* the doorbell holds it */
+	/* another queue cannot take this ring buffer */
+	struct raw_queue o = { 0 };
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &o.progress), 0);
+	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, o.progress, &o.q), 0);
+	raw_ring_allocs(d, &o);
+	assert_int_equal(os_doorbell_create(o.q, r.rb, o.rbc, &o.m), -EBUSY);
+	/* what the application writes into its ring runs */
+	_Atomic uint64_t n = 0;
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	raw_submit(&r, 1, &n);
+	assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 1);
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r.progress);
+	os_fence_destroy(o.progress);
+	umt_down(&t);
+}
+
+/* The runtime (the UMD) follows the rule; a UMD that creates the doorbell
+ * with its ring allocations not resident is refused (the broken variant
+ * RT_BROKEN_DOORBELL_BEFORE_RESIDENT). */
+static void residency_model_runtime_ring_allocations_resident_broken_variant_refused(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 1);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true, .broken = RT_BROKEN_DOORBELL_BEFORE_RESIDENT };
+	struct rt_queue *bad;
+	assert_int_equal(rt_queue_create(t.d, &desc, &bad), -EFAULT);
+	umt_down(&t);
+}
+
+/* Seed, same section: "Dxgkrnl won't destroy these allocations implicitly
+ * even if the corresponding doorbell is destroyed ... to prevent a
+ * malicious user-mode program from destroying these allocations while the
+ * doorbell is alive, Dxgkrnl does take a reference on them during the
+ * lifetime of the doorbell."  True: the destroy was refused while the
+ * doorbell lived, and allowed once it was destroyed. */
+static bool ring_destroy_refused_while_doorbell_lives(enum os_ums_fault fault)
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+	os_ums_config_default(&ucfg);
+	ucfg.ums_fault = fault;
+	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r;
+	raw_queue_open(&t, d, c, &r);
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	int rb_rc = os_ring_alloc_destroy(r.rb), rbc_rc = os_ring_alloc_destroy(r.rbc);
+	bool refused = rb_rc == -EBUSY && rbc_rc == -EBUSY;
+	if (refused) {
+		assert_false(os_ring_alloc_destroyed(r.rb));
+		/* the doorbell goes, the allocations stay (not destroyed implicitly) */
+		assert_int_equal(os_doorbell_destroy(r.q), 0);
+		assert_false(os_ring_alloc_destroyed(r.rb));
+		assert_false(os_ring_alloc_destroyed(r.rbc));
+		assert_int_equal(os_ring_alloc_refs(r.rb), 0);
+		refused = os_ring_alloc_destroy(r.rb) == 0 && os_ring_alloc_destroy(r.rbc) == 0;
+		assert_int_equal(os_ring_alloc_destroy(r.rb), -EIDRM);
+	} else {
+		/* the doorbell lives on allocations the application destroyed */
+		assert_true(os_ring_alloc_destroyed(r.rb));
+		assert_int_equal(os_doorbell_status(r.q), OS_DOORBELL_CONNECTED);
+	}
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r.progress);
+	umt_down(&t);
+	return refused;
+}
+
+static void dxgkrnl_takes_reference_on_ring_allocations_during_doorbell_lifetime(void **state)
+{
+	assert_true(ring_destroy_refused_while_doorbell_lives(OS_UMS_FAULT_NONE));
+	/* broken: no reference taken, the destroy goes through */
+	assert_false(ring_destroy_refused_while_doorbell_lives(OS_UMS_FAULT_NO_RING_REFERENCE));
+}
+
+/* Seed, same section: "The only scenario in which Dxgkrnl destroys ring
+ * buffer allocations is during device termination.  Dxgkrnl destroys all
+ * HWQueues, doorbells, and ring buffer allocations associated with the
+ * device."  Abnormal termination here (normal termination too: "it can now
+ * destroy the Ring Buffer/Ring Buffer Control allocations"). */
+static void device_termination_destroys_ring_buffer_allocations(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+	for (int abnormal = 0; abnormal < 2; abnormal++) {
+		struct os_device *d;
+		struct os_context *c;
+		assert_int_equal(os_device_create(t.u, &d), 0);
+		assert_int_equal(os_context_create(d, 0, &c), 0);
+		struct raw_queue r;
+		raw_queue_open(&t, d, c, &r);
+		assert_int_equal(os_doorbell_connect(r.q), 0);
+		_Atomic uint64_t n = 0;
+		raw_submit(&r, 1, &n);
+		assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
+		if (abnormal)
+			os_device_terminate(d);
+		else
+			assert_int_equal(os_device_destroy(d), 0);
+		assert_true(os_ring_alloc_destroyed(r.rb));
+		assert_true(os_ring_alloc_destroyed(r.rbc));
+		assert_int_equal(os_ring_alloc_destroy(r.rb), -EIDRM);
+		os_fence_destroy(r.progress);
+	}
+	umt_down(&t);
+}
+
+/* ---- the doorbell size from the caps ---- */
+
+/* Seed, "DXGK_QUERYADAPTERINFOTYPE::DXGKQAITYPE_USERMODESUBMISSION_CAPS":
+ * "Currently, the only cap required is the doorbell memory size ...
+ * Dxgkrnl first needs to internally map to a dummy page ... The size of the
+ * doorbell is needed to allocate the dummy page", and at connect "to rotate
+ * the DoorbellCpuVirtualAddress ... Dxgkrnl needs to know the doorbell
+ * size".  The OS queries it once (the DDI log), allocates the dummy page
+ * for it and maps doorbells of that size; sizes the model cannot map are
+ * refused at attach. */
+static void doorbell_memory_size_from_usermodesubmission_caps(void **state)
+{
+	static const unsigned sizes[] = { 0, 8, 32, 64 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct os_config cfg;
+		umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+		cfg.caps.doorbell_bytes = sizes[i];
+		struct umt t = umt_up_with(&cfg, NULL);
+		size_t want = sizes[i] ? sizes[i] : HW_DOORBELL_SIZE;
+		assert_int_equal(os_adapter_ddi_count(t.a, OS_DDI_QUERY_UMS_CAPS), 1);
+		struct os_ddi_call log[OS_DDI_LOG_MAX];
+		size_t nlog = os_adapter_ddi_log(t.a, log, OS_DDI_LOG_MAX), k = 0;
+		while (k < nlog && log[k].ddi != OS_DDI_QUERY_UMS_CAPS)
+			k++;
+		assert_true(k < nlog);
+		assert_int_equal(log[k].value, want);
+		assert_int_equal(os_ums_doorbell_bytes(t.u), want);
+		assert_true(os_ums_dummy_page_bytes(t.u) >= want);
+		struct rt_queue *q = umt_queue(&t, 0, true);
+		_Atomic uint64_t n = 0;
+		umt_submit_count(q, &n);
+		assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+		umt_down(&t);
+	}
+	static const unsigned bad[] = { 4, 12, 128 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct os_config cfg;
+		struct os_ums_config ucfg;
+		struct os_ums *u;
+		char err[256] = "";
+		umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+		cfg.caps.doorbell_bytes = bad[i];
+		os_ums_config_default(&ucfg);
+		struct os_adapter *a = fbt_adapter(&cfg);
+		assert_int_equal(os_ums_attach(a, &ucfg, &u, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "doorbell_bytes"));
+		fbt_down(a);
+	}
+}
+
+/* The doorbell mapping CreateDoorbell returns has the caps' size. */
+static void doorbell_mapping_has_the_caps_doorbell_size(void **state)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
+	cfg.caps.doorbell_bytes = 32;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r;
+	raw_queue_open(&t, d, c, &r);
+	assert_int_equal(r.m.bytes, 32);
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r.progress);
+	umt_down(&t);
+}
+
+/* ---- victimization: LRU, a suspended queue ---- */
+
+/* Ring r until the engine's LRU clock for its physical doorbell phys is past `after`
+ * (the engine stamps a ring it sees with the time its pass began). */
+static void ring_until_used_after(struct raw_queue *r, uint64_t *v, _Atomic uint64_t *n, struct hw_adapter *hw,
+				  unsigned phys, uint64_t after)
+{
+	for (int i = 0; i < 1000 && hw_doorbell_last_use(hw, phys) <= after; i++) {
+		raw_submit(r, ++*v, n);
+		assert_int_equal(os_fence_wait_cpu(r->progress, *v, 5 * SEC), 0);
+	}
+	assert_true(hw_doorbell_last_use(hw, phys) > after);
+}
+
+/* Seed, "Doorbells", dedicated model: "the driver needs to disconnect the
+ * doorbell of an older or least recently used hardware queue and assign its
+ * doorbell to a newly created queue".  Three physical doorbells, four
+ * queues: each connect victimizes the least recently used (last ring seen,
+ * else its connect).  Returns the two victims' queue indices (-1: none). */
+static void lru_victims(enum os_ums_fault fault, int victims[2])
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 3, 5 * SEC);
+	os_ums_config_default(&ucfg);
+	ucfg.ums_fault = fault;
+	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r[4];
+	uint64_t v[4] = { 0 };
+	_Atomic uint64_t n = 0;
+	for (int i = 0; i < 4; i++)
+		raw_queue_open(&t, d, c, &r[i]);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(os_doorbell_connect(r[i].q), 0);    /* physical doorbells 0, 1, 2 */
+	for (int i = 0; i < 3; i++)
+		assert_ptr_equal(hw_doorbell_owner(hw, i), os_hwqueue_hw(r[i].q));
+	assert_true(hw_doorbell_last_use(hw, 0) < hw_doorbell_last_use(hw, 1));
+	assert_true(hw_doorbell_last_use(hw, 1) < hw_doorbell_last_use(hw, 2));
+	/* r0 rings: least recently used now r1, then r2, then r0 */
+	ring_until_used_after(&r[0], &v[0], &n, hw, 0, hw_doorbell_last_use(hw, 2));
+	assert_int_equal(os_doorbell_connect(r[3].q), 0);
+	victims[0] = victims[1] = -1;
+	for (int i = 0; i < 3; i++)
+		if (os_doorbell_status(r[i].q) == OS_DOORBELL_DISCONNECTED_RETRY)
+			victims[0] = i;
+	/* r2 rings after r3's connect: least recently used now r0 (its ring),
+	 * then r3 (its connect), then r2 */
+	if (victims[0] == 1)
+		ring_until_used_after(&r[2], &v[2], &n, hw, 2, hw_doorbell_last_use(hw, 1));
+	struct os_hwqueue *v1 = r[victims[0] >= 0 ? victims[0] : 0].q;
+	assert_int_equal(os_doorbell_connect(v1), 0);     /* the first victim comes back */
+	for (int i = 0; i < 4; i++)
+		if (r[i].q != v1 && os_doorbell_status(r[i].q) == OS_DOORBELL_DISCONNECTED_RETRY)
+			victims[1] = i;
+	assert_int_equal(umt_stats(&t).victimizations, 2);
+	assert_int_equal(os_device_destroy(d), 0);
+	for (int i = 0; i < 4; i++)
+		os_fence_destroy(r[i].progress);
+	umt_down(&t);
+}
+
+static void victimize_doorbell_least_recently_used_of_several(void **state)
+{
+	int victims[2];
+	lru_victims(OS_UMS_FAULT_NONE, victims);
+	/* r1 had not rung since its connect (r0, connected before it, rang);
+	 * then r0, whose ring is older than r3's connect and r2's ring */
+	assert_int_equal(victims[0], 1);
+	assert_int_equal(victims[1], 0);
+	/* broken: the most recently used goes (r0, which just rang) */
+	lru_victims(OS_UMS_FAULT_VICTIM_MRU, victims);
+	assert_int_not_equal(victims[0], 1);
+}
+
+/* Seed, "Hardware context suspension", step 4: "If KMD chooses to victimize
+ * the doorbell of a suspended HWQueue, then UMD loses its connection. UMD can
+ * attempt to reconnect the doorbell and KMD will assign a new doorbell to
+ * this queue. The intention is to not stall the UMD, but rather to allow it
+ * to continue submitting work that the HW engine can eventually process once
+ * the context is resumed."  One physical doorbell, two queues. */
+static void victimize_suspended_hwqueue_doorbell_then_reconnect(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
+	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true);
+	_Atomic uint64_t n1 = 0, n2 = 0;
+	umt_submit_count(q1, &n1);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	os_context_suspend(rt_queue_context(q1));
+	/* suspended: still connected, work queues up, nothing runs */
+	assert_int_equal(os_doorbell_status(rt_queue_os(q1)), OS_DOORBELL_CONNECTED);
+	umt_submit_count(q1, &n1);
+	/* the KMD victimizes the suspended queue's doorbell for q2 */
+	umt_submit_count(q2, &n2);
+	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q1)), OS_DOORBELL_DISCONNECTED_RETRY);
+	assert_int_equal(umt_stats(&t).victimizations, 1);
+	/* the UMD reconnects while suspended: not stalled, a new doorbell */
+	umt_submit_count(q1, &n1);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q1)), OS_DOORBELL_CONNECTED);
+	assert_int_equal(os_doorbell_status(rt_queue_os(q2)), OS_DOORBELL_DISCONNECTED_RETRY);
+	assert_int_equal(umt_stats(&t).victimizations, 2);
+	struct rt_queue_stats s;
+	rt_queue_stats(q1, &s);
+	assert_int_equal(s.connects, 2);
+	assert_int_equal(s.um_submits, 3);
+	assert_int_equal(s.fallbacks, 0);
+	fbt_settle();
+	assert_int_equal(atomic_load(&n1), 1);          /* suspended: nothing more ran */
+	assert_int_equal(os_hwqueue_last_queued(rt_queue_os(q1)), 3);
+	/* resumed: the engine processes what was queued, each buffer once */
+	os_context_resume(rt_queue_context(q1));
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n1), 3);
+	assert_int_equal(atomic_load(&n2), 1);
 	umt_down(&t);
 }
 
@@ -337,6 +700,14 @@ static void broken_no_status_check_is_caught(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(victimization_follows_the_kmd_pseudocode),
+	     cmocka_unit_test(residency_model_umd_makes_ring_buffer_allocations_resident_before_create_doorbell),
+	     cmocka_unit_test(residency_model_runtime_ring_allocations_resident_broken_variant_refused),
+	     cmocka_unit_test(dxgkrnl_takes_reference_on_ring_allocations_during_doorbell_lifetime),
+	     cmocka_unit_test(device_termination_destroys_ring_buffer_allocations),
+	     cmocka_unit_test(doorbell_memory_size_from_usermodesubmission_caps),
+	     cmocka_unit_test(doorbell_mapping_has_the_caps_doorbell_size),
+	     cmocka_unit_test(victimize_doorbell_least_recently_used_of_several),
+	     cmocka_unit_test(victimize_suspended_hwqueue_doorbell_then_reconnect),
 	     cmocka_unit_test(d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays),
 	     cmocka_unit_test(user_mode_hwqueue_refused_on_kernel_mode_submission_path),
 	     cmocka_unit_test(stress_many_threads_few_doorbells_exactly_once),

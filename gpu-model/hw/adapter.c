@@ -184,6 +184,10 @@ void hw_adapter_destroy(struct hw_adapter *a)
 		struct hw_engine *e = &a->engines[i];
 		uint32_t n = atomic_load(&e->nqueues);
 		for (uint32_t k = 0; k < n; k++) {
+			/* a user-mode queue's bound ring buffer allocation too: the
+			 * hardware kept addressing it (hw_queue_bind_ring) */
+			if (e->queues[k]->placeholder != e->queues[k]->ring)
+				lf_ring_destroy(e->queues[k]->placeholder);
 			lf_ring_destroy(e->queues[k]->ring);
 			lf_free(e->queues[k], sizeof(*e->queues[k]), LF_CACHELINE);
 		}

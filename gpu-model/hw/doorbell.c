@@ -27,6 +27,11 @@ unsigned hw_doorbell_count(const struct hw_adapter *a)
 	return n > HW_MAX_DOORBELLS ? HW_MAX_DOORBELLS : n;
 }
 
+unsigned hw_doorbell_bytes(const struct hw_adapter *a)
+{
+	return a->caps.doorbell_bytes ? a->caps.doorbell_bytes : HW_DOORBELL_SIZE;
+}
+
 /* ---- the KMD's side ---- */
 
 static struct hw_doorbell_phys *hw_phys(struct hw_adapter *a, unsigned phys)
@@ -161,7 +166,7 @@ static unsigned hw_engine_poll_global(struct hw_adapter *a, struct hw_engine *e,
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct hw_queue *q = e->queues[k];
-		if (q->um && atomic_load_explicit(&q->phys, memory_order_relaxed) == p)
+		if (q->um && atomic_load_explicit(&q->phys, memory_order_acquire) == p)
 			hw_engine_look(e, q);
 	}
 	lf_count(&e->global_polls, 1);

@@ -4,9 +4,11 @@
  * engine-state-change interrupt.  Seed: user-mode-work-submission.
  *
  * ---- A user-mode queue ----
- * Its ring buffer is an lf_ring of struct hw_cmd slots (lockfree/ring.h): the
- * application (UMD) is the producer, the engine the consumer, and the ring's
- * published write index is the ring-buffer-control write pointer.  A slot is
+ * Its ring buffer is an lf_ring of struct hw_cmd slots (lockfree/ring.h) the
+ * application allocated and the KMD bound to the queue at CreateDoorbell
+ * (hw_queue_bind_ring): the application (UMD) is the producer, the engine
+ * the consumer, and the ring's published write index is the
+ * ring-buffer-control write pointer.  A slot is
  * a command, or an HW_CMD_INDIRECT naming a command buffer (one level).  Unlike a kernel-mode queue
  * (hw_queue_submit: the KMD writes the ring and wakes the engine), the engine
  * does NOT watch a user-mode ring: it re-reads the write pointer only when it
@@ -67,6 +69,7 @@
  *
  *   operation                          who may call                       blocks?
  *   hw_queue_create_um                 one thread at a time (queue_lock)  no
+ *   hw_queue_bind_ring                 the KMD, serialized by its lock    no
  *   hw_queue_kick                      any thread                         no (futex wake if parked)
  *   hw_queue_set_scheduled(false),     the KMD, one call per queue at a   waits for the engine to
  *     hw_queue_retire                  time                               leave the queue (a command)
@@ -88,7 +91,8 @@
 #define HW_MAX_DOORBELLS          64
 #define HW_DOORBELLS_DEFAULT      16
 #define HW_F1_TIMEOUT_DEFAULT_NS  1000000ull     /* 1 ms idle with doorbells connected -> ask for F1 */
-#define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes */
+#define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes (default) */
+#define HW_DOORBELL_MAX_BYTES     64u            /* the largest: a register has a cache line of its own */
 #define HW_DB_GLOBAL              (1ull << 63)   /* a global-doorbell value: HW_DB_GLOBAL | queue id */
 #define HW_DB_WPTR_BITS           40             /* a dedicated value: (queue id + 1) << 40 | write pointer */
 #define HW_DB_WPTR_MASK           ((1ull << HW_DB_WPTR_BITS) - 1)
@@ -105,13 +109,25 @@ bool hw_engine_um_supported(const struct hw_adapter *a, unsigned engine);
 enum hw_doorbell_model hw_doorbell_model(const struct hw_adapter *a);
 /* Physical doorbells: the dedicated pool's size, 1 for the global model. */
 unsigned hw_doorbell_count(const struct hw_adapter *a);
+/* DXGK_USERMODESUBMISSION_CAPS: the doorbell memory size in bytes (caps, or HW_DOORBELL_SIZE). */
+unsigned hw_doorbell_bytes(const struct hw_adapter *a);
 
 /* ---- user-mode queues ---- */
 
-/* A user-mode queue on engine e with a ring of ring_slots (power of two).
- * 0; -ENOTSUP: the node lacks UserModeSubmissionSupported; -EINVAL: engine or
- * ring size; -ENOSPC: the engine's run list is full.  Scheduled on creation. */
-int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out);
+/* A user-mode queue on engine e, without a ring yet: its ring buffer is an
+ * allocation the application makes and the KMD binds at CreateDoorbell
+ * (seed, "Residency model of doorbell memory and ring buffer allocations").
+ * Until then the engine sees an empty ring.  0; -ENOTSUP: the node lacks
+ * UserModeSubmissionSupported; -EINVAL: engine; -ENOSPC: the engine's run
+ * list is full.  Scheduled on creation. */
+int hw_queue_create_um(struct hw_adapter *a, unsigned engine, struct hw_queue **out);
+/* Bind the application's ring buffer (an lf_ring of struct hw_cmd slots) to
+ * user-mode queue q: the KMD programming the queue's ring at CreateDoorbell.
+ * Once per queue: binding the bound ring again is 0, another -EBUSY (the
+ * hardware keeps addressing the first); -EINVAL (not user-mode, slot size).
+ * From the bind on the ring's memory is the queue's: freed with it at
+ * hw_adapter_destroy.  The KMD, under its lock, before the doorbell connects. */
+int hw_queue_bind_ring(struct hw_queue *q, struct lf_ring *ring);
 /* The ring buffer (+ its write pointer): the UMD is its one producer. */
 struct lf_ring *hw_queue_ring(struct hw_queue *q);
 unsigned hw_queue_engine(const struct hw_queue *q);

@@ -211,6 +211,8 @@ struct hw_caps {
 	/* user-mode work submission (gpu-model/hw/doorbell.h); all zero = the defaults */
 	enum hw_doorbell_model doorbell_model;  /* dedicated (0) or one global doorbell */
 	unsigned doorbells;           /* physical dedicated doorbells, 1..HW_MAX_DOORBELLS; 0: HW_DOORBELLS_DEFAULT */
+	unsigned doorbell_bytes;      /* DXGK_USERMODESUBMISSION_CAPS doorbell memory size: a multiple of 8 up to
+	                               * HW_DOORBELL_MAX_BYTES (a register's line); 0: HW_DOORBELL_SIZE */
 	uint32_t no_um_engines;       /* bit e: node e lacks UserModeSubmissionSupported */
 	uint64_t f1_timeout_ns;       /* idle this long with doorbells connected: ask for F1; 0: HW_F1_TIMEOUT_DEFAULT_NS */
 	uint64_t gpu_ts_hz;           /* GPU timestamp counter frequency; 0: HW_GPU_TS_HZ_DEFAULT */

@@ -21,7 +21,11 @@ struct hw_doorbell_phys {
 LF_ASSERT_APART(struct hw_doorbell_phys, word, queue);
 
 struct hw_queue {
-	struct lf_ring *ring;
+	/* Kernel-mode: its own.  User-mode: an empty placeholder until the KMD
+	 * binds the application's ring buffer allocation at CreateDoorbell
+	 * (hw_queue_bind_ring: once; an atomic pointer, every read a load) */
+	struct lf_ring *_Atomic ring;
+	struct lf_ring *placeholder;      /* user-mode: the empty ring before the bind (freed with the queue) */
 	struct hw_adapter *a;
 	unsigned engine;
 	/* engine-private: the WAIT this queue is blocked on */

@@ -30,11 +30,14 @@ static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots
 		return -EINVAL;
 	struct hw_engine *e = &a->engines[engine];
 	struct hw_queue *q = lf_alloc(sizeof(*q), LF_CACHELINE);
-	q->ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots);
-	if (!q->ring) {
+	/* user-mode: an empty ring of one slot until hw_queue_bind_ring */
+	struct lf_ring *ring = lf_ring_create(sizeof(struct hw_cmd), um ? 1 : ring_slots);
+	if (!ring) {
 		lf_free(q, sizeof(*q), LF_CACHELINE);
 		return -EINVAL;
 	}
+	atomic_init(&q->ring, ring);
+	q->placeholder = um ? ring : NULL;
 	q->a = a;
 	q->engine = engine;
 	q->um = um;
@@ -43,7 +46,7 @@ static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
 	if (n == HW_MAX_QUEUES) {
 		pthread_mutex_unlock(&a->queue_lock);
-		lf_ring_destroy(q->ring);
+		lf_ring_destroy(ring);
 		lf_free(q, sizeof(*q), LF_CACHELINE);
 		return -ENOSPC;
 	}
@@ -63,11 +66,26 @@ int hw_queue_create(struct hw_adapter *a, unsigned engine, size_t ring_slots, st
 	return hw_queue_new(a, engine, ring_slots, false, out);
 }
 
-int hw_queue_create_um(struct hw_adapter *a, unsigned engine, size_t ring_slots, struct hw_queue **out)
+int hw_queue_create_um(struct hw_adapter *a, unsigned engine, struct hw_queue **out)
 {
 	if (engine < a->caps.engines && !hw_engine_um_supported(a, engine))
 		return -ENOTSUP;
-	return hw_queue_new(a, engine, ring_slots, true, out);
+	return hw_queue_new(a, engine, 1, true, out);
+}
+
+int hw_queue_bind_ring(struct hw_queue *q, struct lf_ring *ring)
+{
+	if (!q->um || !ring || lf_ring_slot_size(ring) != sizeof(struct hw_cmd))
+		return -EINVAL;
+	struct lf_ring *cur = atomic_load_explicit(&q->ring, memory_order_relaxed);
+	if (cur == ring)
+		return 0;
+	if (cur != q->placeholder)
+		return -EBUSY;
+	/* release: the engine that loads the pointer sees the ring set up (it
+	 * looks only after a connect, which comes after this) */
+	atomic_store_explicit(&q->ring, ring, memory_order_release);
+	return 0;
 }
 
 void hw_queue_submit(struct hw_queue *q, const struct hw_cmd *cmds, size_t n)

@@ -71,6 +71,16 @@ const char *os_ddi_name(enum os_ddi d)
 		[OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER] = "DxgkDdiSetNativeFenceLogBuffer",
 		[OS_DDI_UPDATE_MONITORED_VALUES] = "DxgkDdiUpdateMonitoredValues",
 		[OS_DDI_BUILD_PAGING_BUFFER] = "DxgkDdiBuildPagingBuffer",
+		[OS_DDI_QUERY_UMS_CAPS] = "DxgkDdiQueryAdapterInfo(DXGKQAITYPE_USERMODESUBMISSION_CAPS)",
+		[OS_DDI_SUSPEND_CONTEXT] = "DxgkDdiSuspendContext",
+		[OS_DDI_RESUME_CONTEXT] = "DxgkDdiResumeContext",
+		[OS_DDI_CREATE_DOORBELL] = "DxgkDdiCreateDoorbell",
+		[OS_DDI_CONNECT_DOORBELL] = "DxgkDdiConnectDoorbell",
+		[OS_DDI_DISCONNECT_DOORBELL] = "DxgkDdiDisconnectDoorbell",
+		[OS_DDI_DESTROY_DOORBELL] = "DxgkDdiDestroyDoorbell",
+		[OS_DDI_NOTIFY_WORK_SUBMISSION] = "DxgkDdiNotifyWorkSubmission",
+		[OS_DDI_EVICT_RING_ALLOCATION] = "DxgkDdiBuildPagingBuffer(Transfer: ring allocation evicted)",
+		[OS_DDI_RESTORE_RING_ALLOCATION] = "DxgkDdiBuildPagingBuffer(Transfer: ring allocation restored)",
 	};
 	return d < OS_DDI_KINDS ? names[d] : "?";
 }

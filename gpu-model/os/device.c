@@ -22,6 +22,7 @@
 
 int os_device_create(struct os_ums *u, struct os_device **out)
 {
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	if (u->ndevices == OS_UMS_MAX_DEVICES || u->bugchecked) {
 		int rc = u->bugchecked ? -ENODEV : -ENOSPC;
@@ -74,6 +75,7 @@ void os_device_untrack_fence(struct os_device *d, struct os_fence *f)
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out)
 {
 	struct os_ums *u = d->u;
+	os_ums_thunk(u);
 	if (engine >= hw_adapter_caps(u->hw)->engines)
 		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
@@ -89,6 +91,7 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 	struct os_context *c = lf_alloc(sizeof(*c), LF_CACHELINE);
 	c->d = d;
 	c->engine = engine;
+	c->id = u->ncontexts + 1;
 	c->suspended = u->d3 ? OS_SUSPEND_D3 : 0;
 	c->next = d->contexts;
 	d->contexts = c;
@@ -98,10 +101,24 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 	return 0;
 }
 
-/* Bring every queue of c onto / off the run list to match c->suspended. */
+uint64_t os_context_id(const struct os_context *c)
+{
+	return c->id;
+}
+
+void os_context_ddi_locked(struct os_context *c, bool suspend)
+{
+	lf_mutex_assert_held(&c->d->u->lock);
+	os_ddi_log(c->d->u->a, suspend ? OS_DDI_SUSPEND_CONTEXT : OS_DDI_RESUME_CONTEXT, c->id, 0);
+}
+
+/* Bring every queue of c onto / off the run list to match c->suspended
+ * (DxgkDdiSuspendContext / DxgkDdiResumeContext: the KMD takes the
+ * context's queues off the HW scheduler's list or puts them back). */
 void os_context_apply_locked(struct os_context *c)
 {
 	lf_mutex_assert_held(&c->d->u->lock);
+	os_context_ddi_locked(c, c->suspended != 0);
 	for (struct os_hwqueue *q = c->queues; q; q = q->next) {
 		if (atomic_load_explicit(&q->gone, memory_order_relaxed))
 			continue;
@@ -115,6 +132,7 @@ void os_context_apply_locked(struct os_context *c)
 void os_context_suspend(struct os_context *c)
 {
 	struct os_ums *u = c->d->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	if (!(c->suspended & OS_SUSPEND_USER)) {
 		/* DxgkddiSuspendContext: the KMD removes the context's queues from
@@ -132,6 +150,7 @@ void os_context_suspend(struct os_context *c)
 void os_context_resume(struct os_context *c)
 {
 	struct os_ums *u = c->d->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	if (c->suspended & OS_SUSPEND_USER) {
 		c->suspended &= ~OS_SUSPEND_USER;
@@ -150,7 +169,8 @@ void os_context_resume(struct os_context *c)
 static int os_hwqueue_new_hw(struct os_ums *u, struct os_hwqueue *q, unsigned engine, size_t ring_slots)
 {
 	if (q->um) {
-		int rc = hw_queue_create_um(u->hw, engine, ring_slots, &q->hwq);
+		/* no ring yet: the application's comes with CreateDoorbell */
+		int rc = hw_queue_create_um(u->hw, engine, &q->hwq);
 		return rc ? rc : os_ctx_alloc_create(u->a, q->hwq, HW_CTX_ALLOC_BYTES_DEFAULT, &q->ctx_alloc);
 	}
 	q->subq = lf_ring_create(sizeof(struct os_km_desc), ring_slots);
@@ -167,6 +187,7 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 		      struct os_hwqueue **out)
 {
 	struct os_ums *u = c->d->u;
+	os_ums_thunk(u);
 	if (!progress)
 		return -EINVAL;
 	/* seed native-gpu-fence, "Indicating a native progress fence for
@@ -189,7 +210,6 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 	q->um = flags & OS_HWQUEUE_USER_MODE_SUBMISSION;
 	q->native_progress = native_progress;
 	q->progress = progress;
-	q->resident = !u->d3;
 	q->db.phys = -1;
 	atomic_init(&q->db.cpuva, u->dummy);
 	atomic_init(&q->db.status, OS_DOORBELL_DISCONNECTED_RETRY);
@@ -308,6 +328,10 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 	lf_mutex_assert_held(&q->u->lock);
 	if (q->db.connected)
 		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
+	if (q->db.created) {
+		os_ddi_log(q->u->a, OS_DDI_DESTROY_DOORBELL, hw_queue_handle(q->hwq), 0);
+		os_doorbell_release_locked(q);
+	}
 	q->db.created = false;
 	hw_queue_retire(q->hwq);
 	/* ctxalloc.c: destroying the context's queue destroys its allocation */
@@ -318,6 +342,7 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 int os_hwqueue_destroy(struct os_hwqueue *q)
 {
 	struct os_ums *u = q->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	if (atomic_load(&q->gone)) {
 		pthread_mutex_unlock(&u->lock);
@@ -342,6 +367,7 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 int os_device_destroy(struct os_device *d)
 {
 	struct os_ums *u = d->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	if (d->dead) {
 		pthread_mutex_unlock(&u->lock);
@@ -376,14 +402,29 @@ int os_device_destroy(struct os_device *d)
 				os_hwqueue_gone_locked(q);
 		c->dead = true;
 	}
+	/* "it can now destroy the Ring Buffer/Ring Buffer Control allocations" */
+	os_ring_allocs_destroy_locked(d);
 	d->dead = true;
 	os_ctx_alloc_destroy(u->a, &d->ctx_alloc);   /* ctxalloc.c: with its last context */
 	pthread_mutex_unlock(&u->lock);
 	return rc;
 }
 
-/* Abnormal termination: error, suspend, disconnect (ABORT), destroy at
- * once; then release every progress-fence waiter with UINT64_MAX. */
+/* Every doorbell of d disconnected with ABORT (abnormal termination). */
+static void os_device_disconnect_abort_locked(struct os_device *d)
+{
+	lf_mutex_assert_held(&d->u->lock);
+	for (struct os_context *c = d->contexts; c; c = c->next)
+		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (!atomic_load(&q->gone) && q->um && q->db.created)
+				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
+}
+
+/* Abnormal termination, the seed's order ("Normal and abnormal process
+ * termination"): device in error, every context suspended, then each
+ * queue's doorbell disconnected (ABORT) and everything destroyed at once
+ * (ring allocations too); then every progress-fence waiter released with
+ * UINT64_MAX.  OS_UMS_FAULT_DISCONNECT_BEFORE_SUSPEND: the broken order. */
 void os_device_terminate(struct os_device *d)
 {
 	struct os_ums *u = d->u;
@@ -392,25 +433,34 @@ void os_device_terminate(struct os_device *d)
 		pthread_mutex_unlock(&u->lock);
 		return;
 	}
+	/* 1. the device is marked in error */
 	atomic_store_explicit(&d->error, true, memory_order_seq_cst);
+	bool broken = u->cfg.ums_fault == OS_UMS_FAULT_DISCONNECT_BEFORE_SUSPEND;
+	if (broken)
+		os_device_disconnect_abort_locked(d);
+	/* 2. DxgkddiSuspendContext for each context: preempted, off the run
+	 * list; the ring allocations stay resident */
 	for (struct os_context *c = d->contexts; c; c = c->next) {
 		bool was_running = c->suspended == 0;
 		c->suspended |= OS_SUSPEND_ERROR;
 		if (was_running)
-			os_context_apply_locked(c);      /* preempted, off the run list */
+			os_context_apply_locked(c);
 	}
+	/* 3a. DxgkDdiDisconnectDoorbell for each HW queue (ABORT) */
+	if (!broken)
+		os_device_disconnect_abort_locked(d);
+	/* 3b. the doorbell and HW queue objects, then the ring allocations */
 	for (struct os_context *c = d->contexts; c; c = c->next) {
 		for (struct os_hwqueue *q = c->queues; q; q = q->next) {
 			if (atomic_load(&q->gone))
 				continue;
 			if (os_hwqueue_pending(q))
 				lf_count(&u->lost_at_abnormal, 1);
-			if (q->um && q->db.created)
-				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 			os_hwqueue_gone_locked(q);
 		}
 		c->dead = true;
 	}
+	os_ring_allocs_destroy_locked(d);
 	d->dead = true;
 	/* D3D12 device removal: fences read UINT64_MAX, waiters return; the
 	 * queues' progress fences and the device's own, all under the lock: a
@@ -424,4 +474,126 @@ void os_device_terminate(struct os_device *d)
 	for (size_t i = 0; i < d->nfences; i++)
 		os_fence_signal_cpu(d->fences[i], UINT64_MAX);
 	pthread_mutex_unlock(&u->lock);
+}
+
+/* ---- ring buffer allocations ---- */
+
+int os_ring_alloc_create(struct os_device *d, enum os_ring_alloc_kind kind, size_t ring_slots,
+			 struct os_ring_alloc **out)
+{
+	struct os_ums *u = d->u;
+	os_ums_thunk(u);
+	if (kind != OS_RING_BUFFER && kind != OS_RING_BUFFER_CONTROL)
+		return -EINVAL;
+	if (kind == OS_RING_BUFFER && (!ring_slots || ring_slots > (1u << 20) || (ring_slots & (ring_slots - 1))))
+		return -EINVAL;
+	struct lf_ring *ring = NULL;
+	if (kind == OS_RING_BUFFER && !(ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots)))
+		return -EINVAL;
+	pthread_mutex_lock(&u->lock);
+	if (d->dead || os_device_in_error(d)) {
+		pthread_mutex_unlock(&u->lock);
+		lf_ring_destroy(ring);
+		return -ENODEV;
+	}
+	struct os_ring_alloc *r = lf_alloc(sizeof(*r), LF_CACHELINE);
+	r->d = d;
+	r->kind = kind;
+	r->ring = ring;
+	r->next = d->allocs;
+	d->allocs = r;
+	pthread_mutex_unlock(&u->lock);
+	*out = r;
+	return 0;
+}
+
+int os_ring_alloc_make_resident(struct os_ring_alloc *r)
+{
+	struct os_ums *u = r->d->u;
+	os_ums_thunk(u);
+	pthread_mutex_lock(&u->lock);
+	int rc = r->dead ? -EIDRM : 0;
+	if (!rc)
+		r->resident = true;
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+int os_ring_alloc_evict(struct os_ring_alloc *r)
+{
+	struct os_ums *u = r->d->u;
+	os_ums_thunk(u);
+	pthread_mutex_lock(&u->lock);
+	int rc = r->dead ? -EIDRM : r->refs ? -EBUSY : 0;
+	if (!rc)
+		r->resident = false;
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+/* Destroy r: its memory goes now unless a queue's ring is bound to it (the
+ * hardware addresses it until the adapter goes: freed with the queue). */
+static void os_ring_alloc_free_locked(struct os_ring_alloc *r)
+{
+	lf_mutex_assert_held(&r->d->u->lock);
+	r->dead = true;
+	r->resident = false;
+	if (!r->bound)
+		lf_ring_destroy(r->ring);
+	r->ring = NULL;
+}
+
+int os_ring_alloc_destroy(struct os_ring_alloc *r)
+{
+	struct os_ums *u = r->d->u;
+	os_ums_thunk(u);
+	pthread_mutex_lock(&u->lock);
+	/* Dxgkrnl's reference: not while a doorbell lives on it */
+	int rc = r->dead ? -EIDRM : r->refs ? -EBUSY : 0;
+	if (!rc)
+		os_ring_alloc_free_locked(r);
+	pthread_mutex_unlock(&u->lock);
+	return rc;
+}
+
+void os_ring_allocs_destroy_locked(struct os_device *d)
+{
+	lf_mutex_assert_held(&d->u->lock);
+	for (struct os_ring_alloc *r = d->allocs; r; r = r->next)
+		if (!r->dead) {
+			r->refs = 0;          /* its doorbells are gone with the device's queues */
+			os_ring_alloc_free_locked(r);
+		}
+}
+
+bool os_ring_alloc_resident(const struct os_ring_alloc *r)
+{
+	pthread_mutex_lock(&r->d->u->lock);
+	bool b = r->resident;
+	pthread_mutex_unlock(&r->d->u->lock);
+	return b;
+}
+
+bool os_ring_alloc_destroyed(const struct os_ring_alloc *r)
+{
+	pthread_mutex_lock(&r->d->u->lock);
+	bool b = r->dead;
+	pthread_mutex_unlock(&r->d->u->lock);
+	return b;
+}
+
+unsigned os_ring_alloc_refs(const struct os_ring_alloc *r)
+{
+	pthread_mutex_lock(&r->d->u->lock);
+	unsigned n = r->refs;
+	pthread_mutex_unlock(&r->d->u->lock);
+	return n;
+}
+
+struct lf_ring *os_ring_alloc_ring(struct os_ring_alloc *r)
+{
+	pthread_mutex_lock(&r->d->u->lock);
+	struct lf_ring *ring = r->ring;
+	pthread_mutex_unlock(&r->d->u->lock);
+	return ring;
 }

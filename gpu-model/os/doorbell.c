@@ -20,9 +20,29 @@
 
 /* ---- doorbells ---- */
 
-int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out)
+/* The ring allocations a CreateDoorbell brings: 0, or why they are refused
+ * (ums.h).  Seed: "UMD is responsible for making the ring buffer and ring
+ * buffer control allocations resident before creating a doorbell." */
+static int os_doorbell_check_allocs_locked(struct os_hwqueue *q, const struct os_ring_alloc *rb,
+					   const struct os_ring_alloc *rbc)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	if (!rb || !rbc || rb->kind != OS_RING_BUFFER || rbc->kind != OS_RING_BUFFER_CONTROL)
+		return -EINVAL;
+	if (rb->d != q->ctx->d || rbc->d != q->ctx->d || rb->dead || rbc->dead)
+		return -EINVAL;
+	if (!rb->resident || !rbc->resident)
+		return -EFAULT;
+	if (rb->bound && rb->bound != q->hwq)
+		return -EBUSY;           /* a ring buffer serves one queue */
+	return 0;
+}
+
+int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *rb, struct os_ring_alloc *rbc,
+		       struct os_doorbell_map *out)
 {
 	struct os_ums *u = q->u;
+	os_ums_thunk(u);
 	if (!q->um)
 		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
@@ -31,7 +51,22 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out)
 		rc = -ENODEV;
 	else if (q->db.created)
 		rc = -EEXIST;
+	if (!rc)
+		rc = os_doorbell_check_allocs_locked(q, rb, rbc);
+	/* DxgkDdiCreateDoorbell: the KMD programs the queue's ring (once: a
+	 * queue bound to another ring refuses it, -EBUSY) */
+	if (!rc)
+		rc = hw_queue_bind_ring(q->hwq, rb->ring);
 	if (!rc) {
+		os_ddi_log(u->a, OS_DDI_CREATE_DOORBELL, hw_queue_handle(q->hwq), 0);
+		rb->bound = q->hwq;
+		/* Dxgkrnl's reference on both for the doorbell's lifetime */
+		if (u->cfg.ums_fault != OS_UMS_FAULT_NO_RING_REFERENCE) {
+			rb->refs++;
+			rbc->refs++;
+		}
+		q->db.rb = (struct os_ring_alloc *)rb;
+		q->db.rbc = (struct os_ring_alloc *)rbc;
 		/* the doorbell is not assigned yet: the mapping is the dummy page */
 		q->db.created = true;
 		atomic_store_explicit(&q->db.cpuva, u->dummy, memory_order_release);
@@ -39,11 +74,24 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out)
 		out->cpuva = &q->db.cpuva;
 		out->status = &q->db.status;
 		out->last_queued = &q->last_queued;
-		out->ring = hw_queue_ring(q->hwq);
+		out->ring = rb->ring;
 		out->value = hw_doorbell_value(q->hwq);
+		out->bytes = u->db_bytes;
 	}
 	pthread_mutex_unlock(&u->lock);
 	return rc;
+}
+
+void os_doorbell_release_locked(struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	if (q->u->cfg.ums_fault != OS_UMS_FAULT_NO_RING_REFERENCE) {
+		if (q->db.rb && q->db.rb->refs)
+			q->db.rb->refs--;
+		if (q->db.rbc && q->db.rbc->refs)
+			q->db.rbc->refs--;
+	}
+	q->db.rb = q->db.rbc = NULL;
 }
 
 /* DxgkCbDisconnectDoorbell + the KMD's disconnection.  Status first, then
@@ -62,6 +110,7 @@ void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status
 	atomic_store_explicit(&q->db.cpuva, u->dummy, memory_order_release);
 	if (!q->db.connected)
 		return;
+	os_ddi_log(u->a, OS_DDI_DISCONNECT_DOORBELL, hw_queue_handle(q->hwq), status);
 	/* The rotation's TLB shootdown: a barrier on every CPU running the
 	 * process, the heavy side of the ringer's Dekker pair (doorbell.h).
 	 * After it, a ringer that may still read CONNECTED has its ring on the
@@ -80,13 +129,14 @@ static unsigned os_doorbell_pick_locked(struct os_ums *u)
 {
 	lf_mutex_assert_held(&u->lock);
 	unsigned n = hw_doorbell_count(u->hw), victim = 0;
-	uint64_t oldest = UINT64_MAX;
+	bool mru = u->cfg.ums_fault == OS_UMS_FAULT_VICTIM_MRU;   /* broken on purpose */
+	uint64_t best = mru ? 0 : UINT64_MAX;
 	for (unsigned i = 0; i < n; i++) {
 		if (!u->phys_owner[i])
 			return i;
 		uint64_t t = hw_doorbell_last_use(u->hw, i);
-		if (t < oldest) {
-			oldest = t;
+		if (mru ? t > best : t < best) {
+			best = t;
 			victim = i;
 		}
 	}
@@ -107,6 +157,7 @@ static void os_doorbell_connect_locked(struct os_hwqueue *q)
 	}
 	if (hw_engine_fstate(u->hw, engine) == HW_F1)
 		lf_count(&u->f0_by_connect, 1);
+	os_ddi_log(u->a, OS_DDI_CONNECT_DOORBELL, hw_queue_handle(q->hwq), phys);
 	_Atomic uint64_t *reg = hw_doorbell_connect(u->hw, phys, q->hwq);   /* wakes the engine: F0 */
 	q->db.phys = (int)phys;
 	q->db.connected = true;
@@ -122,6 +173,7 @@ static void os_doorbell_connect_locked(struct os_hwqueue *q)
 int os_doorbell_connect(struct os_hwqueue *q)
 {
 	struct os_ums *u = q->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	int rc = 0;
 	if (!q->db.created)
@@ -145,11 +197,14 @@ unlock:
 int os_doorbell_destroy(struct os_hwqueue *q)
 {
 	struct os_ums *u = q->u;
+	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
 	int rc = q->db.created ? 0 : -ENOENT;
 	if (!rc) {
 		os_doorbell_disconnect_locked(q, q->db.aborted ? OS_DOORBELL_DISCONNECTED_ABORT
 							       : OS_DOORBELL_DISCONNECTED_RETRY);
+		os_ddi_log(u->a, OS_DDI_DESTROY_DOORBELL, hw_queue_handle(q->hwq), 0);
+		os_doorbell_release_locked(q);
 		q->db.created = false;
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -163,10 +218,13 @@ enum os_doorbell_status os_doorbell_status(const struct os_hwqueue *q)
 
 int os_notify_work_submission(struct os_hwqueue *q)
 {
-	if (!q->um)
+	if (!q->um) {
+		os_ums_thunk(q->u);      /* a kernel call all the same (accepted ones count as notifies) */
 		return -EINVAL;
+	}
 	/* the KMD learns of the submission and has the CMP look at the ring */
 	atomic_fetch_add_explicit(&q->u->notifies, 1, memory_order_relaxed);
+	os_ddi_log(q->u->a, OS_DDI_NOTIFY_WORK_SUBMISSION, hw_queue_handle(q->hwq), 0);
 	hw_queue_kick(q->hwq);
 	return 0;
 }

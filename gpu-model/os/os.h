@@ -801,6 +801,18 @@ enum os_ddi {
 	OS_DDI_SET_NATIVE_FENCE_LOG_BUFFER, /* DxgkDdiSetNativeFenceLogBuffer: handle = HW queue (hw_queue_handle),
 					       value = enum hw_log_type */
 	OS_DDI_BUILD_PAGING_BUFFER,     /* DxgkDdiBuildPagingBuffer: handle = enum hw_paging_op, value = the destination address */
+	/* user-mode work submission (gpu-model/os/ums.h): handle = the HW queue
+	 * (hw_queue_handle) or the context (os_context_id), or the adapter (0) */
+	OS_DDI_QUERY_UMS_CAPS,          /* DxgkDdiQueryAdapterInfo(DXGKQAITYPE_USERMODESUBMISSION_CAPS): value = doorbell bytes */
+	OS_DDI_SUSPEND_CONTEXT,         /* DxgkDdiSuspendContext: handle = the context */
+	OS_DDI_RESUME_CONTEXT,          /* DxgkDdiResumeContext: handle = the context */
+	OS_DDI_CREATE_DOORBELL,         /* DxgkDdiCreateDoorbell: handle = the queue */
+	OS_DDI_CONNECT_DOORBELL,        /* DxgkDdiConnectDoorbell: handle = the queue, value = the physical doorbell */
+	OS_DDI_DISCONNECT_DOORBELL,     /* DxgkDdiDisconnectDoorbell: handle = the queue, value = the status set */
+	OS_DDI_DESTROY_DOORBELL,        /* DxgkDdiDestroyDoorbell: handle = the queue */
+	OS_DDI_NOTIFY_WORK_SUBMISSION,  /* DxgkDdiNotifyWorkSubmission: handle = the queue */
+	OS_DDI_EVICT_RING_ALLOCATION,   /* the ring's paging transfer out (DxgkDdiBuildPagingBuffer): handle = the allocation */
+	OS_DDI_RESTORE_RING_ALLOCATION, /* ... and back in: handle = the allocation */
 	OS_DDI_KINDS
 };
 struct os_ddi_call {

@@ -96,6 +96,53 @@ int os_ums_engine_hung(struct os_ums *u, unsigned engine)
 
 /* ---- device D-states ---- */
 
+/* D3 step 1: DxgkddiSuspendContext for every context. */
+static void os_power_suspend_all_locked(struct os_ums *u)
+{
+	lf_mutex_assert_held(&u->lock);
+	for (uint32_t i = 0; i < u->ncontexts; i++) {
+		struct os_context *c = u->contexts[i];
+		bool was_running = c->suspended == 0;
+		c->suspended |= OS_SUSPEND_D3;
+		if (!c->dead && was_running)
+			os_context_apply_locked(c);
+	}
+}
+
+/* D3 step 2: every doorbell disconnected (RETRY). */
+static void os_power_disconnect_all_locked(struct os_ums *u)
+{
+	lf_mutex_assert_held(&u->lock);
+	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		struct os_hwqueue *q = u->queues[i];
+		if (!atomic_load(&q->gone) && q->um && q->db.connected)
+			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
+	}
+}
+
+/* D3 step 3 (and its undoing at D0): every live ring allocation evicted /
+ * made resident again, each a paging transfer on the DDI log. */
+static void os_power_rings_locked(struct os_ums *u, bool evict)
+{
+	lf_mutex_assert_held(&u->lock);
+	for (uint32_t i = 0; i < u->ndevices; i++)
+		for (struct os_ring_alloc *r = u->devices[i]->allocs; r; r = r->next) {
+			if (r->dead || (evict ? !r->resident : !r->d3_evicted))
+				continue;
+			r->resident = !evict;
+			r->d3_evicted = evict;
+			os_ddi_log(u->a, evict ? OS_DDI_EVICT_RING_ALLOCATION : OS_DDI_RESTORE_RING_ALLOCATION,
+				   (uint64_t)(uintptr_t)r, 0);
+			lf_count(evict ? &u->ring_evictions : &u->ring_restores, 1);
+		}
+}
+
+/* Seed, "Engine D-state transitions", D0 -> D3: 1. suspend every context
+ * (off the HW scheduler's list), 2. disconnect every doorbell, 3. evict the
+ * ring allocations "once all contexts are suspended and removed from the
+ * hardware scheduler's list so that hardware doesn't reference any evicted
+ * memory".  OS_UMS_FAULT_D3_DISCONNECT_FIRST: 2, 3, then 1 (broken). */
 int os_power_d3(struct os_ums *u)
 {
 	pthread_mutex_lock(&u->lock);
@@ -104,28 +151,13 @@ int os_power_d3(struct os_ums *u)
 	u->d3 = true;
 	u->d3_since = lf_now_ns();
 	lf_count(&u->d3_entries, 1);
-	/* 1. DxgkddiSuspendContext for every context */
-	for (uint32_t i = 0; i < u->ncontexts; i++) {
-		struct os_context *c = u->contexts[i];
-		bool was_running = c->suspended == 0;
-		c->suspended |= OS_SUSPEND_D3;
-		if (!c->dead && was_running)
-			os_context_apply_locked(c);
-	}
-	/* 2. every doorbell disconnected (RETRY), 3. ring allocations evicted
-	 * once no context is on the hardware's list */
-	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
-	for (uint32_t i = 0; i < n; i++) {
-		struct os_hwqueue *q = u->queues[i];
-		if (atomic_load(&q->gone))
-			continue;
-		if (q->um && q->db.connected)
-			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
-		if (q->resident) {
-			q->resident = false;
-			lf_count(&u->ring_evictions, 1);
-		}
-	}
+	bool broken = u->cfg.ums_fault == OS_UMS_FAULT_D3_DISCONNECT_FIRST;
+	if (!broken)
+		os_power_suspend_all_locked(u);
+	os_power_disconnect_all_locked(u);
+	os_power_rings_locked(u, true);
+	if (broken)
+		os_power_suspend_all_locked(u);
 unlock:
 	pthread_mutex_unlock(&u->lock);
 	return 0;
@@ -141,14 +173,7 @@ void os_power_d0_locked(struct os_ums *u)
 	u->d3 = false;
 	lf_count(&u->d3_ns, lf_now_ns() - u->d3_since);
 	lf_count(&u->d0_exits, 1);
-	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
-	for (uint32_t i = 0; i < n; i++) {
-		struct os_hwqueue *q = u->queues[i];
-		if (!atomic_load(&q->gone) && !q->resident) {
-			q->resident = true;
-			lf_count(&u->ring_restores, 1);
-		}
-	}
+	os_power_rings_locked(u, false);
 }
 
 /* DxgkddiResumeContext for every context the power-down suspended. */

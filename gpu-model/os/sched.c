@@ -161,10 +161,10 @@ void *os_sched_main(void *arg)
 
 int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n, uint64_t progress)
 {
-	if (q->um || !n)
-		return -EINVAL;
-	if (atomic_load_explicit(&q->ctx->d->error, memory_order_acquire))
-		return -ENODEV;
+	if (q->um || !n || atomic_load_explicit(&q->ctx->d->error, memory_order_acquire)) {
+		os_ums_thunk(q->u);      /* a kernel call all the same (accepted ones count as km_submits) */
+		return q->um || !n ? -EINVAL : -ENODEV;
+	}
 	/* timing.c: the kernel crossing, validation and patching, on the caller,
 	 * before the buffer is handed to the scheduler */
 	os_timing_work(q->u->a->cfg.timing.km_call_ns + q->u->a->cfg.timing.km_validate_ns);

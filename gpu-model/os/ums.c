@@ -43,6 +43,15 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 		snprintf(err, errlen, "doorbells=%u: at most %d physical doorbells", caps->doorbells, HW_MAX_DOORBELLS);
 		return -EINVAL;
 	}
+	/* DxgkDdiQueryAdapterInfo(DXGKQAITYPE_USERMODESUBMISSION_CAPS): the
+	 * doorbell memory size, for the dummy page and the mappings */
+	size_t db_bytes = hw_doorbell_bytes(os_adapter_hw(a));
+	os_ddi_log(a, OS_DDI_QUERY_UMS_CAPS, 0, db_bytes);
+	if (db_bytes < 8 || db_bytes % 8 || db_bytes > HW_DOORBELL_MAX_BYTES) {
+		snprintf(err, errlen, "doorbell_bytes=%zu: the doorbell memory size is a multiple of 8 up to %u bytes",
+			 db_bytes, HW_DOORBELL_MAX_BYTES);
+		return -EINVAL;
+	}
 	if (cfg->log_bytes < HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) || cfg->log_bytes > OS_LOG_MAX_BYTES) {
 		snprintf(err, errlen, "log_bytes=%zu: a native fence log buffer is %zu..%u bytes (header + at least one entry)",
 			 cfg->log_bytes, (size_t)HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry), OS_LOG_MAX_BYTES);
@@ -53,12 +62,18 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 	u->hw = os_adapter_hw(a);
 	u->cfg = *cfg;
 	u->log_bytes = cfg->log_bytes;   /* os_ums_trace_start may raise it */
+	/* the dummy page: the doorbell's size, in whole lines (rings there are
+	 * stores nobody reads: apart from everything else) */
+	u->db_bytes = db_bytes;
+	u->dummy_bytes = (db_bytes + LF_CACHELINE - 1) / LF_CACHELINE * LF_CACHELINE;
+	u->dummy = lf_alloc(u->dummy_bytes, LF_CACHELINE);
 	pthread_mutex_init(&u->lock, NULL);
 	u->efd = eventfd(0, EFD_CLOEXEC);
 	if (u->efd < 0) {
 		int rc = -errno;
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		pthread_mutex_destroy(&u->lock);
+		lf_free((void *)u->dummy, u->dummy_bytes, LF_CACHELINE);
 		lf_free(u, sizeof(*u), LF_CACHELINE);
 		return rc;
 	}
@@ -114,9 +129,14 @@ void os_ums_detach(struct os_ums *u)
 		lf_free(u->contexts[i], sizeof(struct os_context), LF_CACHELINE);
 	for (uint32_t i = 0; i < u->ndevices; i++) {
 		free(u->devices[i]->fences);
+		for (struct os_ring_alloc *r = u->devices[i]->allocs, *next; r; r = next) {
+			next = r->next;
+			lf_free(r, sizeof(*r), LF_CACHELINE);   /* rings: freed at destroy or with their queue */
+		}
 		lf_free(u->devices[i], sizeof(struct os_device), LF_CACHELINE);
 	}
 	pthread_mutex_destroy(&u->lock);
+	lf_free((void *)u->dummy, u->dummy_bytes, LF_CACHELINE);
 	lf_free(u, sizeof(*u), LF_CACHELINE);
 }
 
@@ -133,6 +153,23 @@ pid_t os_ums_sched_tid(const struct os_ums *u)
 pid_t os_ums_power_tid(const struct os_ums *u)
 {
 	return atomic_load(&u->power_tid);
+}
+
+size_t os_ums_doorbell_bytes(const struct os_ums *u)
+{
+	return u->db_bytes;
+}
+
+size_t os_ums_dummy_page_bytes(const struct os_ums *u)
+{
+	return u->dummy_bytes;
+}
+
+uint64_t os_ums_kernel_calls(const struct os_ums *u)
+{
+	return atomic_load_explicit(&u->thunks, memory_order_relaxed) +
+	       atomic_load_explicit(&u->km_submits, memory_order_relaxed) +
+	       atomic_load_explicit(&u->notifies, memory_order_relaxed);
 }
 
 pid_t os_ums_tdr_tid(const struct os_ums *u)

@@ -21,6 +21,11 @@
  * command, last-queued = N+1, then visible (write pointer), then the doorbell
  * — is the application's (gpu-model/runtime/rt.h).
  *
+ * A user-mode queue's ring buffer and ring buffer control are allocations
+ * the application makes (os_ring_alloc_*, below) and hands to CreateDoorbell.
+ * The fast path — write the ring, ring the doorbell, read the status — makes
+ * no call into this header; os_ums_kernel_calls counts the calls that are made.
+ *
  * Doorbells.  The doorbell mapping the application writes through is
  * `*map.cpuva` (load it, acquire, then hw_doorbell_write through it): the
  * OS rotates it between a physical doorbell and a dummy page, where rings are
@@ -40,17 +45,18 @@
  * Power.  Engine F1: an engine idle with doorbells connected raises an
  * engine-state-change interrupt; the OS power thread disconnects every
  * doorbell of that engine (RETRY) and the engine parks; a reconnect brings it
- * back to F0.  Device D3: every context suspended, every doorbell
- * disconnected (RETRY), ring allocations evicted (modeled); a connect in D3
- * wakes the device to D0, makes rings resident, connects and resumes every
- * context (the seed's order).  Context suspend keeps doorbells connected and
+ * back to F0.  Device D3: every context suspended, then every doorbell
+ * disconnected (RETRY), then the ring allocations evicted; a connect in D3
+ * wakes the device to D0, makes the rings resident, connects and resumes
+ * every context (the seed's order; each step a DDI-log entry, os.h).  Context suspend keeps doorbells connected and
  * rings resident; nothing of the context runs until resume, which makes the
  * CMP re-read every write pointer.
  *
  * Termination.  os_device_destroy (normal): disconnect every doorbell, wait
  * for each queue's last queued value, then destroy; nothing queued is lost.
  * os_device_terminate (abnormal): device marked in error, contexts suspended,
- * doorbells disconnected (ABORT), everything destroyed at once, progress
+ * then doorbells disconnected (ABORT), everything destroyed at once (the
+ * ring allocations too: both terminations destroy them), progress
  * fences signaled to UINT64_MAX so no waiter hangs (os_device_in_error tells
  * it an error, as D3D12's device removal does).
  *
@@ -123,6 +129,19 @@ enum os_tdr_fault {
 	                             * TransitionToF1 (NewState ignored) */
 };
 
+/* Deliberately broken user-mode submission steps, for the tests that prove
+ * each is caught (os_ums_config.ums_fault). */
+enum os_ums_fault {
+	OS_UMS_FAULT_NONE,
+	OS_UMS_FAULT_NO_RING_REFERENCE,     /* CreateDoorbell takes no reference on the ring allocations:
+	                                     * the application may destroy them under a live doorbell */
+	OS_UMS_FAULT_DISCONNECT_BEFORE_SUSPEND, /* abnormal termination disconnects the doorbells, then
+	                                     * suspends the contexts */
+	OS_UMS_FAULT_D3_DISCONNECT_FIRST,   /* D0 -> D3 disconnects the doorbells and evicts the rings
+	                                     * before suspending the contexts */
+	OS_UMS_FAULT_VICTIM_MRU,            /* VictimizeDoorbell takes the most recently used doorbell */
+};
+
 struct os_ums_config {
 	int sched_cpu;              /* pin the scheduler thread (kernel-mode submission); -1: not pinned */
 	int power_cpu;              /* pin the power thread (engine-state-change interrupts); -1 */
@@ -135,13 +154,17 @@ struct os_ums_config {
 	uint32_t tdr_limit_count;   /* TdrLimitCount; 0: OS_TDR_LIMIT_COUNT_DEFAULT (at most OS_TDR_HISTORY) */
 	uint64_t tdr_limit_time_ns; /* TdrLimitTime; 0: OS_TDR_LIMIT_TIME_DEFAULT_NS */
 	enum os_tdr_fault tdr_fault;  /* tests only */
+	enum os_ums_fault ums_fault;  /* tests only */
 };
 #define OS_LOG_MAX_BYTES (1u << 20)   /* the largest log buffer the OS allocates */
 /* Defaults: nothing pinned, no notify, 10 s drain timeout, 4 KiB log buffers, TdrDelay 2 s, 5 TDRs in 60 s. */
 void os_ums_config_default(struct os_ums_config *cfg);
 
 /* Start user-mode submission support on adapter a: the scheduler and power
- * threads.  0; -EINVAL with a one-line reason (bad doorbell caps); -errno. */
+ * threads.  Queries the KMD's DXGK_USERMODESUBMISSION_CAPS (the doorbell
+ * memory size, hw_doorbell_bytes: DxgkDdiQueryAdapterInfo, in the DDI log)
+ * and allocates the dummy page of that size.  0; -EINVAL with a one-line
+ * reason (bad doorbell caps); -errno. */
 int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct os_ums **out,
 		  char *err, size_t errlen);
 /* Destroy the devices left (normal termination), stop the threads, free
@@ -150,6 +173,16 @@ void os_ums_detach(struct os_ums *u);
 struct os_adapter *os_ums_adapter(struct os_ums *u);
 pid_t os_ums_sched_tid(const struct os_ums *u);
 pid_t os_ums_power_tid(const struct os_ums *u);
+/* The doorbell memory size the caps reported, and the bytes of the dummy
+ * page allocated for it (seed, "DXGK_QUERYADAPTERINFOTYPE::DXGKQAITYPE_
+ * USERMODESUBMISSION_CAPS": "The size of the doorbell is needed to allocate
+ * the dummy page").  Any thread. */
+size_t os_ums_doorbell_bytes(const struct os_ums *u);
+size_t os_ums_dummy_page_bytes(const struct os_ums *u);
+/* Kernel calls the applications made on u (D3DKMT* of this header: device,
+ * context, queue, allocation and doorbell calls, kernel-mode submissions,
+ * NotifyWorkSubmission).  Any thread; relaxed. */
+uint64_t os_ums_kernel_calls(const struct os_ums *u);
 
 /* ---- devices, contexts ---- */
 
@@ -176,6 +209,8 @@ bool os_ums_bugchecked(struct os_ums *u);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
+/* The context's handle in the DDI log (OS_DDI_SUSPEND_CONTEXT ...). */
+uint64_t os_context_id(const struct os_context *c);
 /* DxgkddiSuspendContext / DxgkddiResumeContext (nesting with D3 and errors). */
 void os_context_suspend(struct os_context *c);
 void os_context_resume(struct os_context *c);
@@ -192,7 +227,9 @@ void os_context_resume(struct os_context *c);
  * monitored fences: nobody would see their signals without an interrupt). */
 #define OS_HWQUEUE_NATIVE_PROGRESS_FENCE 0x2u
 
-/* Create a queue with a ring of ring_slots (power of two).  progress: the
+/* Create a queue: kernel-mode, with a ring of ring_slots (power of two) the
+ * OS writes; user-mode, without a ring (ring_slots ignored): the application
+ * brings its ring allocations to os_doorbell_create.  progress: the
  * queue's progress fence (the caller keeps it alive longer than the queue).
  * 0; -ENOTSUP: UserModeSubmission on a node without support; -EINVAL (also:
  * NativeProgressFence or UserModeSubmission with a monitored progress fence);
@@ -253,6 +290,48 @@ int32_t os_hwqueue_priority(const struct os_hwqueue *q);
  * completes.  0; -EINVAL (a user-mode queue, n == 0); -ENODEV (device in error). */
 int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n, uint64_t progress);
 
+/* ---- ring buffer allocations ----
+ * Seed, "Residency model of doorbell memory and ring buffer allocations": the
+ * UMD allocates the ring buffer and the ring buffer control allocations,
+ * makes them resident before creating a doorbell, and passes them to it
+ * (hRingBuffer, hRingBufferControl); it manages their lifetime, but Dxgkrnl
+ * holds a reference on them while the doorbell lives, and destroys them
+ * itself only when the device is destroyed or terminated.
+ *
+ * A ring buffer allocation is an lf_ring of ring_slots struct hw_cmd slots
+ * (os_ring_alloc_ring: its CPU VA, what D3DKMTLock2 returns; the application
+ * is its producer).  The model's ring keeps its write pointer beside its
+ * slots, so the ring buffer control allocation holds no bytes the engine
+ * reads: it is an allocation of its own with the same residency, reference
+ * and lifetime rules, checked and held as the seed says.  A queue's ring is
+ * bound at its first CreateDoorbell and stays (the hardware addresses it):
+ * a later CreateDoorbell on the queue must bring the same ring buffer, and a
+ * ring buffer serves one queue.  An allocation's memory, once bound, lives
+ * until the adapter goes (as queue memory does); a shell until os_ums_detach.
+ *
+ *   os_ring_alloc_*       any thread (u->lock); never block */
+enum os_ring_alloc_kind {
+	OS_RING_BUFFER,             /* hRingBuffer: ring_slots command slots (power of two, 1..2^20) */
+	OS_RING_BUFFER_CONTROL,     /* hRingBufferControl: ring_slots ignored */
+};
+struct os_ring_alloc;
+/* D3DKMTCreateAllocation: created not resident.  0 / -EINVAL / -ENODEV (device in error). */
+int os_ring_alloc_create(struct os_device *d, enum os_ring_alloc_kind kind, size_t ring_slots,
+			 struct os_ring_alloc **out);
+/* D3DKMTMakeResident.  0 / -EIDRM (destroyed). */
+int os_ring_alloc_make_resident(struct os_ring_alloc *r);
+/* D3DKMTEvict.  0 / -EBUSY (a doorbell holds it) / -EIDRM. */
+int os_ring_alloc_evict(struct os_ring_alloc *r);
+/* D3DKMTDestroyAllocation.  0 / -EBUSY (a live doorbell references it) /
+ * -EIDRM (destroyed already: by the application, or by its device's end). */
+int os_ring_alloc_destroy(struct os_ring_alloc *r);
+bool os_ring_alloc_resident(const struct os_ring_alloc *r);
+bool os_ring_alloc_destroyed(const struct os_ring_alloc *r);
+unsigned os_ring_alloc_refs(const struct os_ring_alloc *r);   /* doorbells referencing it */
+/* The ring buffer's CPU VA (valid while the allocation lives, whatever its
+ * doorbell's state); NULL for a ring buffer control allocation. */
+struct lf_ring *os_ring_alloc_ring(struct os_ring_alloc *r);
+
 /* ---- doorbells ---- */
 
 /* What D3DKMTCreateDoorbell returns: the application's mappings. */
@@ -260,18 +339,26 @@ struct os_doorbell_map {
 	_Atomic(_Atomic uint64_t *) *cpuva;   /* DoorbellCPUVirtualAddress (a physical doorbell or the dummy page) */
 	const _Atomic uint64_t *status;      /* DoorbellStatusCPUVirtualAddress: enum os_doorbell_status */
 	_Atomic uint64_t *last_queued;       /* HwQueueProgressFenceLastQueuedValueCPUVirtualAddress */
-	struct lf_ring *ring;                /* ring buffer + ring buffer control: the application is its producer */
+	struct lf_ring *ring;                /* the ring buffer allocation's ring: the application is its producer */
 	uint64_t value;                      /* the tag: ring with hw_doorbell_ring_value(value, write pointer) */
+	size_t bytes;                        /* the doorbell mapping's size: the caps' doorbell memory size */
 };
 
-/* D3DKMTCreateDoorbell: status DISCONNECTED_RETRY, mapping on the dummy page.
- * 0 / -EINVAL (kernel-mode queue) / -EEXIST / -ENODEV. */
-int os_doorbell_create(struct os_hwqueue *q, struct os_doorbell_map *out);
+/* D3DKMTCreateDoorbell(hHwQueue, hRingBuffer, hRingBufferControl): status
+ * DISCONNECTED_RETRY, mapping on the dummy page; binds the ring (above) and
+ * takes a reference on both allocations until the doorbell is destroyed.
+ * 0 / -EINVAL (kernel-mode queue; an allocation missing, of the wrong kind,
+ * of another device or destroyed) / -EFAULT (an allocation not resident:
+ * the UMD must make them resident first) / -EBUSY (the queue is bound to
+ * another ring buffer, or the ring buffer to another queue) / -EEXIST / -ENODEV. */
+int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *ring_buffer, struct os_ring_alloc *ring_control,
+		       struct os_doorbell_map *out);
 /* D3DKMTConnectDoorbell.  Connected already: nothing to do.  In D3: wakes the
  * device first.  May victimize another queue's doorbell.  0 (the status word
  * says which); -ENOENT (no doorbell); -ENODEV (aborted, device in error). */
 int os_doorbell_connect(struct os_hwqueue *q);
-/* D3DKMTDestroyDoorbell: disconnect and forget it (the ring stays). 0 / -ENOENT. */
+/* D3DKMTDestroyDoorbell: disconnect and forget it, drop its references on
+ * the ring allocations (which stay).  0 / -ENOENT. */
 int os_doorbell_destroy(struct os_hwqueue *q);
 /* The status word as the application reads it (tests, diagnostics). */
 enum os_doorbell_status os_doorbell_status(const struct os_hwqueue *q);
@@ -296,7 +383,7 @@ struct os_ums_stats {
 	uint64_t f0_by_connect;       /* connects that found their engine in F1 */
 	uint64_t d3_entries, d0_exits;
 	uint64_t d3_ns;               /* time in D3 (to the last exit) */
-	uint64_t ring_evictions, ring_restores;
+	uint64_t ring_evictions, ring_restores;   /* ring buffer (control) allocations evicted in D3, restored */
 	uint64_t suspends, resumes;   /* context suspend/resume calls that changed the run list */
 	uint64_t notifies;            /* NotifyWorkSubmission calls */
 	uint64_t aborts;              /* doorbells disconnected with ABORT */

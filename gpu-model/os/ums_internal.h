@@ -26,6 +26,7 @@ struct os_doorbell {
 	/* under u->lock */
 	int phys;                                      /* physical doorbell held, -1: none */
 	bool created, connected, aborted;
+	struct os_ring_alloc *rb, *rbc;                /* the ring allocations it references (created) */
 };
 /* one line read on every submission */
 LF_ASSERT_ONE_LINE(struct os_doorbell, cpuva, status);
@@ -59,8 +60,20 @@ LF_ASSERT_APART(struct os_hwqueue, progress, last_queued);
 LF_ASSERT_APART(struct os_hwqueue, last_queued, db);
 LF_ASSERT_APART(struct os_hwqueue, db, gone);
 
+/* A ring buffer or ring buffer control allocation (u->lock). */
+struct os_ring_alloc {
+	struct os_device *d;
+	enum os_ring_alloc_kind kind;
+	struct lf_ring *ring;            /* OS_RING_BUFFER: its memory (the bound queue's once bound) */
+	struct hw_queue *bound;          /* the queue whose ring it is (OS_RING_BUFFER), NULL: none yet */
+	unsigned refs;                   /* live doorbells referencing it */
+	bool resident, d3_evicted, dead;
+	struct os_ring_alloc *next;      /* in its device */
+};
+
 struct os_context {
 	struct os_device *d;
+	uint64_t id;                     /* its handle in the DDI log */
 	unsigned engine;
 	unsigned suspended;              /* OS_SUSPEND_* (u->lock) */
 	bool dead;
@@ -75,6 +88,7 @@ struct os_device {
 	bool dead;
 	struct os_context *contexts;     /* (u->lock) */
 	struct os_fence **fences;        /* tracked (u->lock) */
+	struct os_ring_alloc *allocs;    /* its ring allocations, destroyed ones too (u->lock) */
 	size_t nfences, fences_cap;
 	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c: its device context allocation (u->lock; NULL: none) */
 };
@@ -85,7 +99,8 @@ struct os_ums {
 	struct os_ums_config cfg;
 	pthread_mutex_t lock;            /* every doorbell, context, power and lifetime change */
 	size_t log_bytes;                /* logbuf: bytes of each new user-mode queue's logs (lock) */
-	LF_ALIGNED _Atomic uint64_t dummy[LF_CACHELINE / 8];   /* the dummy page: rings here are lost */
+	LF_ALIGNED _Atomic uint64_t *dummy;   /* the dummy page, dummy_bytes: rings here are lost */
+	size_t db_bytes, dummy_bytes;    /* the caps' doorbell memory size; the dummy page allocated for it */
 	struct os_hwqueue *phys_owner[HW_MAX_DOORBELLS];       /* dedicated: who holds each register */
 	/* every queue ever created, append-only until detach (the scheduler walks it) */
 	struct os_hwqueue *queues[OS_UMS_MAX_QUEUES];
@@ -110,6 +125,7 @@ struct os_ums {
 	LF_ALIGNED lf_counter km_rejected, km_discarded, sched_wakeups, preempt_requests,
 		sched_busy_ns;           /* scheduler thread; sched_busy_ns: its CPU time, written once as it exits */
 	LF_ALIGNED _Atomic uint64_t km_submits, notifies;                 /* application threads (RMW) */
+	_Atomic uint64_t thunks;         /* the applications' other kernel calls (os_ums_kernel_calls) */
 	/* tdr.c: the watchdog thread and its counters (single writer) */
 	pthread_t tdr;
 	bool tdr_started, tdr_init;
@@ -134,6 +150,15 @@ LF_ASSERT_APART(struct os_ums, sched_busy_ns, km_submits);
 
 /* doorbell.c, u->lock held */
 void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status);
+/* The doorbell is gone: its references on the ring allocations dropped. */
+void os_doorbell_release_locked(struct os_hwqueue *q);
+/* An application's kernel call (os_ums_kernel_calls). */
+static inline void os_ums_thunk(struct os_ums *u)
+{
+	atomic_fetch_add_explicit(&u->thunks, 1, memory_order_relaxed);
+}
+/* device.c, u->lock held: the device's end destroys its ring allocations */
+void os_ring_allocs_destroy_locked(struct os_device *d);
 /* device.c, u->lock held */
 void os_context_apply_locked(struct os_context *c);
 /* sched.c: the scheduler thread's body (os_ums_attach starts it on the instance) */
@@ -145,6 +170,8 @@ void os_tdr_stop(struct os_ums *u);   /* after u->stop is set */
 void os_tdr_report_hung(struct os_ums *u, uint32_t engines);
 /* power.c */
 void *os_power_main(void *arg);
+/* device.c: DxgkDdiSuspendContext / DxgkDdiResumeContext of c on the DDI log. */
+void os_context_ddi_locked(struct os_context *c, bool suspend);
 void os_power_d0_locked(struct os_ums *u);
 void os_power_resume_all_locked(struct os_ums *u);
 

@@ -46,6 +46,7 @@ struct rt_queue {
 	struct os_hwqueue *osq;
 	struct rt_fence *progress;
 	struct os_doorbell_map map;      /* user-mode */
+	struct os_ring_alloc *rb, *rbc;  /* user-mode: the ring buffer and ring buffer control allocations */
 	bool um;
 	bool visible;                    /* this submission's entry is in the ring */
 	_Atomic uint64_t next;           /* last progress value handed out (the submitter writes) */
@@ -316,6 +317,28 @@ struct hw_cmd rt_cmd_wait(struct rt_fence *f, uint64_t v)
 
 /* ---- queues ---- */
 
+/* The UMD's part of the seed's residency model: allocate the ring buffer
+ * and the ring buffer control, make both resident, then CreateDoorbell with
+ * them (hRingBuffer, hRingBufferControl).  They are the device's: destroyed
+ * with it, or by rt_queue_fallback once the doorbell is gone. */
+static int rt_queue_open_doorbell(struct rt_queue *q, size_t ring_slots)
+{
+	int rc = os_ring_alloc_create(q->d->od, OS_RING_BUFFER, ring_slots, &q->rb);
+	if (!rc)
+		rc = os_ring_alloc_create(q->d->od, OS_RING_BUFFER_CONTROL, 0, &q->rbc);
+	if (!rc)
+		rc = os_ring_alloc_make_resident(q->rb);
+	if (!rc)
+		rc = os_ring_alloc_make_resident(q->rbc);
+	if (!rc && q->desc.broken == RT_BROKEN_DOORBELL_BEFORE_RESIDENT) {
+		os_ring_alloc_evict(q->rb);     /* broken on purpose: the CreateDoorbell must refuse it */
+		os_ring_alloc_evict(q->rbc);
+	}
+	if (!rc)
+		rc = os_doorbell_create(q->osq, q->rb, q->rbc, &q->map);
+	return rc;
+}
+
 static int rt_queue_open_os(struct rt_queue *q, bool um)
 {
 	unsigned flags = um ? OS_HWQUEUE_USER_MODE_SUBMISSION : 0;
@@ -332,7 +355,7 @@ static int rt_queue_open_os(struct rt_queue *q, bool um)
 	q->um = um;
 	q->visible = false;
 	q->wptr = 0;
-	return um ? os_doorbell_create(q->osq, &q->map) : 0;
+	return um ? rt_queue_open_doorbell(q, ring_slots) : 0;
 }
 
 int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struct rt_queue **out)
@@ -389,6 +412,10 @@ static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
 static int rt_queue_fallback(struct rt_queue *q)
 {
 	os_hwqueue_destroy(q->osq);
+	/* the doorbell went with the queue: the ring allocations are the UMD's to destroy */
+	os_ring_alloc_destroy(q->rb);
+	os_ring_alloc_destroy(q->rbc);
+	q->rb = q->rbc = NULL;
 	lf_count(&q->fallbacks, 1);
 	return rt_queue_open_os(q, false);
 }
@@ -527,7 +554,10 @@ static void rt_window(void)
 static uint64_t rt_submit_um_loop(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
 {
 	uint64_t status = rt_status(q);
+	bool always = q->desc.broken == RT_BROKEN_CONNECT_EVERY_SUBMIT;
 	for (;;) {
+		if (always)
+			status = OS_DOORBELL_DISCONNECTED_RETRY;   /* broken on purpose: a kernel call every time */
 		if (!rt_connect(q, &status))
 			return OS_DOORBELL_DISCONNECTED_ABORT;
 		if (rt_test_ring_hook)
@@ -582,7 +612,9 @@ static uint64_t rt_submit_um_broken(struct rt_queue *q, uint64_t v, const struct
 static int rt_submit_um(struct rt_queue *q, uint64_t v, const struct hw_cmd *ib, size_t n)
 {
 	q->visible = false;
-	uint64_t status = q->desc.broken ? rt_submit_um_broken(q, v, ib, n) : rt_submit_um_loop(q, v, ib, n);
+	bool broken = q->desc.broken == RT_BROKEN_RING_BEFORE_VISIBLE || q->desc.broken == RT_BROKEN_NO_STATUS_CHECK ||
+		      q->desc.broken == RT_BROKEN_LAST_QUEUED_LATE;
+	uint64_t status = broken ? rt_submit_um_broken(q, v, ib, n) : rt_submit_um_loop(q, v, ib, n);
 	if (status != OS_DOORBELL_DISCONNECTED_ABORT) {
 		lf_count(&q->um_submits, 1);
 		return 0;

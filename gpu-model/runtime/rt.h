@@ -3,7 +3,11 @@
  *
  * rt_queue_submit is ExecuteCommandLists: the commands are copied into a
  * command buffer of the queue's own that ends with a write of the next
- * progress-fence value.  On a user-mode queue it then follows the seed's
+ * progress-fence value.  A user-mode queue's ring is the UMD's:
+ * rt_queue_create allocates the ring buffer and ring buffer control
+ * allocations, makes them resident and passes them to CreateDoorbell (seed
+ * user-mode-work-submission, "Residency model of doorbell memory and ring
+ * buffer allocations").  On a user-mode queue rt_queue_submit then follows the seed's
  * sequence (user-mode-work-submission, "HW queue progress fence changes" and
  * the UMD pseudocode):
  *
@@ -22,7 +26,8 @@
  * Two departures from the pseudocode, both because it writes plain values
  * where this model pushes into a ring: the connect is made only when the
  * status word is not CONNECTED (connecting a connected doorbell does nothing,
- * and calling it every time would make every submission a kernel call), and
+ * and calling it every time would make every submission a kernel call:
+ * RT_BROKEN_CONNECT_EVERY_SUBMIT, which tests/test_umd_submit.c catches), and
  * a retry rings again without re-publishing (a second push would run the
  * buffer twice).  Fallback (ABORT, or a connect that fails): the user-mode
  * queue is destroyed the normal way — what it made visible completes — and a
@@ -66,6 +71,9 @@ enum rt_broken {
 	RT_BROKEN_RING_BEFORE_VISIBLE,   /* rings, then (a window later) makes the buffer visible */
 	RT_BROKEN_NO_STATUS_CHECK,       /* never reads the status after ringing (no retry) */
 	RT_BROKEN_LAST_QUEUED_LATE,      /* visible and rung first, last-queued updated a window later */
+	RT_BROKEN_CONNECT_EVERY_SUBMIT,  /* D3DKMTConnectDoorbell on every submission, as the pseudocode's loop
+	                                  * reads: a kernel call each time (the fast path must make none) */
+	RT_BROKEN_DOORBELL_BEFORE_RESIDENT, /* CreateDoorbell with the ring allocations not resident */
 };
 #define RT_BROKEN_WINDOW_NS 50000000ull   /* how long a broken variant holds its window open */
 
