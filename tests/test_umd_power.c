@@ -325,6 +325,149 @@ static void abnormal_termination_waiters_get_error(void **state)
 	umt_down(&t);
 }
 
+/* ---- the order of the DDI calls in the seed's sequences ---- */
+
+/* The DDI calls made on t's adapter from log entry `from` on: *n of them. */
+static size_t ddi_since(struct umt *t, size_t from, struct os_ddi_call *out, size_t max)
+{
+	static struct os_ddi_call all[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(t->a, all, OS_DDI_LOG_MAX), k = 0;
+	assert_true(n < OS_DDI_LOG_MAX);                 /* nothing fell off the log */
+	for (size_t i = from; i < n && k < max; i++)
+		out[k++] = all[i];
+	return k;
+}
+
+static size_t ddi_count_in(const struct os_ddi_call *c, size_t n, enum os_ddi d)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += c[i].ddi == d;
+	return k;
+}
+
+/* Every call `a` in c[0..n) comes before every call `b`. */
+static bool ddi_all_before(const struct os_ddi_call *c, size_t n, enum os_ddi a, enum os_ddi b)
+{
+	size_t last_a = 0, first_b = SIZE_MAX;
+	bool any_a = false;
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].ddi == a) {
+			last_a = i;
+			any_a = true;
+		}
+		if (c[i].ddi == b && first_b == SIZE_MAX)
+			first_b = i;
+	}
+	return !any_a || first_b == SIZE_MAX || last_a < first_b;
+}
+
+static struct umt umt_up_fault(enum os_ums_fault fault)
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1 disconnects meanwhile */
+	os_ums_config_default(&ucfg);
+	ucfg.drain_timeout_ns = 5 * SEC;
+	ucfg.ums_fault = fault;
+	return umt_up_with(&cfg, &ucfg);
+}
+
+/* Seed, "Normal and abnormal process termination", abnormal: "1. Dxgkrnl
+ * marks the device in error.  2. For each device context, Dxgkrnl calls
+ * DxgkddiSuspendContext to suspend the context. ...  3. For each HWQueue of
+ * context, Dxglrnl: a. Calls DxgkDdiDisconnectDoorbell to disconnect the
+ * doorbell.  b. Destroys the Ring Buffer/Ring Buffer Control allocations,
+ * and the doorbell and HWQueue objects."  Three contexts (two user-mode
+ * queues with connected doorbells, one kernel-mode); true: every context
+ * suspended before any doorbell was disconnected. */
+static bool abnormal_termination_in_seed_order(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_fault(fault);
+	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q1, &n);
+	umt_submit_count(q2, &n);
+	umt_submit_count(k, &n);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	static struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t from = ddi_since(&t, 0, c, OS_DDI_LOG_MAX);
+	rt_device_terminate(t.d);
+	size_t m = ddi_since(&t, from, c, OS_DDI_LOG_MAX);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_SUSPEND_CONTEXT), 3);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_DISCONNECT_DOORBELL), 2);
+	for (size_t i = 0; i < m; i++)
+		if (c[i].ddi == OS_DDI_DISCONNECT_DOORBELL)
+			assert_int_equal(c[i].value, OS_DOORBELL_DISCONNECTED_ABORT);
+	assert_true(os_device_in_error(rt_device_os(t.d)));
+	bool in_order = ddi_all_before(c, m, OS_DDI_SUSPEND_CONTEXT, OS_DDI_DISCONNECT_DOORBELL) &&
+			ddi_all_before(c, m, OS_DDI_DISCONNECT_DOORBELL, OS_DDI_DESTROY_DOORBELL);
+	umt_down(&t);
+	return in_order;
+}
+
+static void abnormal_termination_suspends_contexts_before_disconnecting_doorbells(void **state)
+{
+	assert_true(abnormal_termination_in_seed_order(OS_UMS_FAULT_NONE));
+	/* broken: the doorbells disconnected first */
+	assert_false(abnormal_termination_in_seed_order(OS_UMS_FAULT_DISCONNECT_BEFORE_SUSPEND));
+}
+
+/* Seed, "Engine D-state transitions", "A D0 to D3 GPU power down occurs:
+ * 1. Dxgkrnl calls DxgkddiSuspendContext for all HW contexts on the GPU. ...
+ * 2. Dxgkrnl disconnects all doorbells.  3. Dxgkrnl possibly evicts all Ring
+ * Buffer/Ring Buffer Control allocations from VRAM if necessary. It does so
+ * once all contexts are suspended and removed from the hardware scheduler's
+ * list so that hardware doesn't reference any evicted memory."  And the way
+ * back, a connect in D3: "2. Dxgkrnl initiates a D0 transition. 3. ... makes
+ * all Ring Buffer/Ring Buffer Control allocations resident ... 4. ... calls
+ * KMD's DxgkddiCreateDoorbell ... 5. ... calls DxgkddiResumeContext for all
+ * HWContexts."  True: both in the seed's order. */
+static bool d3_power_down_in_seed_order(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_fault(fault);
+	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q1, &n);
+	umt_submit_count(q2, &n);
+	umt_submit_count(k, &n);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	static struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t from = ddi_since(&t, 0, c, OS_DDI_LOG_MAX);
+	assert_int_equal(os_power_d3(t.u), 0);
+	size_t m = ddi_since(&t, from, c, OS_DDI_LOG_MAX);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_SUSPEND_CONTEXT), 3);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_DISCONNECT_DOORBELL), 2);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_EVICT_RING_ALLOCATION), 4);   /* ring buffer + control, each */
+	bool down = ddi_all_before(c, m, OS_DDI_SUSPEND_CONTEXT, OS_DDI_DISCONNECT_DOORBELL) &&
+		    ddi_all_before(c, m, OS_DDI_SUSPEND_CONTEXT, OS_DDI_EVICT_RING_ALLOCATION) &&
+		    ddi_all_before(c, m, OS_DDI_DISCONNECT_DOORBELL, OS_DDI_EVICT_RING_ALLOCATION);
+	from += m;
+	umt_submit_count(q1, &n);                         /* RETRY -> connect in D3 */
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	m = ddi_since(&t, from, c, OS_DDI_LOG_MAX);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_RESTORE_RING_ALLOCATION), 4);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_CONNECT_DOORBELL), 1);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_RESUME_CONTEXT), 3);
+	bool up = ddi_all_before(c, m, OS_DDI_RESTORE_RING_ALLOCATION, OS_DDI_CONNECT_DOORBELL) &&
+		  ddi_all_before(c, m, OS_DDI_CONNECT_DOORBELL, OS_DDI_RESUME_CONTEXT);
+	assert_true(up);
+	assert_int_equal(atomic_load(&n), 4);
+	umt_down(&t);
+	return down;
+}
+
+static void d3_power_down_suspend_contexts_then_disconnect_doorbells_then_evict_rings(void **state)
+{
+	assert_true(d3_power_down_in_seed_order(OS_UMS_FAULT_NONE));
+	/* broken: doorbells disconnected and rings evicted while the contexts still run */
+	assert_false(d3_power_down_in_seed_order(OS_UMS_FAULT_D3_DISCONNECT_FIRST));
+}
+
 /* Kernel-mode submission to a suspended context's queue whose ring is full:
  * the OS scheduler thread holds what the ring cannot take and goes on (it
  * hands other queues' submissions over meanwhile), nobody polls for the
@@ -370,4 +513,6 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(device_d3_round_trip_by_connect),
 	     cmocka_unit_test(device_d3_round_trip_by_km_submission),
 	     cmocka_unit_test(normal_termination_loses_nothing),
-	     cmocka_unit_test(abnormal_termination_waiters_get_error))
+	     cmocka_unit_test(abnormal_termination_waiters_get_error),
+	     cmocka_unit_test(abnormal_termination_suspends_contexts_before_disconnecting_doorbells),
+	     cmocka_unit_test(d3_power_down_suspend_contexts_then_disconnect_doorbells_then_evict_rings))

@@ -205,6 +205,92 @@ static void notify_work_submission_when_asked(void **state)
 	umt_down(&t);
 }
 
+/* What the OS (Dxgkrnl + KMD) did during the measured submissions. */
+struct os_calls {
+	uint64_t kernel_calls;   /* the application's D3DKMT* calls (os_ums_kernel_calls) */
+	uint64_t ddi_calls;      /* DDI calls of every kind (the DDI log's counts) */
+	uint64_t sched_wakeups;  /* the kernel-mode scheduler thread's */
+	uint64_t rings, submits;
+};
+
+static struct os_calls os_calls_now(struct umt *t, struct rt_queue *q)
+{
+	struct os_calls c = { .kernel_calls = os_ums_kernel_calls(t->u) };
+	for (int d = 0; d < OS_DDI_KINDS; d++)
+		c.ddi_calls += os_adapter_ddi_count(t->a, (enum os_ddi)d);
+	c.sched_wakeups = umt_stats(t).sched_wakeups;
+	struct rt_queue_stats s;
+	rt_queue_stats(q, &s);
+	c.rings = s.rings;
+	c.submits = s.um_submits;
+	return c;
+}
+
+/* rounds x 48 user-mode submissions on a connected queue (fewer than its 64
+ * buffers in flight: no flow-control wait among them), counting only what
+ * the submissions themselves caused; the queue drains between rounds. */
+static struct os_calls os_calls_over_um_submissions(enum rt_broken broken, uint32_t notify_engines, int rounds)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1 disconnect meanwhile */
+	struct os_ums_config ucfg;
+	os_ums_config_default(&ucfg);
+	ucfg.notify_engines = notify_engines;
+	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true, .broken = broken };
+	struct rt_queue *q;
+	assert_int_equal(rt_queue_create(t.d, &desc, &q), 0);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);                          /* the first one connects */
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	struct os_calls sum = { 0 };
+	for (int r = 0; r < rounds; r++) {
+		struct os_calls a = os_calls_now(&t, q);
+		for (int i = 0; i < 48; i++)
+			umt_submit_count(q, &n);
+		struct os_calls b = os_calls_now(&t, q);
+		sum.kernel_calls += b.kernel_calls - a.kernel_calls;
+		sum.ddi_calls += b.ddi_calls - a.ddi_calls;
+		sum.sched_wakeups += b.sched_wakeups - a.sched_wakeups;
+		sum.rings += b.rings - a.rings;
+		sum.submits += b.submits - a.submits;
+		assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	}
+	assert_int_equal(atomic_load(&n), 1 + 48ull * rounds);
+	umt_down(&t);
+	return sum;
+}
+
+/* Seed, "User-mode work submission APIs": "The point of this feature is a
+ * low latency work submission path, where KMD isn't involved or aware when
+ * work is submitted."  Over N user-mode submissions on a connected
+ * doorbell: no kernel call, no DDI call, the scheduler thread never woken —
+ * 0 per submission; one ring each.  Broken (RT_BROKEN_CONNECT_EVERY_SUBMIT,
+ * the pseudocode's loop taken literally: D3DKMTConnectDoorbell each time):
+ * one kernel call per submission, caught.  And the seed's exception, the
+ * KMD asking for NotifyWorkSubmission ("it involves a round trip from UMD to
+ * KMD on every work submission"): one kernel call and one DDI each. */
+static void umd_fast_path_kmd_not_involved_no_os_call_per_submission(void **state)
+{
+	enum { ROUNDS = 20, N = 48 * ROUNDS };
+	struct os_calls c = os_calls_over_um_submissions(RT_BROKEN_NONE, 0, ROUNDS);
+	assert_int_equal(c.submits, N);
+	assert_int_equal(c.rings, N);
+	assert_int_equal(c.kernel_calls, 0);
+	assert_int_equal(c.ddi_calls, 0);
+	assert_int_equal(c.sched_wakeups, 0);
+	/* broken: a kernel call per submission */
+	c = os_calls_over_um_submissions(RT_BROKEN_CONNECT_EVERY_SUBMIT, 0, ROUNDS);
+	assert_int_equal(c.submits, N);
+	assert_int_equal(c.kernel_calls, N);
+	assert_int_equal(c.ddi_calls, 0);                /* connected already: the KMD does nothing */
+	/* CONNECTED_NOTIFY: the exception the seed names */
+	c = os_calls_over_um_submissions(RT_BROKEN_NONE, 0x1, ROUNDS);
+	assert_int_equal(c.kernel_calls, N);
+	assert_int_equal(c.ddi_calls, N);
+	assert_int_equal(c.sched_wakeups, 0);
+}
+
 /* The seed's pseudocode: DISCONNECTED_ABORT -> "destroy this HWQueue and
  * re-create using traditional kernel mode submission".  Before and after: every
  * buffer once. */
@@ -444,6 +530,7 @@ FB_TEST_MAIN(cmocka_unit_test(failed_submit_advances_nothing),
 	     cmocka_unit_test(global_doorbell_several_queues),
 	     cmocka_unit_test(global_doorbell_collision_polls_all),
 	     cmocka_unit_test(notify_work_submission_when_asked),
+	     cmocka_unit_test(umd_fast_path_kmd_not_involved_no_os_call_per_submission),
 	     cmocka_unit_test(abort_falls_back_to_kernel_mode),
 	     cmocka_unit_test(abort_after_visible_runs_once),
 	     cmocka_unit_test(broken_ring_before_visible_is_caught),
