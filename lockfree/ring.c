@@ -46,11 +46,18 @@ _Static_assert(offsetof(struct lf_ring, read) - offsetof(struct lf_ring, write) 
 _Static_assert(offsetof(struct lf_ring, mask) - offsetof(struct lf_ring, read) >= LF_DESTRUCTIVE,
 	       "consumer index must not share a prefetch pair with the read-only fields");
 _Static_assert(sizeof(struct lf_ring) % LF_DESTRUCTIVE == 0, "slots must start on their own lines");
+_Static_assert(offsetof(struct lf_ring, write) == 0, "a split ring's control block holds the write index at offset 0");
+
+/* Capacity and slot size as lf_ring_create accepts them. */
+static bool lf_ring_geometry_ok(size_t slot_size, size_t capacity)
+{
+	return slot_size && capacity && capacity <= LF_RING_MAX_CAPACITY && !(capacity & (capacity - 1)) &&
+	       slot_size <= (SIZE_MAX - sizeof(struct lf_ring)) / capacity;
+}
 
 struct lf_ring *lf_ring_create(size_t slot_size, size_t capacity)
 {
-	if (!slot_size || !capacity || capacity > LF_RING_MAX_CAPACITY || (capacity & (capacity - 1)) ||
-	    slot_size > (SIZE_MAX - sizeof(struct lf_ring)) / capacity) {
+	if (!lf_ring_geometry_ok(slot_size, capacity)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -63,10 +70,32 @@ struct lf_ring *lf_ring_create(size_t slot_size, size_t capacity)
 	return r;
 }
 
+size_t lf_ring_control_bytes(void)
+{
+	return sizeof(struct lf_ring);
+}
+
+struct lf_ring *lf_ring_create_split(void *control, void *slots, size_t slot_size, size_t capacity)
+{
+	if (!control || !slots || !lf_ring_geometry_ok(slot_size, capacity)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct lf_ring *r = control;   /* zeroed by the caller: indices start at 0 */
+	r->mask = capacity - 1;
+	r->slot_size = slot_size;
+	r->alloc_size = sizeof(struct lf_ring);   /* the control block only: the slots are apart */
+	r->slots = slots;
+	return r;
+}
+
 void lf_ring_destroy(struct lf_ring *r)
 {
-	if (r)
-		lf_free(r, r->alloc_size, LF_DESTRUCTIVE);
+	if (!r)
+		return;
+	if (r->slots != (unsigned char *)(r + 1))   /* split: the slots are a block of their own */
+		lf_free(r->slots, r->slot_size * (r->mask + 1), LF_DESTRUCTIVE);
+	lf_free(r, r->alloc_size, LF_DESTRUCTIVE);
 }
 
 static inline unsigned char *lf_ring_slot(const struct lf_ring *r, uint64_t index)

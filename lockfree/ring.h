@@ -25,7 +25,8 @@
  *   | lf_ring_pop_spsc, _peek_spsc | the consumer    | push, size, indices        | wait-free |
  *   | lf_ring_size, _write_index,  | any thread      | everything                 | wait-free |
  *   |   _read_index, _capacity     |                 |                            |           |
- *   | lf_ring_create, _destroy     | one owner       | nothing                    | blocking  |
+ *   | lf_ring_create(_split),      | one owner       | nothing                    | blocking  |
+ *   |   _destroy                   |                 |                            |           |
  *
  * "The producer" is one thread at a time; handing the role to another thread
  * needs a happens-before edge between the two (a join, a lock, a release/
@@ -54,7 +55,19 @@ struct lf_ring;
  * 2^31) or slot_size is 0 or the total size overflows.  Any thread; allocates. */
 struct lf_ring *lf_ring_create(size_t slot_size, size_t capacity);
 
-/* Free the ring; NULL is ignored.  No other thread may use it any more. */
+/* A ring over two blocks the caller allocated: its control block (the
+ * indices and the geometry, lf_ring_control_bytes() bytes; the published
+ * write index at offset 0) and its slots (slot_size * capacity bytes), as a
+ * GPU ring buffer and its ring buffer control are two allocations.  Both
+ * from lf_alloc with LF_DESTRUCTIVE alignment, of exactly those sizes,
+ * the control block zeroed; from now on the ring owns them: lf_ring_destroy
+ * frees both.  NULL with errno = EINVAL as lf_ring_create (or a NULL
+ * block).  Any thread; the ring is then used as any other. */
+size_t lf_ring_control_bytes(void);
+struct lf_ring *lf_ring_create_split(void *control, void *slots, size_t slot_size, size_t capacity);
+
+/* Free the ring (both blocks of a split one); NULL is ignored.  No other
+ * thread may use it any more. */
 void lf_ring_destroy(struct lf_ring *r);
 
 /* Producer only.  Copy slot_size bytes from `slot` into the next slot and

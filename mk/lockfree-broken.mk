@@ -18,8 +18,8 @@ LF_BROKEN     = ring event htab waitset mpsc
 # -Dlf_<prefix><name>=lf_<prefix>broken_<name> for each name: $(call lf_broken_rename,prefix_,names)
 lf_broken_rename = $(foreach n,$(2),-Dlf_$(1)$(n)=lf_$(1)broken_$(n))
 
-LF_BROKEN_RENAME_ring    = $(call lf_broken_rename,ring_,create destroy push_spsc push_n_spsc pop_spsc \
-                             peek_spsc size write_index read_index capacity slot_size)
+LF_BROKEN_RENAME_ring    = $(call lf_broken_rename,ring_,create create_split control_bytes destroy push_spsc \
+                             push_n_spsc pop_spsc peek_spsc size write_index read_index capacity slot_size)
 LF_BROKEN_RENAME_event   = $(call lf_broken_rename,event_,init set reset is_set has_sleepers wait wait_any test_window_hook) \
                            $(call lf_broken_rename,wake_,init prepare cancel park notify parker_waiting) \
                            $(call lf_broken_rename,futex_,syscalls wait_until wake)

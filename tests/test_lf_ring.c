@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "benchmarks/backoff.h"
+#include "lockfree/alloc.h"
 #include "lockfree/arch.h"
+#include "lockfree/cacheline.h"
 #include "lockfree/ring.h"
 
 /* The broken variant: lockfree/ring.c built with -DLF_RING_BROKEN and renamed. */
@@ -53,6 +55,15 @@ struct ring_ops {
 
 static const struct ring_ops good_ring = {"lf_ring", lf_ring_create, lf_ring_destroy, lf_ring_push_spsc,
 					  lf_ring_push_n_spsc, lf_ring_pop_spsc, lf_ring_size};
+/* A split ring (lf_ring_create_split): control block and slots allocated apart. */
+static struct lf_ring *split_create(size_t slot_size, size_t capacity)
+{
+	void *control = lf_alloc(lf_ring_control_bytes(), LF_DESTRUCTIVE);
+	void *slots = lf_alloc(slot_size * capacity, LF_DESTRUCTIVE);
+	return lf_ring_create_split(control, slots, slot_size, capacity);
+}
+static const struct ring_ops split_ring = {"lf_ring(split)", split_create, lf_ring_destroy, lf_ring_push_spsc,
+					   lf_ring_push_n_spsc, lf_ring_pop_spsc, lf_ring_size};
 static const struct ring_ops broken_ring = {"lf_ring_broken", lf_ring_broken_create, lf_ring_broken_destroy,
 					    lf_ring_broken_push_spsc, lf_ring_broken_push_n_spsc,
 					    lf_ring_broken_pop_spsc, lf_ring_broken_size};
@@ -298,6 +309,46 @@ static void ring_spsc_fifo_no_loss(void **state)
 	}
 }
 
+/* The split ring behaves as the one-block ring (the same two-thread run,
+ * batches too), keeps its write index at offset 0 of the control block,
+ * refuses what lf_ring_create refuses, and frees both blocks (the
+ * sanitizer builds' leak check). */
+static void ring_split_blocks_fifo_no_loss(void **state)
+{
+	(void)state;
+	void *control = lf_alloc(lf_ring_control_bytes(), LF_DESTRUCTIVE);
+	void *slots = lf_alloc(3 * sizeof(struct item), LF_DESTRUCTIVE);
+	errno = 0;
+	assert_null(lf_ring_create_split(control, slots, sizeof(struct item), 3));
+	assert_int_equal(errno, EINVAL);
+	assert_null(lf_ring_create_split(NULL, slots, sizeof(struct item), 2));
+	lf_free(slots, 3 * sizeof(struct item), LF_DESTRUCTIVE);
+	slots = lf_alloc(4 * sizeof(struct item), LF_DESTRUCTIVE);
+	struct lf_ring *r = lf_ring_create_split(control, slots, sizeof(struct item), 4);
+	assert_ptr_equal(r, control);
+	struct item it, out;
+	for (uint64_t i = 0; i < 3; i++) {
+		item_make(&it, i);
+		assert_true(lf_ring_push_spsc(r, &it));
+	}
+	assert_int_equal(atomic_load((const _Atomic uint64_t *)control), 3);   /* the write pointer at offset 0 */
+	assert_int_equal(lf_ring_capacity(r), 4);
+	for (uint64_t i = 0; i < 3; i++) {
+		assert_true(lf_ring_pop_spsc(r, &out));
+		assert_true(item_is(&out, i));
+	}
+	lf_ring_destroy(r);
+	for (unsigned batch = 0; batch <= 5; batch += 5) {
+		struct ring_run run = {.ops = &split_ring, .n = ring_items() / 4, .batch = batch};
+		ring_run_two_threads(&run, 8);
+		assert_false(run.producer_stalled);
+		assert_false(run.consumer_stalled);
+		assert_int_equal(run.popped, run.n);
+		assert_int_equal(run.in_order, run.n);
+		assert_int_equal(run.bad, 0);
+	}
+}
+
 static void ring_spsc_batches_fifo_no_loss(void **state)
 {
 	(void)state;
@@ -343,5 +394,6 @@ static void ring_broken_variant_is_caught(void **state)
 
 FB_TEST_MAIN(cmocka_unit_test(ring_create_rejects_bad_arguments), cmocka_unit_test(ring_single_thread_semantics),
 	     cmocka_unit_test(ring_push_n_all_or_nothing), cmocka_unit_test(ring_spsc_fifo_no_loss),
-	     cmocka_unit_test(ring_spsc_batches_fifo_no_loss), cmocka_unit_test(ring_broken_variant_is_caught),
+	     cmocka_unit_test(ring_spsc_batches_fifo_no_loss), cmocka_unit_test(ring_split_blocks_fifo_no_loss),
+	     cmocka_unit_test(ring_broken_variant_is_caught),
 	     cmocka_unit_test(ring_broken_batches_are_caught))

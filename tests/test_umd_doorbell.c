@@ -233,8 +233,9 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 48, &(struct os_ring_alloc *){ 0 }), -EINVAL);
 	assert_false(os_ring_alloc_resident(r.rb));
 	assert_false(os_ring_alloc_resident(r.rbc));
-	assert_non_null(os_ring_alloc_ring(r.rb));
-	assert_null(os_ring_alloc_ring(r.rbc));
+	assert_null(os_ring_alloc_ring(r.rb));              /* no ring over them yet */
+	assert_non_null(os_ring_alloc_cpuva(r.rb));
+	assert_non_null(os_ring_alloc_cpuva(r.rbc));
 	/* not resident: refused, nothing created */
 	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), -EFAULT);
 	assert_int_equal(os_ring_alloc_make_resident(r.rb), 0);
@@ -248,7 +249,8 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	/* resident: created, on the application's ring */
 	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), 0);
 	assert_ptr_equal(r.m.ring, os_ring_alloc_ring(r.rb));
-	assert_ptr_equal(hw_queue_ring(os_hwqueue_hw(r.q)), os_ring_alloc_ring(r.rb));
+	assert_ptr_equal(r.m.ring, os_ring_alloc_ring(r.rbc));
+	assert_ptr_equal(hw_queue_ring(os_hwqueue_hw(r.q)), r.m.ring);
 	assert_int_equal(os_ring_alloc_refs(r.rb), 1);
 	assert_int_equal(os_ring_alloc_refs(r.rbc), 1);
 	assert_int_equal(os_ring_alloc_evict(r.rb), -EBUSY);              /* the doorbell holds it */
@@ -258,12 +260,19 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, o.progress, &o.q), 0);
 	raw_ring_allocs(d, &o);
 	assert_int_equal(os_doorbell_create(o.q, r.rb, o.rbc, &o.m), -EBUSY);
-	/* what the application writes into its ring runs */
+	assert_int_equal(os_doorbell_create(o.q, o.rb, r.rbc, &o.m), -EBUSY);
+	/* what the application writes into its ring runs; the write pointer
+	 * is the first word of the ring buffer control allocation */
 	_Atomic uint64_t n = 0;
 	assert_int_equal(os_doorbell_connect(r.q), 0);
 	raw_submit(&r, 1, &n);
+	assert_int_equal(atomic_load((const _Atomic uint64_t *)os_ring_alloc_cpuva(r.rbc)), 1);
 	assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
 	assert_int_equal(atomic_load(&n), 1);
+	/* a queue keeps its pair: another one is refused on a new doorbell */
+	assert_int_equal(os_doorbell_destroy(r.q), 0);
+	assert_int_equal(os_doorbell_create(r.q, o.rb, o.rbc, &o.m), -EBUSY);
+	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), 0);
 	assert_int_equal(os_device_destroy(d), 0);
 	os_fence_destroy(r.progress);
 	os_fence_destroy(o.progress);

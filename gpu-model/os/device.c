@@ -487,19 +487,21 @@ int os_ring_alloc_create(struct os_device *d, enum os_ring_alloc_kind kind, size
 		return -EINVAL;
 	if (kind == OS_RING_BUFFER && (!ring_slots || ring_slots > (1u << 20) || (ring_slots & (ring_slots - 1))))
 		return -EINVAL;
-	struct lf_ring *ring = NULL;
-	if (kind == OS_RING_BUFFER && !(ring = lf_ring_create(sizeof(struct hw_cmd), ring_slots)))
-		return -EINVAL;
+	/* zeroed: a control block's indices start at 0 */
+	size_t bytes = kind == OS_RING_BUFFER ? ring_slots * sizeof(struct hw_cmd) : lf_ring_control_bytes();
+	void *mem = lf_alloc(bytes, LF_DESTRUCTIVE);
 	pthread_mutex_lock(&u->lock);
 	if (d->dead || os_device_in_error(d)) {
 		pthread_mutex_unlock(&u->lock);
-		lf_ring_destroy(ring);
+		lf_free(mem, bytes, LF_DESTRUCTIVE);
 		return -ENODEV;
 	}
 	struct os_ring_alloc *r = lf_alloc(sizeof(*r), LF_CACHELINE);
 	r->d = d;
 	r->kind = kind;
-	r->ring = ring;
+	r->mem = mem;
+	r->bytes = bytes;
+	r->slots = kind == OS_RING_BUFFER ? ring_slots : 0;
 	r->next = d->allocs;
 	d->allocs = r;
 	pthread_mutex_unlock(&u->lock);
@@ -532,14 +534,16 @@ int os_ring_alloc_evict(struct os_ring_alloc *r)
 }
 
 /* Destroy r: its memory goes now unless a queue's ring is bound to it (the
- * hardware addresses it until the adapter goes: freed with the queue). */
+ * hardware addresses it until the adapter goes: the ring owns it then and
+ * is freed with the queue). */
 static void os_ring_alloc_free_locked(struct os_ring_alloc *r)
 {
 	lf_mutex_assert_held(&r->d->u->lock);
 	r->dead = true;
 	r->resident = false;
 	if (!r->bound)
-		lf_ring_destroy(r->ring);
+		lf_free(r->mem, r->bytes, LF_DESTRUCTIVE);
+	r->mem = NULL;
 	r->ring = NULL;
 }
 
@@ -596,4 +600,12 @@ struct lf_ring *os_ring_alloc_ring(struct os_ring_alloc *r)
 	struct lf_ring *ring = r->ring;
 	pthread_mutex_unlock(&r->d->u->lock);
 	return ring;
+}
+
+const void *os_ring_alloc_cpuva(struct os_ring_alloc *r)
+{
+	pthread_mutex_lock(&r->d->u->lock);
+	const void *mem = r->mem;
+	pthread_mutex_unlock(&r->d->u->lock);
+	return mem;
 }

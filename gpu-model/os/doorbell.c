@@ -33,9 +33,23 @@ static int os_doorbell_check_allocs_locked(struct os_hwqueue *q, const struct os
 		return -EINVAL;
 	if (!rb->resident || !rbc->resident)
 		return -EFAULT;
-	if (rb->bound && rb->bound != q->hwq)
-		return -EBUSY;           /* a ring buffer serves one queue */
+	/* a pair serves one queue, and a queue one pair */
+	if ((rb->bound && rb->bound != q->hwq) || (rbc->bound && rbc->bound != q->hwq))
+		return -EBUSY;
+	if (rb->bound != rbc->bound || (rb->bound && rb->ring != rbc->ring))
+		return -EBUSY;
 	return 0;
+}
+
+/* The queue's ring over the pair: made at their first CreateDoorbell (the
+ * control block's geometry set once; from then on the ring owns both
+ * blocks), the same ring afterwards.  NULL: the geometry is refused. */
+static struct lf_ring *os_doorbell_ring_locked(struct os_ring_alloc *rb, struct os_ring_alloc *rbc)
+{
+	lf_mutex_assert_held(&rb->d->u->lock);
+	if (rb->ring)
+		return rb->ring;
+	return lf_ring_create_split(rbc->mem, rb->mem, sizeof(struct hw_cmd), rb->slots);
 }
 
 int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *rb, struct os_ring_alloc *rbc,
@@ -55,11 +69,15 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *rb, struct os
 		rc = os_doorbell_check_allocs_locked(q, rb, rbc);
 	/* DxgkDdiCreateDoorbell: the KMD programs the queue's ring (once: a
 	 * queue bound to another ring refuses it, -EBUSY) */
+	struct lf_ring *ring = NULL;
+	if (!rc && !(ring = os_doorbell_ring_locked(rb, rbc)))
+		rc = -EINVAL;
 	if (!rc)
-		rc = hw_queue_bind_ring(q->hwq, rb->ring);
+		rc = hw_queue_bind_ring(q->hwq, ring);
 	if (!rc) {
 		os_ddi_log(u->a, OS_DDI_CREATE_DOORBELL, hw_queue_handle(q->hwq), 0);
-		rb->bound = q->hwq;
+		rb->ring = rbc->ring = ring;
+		rb->bound = rbc->bound = q->hwq;
 		/* Dxgkrnl's reference on both for the doorbell's lifetime */
 		if (u->cfg.ums_fault != OS_UMS_FAULT_NO_RING_REFERENCE) {
 			rb->refs++;
@@ -74,7 +92,7 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *rb, struct os
 		out->cpuva = &q->db.cpuva;
 		out->status = &q->db.status;
 		out->last_queued = &q->last_queued;
-		out->ring = rb->ring;
+		out->ring = ring;
 		out->value = hw_doorbell_value(q->hwq);
 		out->bytes = u->db_bytes;
 	}

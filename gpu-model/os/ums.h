@@ -298,21 +298,23 @@ int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n,
  * holds a reference on them while the doorbell lives, and destroys them
  * itself only when the device is destroyed or terminated.
  *
- * A ring buffer allocation is an lf_ring of ring_slots struct hw_cmd slots
- * (os_ring_alloc_ring: its CPU VA, what D3DKMTLock2 returns; the application
- * is its producer).  The model's ring keeps its write pointer beside its
- * slots, so the ring buffer control allocation holds no bytes the engine
- * reads: it is an allocation of its own with the same residency, reference
- * and lifetime rules, checked and held as the seed says.  A queue's ring is
- * bound at its first CreateDoorbell and stays (the hardware addresses it):
- * a later CreateDoorbell on the queue must bring the same ring buffer, and a
- * ring buffer serves one queue.  An allocation's memory, once bound, lives
- * until the adapter goes (as queue memory does); a shell until os_ums_detach.
+ * The ring is an lf_ring split over the two (lf_ring_create_split): the
+ * ring buffer allocation holds its ring_slots struct hw_cmd slots, the ring
+ * buffer control allocation its control block, whose first word is the
+ * write pointer (the seed's pseudocode: "Assume the write pointer is at
+ * offset 0 in this alloc"); os_ring_alloc_cpuva is an allocation's CPU VA
+ * (what D3DKMTLock2 returns), os_ring_alloc_ring the ring the application
+ * produces into (also in the doorbell's map).  The ring is made over the
+ * pair at its first CreateDoorbell and stays the queue's (the hardware
+ * addresses it): a later CreateDoorbell on the queue must bring the same
+ * pair, and a pair serves one queue.  An allocation's memory, once bound,
+ * lives until the adapter goes (as queue memory does); a shell until
+ * os_ums_detach.
  *
  *   os_ring_alloc_*       any thread (u->lock); never block */
 enum os_ring_alloc_kind {
 	OS_RING_BUFFER,             /* hRingBuffer: ring_slots command slots (power of two, 1..2^20) */
-	OS_RING_BUFFER_CONTROL,     /* hRingBufferControl: ring_slots ignored */
+	OS_RING_BUFFER_CONTROL,     /* hRingBufferControl: the ring's control block (ring_slots ignored) */
 };
 struct os_ring_alloc;
 /* D3DKMTCreateAllocation: created not resident.  0 / -EINVAL / -ENODEV (device in error). */
@@ -328,8 +330,11 @@ int os_ring_alloc_destroy(struct os_ring_alloc *r);
 bool os_ring_alloc_resident(const struct os_ring_alloc *r);
 bool os_ring_alloc_destroyed(const struct os_ring_alloc *r);
 unsigned os_ring_alloc_refs(const struct os_ring_alloc *r);   /* doorbells referencing it */
-/* The ring buffer's CPU VA (valid while the allocation lives, whatever its
- * doorbell's state); NULL for a ring buffer control allocation. */
+/* The allocation's CPU VA: valid while it lives, whatever its doorbell's
+ * state (NULL once destroyed). */
+const void *os_ring_alloc_cpuva(struct os_ring_alloc *r);
+/* The ring over the pair r belongs to: NULL until its first CreateDoorbell
+ * and once destroyed. */
 struct lf_ring *os_ring_alloc_ring(struct os_ring_alloc *r);
 
 /* ---- doorbells ---- */
@@ -339,7 +344,7 @@ struct os_doorbell_map {
 	_Atomic(_Atomic uint64_t *) *cpuva;   /* DoorbellCPUVirtualAddress (a physical doorbell or the dummy page) */
 	const _Atomic uint64_t *status;      /* DoorbellStatusCPUVirtualAddress: enum os_doorbell_status */
 	_Atomic uint64_t *last_queued;       /* HwQueueProgressFenceLastQueuedValueCPUVirtualAddress */
-	struct lf_ring *ring;                /* the ring buffer allocation's ring: the application is its producer */
+	struct lf_ring *ring;                /* the ring over the two allocations: the application is its producer */
 	uint64_t value;                      /* the tag: ring with hw_doorbell_ring_value(value, write pointer) */
 	size_t bytes;                        /* the doorbell mapping's size: the caps' doorbell memory size */
 };

@@ -64,8 +64,11 @@ LF_ASSERT_APART(struct os_hwqueue, db, gone);
 struct os_ring_alloc {
 	struct os_device *d;
 	enum os_ring_alloc_kind kind;
-	struct lf_ring *ring;            /* OS_RING_BUFFER: its memory (the bound queue's once bound) */
-	struct hw_queue *bound;          /* the queue whose ring it is (OS_RING_BUFFER), NULL: none yet */
+	void *mem;                       /* its memory: the ring's slots, or its control block (write pointer
+	                                  * at offset 0); the bound ring's once bound (freed with the queue) */
+	size_t bytes, slots;
+	struct lf_ring *ring;            /* the ring over the pair, once bound */
+	struct hw_queue *bound;          /* the queue whose ring it is, NULL: none yet */
 	unsigned refs;                   /* live doorbells referencing it */
 	bool resident, d3_evicted, dead;
 	struct os_ring_alloc *next;      /* in its device */
