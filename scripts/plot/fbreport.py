@@ -261,8 +261,9 @@ def _headline(files):
 # What a timing profile changes in the headline, and what it does not (its readings say why).
 PROFILE_ROWS = (("GPU wait p50", "gpu_wait_p50", ft.ns, "depends on the profile: GPU-side time on both paths"),
                 ("kernel-mode submission p50", "km_submit_p50", ft.ns,
-                 "depends on the profile: the kernel-mode path's cost"),
-                ("user-mode submission p50", "um_submit_p50", ft.ns, "the doorbell write only: not the profile"),
+                 "depends on the profile: the kernel-mode path's cost, then the GPU's fetch of the work"),
+                ("user-mode submission p50", "um_submit_p50", ft.ns,
+                 "the doorbell write, then the GPU's doorbell-to-fetch and command latency: the profile's GPU side"),
                 ("CPU wait p50", "cpu_wait_p50", ft.ns, "a GPU signal's way plus a wake-up: partly the profile"),
                 ("interrupts per signal", "interrupts_per_signal", ft.ratio, "a count: not the profile"),
                 ("OS interrupt-thread CPU per signal", "os_irq_cpu_per_signal", ft.ns,
