@@ -579,7 +579,8 @@ static int headline_run(struct fb_run *run)
 	fb_run_metric(run, "paced_os_irq_idle_fraction", rig_fence_idle_fraction(&pr.os), "ratio");
 	fb_run_metric(run, "paced_os_irq_wakeups_per_s", psecs > 0 ? pr.os.irq_wakeups / psecs : 0.0, "wakeups/s");
 	/* submission: user-mode doorbell (WDDM 3.2 only) vs kernel-mode (benchmarks/scenarios/submit.h) */
-	rc = bm_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == RIG_FENCE_NATIVE);
+	uint64_t submit_parks = 0;
+	rc = bm_submit_headline(run, &cfg, (uint64_t)fb_run_int(run, "waits"), path == RIG_FENCE_NATIVE, &submit_parks);
 	if (rc) {
 		fb_hist_free(ir.wait_lat);
 		fb_hist_free(gr.lat);
@@ -613,6 +614,8 @@ static int headline_run(struct fb_run *run)
 	fb_run_section(run, "latency");
 	fb_run_hist(run, "cpu_wait", ir.wait_lat, FB_LIMIT_FUTEX_WAKE);
 	fb_run_hist(run, "gpu_wait", gr.lat, FB_LIMIT_CACHELINE_RTT);
+	/* the submission rig's engine polled on both paths (submit.c) */
+	fb_run_metric(run, "submit_engine_parks", (double)submit_parks, "parks");
 	fb_run_section(run, "");
 	fb_hist_free(ir.wait_lat);
 	fb_hist_free(gr.lat);

@@ -56,7 +56,10 @@ int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result 
  * one-way cache-line transfer, kernel-mode beside a bare syscall).  The
  * user-mode path only when user_mode (the WDDM 3.2 stack; WDDM 2.x has
  * kernel-mode submission only).  Reports into the current section; 0 or the
- * -errno of fb_run_error. */
-int bm_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode);
+ * -errno of fb_run_error.  *engine_parks: how often the engine parked (F1)
+ * meanwhile: the engine polls between submissions on both paths, so only a
+ * submission that came 10 ms after the one before finds it parked. */
+int bm_submit_headline(struct fb_run *run, const struct os_config *cfg, uint64_t submissions, bool user_mode,
+		       uint64_t *engine_parks);
 
 #endif

@@ -195,6 +195,11 @@ void os_adapter_quiesce(struct os_adapter *a)
 	os_rcu_leave();
 }
 
+void os_adapter_irq_sync(struct os_adapter *a)
+{
+	os_irq_sync(a);
+}
+
 struct hw_adapter *os_adapter_hw(struct os_adapter *a)
 {
 	return a->hw;

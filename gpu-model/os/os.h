@@ -292,6 +292,10 @@ int os_fence_destroy(struct os_fence *f);
  * the call and every destroyed fence's storage has been freed.  Any thread
  * but the interrupt thread; blocking. */
 void os_adapter_quiesce(struct os_adapter *a);
+/* Only the first half: wait until the interrupt thread has handled every
+ * interrupt raised before the call (no RCU grace period).  Any thread but
+ * the interrupt thread; blocking. */
+void os_adapter_irq_sync(struct os_adapter *a);
 bool os_fence_is_native(const struct os_fence *f);
 /* A mapping of f's CurrentValue or MonitoredValue for `who`, with the seed's
  * rights (hw.h, "Access rights"): what D3DKMTCreateNativeFence hands user

@@ -154,6 +154,12 @@ void rt_stack_settle(struct rt_stack *s)
 	os_adapter_quiesce(s->a);                          /* ... and the OS has handled what they raised */
 }
 
+void rt_stack_settle_irqs(struct rt_stack *s)
+{
+	hw_adapter_engines_barrier(os_adapter_hw(s->a));
+	os_adapter_irq_sync(s->a);
+}
+
 void rt_stack_os_stats(struct rt_stack *s, struct os_stats *out)
 {
 	os_adapter_stats(s->a, out);

@@ -114,6 +114,10 @@ pid_t rt_stack_power_tid(const struct rt_stack *s);   /* the OS power thread (en
  * could split a signal from its interrupt.  Any thread but the interrupt
  * thread; blocking (bounded by the runs in progress). */
 void rt_stack_settle(struct rt_stack *s);
+/* The same without the RCU grace period rt_stack_settle also waits for (no
+ * fence's storage is waited on): the engines' runs done and every interrupt
+ * they raised handled.  Cheap enough to run between two timed operations. */
+void rt_stack_settle_irqs(struct rt_stack *s);
 
 void rt_stack_os_stats(struct rt_stack *s, struct os_stats *out);         /* interrupts, waits, power proxy */
 void rt_stack_ums_stats(struct rt_stack *s, struct os_ums_stats *out);    /* doorbells, F/D-states, km submits */
