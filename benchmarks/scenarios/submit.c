@@ -100,39 +100,52 @@ static void bm_submit_down(struct bm_submit_rig *g)
  * (an engine polls at nice 10 when idle: under load, or ThreadSanitizer,
  * it may not run for seconds).  Lost: past the deadline while the engines
  * ran BM_SUBMIT_RAN_NS on a CPU after it (they looked and did not find
- * it), or past the cap whatever they ran. */
+ * it), or past the cap whatever they ran.  A kernel-mode submission reaches
+ * the engine only through the OS scheduler thread: its engines' time counts
+ * only from when that thread has run after the deadline (it drains every
+ * queue when it runs), so a starved scheduler thread is late, not lost
+ * (the engines, polling while idle, would otherwise run 200 ms looking for
+ * work not yet handed to them: seen under load once the submission rig kept
+ * its engine polling). */
 struct bm_submit_deadline {
 	const struct bm_submit_rig *g;
-	uint64_t t0, ran0;   /* ran0: the engines' CPU time when the deadline passed (0: not yet read) */
+	bool via_sched;      /* a kernel-mode submission: through the scheduler thread */
+	uint64_t t0;
+	uint64_t sched0;     /* the scheduler thread's CPU time at the deadline (0: not yet read) */
+	uint64_t ran0;       /* the engines' CPU time once they could find it (0: not yet) */
 };
 
-/* The engine threads' time on a CPU so far (ns, /proc schedstat; 0 when the
- * kernel does not keep it: then only the cap decides). */
+/* A thread's time on a CPU so far (ns, /proc schedstat; 0 when the kernel
+ * does not keep it: then only the cap decides). */
+static uint64_t bm_submit_thread_ran(pid_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu", &ns) != 1)
+			ns = 0;
+		fclose(f);
+	}
+	return ns;
+}
+
 static uint64_t bm_submit_engines_ran(const struct bm_submit_rig *g)
 {
 	uint64_t sum = 0;
-	for (unsigned e = 0; e < rt_stack_engines(g->s); e++) {
-		char path[64];
-		unsigned long long ns = 0;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)rt_stack_engine_tid(g->s, e));
-		FILE *f = fopen(path, "r");
-		if (f) {
-			if (fscanf(f, "%llu", &ns) != 1)
-				ns = 0;
-			fclose(f);
-		}
-		sum += ns;
-	}
+	for (unsigned e = 0; e < rt_stack_engines(g->s); e++)
+		sum += bm_submit_thread_ran(rt_stack_engine_tid(g->s, e));
 	return sum;
 }
 
-static struct bm_submit_deadline bm_submit_deadline(const struct bm_submit_rig *g)
+static struct bm_submit_deadline bm_submit_deadline(const struct bm_submit_rig *g, bool via_sched)
 {
-	return (struct bm_submit_deadline){ g, lf_now_ns(), 0 };
+	return (struct bm_submit_deadline){ .g = g, .via_sched = via_sched, .t0 = lf_now_ns() };
 }
 
-/* The engines' CPU time is read only once the deadline passed (/proc reads
- * stay out of every submission's measured wait), and counted from there. */
+/* The CPU times are read only once the deadline passed (/proc reads stay
+ * out of every submission's measured wait), and counted from there. */
 static bool bm_submit_lost(struct bm_submit_deadline *d)
 {
 	uint64_t waited = lf_now_ns() - d->t0;
@@ -140,6 +153,16 @@ static bool bm_submit_lost(struct bm_submit_deadline *d)
 		return false;
 	if (waited > BM_SUBMIT_CAP_NS)
 		return true;
+	if (d->via_sched) {
+		uint64_t sched = bm_submit_thread_ran(rt_stack_sched_tid(d->g->s));
+		if (!d->sched0) {
+			d->sched0 = sched ? sched : 1;
+			return false;
+		}
+		if (sched == d->sched0)
+			return false;          /* not run since the deadline: it has not handed it over */
+		d->via_sched = false;      /* it ran, so it drained: the engines can find it from here */
+	}
 	uint64_t ran = bm_submit_engines_ran(d->g);
 	if (!d->ran0) {
 		d->ran0 = ran ? ran : 1;
@@ -152,7 +175,7 @@ static bool bm_submit_lost(struct bm_submit_deadline *d)
  * scheduler thread may share this CPU. */
 static int bm_submit_wait_nonzero(const struct bm_submit_rig *g, _Atomic uint64_t *w, bool yield)
 {
-	struct bm_submit_deadline d = bm_submit_deadline(g);
+	struct bm_submit_deadline d = bm_submit_deadline(g, yield);   /* yield: the kernel-mode path */
 	for (unsigned i = 0; !atomic_load_explicit(w, memory_order_acquire); i++) {
 		if (yield || i > 4096)
 			sched_yield();
@@ -166,7 +189,7 @@ static int bm_submit_wait_nonzero(const struct bm_submit_rig *g, _Atomic uint64_
 
 static int bm_submit_wait_done(const struct bm_submit_rig *g, struct rt_queue *q, uint64_t v)
 {
-	struct bm_submit_deadline d = bm_submit_deadline(g);
+	struct bm_submit_deadline d = bm_submit_deadline(g, false);
 	for (unsigned i = 0; rt_queue_completed(q) < v; i++) {
 		if (i > 256)
 			sched_yield();
@@ -179,7 +202,7 @@ static int bm_submit_wait_done(const struct bm_submit_rig *g, struct rt_queue *q
 /* The engine parked in F1 (bounded wait). */
 static int bm_submit_wait_f1(struct bm_submit_rig *g)
 {
-	struct bm_submit_deadline d = bm_submit_deadline(g);
+	struct bm_submit_deadline d = bm_submit_deadline(g, false);
 	while (rt_stack_engine_fstate(g->s, 0) != HW_F1) {
 		if (bm_submit_lost(&d))
 			return -ETIMEDOUT;
@@ -312,7 +335,7 @@ int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result 
 		fb_run_measure_end(p->run, (um ? 2 : 1) * p->submissions);
 	if (rc) {
 		snprintf(err, errlen, rc == -EAGAIN ? "the engine never parked (F1): 2 s, while the engines ran 200 ms on a CPU (or 30 s)"
-						    : "a submission was lost: not started after 2 s while the engines ran 200 ms on a CPU (or 30 s) (%s)", strerror(-rc));
+						    : "a submission was lost: not started after 2 s while the engines ran 200 ms on a CPU (a kernel-mode one: after the scheduler thread ran), or 30 s (%s)", strerror(-rc));
 		bm_submit_down(&g);
 		return rc;
 	}
@@ -525,7 +548,7 @@ static int thrash_run(struct fb_run *run)
 	bm_submit_down(&g);
 	if (rc || trc) {
 		fb_hist_free(h);
-		return rc ? fb_run_error(run, rc, "a submission was lost: not started after 2 s while the engines ran 200 ms on a CPU (or 30 s)") : trc;
+		return rc ? fb_run_error(run, rc, "a submission was lost: not started after 2 s while the engines ran 200 ms on a CPU (a kernel-mode one: after the scheduler thread ran), or 30 s") : trc;
 	}
 	double secs = elapsed / 1e9, vict = (double)(s1.victimizations - s0.victimizations);
 	fb_run_hist(run, "submit", h, FB_LIMIT_CACHELINE_HALF);
