@@ -31,10 +31,16 @@ static void raw_ring_allocs(struct os_device *d, struct raw_queue *r)
 	assert_int_equal(os_ring_alloc_make_resident(r->rbc), 0);
 }
 
-static void raw_queue_open(struct umt *t, struct os_device *d, struct os_context *c, struct raw_queue *r)
+/* A user-mode HW queue of c with its own progress fence; no ring allocations yet. */
+static void raw_hwqueue_create(struct umt *t, struct os_context *c, struct raw_queue *r)
 {
 	assert_int_equal(os_fence_create(t->a, OS_FENCE_NATIVE, 0, 0, &r->progress), 0);
 	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, r->progress, &r->q), 0);
+}
+
+static void raw_queue_open(struct umt *t, struct os_device *d, struct os_context *c, struct raw_queue *r)
+{
+	raw_hwqueue_create(t, c, r);
 	raw_ring_allocs(d, r);
 	assert_int_equal(os_doorbell_create(r->q, r->rb, r->rbc, &r->m), 0);
 	r->wptr = 0;
@@ -57,6 +63,22 @@ static uint64_t raw_status(const struct raw_queue *r)
 	return atomic_load(r->m.status);
 }
 
+/* A device of t's user-mode submission with one context (engine 0). */
+static void device_open(struct umt *t, struct os_device **d, struct os_context **c)
+{
+	assert_int_equal(os_device_create(t->u, d), 0);
+	assert_int_equal(os_context_create(*d, 0, c), 0);
+}
+
+/* Tear down what a one-queue test brought up: the device (its queue and
+ * doorbell with it), the queue's progress fence, the stack. */
+static void one_queue_close(struct umt *t, struct os_device *d, struct raw_queue *r)
+{
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r->progress);
+	umt_down(t);
+}
+
 /* "Victimizing doorbell pseudocode in KMD", with one physical doorbell:
  *   1. hDoorbell1 is assigned the physical doorbell: CONNECTED;
  *   2. hDoorbell2 is created, not yet assigned: DISCONNECTED_RETRY;
@@ -70,8 +92,7 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r1, r2;
 	raw_queue_open(&t, d, c, &r1);
 	_Atomic uint64_t *dummy = atomic_load(r1.m.cpuva);
@@ -134,8 +155,7 @@ static void d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays(void **state)
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r;
 	raw_queue_open(&t, d, c, &r);
 	struct os_doorbell_map again;
@@ -164,9 +184,7 @@ static void d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays(void **state)
 	hw_doorbell_write(atomic_load(again.cpuva), hw_doorbell_ring_value(again.value, r.wptr));
 	assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
 	assert_int_equal(atomic_load(&n), 1);
-	assert_int_equal(os_device_destroy(d), 0);
-	os_fence_destroy(r.progress);
-	umt_down(&t);
+	one_queue_close(&t, d, &r);
 }
 
 /* A user-mode HW queue is refused on the kernel-mode path
@@ -177,8 +195,7 @@ static void user_mode_hwqueue_refused_on_kernel_mode_submission_path(void **stat
 	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r;
 	raw_queue_open(&t, d, c, &r);
 	assert_int_equal(os_doorbell_connect(r.q), 0);
@@ -223,11 +240,9 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r = { 0 };
-	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &r.progress), 0);
-	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, r.progress, &r.q), 0);
+	raw_hwqueue_create(&t, c, &r);
 	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 64, &r.rb), 0);
 	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER_CONTROL, 0, &r.rbc), 0);
 	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 48, &(struct os_ring_alloc *){ 0 }), -EINVAL);
@@ -256,8 +271,7 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	assert_int_equal(os_ring_alloc_evict(r.rb), -EBUSY);              /* the doorbell holds it */
 	/* another queue cannot take this ring buffer */
 	struct raw_queue o = { 0 };
-	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &o.progress), 0);
-	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, o.progress, &o.q), 0);
+	raw_hwqueue_create(&t, c, &o);
 	raw_ring_allocs(d, &o);
 	assert_int_equal(os_doorbell_create(o.q, r.rb, o.rbc, &o.m), -EBUSY);
 	assert_int_equal(os_doorbell_create(o.q, o.rb, r.rbc, &o.m), -EBUSY);
@@ -312,8 +326,7 @@ static bool ring_destroy_refused_while_doorbell_lives(enum os_ums_fault fault)
 	struct umt t = umt_up_with(&cfg, &ucfg);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r;
 	raw_queue_open(&t, d, c, &r);
 	assert_int_equal(os_doorbell_connect(r.q), 0);
@@ -333,9 +346,7 @@ static bool ring_destroy_refused_while_doorbell_lives(enum os_ums_fault fault)
 		assert_true(os_ring_alloc_destroyed(r.rb));
 		assert_int_equal(os_doorbell_status(r.q), OS_DOORBELL_CONNECTED);
 	}
-	assert_int_equal(os_device_destroy(d), 0);
-	os_fence_destroy(r.progress);
-	umt_down(&t);
+	one_queue_close(&t, d, &r);
 	return refused;
 }
 
@@ -357,8 +368,7 @@ static void device_termination_destroys_ring_buffer_allocations(void **state)
 	for (int abnormal = 0; abnormal < 2; abnormal++) {
 		struct os_device *d;
 		struct os_context *c;
-		assert_int_equal(os_device_create(t.u, &d), 0);
-		assert_int_equal(os_context_create(d, 0, &c), 0);
+		device_open(&t, &d, &c);
 		struct raw_queue r;
 		raw_queue_open(&t, d, c, &r);
 		assert_int_equal(os_doorbell_connect(r.q), 0);
@@ -436,14 +446,11 @@ static void doorbell_mapping_has_the_caps_doorbell_size(void **state)
 	struct umt t = umt_up_with(&cfg, NULL);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r;
 	raw_queue_open(&t, d, c, &r);
 	assert_int_equal(r.m.bytes, 32);
-	assert_int_equal(os_device_destroy(d), 0);
-	os_fence_destroy(r.progress);
-	umt_down(&t);
+	one_queue_close(&t, d, &r);
 }
 
 /* ---- victimization: LRU, a suspended queue ---- */
@@ -476,8 +483,7 @@ static void lru_victims(enum os_ums_fault fault, int victims[2])
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct os_device *d;
 	struct os_context *c;
-	assert_int_equal(os_device_create(t.u, &d), 0);
-	assert_int_equal(os_context_create(d, 0, &c), 0);
+	device_open(&t, &d, &c);
 	struct raw_queue r[4];
 	uint64_t v[4] = { 0 };
 	_Atomic uint64_t n = 0;
