@@ -97,6 +97,38 @@ static bool message_has(struct rt_debug *v, size_t i, const char *a, const char 
 	return ok;
 }
 
+/* The modes the seed's workloads run on: native user-mode, native kernel-mode, legacy. */
+static const struct { enum rt_path path; bool um; } wl_modes[] = {
+	{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
+
+/* Bring up the seed's workload stack on mode m, under the validation layer. */
+static void wl_up(struct bm_wl *w, size_t m)
+{
+	char err[256];
+	assert_int_equal(bm_wl_up(w, wl_modes[m].path, wl_modes[m].um, true, err, sizeof(err)), 0);
+}
+
+/* No error reported (the first one printed if there is). */
+static void assert_silent(struct rt_debug *v)
+{
+	if (rt_debug_errors(v))
+		message_has(v, 0, "(none expected)", NULL, NULL);
+	assert_int_equal(rt_debug_errors(v), 0);
+}
+
+/* A drained workload's verdict: nothing pending; silent when whole, else a
+ * race reported whose first message names a, b and c (NULL: not checked). */
+static void assert_verdict(struct rt_debug *v, bool broken, const char *a, const char *b, const char *c)
+{
+	assert_int_equal(rt_debug_pending(v), 0);
+	if (!broken) {
+		assert_silent(v);
+	} else {
+		assert_true(rt_debug_errors(v) > 0);
+		assert_true(message_has(v, 0, a, b, c));
+	}
+}
+
 /* "queue copy0 writes tex1 while direct0 reads it; no fence orders them". */
 static void planted_race_names_both_submissions(void **state)
 {
@@ -210,12 +242,9 @@ static void states_follow_the_type_classes(void **state)
 static void seed_workloads_are_silent(void **state)
 {
 	(void)state;
-	const struct { enum rt_path path; bool um; } modes[] = {
-		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
 	for (size_t m = 0; m < 3; m++) {
 		struct bm_wl w;
-		char err[256];
-		assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+		wl_up(&w, m);
 		struct bm_frame_cfg cfg = { .geometry_ns = 50000, .texture_ns = 20000, .prepass_ns = 100000,
 					    .lighting_ns = 100000, .final_ns = 100000, .units = 1, .frames_in_flight = 2 };
 		struct bm_frame f;
@@ -230,9 +259,7 @@ static void seed_workloads_are_silent(void **state)
 			assert_int_equal(bm_ring_heap_step(&r), 0);
 		assert_int_equal(bm_ring_heap_drain(&r), 0);
 		bm_ring_heap_fini(&r);
-		if (rt_debug_errors(w.debug))
-			message_has(w.debug, 0, "(none expected)", NULL, NULL);
-		assert_int_equal(rt_debug_errors(w.debug), 0);
+		assert_silent(w.debug);
 		assert_int_equal(rt_debug_pending(w.debug), 0);
 		/* the broken ring: no Wait for a free slot */
 		assert_int_equal(bm_ring_heap_init(&r, &w, 3, 0, 50000, 50000, 1), 0);
@@ -253,13 +280,10 @@ static void seed_workloads_are_silent(void **state)
 static void pipeline_is_silent_and_its_missing_wait_reported(void **state)
 {
 	(void)state;
-	const struct { enum rt_path path; bool um; } modes[] = {
-		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
 	for (size_t m = 0; m < 3; m++) {
 		for (int broken = 0; broken < 2; broken++) {
 			struct bm_wl w;
-			char err[256];
-			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			wl_up(&w, m);
 			struct bm_pipeline p;
 			assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 50000, 50000, 1), 0);
 			p.broken_no_compute_wait = broken;
@@ -267,15 +291,7 @@ static void pipeline_is_silent_and_its_missing_wait_reported(void **state)
 				assert_int_equal(bm_pipeline_step(&p), 0);
 			assert_int_equal(bm_pipeline_drain(&p), 0);
 			bm_pipeline_fini(&p);
-			assert_int_equal(rt_debug_pending(w.debug), 0);
-			if (!broken) {
-				if (rt_debug_errors(w.debug))
-					message_has(w.debug, 0, "(none expected)", NULL, NULL);
-				assert_int_equal(rt_debug_errors(w.debug), 0);
-			} else {
-				assert_true(rt_debug_errors(w.debug) > 0);
-				assert_true(message_has(w.debug, 0, "race on pipe[", "direct0 (execute #", "compute0 (execute #"));
-			}
+			assert_verdict(w.debug, broken, "race on pipe[", "direct0 (execute #", "compute0 (execute #");
 			assert_int_equal(bm_wl_down(&w), 0);
 		}
 	}
@@ -290,13 +306,10 @@ static void pipeline_is_silent_and_its_missing_wait_reported(void **state)
 static void async_compute_is_silent_and_its_missing_wait_reported(void **state)
 {
 	(void)state;
-	const struct { enum rt_path path; bool um; } modes[] = {
-		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
 	for (size_t m = 0; m < 3; m++) {
 		for (int broken = 0; broken < 2; broken++) {
 			struct bm_wl w;
-			char err[256];
-			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			wl_up(&w, m);
 			struct bm_async a;
 			/* broken: compute fast, graphics slow, so compute laps the buffers graphics reads */
 			assert_int_equal(bm_async_init(&a, &w, 3, 2, broken ? 20000 : 50000, broken ? 400000 : 50000, 1), 0);
@@ -310,15 +323,7 @@ static void async_compute_is_silent_and_its_missing_wait_reported(void **state)
 			assert_int_equal(bm_async_drain(&a), 0);
 			assert_true(a.frames[0] > 3 && a.frames[1] > 3);
 			bm_async_fini(&a);
-			assert_int_equal(rt_debug_pending(w.debug), 0);
-			if (!broken) {
-				if (rt_debug_errors(w.debug))
-					message_has(w.debug, 0, "(none expected)", NULL, NULL);
-				assert_int_equal(rt_debug_errors(w.debug), 0);
-			} else {
-				assert_true(rt_debug_errors(w.debug) > 0);
-				assert_true(message_has(w.debug, 0, "race on pipe[", "compute0 (execute #", "direct0 (execute #"));
-			}
+			assert_verdict(w.debug, broken, "race on pipe[", "compute0 (execute #", "direct0 (execute #");
 			assert_int_equal(bm_wl_down(&w), 0);
 		}
 	}
@@ -408,13 +413,10 @@ static void two_unsynchronized_writers_are_reported(void **state)
 static void async_graphics_waits_for_the_first_compute_frame(void **state)
 {
 	(void)state;
-	const struct { enum rt_path path; bool um; } modes[] = {
-		{ RT_PATH_NATIVE, true }, { RT_PATH_NATIVE, false }, { RT_PATH_LEGACY, false } };
 	for (size_t m = 0; m < 3; m++) {
 		for (int broken = 0; broken < 2; broken++) {
 			struct bm_wl w;
-			char err[256];
-			assert_int_equal(bm_wl_up(&w, modes[m].path, modes[m].um, true, err, sizeof(err)), 0);
+			wl_up(&w, m);
 			struct bm_async a;
 			assert_int_equal(bm_async_init_broken(&a, &w, 3, 2, 50000, 50000, 1, broken, false), 0);
 			assert_int_equal(bm_async_step_stage(&a, 1), 0);     /* graphics first */
@@ -422,16 +424,8 @@ static void async_graphics_waits_for_the_first_compute_frame(void **state)
 				assert_int_equal(bm_async_step_stage(&a, i % 2 == 0 ? 0 : 1), 0);
 			assert_int_equal(bm_async_drain(&a), 0);
 			bm_async_fini(&a);
-			assert_int_equal(rt_debug_pending(w.debug), 0);
-			if (!broken) {
-				if (rt_debug_errors(w.debug))
-					message_has(w.debug, 0, "(none expected)", NULL, NULL);
-				assert_int_equal(rt_debug_errors(w.debug), 0);
-			} else {
-				assert_true(rt_debug_errors(w.debug) > 0);
-				assert_true(message_has(w.debug, 0, "race on pipe[0]: compute0 (execute #1) writes it",
-							"direct0 (execute #1) reads it", NULL));
-			}
+			assert_verdict(w.debug, broken, "race on pipe[0]: compute0 (execute #1) writes it",
+							"direct0 (execute #1) reads it", NULL);
 			assert_int_equal(bm_wl_down(&w), 0);
 		}
 	}
