@@ -655,6 +655,17 @@ static void broken_split_end_not_a_boundary_is_caught(void **state)
 
 /* ---- the preemption caps as the OS takes them (issue 22) ---- */
 
+/* pt_run (kernel-mode, nwork WORKs) on an adapter of cfg; returns the caps
+ * the adapter ended up with, as the OS took them. */
+static struct hw_caps pt_run_with(struct os_config *cfg, unsigned nwork, struct pt_result *r)
+{
+	struct umt t = umt_up_with(cfg, NULL);
+	struct hw_caps caps = *hw_adapter_caps(os_adapter_hw(t.a));
+	pt_run(&t, false, nwork, 64, r);
+	umt_down(&t);
+	return caps;
+}
+
 /* Seed "GPU preemption" (the opening list): the OS "Doesn't allow the
  * kernel-mode display driver (KMD) to disable the preemption of GPU DMA
  * packets".  A KMD that asks (os_config.kmd_disable_preemption) on a
@@ -665,10 +676,7 @@ static void pt_kmd_disable_run(enum os_fault fault, struct pt_result *r, enum hw
 	pt_config(&cfg, HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, true, HW_FAULT_NONE);
 	cfg.kmd_disable_preemption = true;
 	cfg.fault = fault;
-	struct umt t = umt_up_with(&cfg, NULL);
-	*g = hw_adapter_caps(os_adapter_hw(t.a))->gfx_preempt;
-	pt_run(&t, false, 4, 64, r);
-	umt_down(&t);
+	*g = pt_run_with(&cfg, 4, r).gfx_preempt;
 }
 
 static void kmd_cannot_disable_preemption_of_dma_packets(void **state)
@@ -704,10 +712,7 @@ static void pt_multi_engine_run(bool multi, enum os_fault fault, struct pt_resul
 	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
 	cfg.caps.multi_engine_aware = multi;
 	cfg.fault = fault;
-	struct umt t = umt_up_with(&cfg, NULL);
-	*aware = hw_adapter_caps(os_adapter_hw(t.a))->preemption_aware;
-	pt_run(&t, false, 1, 64, r);
-	umt_down(&t);
+	*aware = pt_run_with(&cfg, 1, r).preemption_aware;
 }
 
 static void preemption_aware_without_multi_engine_aware_runs_the_windows_7_model(void **state)
@@ -931,13 +936,20 @@ static void pt_wait_saves(struct hw_ctx_alloc *c)
 	}
 }
 
-static void pt_vidmm_run(enum os_fault fault, struct pt_vm *r)
+/* A triangle-boundary adapter with three local context slots (so context
+ * allocations get evicted and relocated), OS fault `fault`. */
+static struct umt pt_up_slots(enum os_fault fault)
 {
 	struct os_config cfg;
 	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
 	cfg.caps.ctx_local_slots = 3;
 	cfg.fault = fault;
-	struct umt t = umt_up_with(&cfg, NULL);
+	return umt_up_with(&cfg, NULL);
+}
+
+static void pt_vidmm_run(enum os_fault fault, struct pt_vm *r)
+{
+	struct umt t = pt_up_slots(fault);
 	struct rt_queue *lo = pt_queue(&t, true, 0), *hi = pt_queue(&t, true, 10);
 	struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(lo));
 	r->va[0] = hw_ctx_alloc_va(c);
@@ -1032,11 +1044,7 @@ static void pt_submit_wait(struct rt_queue *q, _Atomic uint64_t *counter)
 
 static void pt_dev_run(enum os_fault fault, struct pt_dev *r)
 {
-	struct os_config cfg;
-	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, HW_FAULT_NONE);
-	cfg.caps.ctx_local_slots = 3;
-	cfg.fault = fault;
-	struct umt t = umt_up_with(&cfg, NULL);
+	struct umt t = pt_up_slots(fault);
 	struct os_device *d = rt_device_os(t.d);
 	struct os_createcontextallocation ca = { .SharedAcrossContexts = true, .hDevice = d,
 						  .hContext = os_vidmm_paging_queue(t.a), .Size = 4096 };
