@@ -373,6 +373,21 @@ static struct umt umt_up_fault(enum os_ums_fault fault)
 	return umt_up_with(&cfg, &ucfg);
 }
 
+/* Three contexts on engine 0 (two user-mode queues with connected doorbells,
+ * one kernel-mode), each queue's count buffer run once on n; returns the
+ * first user-mode queue. */
+static struct rt_queue *three_contexts_ran_once(struct umt *t, _Atomic uint64_t *n)
+{
+	struct rt_queue *q1 = umt_queue(t, 0, true), *q2 = umt_queue(t, 0, true), *k = umt_queue(t, 0, false);
+	umt_submit_count(q1, n);
+	umt_submit_count(q2, n);
+	umt_submit_count(k, n);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	return q1;
+}
+
 /* Seed, "Normal and abnormal process termination", abnormal: "1. Dxgkrnl
  * marks the device in error.  2. For each device context, Dxgkrnl calls
  * DxgkddiSuspendContext to suspend the context. ...  3. For each HWQueue of
@@ -384,14 +399,8 @@ static struct umt umt_up_fault(enum os_ums_fault fault)
 static bool abnormal_termination_in_seed_order(enum os_ums_fault fault)
 {
 	struct umt t = umt_up_fault(fault);
-	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
 	_Atomic uint64_t n = 0;
-	umt_submit_count(q1, &n);
-	umt_submit_count(q2, &n);
-	umt_submit_count(k, &n);
-	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
-	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
-	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	three_contexts_ran_once(&t, &n);
 	static struct os_ddi_call c[OS_DDI_LOG_MAX];
 	size_t from = ddi_since(&t, 0, c, OS_DDI_LOG_MAX);
 	rt_device_terminate(t.d);
@@ -428,14 +437,8 @@ static void abnormal_termination_suspends_contexts_before_disconnecting_doorbell
 static bool d3_power_down_in_seed_order(enum os_ums_fault fault)
 {
 	struct umt t = umt_up_fault(fault);
-	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true), *k = umt_queue(&t, 0, false);
 	_Atomic uint64_t n = 0;
-	umt_submit_count(q1, &n);
-	umt_submit_count(q2, &n);
-	umt_submit_count(k, &n);
-	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
-	assert_int_equal(rt_queue_wait(q2, 0, 5 * SEC), 0);
-	assert_int_equal(rt_queue_wait(k, 0, 5 * SEC), 0);
+	struct rt_queue *q1 = three_contexts_ran_once(&t, &n);
 	static struct os_ddi_call c[OS_DDI_LOG_MAX];
 	size_t from = ddi_since(&t, 0, c, OS_DDI_LOG_MAX);
 	assert_int_equal(os_power_d3(t.u), 0);
