@@ -12,21 +12,6 @@
 
 #define LOG_ENTRIES ((HW_LOG_SIZE - HW_LOG_HEADER_BYTES) / sizeof(struct hw_log_entry))
 
-static struct umt logbuf_up(enum hw_irq_payload payload, enum hw_fault hwf, enum os_fault osf)
-{
-	struct os_config cfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 0, 0);
-	cfg.caps.payload = payload;
-	cfg.caps.fault = hwf;
-	cfg.fault = osf;
-	return umt_up_with(&cfg, NULL);
-}
-
-static struct os_log *queue_log(struct rt_queue *q)
-{
-	return os_hwqueue_log(rt_queue_os(q));
-}
-
 static void signal_n(struct rt_queue *q, struct rt_fence *f, uint64_t from, uint64_t n)
 {
 	struct hw_cmd c[RT_MAX_CMDS];
@@ -42,13 +27,13 @@ static void signal_n(struct rt_queue *q, struct rt_fence *f, uint64_t from, uint
 /* Kernel-mode queues get no log buffers; user-mode queues get two of 4 KiB. */
 static void log_buffers_user_mode_queues_only(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *um = umt_queue(&t, 0, true), *km = umt_queue(&t, 0, false);
-	assert_non_null(queue_log(um));
-	assert_null(queue_log(km));
-	assert_int_equal(os_log_bytes(queue_log(um)), HW_LOG_SIZE);
+	assert_non_null(umt_queue_log(um));
+	assert_null(umt_queue_log(km));
+	assert_int_equal(os_log_bytes(umt_queue_log(um)), HW_LOG_SIZE);
 	for (int ty = 0; ty < HW_LOG_TYPES; ty++)
-		assert_int_equal(os_log_hw(queue_log(um), (enum hw_log_type)ty)->capacity, LOG_ENTRIES);
+		assert_int_equal(os_log_hw(umt_queue_log(um), (enum hw_log_type)ty)->capacity, LOG_ENTRIES);
 	assert_int_equal(os_hwqueue_recreate_logs(rt_queue_os(km), HW_LOG_SIZE), -EINVAL);
 	umt_down(&t);
 }
@@ -67,9 +52,9 @@ static void log_size_chosen_at_stack_creation(void **state)
 	struct rt_queue_desc desc = { .engine = 0, .user_mode = true };
 	struct rt_queue *q;
 	assert_int_equal(rt_queue_create(rt_stack_device(s), &desc, &q), 0);
-	assert_int_equal(os_log_bytes(queue_log(q)), sc.ums.log_bytes);
+	assert_int_equal(os_log_bytes(umt_queue_log(q)), sc.ums.log_bytes);
 	for (int ty = 0; ty < HW_LOG_TYPES; ty++)
-		assert_int_equal(os_log_hw(queue_log(q), (enum hw_log_type)ty)->capacity, 10);
+		assert_int_equal(os_log_hw(umt_queue_log(q), (enum hw_log_type)ty)->capacity, 10);
 	assert_int_equal(rt_stack_destroy(s), 0);
 	const size_t bad[] = { HW_LOG_HEADER_BYTES + sizeof(struct hw_log_entry) - 1, OS_LOG_MAX_BYTES + 1 };
 	for (size_t i = 0; i < 2; i++) {
@@ -84,7 +69,7 @@ static void log_size_chosen_at_stack_creation(void **state)
  * write too) and emits the queued events; the OS reads them all, in order. */
 static void log_entries_and_queued_events(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
@@ -93,10 +78,10 @@ static void log_entries_and_queued_events(void **state)
 	assert_int_equal(rt_queue_wait_gpu(q, f, 40), 0);   /* a wait + progress */
 	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
 	/* the progress write completes the buffer before its own LOG runs */
-	struct hw_log *sig = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
+	struct hw_log *sig = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	assert_true(fbt_eventually(hw_log_pos(sig, hw_log_header(sig)) == 42));
 	bool overrun = true;
-	os_log_read(queue_log(q), &overrun);
+	os_log_read(umt_queue_log(q), &overrun);
 	assert_false(overrun);
 	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_entries, 40 + 2 + 1);     /* signals (progress x2) + the wait */
@@ -106,7 +91,7 @@ static void log_entries_and_queued_events(void **state)
 	assert_int_equal(atomic_load(&sig->entries[0].value), 1);
 	assert_int_equal(atomic_load(&sig->entries[0].fence), os_fence_handle(rt_fence_os(f)));
 	assert_int_equal(atomic_load(&sig->entries[0].op), HW_LOG_OP_SIGNAL_EXECUTED);
-	struct hw_log *w = os_log_hw(queue_log(q), HW_LOG_WAITS);
+	struct hw_log *w = os_log_hw(umt_queue_log(q), HW_LOG_WAITS);
 	assert_int_equal(atomic_load(&w->entries[0].op), HW_LOG_OP_WAIT_UNBLOCKED);
 	assert_true(atomic_load(&w->entries[0].observed_ts) <= atomic_load(&w->entries[0].end_ts));
 
@@ -135,21 +120,21 @@ static void log_entries_and_queued_events(void **state)
  * poller descheduled through one batch's windows does not decide it. */
 static uint64_t poll_while_logging(enum hw_fault fault, unsigned batches)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_FENCE_ARRAY, fault, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, fault, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
-	struct hw_log *sig = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
+	struct hw_log *sig = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	uint64_t logged = 0, bad = 0;
 	for (unsigned b = 0; b < batches && !bad; b++) {
 		signal_n(q, f, 20 * b + 1, 20);
 		logged += 21;                            /* 20 signals + the progress write */
 		uint64_t end = lf_now_ns() + 10000000000ull;
 		while (hw_log_pos(sig, hw_log_header(sig)) < logged && lf_now_ns() < end)
-			os_log_read(queue_log(q), NULL);
+			os_log_read(umt_queue_log(q), NULL);
 		assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
 		assert_true(fbt_eventually(hw_log_pos(sig, hw_log_header(sig)) == logged));
-		os_log_read(queue_log(q), NULL);
+		os_log_read(umt_queue_log(q), NULL);
 		bad = fbt_stats(t.a).log_bad_entries;
 	}
 	assert_int_equal(fbt_stats(t.a).log_entries, logged);
@@ -178,9 +163,9 @@ struct raw { struct umt t; struct rt_queue *q; struct os_log *l; struct hw_log *
 static struct raw raw_log(void)
 {
 	struct raw r;
-	r.t = logbuf_up(HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	r.t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	r.q = umt_queue(&r.t, 0, true);
-	r.l = queue_log(r.q);
+	r.l = umt_queue_log(r.q);
 	r.log = os_log_hw(r.l, HW_LOG_SIGNALS);
 	return r;
 }
@@ -239,23 +224,23 @@ static void overrun_detected_against_cached_count(void **state)
  * engine writes to them from then on; nothing read twice or lost. */
 static void recreate_log_buffers(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
 	signal_n(q, f, 1, 30);
 	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
-	struct hw_log *old = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
+	struct hw_log *old = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	assert_int_equal(os_hwqueue_recreate_logs(rt_queue_os(q), 2 * HW_LOG_SIZE), 0);
-	struct hw_log *nl = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
+	struct hw_log *nl = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	assert_ptr_not_equal(nl, old);
-	assert_int_equal(os_log_bytes(queue_log(q)), 2 * HW_LOG_SIZE);
+	assert_int_equal(os_log_bytes(umt_queue_log(q)), 2 * HW_LOG_SIZE);
 	assert_int_equal(hw_log_pos(nl, hw_log_header(nl)), 31);
 	signal_n(q, f, 31, 150);                          /* more than the old capacity */
 	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
 	assert_true(fbt_eventually(hw_log_pos(nl, hw_log_header(nl)) == 31 + 150 + 3));
 	bool overrun = true;
-	os_log_read(queue_log(q), &overrun);
+	os_log_read(umt_queue_log(q), &overrun);
 	assert_false(overrun);
 	/* entry 31 (the first in the new buffer) is the signal of value 31 */
 	assert_int_equal(atomic_load(&nl->entries[31 % nl->capacity].value), 31);
@@ -272,7 +257,7 @@ static void recreate_log_buffers(void **state)
  * values its queue's log shows, without reading every fence. */
 static void optimized_release_exact(enum hw_irq_payload payload)
 {
-	struct umt t = logbuf_up(payload, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, payload, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true);
 	struct rt_fence *f1, *f2;
 	assert_int_equal(rt_fence_create(t.d, 0, &f1), 0);
@@ -317,7 +302,7 @@ static void optimized_null_handle_scans_engine_logs(void **state)
 /* With the optimized cap, a kernel-mode queue (no log) still names the fence. */
 static void optimized_kernel_mode_queue_names_fence(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *km = umt_queue(&t, 0, false);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
@@ -352,7 +337,7 @@ static struct rt_fence *overrun_round(struct umt *t, struct rt_queue *q, struct 
 
 static void overrun_falls_back_nothing_lost(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	unsigned released = 0;
 	static struct lf_event ev[OVR_ROUNDS];
@@ -374,7 +359,7 @@ static void overrun_falls_back_nothing_lost(void **state)
 
 static void overrun_without_fallback_loses_waiter(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NO_LOG_FALLBACK);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NO_LOG_FALLBACK);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct lf_event ev;
 	struct rt_fence *f = overrun_round(&t, q, &ev);
@@ -394,7 +379,7 @@ static void gpu_signal_logged(struct rt_queue *q, struct rt_fence *f, uint64_t v
 {
 	struct hw_fence *hf = os_fence_hw(rt_fence_os(f));
 	uint64_t seq = hw_fence_write(hf, v, true);
-	struct hw_log *log = os_log_hw(queue_log(q), HW_LOG_SIGNALS);
+	struct hw_log *log = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	hw_log_write(NULL, log, hw_log_pos(log, hw_log_header(log)), hf->handle, v, seq, HW_LOG_OP_SIGNAL_EXECUTED, 0,
 		     lf_now_ns());
 }
@@ -408,7 +393,7 @@ static uint64_t qhandle(struct rt_queue *q)
  * reads each one's log; a handle naming no log falls back to every fence. */
 static void optimized_payload_array_and_bad_handle(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true), *km = umt_queue(&t, 0, false);
 	struct rt_fence *f1, *f2, *f3;
 	assert_int_equal(rt_fence_create(t.d, 0, &f1), 0);
@@ -456,7 +441,7 @@ static void optimized_payload_array_and_bad_handle(void **state)
  * are released by a read of every fence (nothing lost with the old buffer). */
 static void recreate_with_unread_signals_loses_nothing(void **state)
 {
-	struct umt t = logbuf_up(HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);

@@ -12,21 +12,6 @@
 #include "tests/umd_test_util.h"
 #include "gpu-model/hw/hw.h"
 
-static struct umt rules_up(unsigned engines, enum hw_irq_payload payload, enum hw_fault hwf, enum os_fault osf)
-{
-	struct os_config cfg;
-	umt_config(&cfg, engines, HW_DOORBELL_DEDICATED, 0, 0);
-	cfg.caps.payload = payload;
-	cfg.caps.fault = hwf;
-	cfg.fault = osf;
-	return umt_up_with(&cfg, NULL);
-}
-
-static struct os_log *qlog(struct rt_queue *q)
-{
-	return os_hwqueue_log(rt_queue_os(q));
-}
-
 static uint64_t qhandle(struct rt_queue *q)
 {
 	return hw_queue_handle(os_hwqueue_hw(rt_queue_os(q)));
@@ -34,7 +19,7 @@ static uint64_t qhandle(struct rt_queue *q)
 
 static uint64_t log_pos(struct rt_queue *q, enum hw_log_type t)
 {
-	struct hw_log *log = os_log_hw(qlog(q), t);
+	struct hw_log *log = os_log_hw(umt_queue_log(q), t);
 	return hw_log_pos(log, hw_log_header(log));
 }
 
@@ -45,12 +30,12 @@ static uint64_t log_pos(struct rt_queue *q, enum hw_log_type t)
  * LogBufferGpuVa (without it the entry is a page fault, not written). */
 static void log_buffer_mechanism_three_mappings_cpu_gpu_cmp(void **state)
 {
-	struct umt t = rules_up(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct hw_va_space *proc = hw_adapter_process_vas(hw), *sys = hw_adapter_system_vas(hw);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	for (int ty = 0; ty < HW_LOG_TYPES; ty++) {
-		struct hw_log *log = os_log_hw(qlog(q), (enum hw_log_type)ty);
+		struct hw_log *log = os_log_hw(umt_queue_log(q), (enum hw_log_type)ty);
 		assert_true(log->gpu_va && log->sys_va);
 		assert_true(log->gpu_va != log->sys_va);
 		assert_true(log->gpu_va != (uint64_t)(uintptr_t)log && log->sys_va != (uint64_t)(uintptr_t)log);
@@ -62,7 +47,7 @@ static void log_buffer_mechanism_three_mappings_cpu_gpu_cmp(void **state)
 	}
 	/* a recreated log of two pages is mapped whole, in both spaces */
 	assert_int_equal(os_hwqueue_recreate_logs(rt_queue_os(q), 2 * HW_LOG_SIZE), 0);
-	struct hw_log *sig = os_log_hw(qlog(q), HW_LOG_SIGNALS);
+	struct hw_log *sig = os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS);
 	assert_ptr_equal(hw_va_resolve(proc, sig->gpu_va + HW_LOG_SIZE + 8), (char *)sig + HW_LOG_SIZE + 8);
 	assert_ptr_equal(hw_va_resolve(sys, sig->sys_va + HW_LOG_SIZE + 8), (char *)sig + HW_LOG_SIZE + 8);
 
@@ -87,7 +72,7 @@ static void log_buffer_mechanism_three_mappings_cpu_gpu_cmp(void **state)
  * broken variants, already handled: settled counts decide. */
 static bool released_by_log(enum hw_fault fault, struct os_stats *out)
 {
-	struct umt t = rules_up(1, HW_PAYLOAD_OPTIMIZED, fault, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, fault, OS_FAULT_NONE);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
@@ -149,14 +134,14 @@ static void synchronously_updating_barrier_after_first_free_entry_index(void **s
  * caught by the unflushed count. */
 static uint64_t read_with_update(enum os_fault fault, uint64_t *calls)
 {
-	struct umt t = rules_up(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, fault);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, fault);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
 	for (uint64_t v = 1; v <= 5; v++)
 		assert_int_equal(rt_queue_signal(q, f, v), 0);
 	assert_true(fbt_eventually(log_pos(q, HW_LOG_SIGNALS) == 10));
-	os_log_read(qlog(q), NULL);
+	os_log_read(umt_queue_log(q), NULL);
 	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_entries, 10);
 	*calls = os_adapter_ddi_count(t.a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS);
@@ -193,7 +178,7 @@ static void synchronously_updating_update_native_fence_logs_before_reading(void 
  * timestamps the test reads around each moment. */
 static void log_buffer_design_fence_observed_and_fence_end_moments(void **state)
 {
-	struct umt t = rules_up(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f, *g;
@@ -212,8 +197,8 @@ static void log_buffer_design_fence_observed_and_fence_end_moments(void **state)
 	assert_true(fbt_eventually(rt_fence_completed(g) >= 1));
 	uint64_t t_seen = hw_gpu_timestamp(hw);
 	assert_true(fbt_eventually(log_pos(q, HW_LOG_WAITS) >= 1 && log_pos(q, HW_LOG_SIGNALS) >= 1));
-	const struct hw_log_entry *w = &os_log_hw(qlog(q), HW_LOG_WAITS)->entries[0];
-	const struct hw_log_entry *s = &os_log_hw(qlog(q), HW_LOG_SIGNALS)->entries[0];
+	const struct hw_log_entry *w = &os_log_hw(umt_queue_log(q), HW_LOG_WAITS)->entries[0];
+	const struct hw_log_entry *s = &os_log_hw(umt_queue_log(q), HW_LOG_SIGNALS)->entries[0];
 	assert_int_equal(atomic_load(&w->fence), os_fence_handle(rt_fence_os(f)));
 	assert_int_equal(atomic_load(&s->fence), os_fence_handle(rt_fence_os(g)));
 	uint64_t observed = atomic_load(&w->observed_ts), wend = atomic_load(&w->end_ts);
@@ -242,7 +227,7 @@ struct scan_result {
 
 static struct scan_result parent_device_scan(enum os_fault fault)
 {
-	struct umt t = rules_up(2, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, fault);
+	struct umt t = umt_up_logs(2, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, fault);
 	struct rt_device *d2;
 	assert_int_equal(rt_device_create(t.u, &d2), 0);
 	struct rt_queue *qa = umt_queue(&t, 0, true), *qb = umt_queue(&t, 1, true), *qc;
@@ -256,7 +241,7 @@ static struct scan_result parent_device_scan(enum os_fault fault)
 	assert_int_equal(rt_queue_signal(qa, h, 1), 0);
 	assert_int_equal(rt_queue_signal(qc, g, 1), 0);
 	assert_true(fbt_eventually(log_pos(qa, HW_LOG_SIGNALS) == 2 && log_pos(qc, HW_LOG_SIGNALS) == 2));
-	assert_int_equal(os_log_unread(qlog(qa), HW_LOG_SIGNALS), 2);
+	assert_int_equal(os_log_unread(umt_queue_log(qa), HW_LOG_SIGNALS), 2);
 	struct lf_event ev;
 	lf_event_init(&ev);
 	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
@@ -265,7 +250,8 @@ static struct scan_result parent_device_scan(enum os_fault fault)
 	struct os_stats s = fbt_settled_stats(t.a);
 	assert_true(s.gpu_interrupts >= 1);
 	struct scan_result r = {
-		.unread_a = os_log_unread(qlog(qa), HW_LOG_SIGNALS), .unread_c = os_log_unread(qlog(qc), HW_LOG_SIGNALS),
+		.unread_a = os_log_unread(umt_queue_log(qa), HW_LOG_SIGNALS),
+		.unread_c = os_log_unread(umt_queue_log(qc), HW_LOG_SIGNALS),
 		.signaler = os_logs_last_signaler(t.a), .b = qhandle(qb),
 	};
 	if (fault == OS_FAULT_NONE)

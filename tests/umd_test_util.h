@@ -54,6 +54,25 @@ static inline struct umt umt_up(unsigned engines, enum hw_doorbell_model model, 
 	return umt_up_with(&cfg, NULL);
 }
 
+/* An adapter for the native fence log buffer tests: `engines` engines, the
+ * interrupt payload, and a hardware and an OS fault (broken variants). */
+static inline struct umt umt_up_logs(unsigned engines, enum hw_irq_payload payload, enum hw_fault hwf,
+				     enum os_fault osf)
+{
+	struct os_config cfg;
+	umt_config(&cfg, engines, HW_DOORBELL_DEDICATED, 0, 0);
+	cfg.caps.payload = payload;
+	cfg.caps.fault = hwf;
+	cfg.fault = osf;
+	return umt_up_with(&cfg, NULL);
+}
+
+/* A queue's native fence log buffers (NULL: a kernel-mode queue has none). */
+static inline struct os_log *umt_queue_log(struct rt_queue *q)
+{
+	return os_hwqueue_log(rt_queue_os(q));
+}
+
 /* Tear down (asserting no bug check: fbt_down); t->d may have been destroyed already (NULL). */
 static inline void umt_down(struct umt *t)
 {
