@@ -175,4 +175,15 @@ static inline void fbt_signal_gpu(struct os_queue *q, struct os_fence *f, uint64
 	os_queue_submit(q, &c, 1);
 }
 
+/* Calls of DDI d naming handle h (with value v) in a's DDI log. */
+static inline unsigned fbt_ddi_calls(struct os_adapter *a, enum os_ddi d, uint64_t h, uint64_t v)
+{
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
+	unsigned k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += log[i].ddi == d && log[i].handle == h && log[i].value == v;
+	return k;
+}
+
 #endif

@@ -78,17 +78,6 @@ static void assert_mv_zero(struct os_fence *f)
 		assert_true(atomic_load(os_fence_hw(f)->mv) == 0);
 }
 
-/* Calls of DDI d naming handle h (with value v) in a's log. */
-static unsigned ddi_calls(struct os_adapter *a, enum os_ddi d, uint64_t h, uint64_t v)
-{
-	struct os_ddi_call log[OS_DDI_LOG_MAX];
-	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
-	unsigned k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += log[i].ddi == d && log[i].handle == h && log[i].value == v;
-	return k;
-}
-
 static struct os_cross_stats xstats(struct os_adapter *a)
 {
 	struct os_cross_stats s;
@@ -182,7 +171,7 @@ static void xpair(struct os_adapter *s, struct os_fence *fs, struct os_queue *qs
 		assert_int_equal(fbt_stats(s).gpu_interrupts, 1);
 	} else {
 		/* "VidSch calls DxgkDdiUpdateCurrentValuesFromCpu(hFence, 10)" (native) */
-		assert_int_equal(ddi_calls(s, OS_DDI_UPDATE_CV_FROM_CPU, os_fence_handle(fs), V),
+		assert_int_equal(fbt_ddi_calls(s, OS_DDI_UPDATE_CV_FROM_CPU, os_fence_handle(fs), V),
 				 os_fence_is_native(fs) ? 1 : 0);
 		assert_int_equal(fbt_stats(s).gpu_interrupts, 0);
 	}
@@ -194,7 +183,7 @@ static void xpair(struct os_adapter *s, struct os_fence *fs, struct os_queue *qs
 	if (os_fence_is_native(fw)) {
 		/* "VidSch receives the propagated signal and calls
 		 * DxgkDdiUpdateCurrentValuesFromCpu(hFence, NotificationOnly=TRUE)" */
-		assert_int_equal(ddi_calls(w, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fw), V), 1);
+		assert_int_equal(fbt_ddi_calls(w, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fw), V), 1);
 	} else {
 		/* "VidSch receives the propagated signal and observes new fence value":
 		 * a monitored fence has no native fence DDI */
@@ -448,7 +437,7 @@ static void cross_null_payload_scan_propagates(void **state)
 	assert_int_equal(os_fence_wait_event(fi, V, &ev), 0);
 	fbt_signal_gpu(q, fd, V);
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
-	assert_int_equal(ddi_calls(i, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fi), V), 1);
+	assert_int_equal(fbt_ddi_calls(i, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fi), V), 1);
 	os_fence_destroy(fd);
 	os_fence_destroy(fi);
 	fbt_down(d);

@@ -167,16 +167,6 @@ static struct os_adapter *adapter_with(bool native, enum os_fault fault)
 	return fbt_adapter(&cfg);
 }
 
-static unsigned ddi_calls(struct os_adapter *a, enum os_ddi d, uint64_t h, uint64_t v)
-{
-	struct os_ddi_call log[OS_DDI_LOG_MAX];
-	size_t n = os_adapter_ddi_log(a, log, OS_DDI_LOG_MAX);
-	unsigned k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += log[i].ddi == d && log[i].handle == h && log[i].value == v;
-	return k;
-}
-
 /* The iGPU (no native fences) SignalFromGPU(hFence, 10): "UMD calls
  * D3DKMTSignalSynchronizationObjectFromGpu"; "When packet is at the head of
  * the software context, VidSch updates fence value directly from CPU";
@@ -215,7 +205,7 @@ static bool scenario2b_vidsch_writes_at_head(enum os_fault igpu_fault)
 	assert_int_equal(os_fence_value(fd), 10);
 	if (igpu_fault == OS_FAULT_NONE)
 		assert_true(fbt_eventually(fbt_stats(igpu).sw_signals == 1));
-	assert_true(fbt_eventually(ddi_calls(dgpu, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fd), 10) == 1));
+	assert_true(fbt_eventually(fbt_ddi_calls(dgpu, OS_DDI_UPDATE_CV_NOTIFY_ONLY, os_fence_handle(fd), 10) == 1));
 	/* the iGPU's engines never wrote the fence: the OS did, from the CPU */
 	assert_int_equal(fbt_stats(igpu).gpu_signals, 0);
 	os_fence_destroy(fd);
