@@ -18,6 +18,14 @@ static struct os_adapter *va_adapter(bool map_to_system, enum hw_fault fault)
 	return fbt_adapter(&cfg);
 }
 
+/* Arm ev for value v of f, then have q's engine signal v. */
+static void arm_then_signal_gpu(struct os_queue *q, struct os_fence *f, uint64_t v, struct lf_event *ev)
+{
+	lf_event_init(ev);
+	os_fence_wait_event(f, v, ev);
+	fbt_signal_gpu(q, f, v);
+}
+
 /* "MapToGpuSystemProcess ... create GPU VA mappings in the paging process
  * address space for the native fence's CurrentValue and MonitoredValue":
  * both VAs are passed at create, differ from the process's VAs, and map the
@@ -58,9 +66,7 @@ static void map_to_gpu_system_process_vas_differ_same_storage(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	assert_int_equal(os_fence_hw(f)->cv_sys_va, 0);
 	struct lf_event ev;
-	lf_event_init(&ev);
-	os_fence_wait_event(f, 1, &ev);
-	fbt_signal_gpu(fbt_queue(a, 0, 64), f, 1);
+	arm_then_signal_gpu(fbt_queue(a, 0, 64), f, 1, &ev);
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
 	assert_int_equal(hw_adapter_va_faults(os_adapter_hw(a)), 0);
 	os_fence_destroy(f);
@@ -79,10 +85,7 @@ static void map_to_gpu_system_process_cmp_reads_system_va(void **state)
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	struct os_queue *q = fbt_queue(a, 0, 64);
 	struct lf_event e1, e2;
-	lf_event_init(&e1);
-	lf_event_init(&e2);
-	os_fence_wait_event(f, 1, &e1);
-	fbt_signal_gpu(q, f, 1);
+	arm_then_signal_gpu(q, f, 1, &e1);
 	assert_int_equal(lf_event_wait(&e1, 0, 5000000000ll), 0);
 	assert_int_equal(fbt_settled_stats(a).gpu_interrupts, 1);
 	assert_int_equal(hw_adapter_va_faults(hw), 0);
@@ -92,8 +95,7 @@ static void map_to_gpu_system_process_cmp_reads_system_va(void **state)
 	assert_null(hw_va_resolve(hw_adapter_system_vas(hw), h->mv_sys_va));
 	assert_non_null(hw_va_resolve(hw_adapter_process_vas(hw), h->mv_va));   /* the process's stays */
 	h->mv_sys_va = 0;   /* nothing left to unmap at destroy */
-	os_fence_wait_event(f, 2, &e2);
-	fbt_signal_gpu(q, f, 2);
+	arm_then_signal_gpu(q, f, 2, &e2);
 	assert_true(fbt_eventually(os_fence_value(f) == 2));   /* the engine wrote */
 	assert_true(fbt_eventually(hw_adapter_va_faults(hw) >= 1));
 	fbt_settle();
@@ -115,9 +117,7 @@ static void map_to_gpu_system_process_broken_wrong_space_is_caught(void **state)
 	struct os_fence *f;
 	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
 	struct lf_event ev;
-	lf_event_init(&ev);
-	os_fence_wait_event(f, 1, &ev);
-	fbt_signal_gpu(fbt_queue(a, 0, 64), f, 1);
+	arm_then_signal_gpu(fbt_queue(a, 0, 64), f, 1, &ev);
 	assert_true(fbt_eventually(os_fence_value(f) == 1));
 	assert_true(fbt_eventually(hw_adapter_va_faults(os_adapter_hw(a)) >= 1));
 	fbt_settle();
