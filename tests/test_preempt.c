@@ -51,13 +51,18 @@ static struct rt_queue *pt_queue(struct umt *t, bool um, int32_t prio)
 	return q;
 }
 
-static void pt_wait_count(_Atomic uint64_t *c, uint64_t v)
+/* Nap i of a bounded poll: 100 us, failing the test at the 100000th (10 s). */
+static void pt_poll_nap(int i)
 {
 	struct timespec d = { 0, 100000 };
-	for (int i = 0; atomic_load(c) < v; i++) {
-		assert_true(i < 100000);   /* 10 s */
-		nanosleep(&d, NULL);
-	}
+	assert_true(i < 100000);
+	nanosleep(&d, NULL);
+}
+
+static void pt_wait_count(_Atomic uint64_t *c, uint64_t v)
+{
+	for (int i = 0; atomic_load(c) < v; i++)
+		pt_poll_nap(i);
 }
 
 struct pt_result {
@@ -268,13 +273,11 @@ static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 	uint64_t lv, hv;
 	assert_int_equal(rt_queue_submit(lo, b, 4, &lv), 0);
 	struct hw_display_stats ds;
-	struct timespec d = { 0, 100000 };
 	for (int i = 0;; i++) {
 		hw_display_stats(hw, &ds);
 		if (ds.flips >= 1)
 			break;
-		assert_true(i < 100000);
-		nanosleep(&d, NULL);
+		pt_poll_nap(i);
 	}
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &hv), 0);
@@ -872,11 +875,8 @@ static void pt_paging_two_queues_run(enum os_fault fault, struct pt_paging2 *r)
 	pt_wait_count(&c[0], 1);
 	assert_int_equal(os_queue_submit_buffer(o, &xc, 1, false, &id), 0);   /* ready, behind A's WORK */
 	r->rc = os_queue_preempt(q, PT_DEADLINE_NS);
-	struct timespec d = { 0, 100000 };
-	for (int i = 0; !atomic_load(&p) || !atomic_load(&x) || !atomic_load(&c[1]); i++) {
-		assert_true(i < 100000);
-		nanosleep(&d, NULL);
-	}
+	for (int i = 0; !atomic_load(&p) || !atomic_load(&x) || !atomic_load(&c[1]); i++)
+		pt_poll_nap(i);
 	r->p = atomic_load(&p);
 	r->x = atomic_load(&x);
 	r->c[0] = atomic_load(&c[0]);
@@ -926,13 +926,11 @@ struct pt_vm {
 static void pt_wait_saves(struct hw_ctx_alloc *c)
 {
 	struct hw_ctx_alloc_stats st;
-	struct timespec d = { 0, 100000 };
 	for (int i = 0;; i++) {
 		hw_ctx_alloc_stats(c, &st);
 		if (st.saves >= 1)
 			return;
-		assert_true(i < 100000);
-		nanosleep(&d, NULL);
+		pt_poll_nap(i);
 	}
 }
 
