@@ -307,9 +307,7 @@ static void optimized_kernel_mode_queue_names_fence(void **state)
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
 	struct lf_event ev;
-	lf_event_init(&ev);
-	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
-	assert_int_equal(rt_queue_signal(km, f, 1), 0);
+	umt_signal_awaited(km, f, 1, &ev);
 	assert_true(fbt_eventually(lf_event_is_set(&ev)));
 	struct os_stats s = fbt_settled_stats(t.a);
 	assert_int_equal(s.log_released, 0);

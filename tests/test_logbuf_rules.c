@@ -77,9 +77,7 @@ static bool released_by_log(enum hw_fault fault, struct os_stats *out)
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
 	struct lf_event ev;
-	lf_event_init(&ev);
-	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
-	assert_int_equal(rt_queue_signal(q, f, 1), 0);
+	umt_signal_awaited(q, f, 1, &ev);
 	assert_true(fbt_eventually(log_pos(q, HW_LOG_SIGNALS) >= 1));
 	bool released = lf_event_wait(&ev, 0, fault == HW_FAULT_NONE ? 5000000000ll : 0) == 0;
 	if (!released) {
@@ -243,9 +241,7 @@ static struct scan_result parent_device_scan(enum os_fault fault)
 	assert_true(fbt_eventually(log_pos(qa, HW_LOG_SIGNALS) == 2 && log_pos(qc, HW_LOG_SIGNALS) == 2));
 	assert_int_equal(os_log_unread(umt_queue_log(qa), HW_LOG_SIGNALS), 2);
 	struct lf_event ev;
-	lf_event_init(&ev);
-	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
-	assert_int_equal(rt_queue_signal(qb, f, 1), 0);
+	umt_signal_awaited(qb, f, 1, &ev);
 	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
 	struct os_stats s = fbt_settled_stats(t.a);
 	assert_true(s.gpu_interrupts >= 1);

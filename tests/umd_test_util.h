@@ -103,6 +103,14 @@ static inline uint64_t umt_submit_count(struct rt_queue *q, _Atomic uint64_t *co
 	return v;
 }
 
+/* Arm ev for value v of f, then submit q's signal of v (both asserted). */
+static inline void umt_signal_awaited(struct rt_queue *q, struct rt_fence *f, uint64_t v, struct lf_event *ev)
+{
+	lf_event_init(ev);
+	assert_int_equal(rt_fence_wait_event(f, v, ev), 0);
+	assert_int_equal(rt_queue_signal(q, f, v), 0);
+}
+
 static inline struct os_ums_stats umt_stats(struct umt *t)
 {
 	struct os_ums_stats s;
