@@ -79,6 +79,15 @@ static void one_queue_close(struct umt *t, struct os_device *d, struct raw_queue
 	umt_down(t);
 }
 
+/* The same for a two-queue test. */
+static void two_queues_close(struct umt *t, struct os_device *d, struct raw_queue *r1, struct raw_queue *r2)
+{
+	assert_int_equal(os_device_destroy(d), 0);
+	os_fence_destroy(r1->progress);
+	os_fence_destroy(r2->progress);
+	umt_down(t);
+}
+
 /* "Victimizing doorbell pseudocode in KMD", with one physical doorbell:
  *   1. hDoorbell1 is assigned the physical doorbell: CONNECTED;
  *   2. hDoorbell2 is created, not yet assigned: DISCONNECTED_RETRY;
@@ -137,10 +146,7 @@ static void victimization_follows_the_kmd_pseudocode(void **state)
 	assert_int_equal(atomic_load(&n1), 1);
 	assert_int_equal(atomic_load(&n2), 1);
 	assert_int_equal(umt_stats(&t).victimizations, 2);
-	assert_int_equal(os_device_destroy(d), 0);
-	os_fence_destroy(r1.progress);
-	os_fence_destroy(r2.progress);
-	umt_down(&t);
+	two_queues_close(&t, d, &r1, &r2);
 }
 
 /* D3DKMTDestroyDoorbell: the doorbell is disconnected and forgotten (its
@@ -287,10 +293,7 @@ static void residency_model_umd_makes_ring_buffer_allocations_resident_before_cr
 	assert_int_equal(os_doorbell_destroy(r.q), 0);
 	assert_int_equal(os_doorbell_create(r.q, o.rb, o.rbc, &o.m), -EBUSY);
 	assert_int_equal(os_doorbell_create(r.q, r.rb, r.rbc, &r.m), 0);
-	assert_int_equal(os_device_destroy(d), 0);
-	os_fence_destroy(r.progress);
-	os_fence_destroy(o.progress);
-	umt_down(&t);
+	two_queues_close(&t, d, &r, &o);
 }
 
 /* The runtime (the UMD) follows the rule; a UMD that creates the doorbell
