@@ -70,6 +70,14 @@ static void device_open(struct umt *t, struct os_device **d, struct os_context *
 	assert_int_equal(os_context_create(*d, 0, c), 0);
 }
 
+/* A new device and context of t with one user-mode queue, its doorbell connected. */
+static void connected_queue_open(struct umt *t, struct os_device **d, struct os_context **c, struct raw_queue *r)
+{
+	device_open(t, d, c);
+	raw_queue_open(t, *d, *c, r);
+	assert_int_equal(os_doorbell_connect(r->q), 0);
+}
+
 /* Tear down what a one-queue test brought up: the device (its queue and
  * doorbell with it), the queue's progress fence, the stack. */
 static void one_queue_close(struct umt *t, struct os_device *d, struct raw_queue *r)
@@ -201,10 +209,8 @@ static void user_mode_hwqueue_refused_on_kernel_mode_submission_path(void **stat
 	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
 	struct os_device *d;
 	struct os_context *c;
-	device_open(&t, &d, &c);
 	struct raw_queue r;
-	raw_queue_open(&t, d, c, &r);
-	assert_int_equal(os_doorbell_connect(r.q), 0);
+	connected_queue_open(&t, &d, &c, &r);
 	_Atomic uint64_t n = 0;
 	struct hw_cmd cmds[2] = {
 		{ .op = HW_CMD_COUNT, .stamp = &n },
@@ -329,10 +335,8 @@ static bool ring_destroy_refused_while_doorbell_lives(enum os_ums_fault fault)
 	struct umt t = umt_up_with(&cfg, &ucfg);
 	struct os_device *d;
 	struct os_context *c;
-	device_open(&t, &d, &c);
 	struct raw_queue r;
-	raw_queue_open(&t, d, c, &r);
-	assert_int_equal(os_doorbell_connect(r.q), 0);
+	connected_queue_open(&t, &d, &c, &r);
 	int rb_rc = os_ring_alloc_destroy(r.rb), rbc_rc = os_ring_alloc_destroy(r.rbc);
 	bool refused = rb_rc == -EBUSY && rbc_rc == -EBUSY;
 	if (refused) {
@@ -371,10 +375,8 @@ static void device_termination_destroys_ring_buffer_allocations(void **state)
 	for (int abnormal = 0; abnormal < 2; abnormal++) {
 		struct os_device *d;
 		struct os_context *c;
-		device_open(&t, &d, &c);
 		struct raw_queue r;
-		raw_queue_open(&t, d, c, &r);
-		assert_int_equal(os_doorbell_connect(r.q), 0);
+		connected_queue_open(&t, &d, &c, &r);
 		_Atomic uint64_t n = 0;
 		raw_submit(&r, 1, &n);
 		assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
