@@ -338,13 +338,20 @@ struct pt_resub {
 	uint64_t resubmitted, paging;
 };
 
-static void pt_resubmit_run(enum os_fault fault, struct pt_resub *r)
+/* An adapter without user-mode submission (kernel-mode queues only),
+ * triangle-boundary preemption, OS fault `fault`. */
+static struct os_adapter *pt_km_adapter(enum os_fault fault)
 {
 	struct os_config cfg;
 	os_config_default(&cfg);
 	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
 	cfg.fault = fault;
-	struct os_adapter *a = fbt_adapter(&cfg);
+	return fbt_adapter(&cfg);
+}
+
+static void pt_resubmit_run(enum os_fault fault, struct pt_resub *r)
+{
+	struct os_adapter *a = pt_km_adapter(fault);
 	struct os_queue *q = fbt_queue(a, 0, 64);
 	_Atomic uint64_t c[5] = { 0 };
 	struct hw_cmd b0[3] = { { .op = HW_CMD_COUNT, .stamp = &c[0] },
@@ -858,11 +865,7 @@ struct pt_paging2 {
 
 static void pt_paging_two_queues_run(enum os_fault fault, struct pt_paging2 *r)
 {
-	struct os_config cfg;
-	os_config_default(&cfg);
-	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_TRIANGLE_BOUNDARY;
-	cfg.fault = fault;
-	struct os_adapter *a = fbt_adapter(&cfg);
+	struct os_adapter *a = pt_km_adapter(fault);
 	struct os_queue *o = fbt_queue(a, 0, 64), *q = fbt_queue(a, 0, 64);
 	_Atomic uint64_t c[2] = { 0 }, p = 0, x = 0;
 	struct hw_cmd b0[3] = { { .op = HW_CMD_COUNT, .stamp = &c[0] },
