@@ -1196,6 +1196,16 @@ static void pt_patch_run(enum pt_split_kind kind, bool detect, bool no_patching,
 	free(s);
 }
 
+/* The split buffer ran, each packet writing where A was when it was
+ * submitted (11, then 22), without a fault. */
+static void pt_assert_patched(const struct pt_patch *r)
+{
+	assert_int_equal(r->rc0, 0);
+	assert_int_equal(r->w0, 11);
+	assert_int_equal(r->w1, 22);
+	assert_int_equal(r->faults, 0);
+}
+
 /* Seed "Memory mapping considerations": "Provide a patch location list for
  * split DMA buffers."  Each packet is patched from its own list when it is
  * submitted, so the second one reaches A where it is now. */
@@ -1203,10 +1213,7 @@ static void patch_location_list_for_split_dma_buffers(void **state)
 {
 	struct pt_patch r;
 	pt_patch_run(PT_SPLIT_GOOD, false, false, OS_FAULT_NONE, &r);
-	assert_int_equal(r.rc0, 0);
-	assert_int_equal(r.w0, 11);
-	assert_int_equal(r.w1, 22);
-	assert_int_equal(r.faults, 0);
+	pt_assert_patched(&r);
 }
 
 static void broken_split_packets_patched_from_one_list_is_caught(void **state)
@@ -1247,10 +1254,7 @@ static void no_dma_patching_opts_out_of_binding_leak_detection(void **state)
 	struct pt_patch r;
 	pt_patch_run(PT_SPLIT_LEAK, true, true, OS_FAULT_NONE, &r);
 	assert_int_equal(r.verify, 0);
-	assert_int_equal(r.rc0, 0);
-	assert_int_equal(r.w0, 11);
-	assert_int_equal(r.w1, 22);                  /* the virtual address survived the move */
-	assert_int_equal(r.faults, 0);
+	pt_assert_patched(&r);                       /* the virtual address survived the move */
 }
 
 static void broken_binding_leak_detection_walking_nothing_is_caught(void **state)
