@@ -840,30 +840,26 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 		lf_cpu_relax();
 		return true;
 	}
-	/* Doorbells connected: rings are memory writes, keep polling (lowered:
-	 * only this polling may last; an engine without doorbells parks after
-	 * idle_spin_ns, and a lowered one would only be slow to park); idle
-	 * long enough, ask the OS for F1 (it disconnects them). */
-	if (atomic_load_explicit(&e->um_connected, memory_order_seq_cst)) {
-		if (e->may_lower)
-			hw_engine_set_idle_prio(e, true);
+	/* Past idle_spin_ns only two kinds of idle polling may last, lowered
+	 * (an engine that parks after idle_spin_ns would only be slow to park
+	 * if lowered): with doorbells connected, rings are memory writes, so
+	 * keep polling, and idle long enough ask the OS for F1 (it disconnects
+	 * them); under a timing profile, poll on for a while so no host wake-up
+	 * lands in what it models (timing.c, "Where an idle engine waits"). */
+	bool doorbells = atomic_load_explicit(&e->um_connected, memory_order_seq_cst);
+	if (!doorbells && !hw_timing_polls_idle(a, c->now - c->idle_since))
+		return false;
+	if (e->may_lower)
+		hw_engine_set_idle_prio(e, true);
+	if (doorbells) {
 		uint64_t timeout = a->caps.f1_timeout_ns ? a->caps.f1_timeout_ns : HW_F1_TIMEOUT_DEFAULT_NS;
 		if (c->now - c->idle_since >= timeout && c->now - e->f1_asked_ns >= timeout) {
 			e->f1_asked_ns = c->now;
 			hw_engine_raise_f1(a, e);
 		}
-		hw_engine_idle_pause(e);
-		return true;
 	}
-	/* timing.c, "Where an idle engine waits": under a profile, poll on
-	 * (lowered) before parking, so no host wake-up lands in what it models */
-	if (hw_timing_polls_idle(a, c->now - c->idle_since)) {
-		if (e->may_lower)
-			hw_engine_set_idle_prio(e, true);
-		hw_engine_idle_pause(e);
-		return true;
-	}
-	return false;
+	hw_engine_idle_pause(e);
+	return true;
 }
 
 /* F1: announce, re-check, park.  Submitters, signalers, kickers and doorbell
