@@ -245,8 +245,10 @@ static int bm_submit_one(const struct bm_submit_rig *g, struct rt_queue *q, bool
 	 * raises an interrupt, and the interrupt thread's wake-up and DPC would
 	 * otherwise land inside the next submission's window, on the CPU the
 	 * scheduler thread shares with this one (measured: legacy kernel-mode
-	 * p50 23-25 us instead of 2.6 us).  Outside the window. */
-	rt_stack_settle_irqs(g->s);
+	 * p50 23-25 us instead of 2.6 us).  Outside the window; not after a
+	 * lost submission, which ends the run. */
+	if (!rc)
+		rt_stack_settle_irqs(g->s);
 	if (!rc && h)
 		fb_hist_record(h, (uint64_t)lf_ticks_ns(atomic_load(&stamp->ticks) - t0));
 	return rc;
