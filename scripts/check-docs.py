@@ -115,6 +115,7 @@ class Checker:
         self.problems, self.links = [], 0
         self.seeds = seed_map(root, self.files)
         self.heads = {}
+        self.texts = {}   # the ledger's test files, read once
 
     def report(self, path, n, what, why):
         self.problems.append(f"{path}:{n}: {what} ({why})")
@@ -202,8 +203,10 @@ class Checker:
         """Why tests/test_X.c:fn proves nothing; None when the file defines fn and hands it to cmocka."""
         if test not in self.files:
             return "no such test file in the repository"
-        with open(os.path.join(self.root, test), encoding="utf-8") as f:
-            text = f.read()
+        if test not in self.texts:   # one read per test file, however many proofs name it
+            with open(os.path.join(self.root, test), encoding="utf-8") as f:
+                self.texts[test] = f.read()
+        text = self.texts[test]
         if not re.search(r"\bstatic void " + fn + r"\(void \*\*", text):
             return f"{test} defines no test function {fn}"
         if not re.search(r"cmocka_unit_test\w*\(\s*" + fn + r"\b", text):
