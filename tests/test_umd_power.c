@@ -3,6 +3,9 @@
  * F-state transitions, device D-state transitions, normal and abnormal
  * process termination.  One test per sequence, named after it. */
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -508,7 +511,217 @@ static void km_submission_to_suspended_full_ring_is_held(void **state)
 	alarm(0);
 }
 
+/* ---- teardown under races: each test drives one interleaving through a
+ * test hook (ums.h) at the point where it opens ---- */
+
+/* An adapter whose destroys drain for at most drain_ms: a drain that hangs
+ * fails the test within that bound. */
+static struct umt umt_up_drain(unsigned engines, int64_t drain_ms)
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, engines, HW_DOORBELL_DEDICATED, 4, 0);
+	os_ums_config_default(&ucfg);
+	ucfg.drain_timeout_ns = drain_ms * 1000000;
+	return umt_up_with(&cfg, &ucfg);
+}
+
+/* A destroyed kernel-mode queue's CPU-held buffers go with it: none is left
+ * for the interrupt thread to feed, and the fence its WAIT names may be
+ * destroyed after the queue (rt_device_destroy's order) without the OS
+ * touching it again. */
+static void destroyed_km_queue_retires_its_held_buffers(void **state)
+{
+	struct umt t = umt_up_drain(1, 100);
+	struct rt_queue *k = umt_queue(&t, 0, false);
+	struct os_fence *never;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_MONITORED, 0, 0, &never), 0);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = {
+		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(never), .value = 1 },   /* held on the CPU */
+		{ .op = HW_CMD_COUNT, .stamp = &n },
+	};
+	assert_int_equal(rt_queue_submit(k, cmds, 2, NULL), 0);
+	assert_true(fbt_eventually(os_hwqueue_held(rt_queue_os(k)) == 1));
+	assert_int_equal(os_device_destroy(rt_device_os(t.d)), -ETIMEDOUT);   /* the WAIT never ends */
+	size_t held = os_hwqueue_held(rt_queue_os(k));
+	/* no held wait is left in the fence's waiter set to abandon */
+	assert_int_equal(os_fence_destroy(never), 0);
+	os_adapter_quiesce(t.a);        /* the interrupt thread handled the destroy */
+	assert_int_equal(held, 0);
+	assert_int_equal(atomic_load(&n), 0);
+	umt_down(&t);
+}
+
+/* The scheduler thread popped a kernel-mode submission and is about to read
+ * it when the device is terminated: the termination must not release the
+ * progress fence (after which the application frees the buffer) before the
+ * scheduler is done with it.  The hook holds the scheduler (bounded) until
+ * the application has "freed" the buffer: poisoned in a release build (the
+ * scheduler's validation would refuse it), freed under ASan. */
+static struct {
+	_Atomic bool entered, freed;
+} popped;
+
+static void popped_hold(struct os_hwqueue *q)
+{
+	(void)q;
+	atomic_store(&popped.entered, true);
+	uint64_t end = lf_now_ns() + 300000000;   /* a termination that waits for us never frees */
+	while (!atomic_load(&popped.freed) && lf_now_ns() < end)
+		sched_yield();
+}
+
+static void terminate_waits_for_a_popped_km_submission(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *k = umt_queue(&t, 0, false);
+	struct rt_device *d2;
+	assert_int_equal(rt_device_create(t.u, &d2), 0);
+	struct rt_queue_desc desc = { .engine = 0 };
+	struct rt_queue *other;
+	assert_int_equal(rt_queue_create(d2, &desc, &other), 0);
+	struct os_hwqueue *q = rt_queue_os(k);
+	_Atomic uint64_t n = 0, m = 0;
+	size_t bytes = 2 * sizeof(struct hw_cmd);
+	struct hw_cmd *cmds = malloc(bytes);
+	cmds[0] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &n };
+	cmds[1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(os_hwqueue_progress(q)), .value = 1 };
+	atomic_store(&popped.entered, false);
+	atomic_store(&popped.freed, false);
+	os_test_sched_popped_hook = popped_hold;
+	assert_int_equal(os_hwqueue_submit(q, cmds, 2, 1), 0);
+	assert_true(fbt_eventually(atomic_load(&popped.entered)));
+	os_device_terminate(rt_device_os(t.d));
+	assert_true(os_hwqueue_completed(q) == UINT64_MAX);   /* the application may free the buffer now */
+#if defined(__SANITIZE_ADDRESS__)
+	free(cmds);                     /* ASan reports a read of it as heap-use-after-free */
+	cmds = NULL;
+#else
+	memset(cmds, 0xff, bytes);      /* no valid op: a read of it is refused (km_rejected) */
+#endif
+	atomic_store(&popped.freed, true);
+	/* the scheduler takes other's submission after the popped one */
+	umt_submit_count(other, &m);
+	assert_int_equal(rt_queue_wait(other, 0, 5 * SEC), 0);
+	os_test_sched_popped_hook = NULL;
+	assert_int_equal(umt_stats(&t).km_rejected, 0);
+	free(cmds);
+	rt_device_destroy(d2);
+	umt_down(&t);
+}
+
+/* A D3 or a user suspend that comes while a destroy drains: the drain still
+ * ends with every queued buffer run (the contexts being drained are not
+ * left suspended), within the drain bound (1 s). */
+static struct {
+	struct os_ums *u;
+	struct os_context *c;
+	int d3_rc;
+} drain;
+
+static void drain_enter_d3(struct os_hwqueue *q)
+{
+	(void)q;
+	drain.d3_rc = os_power_d3(drain.u);
+}
+
+static void drain_suspend(struct os_hwqueue *q)
+{
+	(void)q;
+	os_context_suspend(drain.c);
+}
+
+enum drain_what { DRAIN_QUEUE, DRAIN_DEVICE };
+
+/* Queue N buffers (a 2 ms WORK and a COUNT each) on a queue of the given
+ * kind, then destroy it (or its device) with `hook` in the drain; a
+ * pre-suspended context when `suspended`.  The destroy's result; *ran: the
+ * buffers that ran. */
+static int destroy_draining(bool user_mode, enum drain_what what, void (*hook)(struct os_hwqueue *), bool suspended,
+			    uint64_t *ran)
+{
+	enum { N = 16 };
+	struct umt t = umt_up_drain(1, 1000);
+	struct rt_queue *q = umt_queue(&t, 0, user_mode);
+	drain.u = t.u;
+	drain.c = rt_queue_context(q);
+	drain.d3_rc = 0;
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 2000000 }, { .op = HW_CMD_COUNT, .stamp = &n } };
+	if (suspended)
+		os_context_suspend(drain.c);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(rt_queue_submit(q, cmds, 2, NULL), 0);
+	os_test_drain_hook = hook;
+	int rc = what == DRAIN_QUEUE ? os_hwqueue_destroy(rt_queue_os(q)) : os_device_destroy(rt_device_os(t.d));
+	os_test_drain_hook = NULL;
+	*ran = atomic_load(&n);
+	umt_down(&t);
+	return rc;
+}
+
+static void d3_or_suspend_during_a_destroy_drain_loses_nothing(void **state)
+{
+	static void (*const hooks[])(struct os_hwqueue *) = { drain_enter_d3, drain_suspend };
+	unsigned bad = 0;
+	for (int um = 0; um < 2; um++)
+		for (int what = DRAIN_QUEUE; what <= DRAIN_DEVICE; what++)
+			for (size_t h = 0; h < 2; h++) {
+				uint64_t ran;
+				int rc = destroy_draining(um, what, hooks[h], false, &ran);
+				/* D3 waits for the destroy: the device has work to finish */
+				bool ok = rc == 0 && ran == 16 && (h || drain.d3_rc == -EBUSY);
+				printf("[ DRAIN ] %s queue, %s destroy, %s in the drain: %d, %lu of 16 ran%s\n",
+				       um ? "user-mode" : "kernel-mode", what == DRAIN_QUEUE ? "queue" : "device",
+				       h ? "a suspend" : "D3", rc, (unsigned long)ran, ok ? "" : "  <- wrong");
+				bad += !ok;
+			}
+	assert_int_equal(bad, 0);
+}
+
+/* A queue destroyed while the application has its context suspended: the
+ * destroy drains it all the same (the suspend does not hold the queue being
+ * destroyed back), without waiting the drain bound out. */
+static void queue_destroy_on_a_suspended_context_drains(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		uint64_t ran;
+		int rc = destroy_draining(um, DRAIN_QUEUE, NULL, true, &ran);
+		assert_int_equal(rc, 0);
+		assert_int_equal(ran, 16);
+	}
+}
+
+/* A queue destroyed normally is the OS's no more: a later abnormal
+ * termination of its device leaves its progress fence alone (the caller may
+ * have destroyed it after the queue). */
+static void terminate_leaves_destroyed_queues_progress_fences_alone(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 0);
+	struct rt_queue *k = umt_queue(&t, 0, false);
+	struct os_fence *pa, *pb;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &pa), 0);
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &pb), 0);
+	struct os_hwqueue *qa, *qb;
+	assert_int_equal(os_hwqueue_create(rt_queue_context(k), 0, 16, pa, &qa), 0);
+	assert_int_equal(os_hwqueue_create(rt_queue_context(k), 0, 16, pb, &qb), 0);
+	assert_int_equal(os_hwqueue_destroy(qa), 0);
+	assert_int_equal(os_hwqueue_destroy(qb), 0);
+	assert_int_equal(os_fence_destroy(pb), 0);   /* the caller's, after its queue */
+	os_adapter_quiesce(t.a);        /* its memory freed (the grace period passed) */
+	os_device_terminate(rt_device_os(t.d));
+	assert_int_equal(os_fence_value(pa), 0);
+	assert_int_equal(os_fence_destroy(pa), 0);
+	umt_down(&t);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
+	     cmocka_unit_test(destroyed_km_queue_retires_its_held_buffers),
+	     cmocka_unit_test(terminate_waits_for_a_popped_km_submission),
+	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),
+	     cmocka_unit_test(queue_destroy_on_a_suspended_context_drains),
+	     cmocka_unit_test(terminate_leaves_destroyed_queues_progress_fences_alone),
 	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
 	     cmocka_unit_test(engine_f1_round_trip),

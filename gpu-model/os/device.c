@@ -18,6 +18,8 @@
 #include "lockfree/die.h"
 #include "lockfree/thread.h"
 
+void (*os_test_drain_hook)(struct os_hwqueue *q);
+
 /* ---- devices and contexts ---- */
 
 int os_device_create(struct os_ums *u, struct os_device **out)
@@ -279,6 +281,11 @@ bool os_hwqueue_pending(struct os_hwqueue *q)
 	return lq > os_hwqueue_completed(q);
 }
 
+size_t os_hwqueue_held(struct os_hwqueue *q)
+{
+	return q->um ? 0 : os_queue_held(q->kq);
+}
+
 struct hw_ctx_alloc *os_hwqueue_ctx_alloc(struct os_hwqueue *q)
 {
 	return q->um ? q->ctx_alloc : os_queue_ctx_alloc(q->kq);
@@ -314,6 +321,8 @@ static void os_hwqueue_quiesce_locked(struct os_hwqueue *q)
 /* Wait for the last queued progress value (the rings stay resident). */
 static int os_hwqueue_drain(struct os_hwqueue *q)
 {
+	if (os_test_drain_hook)
+		os_test_drain_hook(q);
 	uint64_t lq = os_hwqueue_last_queued(q);
 	int rc = os_fence_wait_cpu(q->progress, lq, q->u->cfg.drain_timeout_ns);
 	if (rc)

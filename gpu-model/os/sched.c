@@ -18,6 +18,8 @@
 #include "lockfree/die.h"
 #include "lockfree/thread.h"
 
+void (*os_test_sched_popped_hook)(struct os_hwqueue *q);
+
 /* ---- the scheduler thread: kernel-mode submission ---- */
 
 /* What the KMD accepts from user mode: the ops a kernel-mode buffer may hold. */
@@ -95,6 +97,8 @@ static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 			lf_count(&u->km_discarded, 1);
 			continue;
 		}
+		if (os_test_sched_popped_hook)
+			os_test_sched_popped_hook(q);
 		uint64_t t0 = os_tracing(u->a) ? lf_now_ns() : 0;
 		os_timing_work(u->a->cfg.timing.km_sched_ns);   /* timing.c: the scheduler's work per buffer */
 		if (!os_km_valid(&d) || os_queue_submit_buffer(q->kq, d.cmds, (size_t)d.n, false, NULL)) {

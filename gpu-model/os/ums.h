@@ -207,6 +207,17 @@ pid_t os_ums_tdr_tid(const struct os_ums *u);   /* the watchdog thread (0: none)
 int os_ums_engine_hung(struct os_ums *u, unsigned engine);
 bool os_ums_bugchecked(struct os_ums *u);
 
+/* Tests only: NULL in every production path; set before the threads that
+ * call them start.
+ * os_test_drain_hook: a destroy's drain (os_hwqueue_destroy,
+ *   os_device_destroy) calls it for each queue it drains, without u->lock,
+ *   before it waits: the window in which a D3 or a suspend may come.
+ * os_test_sched_popped_hook: the scheduler thread calls it once it popped a
+ *   kernel-mode submission of q and found q live, before it reads the
+ *   command buffer: the window in which a termination may come. */
+extern void (*os_test_drain_hook)(struct os_hwqueue *q);
+extern void (*os_test_sched_popped_hook)(struct os_hwqueue *q);
+
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
 /* The context's handle in the DDI log (OS_DDI_SUSPEND_CONTEXT ...). */
@@ -249,6 +260,10 @@ uint64_t os_hwqueue_completed(struct os_hwqueue *q);
 /* last queued > completed: the queue has work pending.  Any thread. */
 bool os_hwqueue_pending(struct os_hwqueue *q);
 struct hw_queue *os_hwqueue_hw(struct os_hwqueue *q);
+/* Kernel-mode: command buffers the OS holds on the CPU for the queue (a
+ * WAIT on a monitored fence not yet reached, or no ring space); 0 for a
+ * user-mode queue and once the queue is destroyed.  Any thread; relaxed. */
+size_t os_hwqueue_held(struct os_hwqueue *q);
 /* Its context allocation (ctxalloc.c; a kernel-mode queue's is its OS
  * queue's); NULL once destroyed with the queue.  Any thread. */
 struct hw_ctx_alloc *os_hwqueue_ctx_alloc(struct os_hwqueue *q);
