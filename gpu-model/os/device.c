@@ -82,7 +82,7 @@ int os_context_create(struct os_device *d, unsigned engine, struct os_context **
 		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
 	int rc = 0;
-	if (d->dead || os_device_in_error(d) || u->bugchecked)
+	if (d->dead || d->destroying || os_device_in_error(d) || u->bugchecked)
 		rc = -ENODEV;
 	else if (u->ncontexts == OS_UMS_MAX_CONTEXTS)
 		rc = -ENOSPC;
@@ -114,6 +114,28 @@ void os_context_ddi_locked(struct os_context *c, bool suspend)
 	os_ddi_log(c->d->u->a, suspend ? OS_DDI_SUSPEND_CONTEXT : OS_DDI_RESUME_CONTEXT, c->id, 0);
 }
 
+/* May q be on the run list?  Its context is not suspended, or only by the
+ * application while a destroy (of q, or of its device) drains q: the
+ * destroy waits for q's work, and a suspend would make it wait out its
+ * bound and drop the work.  D3 is refused while a destroy drains
+ * (os_power_d3); an abnormal termination takes q off for good. */
+static bool os_hwqueue_runs_locked(const struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	unsigned s = q->ctx->suspended;
+	return s == 0 || ((q->draining || q->ctx->d->destroying) && s == OS_SUSPEND_USER);
+}
+
+/* q onto / off the HW scheduler's run list. */
+static void os_hwqueue_schedule_locked(struct os_hwqueue *q, bool run)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	hw_queue_set_scheduled(q->hwq, run);
+	/* kernel-mode: what the OS holds for lack of ring space goes on */
+	if (q->kq && run)
+		os_queue_resumed(q->kq);
+}
+
 /* Bring every queue of c onto / off the run list to match c->suspended
  * (DxgkDdiSuspendContext / DxgkDdiResumeContext: the KMD takes the
  * context's queues off the HW scheduler's list or puts them back). */
@@ -124,10 +146,7 @@ void os_context_apply_locked(struct os_context *c)
 	for (struct os_hwqueue *q = c->queues; q; q = q->next) {
 		if (atomic_load_explicit(&q->gone, memory_order_relaxed))
 			continue;
-		hw_queue_set_scheduled(q->hwq, c->suspended == 0);
-		/* kernel-mode: what the OS holds for lack of ring space goes on */
-		if (q->kq && c->suspended == 0)
-			os_queue_resumed(q->kq);
+		os_hwqueue_schedule_locked(q, os_hwqueue_runs_locked(q));
 	}
 }
 
@@ -200,7 +219,7 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
 		return -EINVAL;
 	pthread_mutex_lock(&u->lock);
 	int rc = 0;
-	if (c->d->dead || os_device_in_error(c->d))
+	if (c->d->dead || c->d->destroying || os_device_in_error(c->d))
 		rc = -ENODEV;
 	else if (atomic_load(&u->nqueues) == OS_UMS_MAX_QUEUES)
 		rc = -ENOSPC;
@@ -330,11 +349,45 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
 	return rc;
 }
 
+#define OS_SCHED_LET_GO_NS 10000000000ull   /* a popped submission the scheduler still holds, at most */
+
+/* Wait for the scheduler thread to let go of a submission of q it popped
+ * before it could see q gone (os_sched_hand): the caller then releases q's
+ * progress fence, after which the application frees the buffer and the
+ * fences it names.  u->lock held: the scheduler takes no u->lock while it
+ * holds one (it validates, copies and submits to q's OS queue).  Bounded:
+ * past OS_SCHED_LET_GO_NS the run ends (lf_die) rather than hang. */
+static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	uint64_t end = 0;
+	/* seq_cst load after the seq_cst store of gone (os_hwqueue_gone_locked):
+	 * the destroyer's half of os_sched_hand's Dekker pair; seeing it clear
+	 * acquires the scheduler's release of busy (its reads are done) */
+	while (atomic_load_explicit(&q->sched_busy, memory_order_seq_cst)) {
+		if (!end)
+			end = lf_now_ns() + OS_SCHED_LET_GO_NS;
+		else if (lf_now_ns() > end)
+			lf_die("os_hwqueue_destroy: the scheduler thread held a submission of queue %llu for 10 s",
+			       (unsigned long long)hw_queue_handle(q->hwq));
+		sched_yield();
+	}
+}
+
 /* Destroy: off the hardware for good (anything left is discarded), the
- * scheduler drops its submissions; memory is reclaimed at detach. */
+ * scheduler drops its submissions and has let go of the one it held, what
+ * the OS held on the CPU for it is dropped (so the caller may destroy the
+ * fences its buffers named once the destroy returns); memory is reclaimed
+ * at detach. */
 static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
+	/* seq_cst: pairs with the scheduler's busy store + gone load (os_sched_hand) */
+	atomic_store_explicit(&q->gone, true, memory_order_seq_cst);
+	if (!q->um) {
+		os_hwqueue_sched_wait_locked(q);
+		os_queue_retire(q->kq);     /* before the HW queue: the interrupt thread feeds it no more */
+	}
 	if (q->db.connected)
 		os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
 	if (q->db.created) {
@@ -345,7 +398,24 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 	hw_queue_retire(q->hwq);
 	/* ctxalloc.c: destroying the context's queue destroys its allocation */
 	os_ctx_alloc_destroy(q->u->a, q->um ? &q->ctx_alloc : &q->kq->ctx_alloc);
-	atomic_store_explicit(&q->gone, true, memory_order_release);
+}
+
+/* A destroy drains q from now on (os_hwqueue_runs_locked): a context the
+ * application suspended lets q run for it. */
+static void os_hwqueue_drain_begin_locked(struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	q->draining++;
+	q->u->draining++;
+	if (q->ctx->suspended && os_hwqueue_runs_locked(q))
+		os_hwqueue_schedule_locked(q, true);
+}
+
+static void os_hwqueue_drain_end_locked(struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	q->draining--;
+	q->u->draining--;
 }
 
 int os_hwqueue_destroy(struct os_hwqueue *q)
@@ -353,35 +423,45 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	struct os_ums *u = q->u;
 	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
-	if (atomic_load(&q->gone)) {
+	if (atomic_load(&q->gone) || q->ctx->d->destroying) {
+		/* destroyed already; or its device's destroy owns it now */
+		int rc = atomic_load(&q->gone) ? 0 : -EBUSY;
 		pthread_mutex_unlock(&u->lock);
-		return 0;
+		return rc;
 	}
 	if (u->d3) {
 		os_power_d0_locked(u);
 		os_power_resume_all_locked(u);
 	}
+	os_hwqueue_drain_begin_locked(q);
 	os_hwqueue_quiesce_locked(q);
 	pthread_mutex_unlock(&u->lock);
 	int rc = os_hwqueue_drain(q);
 	pthread_mutex_lock(&u->lock);
-	os_hwqueue_gone_locked(q);
+	os_hwqueue_drain_end_locked(q);
+	/* Gone during the drain: the device's destroy (which drained it too)
+	 * or an abnormal termination, which dropped what was queued and whose
+	 * progress-fence signal ended the wait. */
+	if (!atomic_load(&q->gone))
+		os_hwqueue_gone_locked(q);
+	else if (os_device_in_error(q->ctx->d))
+		rc = -ENODEV;
+	q->destroyed = true;
 	pthread_mutex_unlock(&u->lock);
 	return rc;
 }
 
-/* Normal termination: for each queue, disconnect, wait for the last queued
- * value, destroy.  The process is exiting: contexts it suspended resume so
- * that what it queued completes. */
-int os_device_destroy(struct os_device *d)
+/* Normal termination, first part (u->lock): no context or queue is created
+ * on d any more; D0; contexts the process suspended resume so that what it
+ * queued completes (and a suspend from now on leaves d's queues running,
+ * os_hwqueue_runs_locked; D3 is refused until the drain ends); doorbells
+ * disconnected. */
+static void os_device_destroy_begin_locked(struct os_device *d)
 {
 	struct os_ums *u = d->u;
-	os_ums_thunk(u);
-	pthread_mutex_lock(&u->lock);
-	if (d->dead) {
-		pthread_mutex_unlock(&u->lock);
-		return 0;
-	}
+	lf_mutex_assert_held(&u->lock);
+	d->destroying = true;
+	u->draining++;
 	if (u->d3) {
 		os_power_d0_locked(u);
 		os_power_resume_all_locked(u);
@@ -396,8 +476,28 @@ int os_device_destroy(struct os_device *d)
 			if (!atomic_load(&q->gone))
 				os_hwqueue_quiesce_locked(q);
 	}
+}
+
+/* Normal termination: for each queue, disconnect, wait for the last queued
+ * value, destroy.  The process is exiting: contexts it suspended resume so
+ * that what it queued completes. */
+int os_device_destroy(struct os_device *d)
+{
+	struct os_ums *u = d->u;
+	os_ums_thunk(u);
+	pthread_mutex_lock(&u->lock);
+	if (d->dead || d->destroying) {
+		int rc = d->dead ? 0 : -EBUSY;
+		pthread_mutex_unlock(&u->lock);
+		return rc;
+	}
+	os_device_destroy_begin_locked(d);
 	pthread_mutex_unlock(&u->lock);
 
+	/* The lists are walked without u->lock: they change only under it, by
+	 * the creates, which d->destroying refuses from here on (the unlock
+	 * above orders every earlier insertion before this walk); a
+	 * termination meanwhile only marks queues gone. */
 	int rc = 0;
 	for (struct os_context *c = d->contexts; c; c = c->next)
 		for (struct os_hwqueue *q = c->queues; q; q = q->next)
@@ -405,10 +505,18 @@ int os_device_destroy(struct os_device *d)
 				rc = -ETIMEDOUT;
 
 	pthread_mutex_lock(&u->lock);
+	u->draining--;
+	if (d->dead) {
+		/* an abnormal termination came during the drain and dropped the rest */
+		pthread_mutex_unlock(&u->lock);
+		return -ENODEV;
+	}
 	for (struct os_context *c = d->contexts; c; c = c->next) {
-		for (struct os_hwqueue *q = c->queues; q; q = q->next)
+		for (struct os_hwqueue *q = c->queues; q; q = q->next) {
 			if (!atomic_load(&q->gone))
 				os_hwqueue_gone_locked(q);
+			q->destroyed = true;
+		}
 		c->dead = true;
 	}
 	/* "it can now destroy the Ring Buffer/Ring Buffer Control allocations" */
@@ -479,7 +587,8 @@ void os_device_terminate(struct os_device *d)
 	 * progress fences were signaled after the unlock) */
 	for (struct os_context *c = d->contexts; c; c = c->next)
 		for (struct os_hwqueue *q = c->queues; q; q = q->next)
-			os_fence_signal_cpu(q->progress, UINT64_MAX);
+			if (!q->destroyed)   /* a destroyed queue's fence is its owner's alone (ums.h) */
+				os_fence_signal_cpu(q->progress, UINT64_MAX);
 	for (size_t i = 0; i < d->nfences; i++)
 		os_fence_signal_cpu(d->fences[i], UINT64_MAX);
 	pthread_mutex_unlock(&u->lock);

@@ -400,6 +400,13 @@ void os_queue_resumed(struct os_queue *q);
 /* Command buffers held on the CPU right now: behind a monitored-fence wait,
  * or for ring space. */
 size_t os_queue_held(struct os_queue *q);
+/* The queue's owner destroyed it: every held command buffer is dropped now
+ * (a held WAIT leaves its fence's waiter set), and every later submission,
+ * signal packet or preemption of q is refused (-ENODEV), so nothing of q
+ * names a fence any more: the fences its buffers named may be destroyed
+ * after this returns.  Any thread but the interrupt thread (takes q->lock);
+ * the fences of held WAITs not yet released must still be alive. */
+void os_queue_retire(struct os_queue *q);
 
 /* ---- resubmission of preempted kernel-mode buffers (queue.c) ----
  * Seed gpu-preemption: "the Dxgkrnl scheduler will resubmit preempted paging

@@ -100,6 +100,7 @@ struct os_queue {
 	_Atomic uint64_t resubmitted, resubmitted_paging;
 	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c (NULL once destroyed) */
 	bool system;                     /* the system context (vidmm.c's paging queue): may carry HW_CMD_PAGING */
+	bool retired;                    /* os_queue_retire: nothing held, nothing accepted (q->lock) */
 };
 
 struct os_adapter {

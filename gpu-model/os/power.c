@@ -145,9 +145,17 @@ static void os_power_rings_locked(struct os_ums *u, bool evict)
  * memory".  OS_UMS_FAULT_D3_DISCONNECT_FIRST: 2, 3, then 1 (broken). */
 int os_power_d3(struct os_ums *u)
 {
+	int rc = 0;
 	pthread_mutex_lock(&u->lock);
 	if (u->d3)
 		goto unlock;
+	/* A destroy drains without the lock: suspended, its queues would never
+	 * finish the work it waits for (nothing resumes them).  The device is
+	 * not idle: no D3 until the drain ends. */
+	if (u->draining) {
+		rc = -EBUSY;
+		goto unlock;
+	}
 	u->d3 = true;
 	u->d3_since = lf_now_ns();
 	lf_count(&u->d3_entries, 1);
@@ -160,7 +168,7 @@ int os_power_d3(struct os_ums *u)
 		os_power_suspend_all_locked(u);
 unlock:
 	pthread_mutex_unlock(&u->lock);
-	return 0;
+	return rc;
 }
 
 /* D0 and rings resident again; contexts stay suspended until

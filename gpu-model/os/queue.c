@@ -257,6 +257,8 @@ static int os_queue_cmds_check(const struct os_queue *q, const struct hw_cmd *cm
 static int os_queue_submit_locked(struct os_queue *q, const struct hw_cmd *cmds, size_t n)
 {
 	lf_mutex_assert_held(&q->lock);
+	if (q->retired)
+		return -ENODEV;
 	bool direct = !q->head;
 	for (size_t i = 0; direct && i < n; i++)
 		if (os_wait_on_cpu(q->a, &cmds[i]))
@@ -413,7 +415,7 @@ int os_queue_preempt(struct os_queue *q, int64_t timeout_ns)
 	}
 	pthread_mutex_lock(&q->lock);
 	size_t n = 0;
-	int rc = hw_queue_flush(q->hwq, in, cap, &n, timeout_ns);
+	int rc = q->retired ? -ENODEV : hw_queue_flush(q->hwq, in, cap, &n, timeout_ns);
 	if (!rc) {
 		os_ddi_log(q->a, OS_DDI_PREEMPT_COMMAND, hw_queue_engine(q->hwq), 0);
 		size_t k = 0, tail = 0;
@@ -455,6 +457,34 @@ uint64_t os_queue_resubmitted(struct os_queue *q, uint64_t *paging)
 size_t os_queue_held(struct os_queue *q)
 {
 	return atomic_load_explicit(&q->nheld, memory_order_relaxed);
+}
+
+/* Drop held buffer h: its WAIT, if registered and not yet released, leaves
+ * the fence's waiter set (a released one names a fence that may be gone:
+ * it is not read).  q->lock held. */
+static void os_queue_drop_held_locked(struct os_queue *q, struct os_held *h)
+{
+	lf_mutex_assert_held(&q->lock);
+	if (h->wait) {
+		struct os_fence *f = os_held_wait_ready(h->wait) ? NULL : h->cmds[h->pos].fence->owner;
+		os_held_wait_put(f, h->wait);
+	}
+	free(h);
+	atomic_fetch_sub_explicit(&q->nheld, 1, memory_order_relaxed);
+	/* seq_cst as the feed's decrement (os_queue_feed_locked) */
+	atomic_fetch_sub_explicit(&q->a->held_total, 1, memory_order_seq_cst);
+}
+
+void os_queue_retire(struct os_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->retired = true;
+	for (struct os_held *h = q->head, *next; h; h = next) {
+		next = h->next;
+		os_queue_drop_held_locked(q, h);
+	}
+	q->head = q->tail = NULL;
+	pthread_mutex_unlock(&q->lock);
 }
 
 size_t os_queues_feed_held(struct os_adapter *a)

@@ -87,27 +87,47 @@ static void os_sched_trace(struct os_ums *u, struct os_hwqueue *q, const struct 
 	os_trace_add(u->a, &r);
 }
 
+/* Hand the popped submission d to q's OS queue: 0, -ENODEV (q destroyed:
+ * discarded unread), -EINVAL or os_queue_submit_buffer's error (refused).
+ * The application's buffer, and the fences it names, are read only while
+ * q->sched_busy is set: a destroy or termination of q that began (q->gone)
+ * waits for it to clear before it releases q's progress fence
+ * (os_hwqueue_sched_wait), after which the application may free both. */
+static int os_sched_hand(struct os_ums *u, struct os_hwqueue *q, const struct os_km_desc *d)
+{
+	/* Dekker with os_hwqueue_gone_locked: seq_cst store of busy, then the
+	 * load of gone; it stores gone (seq_cst), then loads busy.  Either this
+	 * thread sees gone, or the destroyer sees busy and waits. */
+	atomic_store_explicit(&q->sched_busy, true, memory_order_seq_cst);
+	int rc = -ENODEV;
+	if (!atomic_load_explicit(&q->gone, memory_order_seq_cst)) {
+		if (os_test_sched_popped_hook)
+			os_test_sched_popped_hook(q);
+		uint64_t t0 = os_tracing(u->a) ? lf_now_ns() : 0;
+		os_timing_work(u->a->cfg.timing.km_sched_ns);   /* timing.c: the scheduler's work per buffer */
+		rc = os_km_valid(d) ? os_queue_submit_buffer(q->kq, d->cmds, (size_t)d->n, false, NULL) : -EINVAL;
+		if (!rc && t0)
+			os_sched_trace(u, q, d, t0);
+	}
+	/* release: this thread's reads of the buffer and its fences happen
+	 * before the destroyer's acquire load that sees busy clear */
+	atomic_store_explicit(&q->sched_busy, false, memory_order_release);
+	return rc;
+}
+
 /* Hand q's pending kernel-mode submissions to the engine; returns how many. */
 static unsigned os_sched_drain(struct os_ums *u, struct os_hwqueue *q)
 {
 	struct os_km_desc d;
 	unsigned handed = 0;
 	while (lf_ring_pop_spsc(q->subq, &d)) {
-		if (atomic_load_explicit(&q->gone, memory_order_acquire)) {
+		int rc = os_sched_hand(u, q, &d);
+		if (rc == -ENODEV)
 			lf_count(&u->km_discarded, 1);
-			continue;
-		}
-		if (os_test_sched_popped_hook)
-			os_test_sched_popped_hook(q);
-		uint64_t t0 = os_tracing(u->a) ? lf_now_ns() : 0;
-		os_timing_work(u->a->cfg.timing.km_sched_ns);   /* timing.c: the scheduler's work per buffer */
-		if (!os_km_valid(&d) || os_queue_submit_buffer(q->kq, d.cmds, (size_t)d.n, false, NULL)) {
+		else if (rc)
 			lf_count(&u->km_rejected, 1);
-			continue;
-		}
-		if (t0)
-			os_sched_trace(u, q, &d, t0);
-		handed++;
+		else
+			handed++;
 	}
 	if (handed)
 		os_sched_preempt(u, q);

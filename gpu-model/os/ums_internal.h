@@ -50,7 +50,10 @@ struct os_hwqueue {
 	LF_ALIGNED _Atomic uint64_t last_queued;   /* the application (user-mode) or os_hwqueue_submit writes */
 	struct os_doorbell db;
 	LF_ALIGNED _Atomic bool gone;    /* destroyed: the scheduler discards its submissions */
+	_Atomic bool sched_busy;         /* kernel-mode: the scheduler holds a popped submission (sched.c) */
 	bool resident;                   /* ring allocations resident (u->lock) */
+	unsigned draining;               /* destroys draining it: a user suspend leaves it running (u->lock) */
+	bool destroyed;                  /* by its owner: its progress fence is no more the OS's (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
 	struct os_log *log;              /* logbuf: user-mode queues' native fence logs; NULL for kernel-mode */
 	struct hw_ctx_alloc *ctx_alloc;  /* ctxalloc.c: user-mode queues' (kernel-mode: kq's); NULL once destroyed */
@@ -89,6 +92,7 @@ struct os_device {
 	uint32_t log_dev;                /* logbuf: its log list in the adapter's os_logs (0: none) */
 	LF_ALIGNED _Atomic bool error;
 	bool dead;
+	bool destroying;                 /* os_device_destroy began: no context or queue is created (u->lock) */
 	struct os_context *contexts;     /* (u->lock) */
 	struct os_fence **fences;        /* tracked (u->lock) */
 	struct os_ring_alloc *allocs;    /* its ring allocations, destroyed ones too (u->lock) */
@@ -114,6 +118,7 @@ struct os_ums {
 	uint32_t ndevices;
 	bool d3;
 	uint64_t d3_since;
+	unsigned draining;               /* destroys draining queues now: D3 is refused (u->lock) */
 	/* threads */
 	int efd;                         /* the scheduler's eventfd: the kernel crossing of a submission */
 	pthread_t sched, power;
