@@ -527,28 +527,45 @@ static struct umt umt_up_drain(unsigned engines, int64_t drain_ms)
 }
 
 /* A destroyed kernel-mode queue's CPU-held buffers go with it: none is left
- * for the interrupt thread to feed, and the fence its WAIT names may be
- * destroyed after the queue (rt_device_destroy's order) without the OS
- * touching it again. */
+ * for the interrupt thread to feed, and the fences their WAITs name may be
+ * destroyed after the queue (rt_device_destroy's order), in any order,
+ * without the OS touching them again.  Held: [WAIT a, COUNT] [WAIT b, COUNT];
+ * b goes first (no waiter registered on it yet), then a: a held buffer
+ * left behind would have its WAIT on a abandoned, and the feed would go on
+ * to register a waiter with the freed b (ASan: heap-use-after-free). */
 static void destroyed_km_queue_retires_its_held_buffers(void **state)
 {
 	struct umt t = umt_up_drain(1, 100);
 	struct rt_queue *k = umt_queue(&t, 0, false);
-	struct os_fence *never;
-	assert_int_equal(os_fence_create(t.a, OS_FENCE_MONITORED, 0, 0, &never), 0);
+	struct os_fence *fa, *fb;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_MONITORED, 0, 0, &fa), 0);
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_MONITORED, 0, 0, &fb), 0);
 	_Atomic uint64_t n = 0;
-	struct hw_cmd cmds[2] = {
-		{ .op = HW_CMD_WAIT, .fence = os_fence_hw(never), .value = 1 },   /* held on the CPU */
-		{ .op = HW_CMD_COUNT, .stamp = &n },
+	struct hw_cmd cmds[2][2] = {
+		{ { .op = HW_CMD_WAIT, .fence = os_fence_hw(fa), .value = 1 }, { .op = HW_CMD_COUNT, .stamp = &n } },
+		{ { .op = HW_CMD_WAIT, .fence = os_fence_hw(fb), .value = 1 }, { .op = HW_CMD_COUNT, .stamp = &n } },
 	};
-	assert_int_equal(rt_queue_submit(k, cmds, 2, NULL), 0);
-	assert_true(fbt_eventually(os_hwqueue_held(rt_queue_os(k)) == 1));
-	assert_int_equal(os_device_destroy(rt_device_os(t.d)), -ETIMEDOUT);   /* the WAIT never ends */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rt_queue_submit(k, cmds[i], 2, NULL), 0);
+	assert_true(fbt_eventually(os_hwqueue_held(rt_queue_os(k)) == 2));
+	assert_int_equal(os_device_destroy(rt_device_os(t.d)), -ETIMEDOUT);   /* the WAITs never end */
 	size_t held = os_hwqueue_held(rt_queue_os(k));
-	/* no held wait is left in the fence's waiter set to abandon */
-	assert_int_equal(os_fence_destroy(never), 0);
-	os_adapter_quiesce(t.a);        /* the interrupt thread handled the destroy */
+	assert_int_equal(os_fence_destroy(fb), 0);
+	os_adapter_quiesce(t.a);        /* b's memory freed (the grace period passed) */
+	int destroyed = os_fence_destroy(fa);   /* no held wait left on a to abandon */
+	os_adapter_quiesce(t.a);        /* a's memory freed too */
+	/* an interrupt (a CPU signal's record): the interrupt thread feeds what is held */
+	struct os_fence *fc;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_MONITORED, 0, 0, &fc), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(os_fence_wait_event(fc, 1, &ev), 0);
+	assert_int_equal(os_fence_signal_cpu(fc, 1), 0);
+	os_adapter_quiesce(t.a);
+	assert_true(lf_event_is_set(&ev));
+	assert_int_equal(os_fence_destroy(fc), 0);
 	assert_int_equal(held, 0);
+	assert_int_equal(destroyed, 0);
 	assert_int_equal(atomic_load(&n), 0);
 	umt_down(&t);
 }
