@@ -360,6 +360,8 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
 static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
+	if (q->u->cfg.ums_fault == OS_UMS_FAULT_SCHED_NO_LET_GO)
+		return;                 /* broken on purpose */
 	uint64_t end = 0;
 	/* seq_cst load after the seq_cst store of gone (os_hwqueue_gone_locked):
 	 * the destroyer's half of os_sched_hand's Dekker pair; seeing it clear

@@ -140,6 +140,9 @@ enum os_ums_fault {
 	OS_UMS_FAULT_D3_DISCONNECT_FIRST,   /* D0 -> D3 disconnects the doorbells and evicts the rings
 	                                     * before suspending the contexts */
 	OS_UMS_FAULT_VICTIM_MRU,            /* VictimizeDoorbell takes the most recently used doorbell */
+	OS_UMS_FAULT_SCHED_NO_LET_GO,       /* a queue's destroy (a termination's too) does not wait for the
+	                                     * scheduler to let go of a submission it popped: the progress
+	                                     * fence is released while the buffer is still read */
 };
 
 struct os_ums_config {
