@@ -191,7 +191,11 @@ uint64_t os_ums_kernel_calls(const struct os_ums *u);
 
 int os_device_create(struct os_ums *u, struct os_device **out);               /* 0 / -ENOSPC */
 /* Normal termination.  0, or -ETIMEDOUT when a queue did not drain in time
- * (destroyed anyway, counted in drain_timeouts). */
+ * (destroyed anyway, counted in drain_timeouts); -ENODEV: an abnormal
+ * termination came during the drain and dropped the rest; -EBUSY: another
+ * os_device_destroy of d is under way.  From its start no context or queue
+ * is created on d (-ENODEV), a suspend of d's contexts leaves their queues
+ * running, and D3 is refused (os_power_d3) until the drain ends. */
 int os_device_destroy(struct os_device *d);
 /* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
 void os_device_terminate(struct os_device *d);
@@ -244,14 +248,22 @@ void os_context_resume(struct os_context *c);
 /* Create a queue: kernel-mode, with a ring of ring_slots (power of two) the
  * OS writes; user-mode, without a ring (ring_slots ignored): the application
  * brings its ring allocations to os_doorbell_create.  progress: the
- * queue's progress fence (the caller keeps it alive longer than the queue).
+ * queue's progress fence (the caller keeps it alive until os_hwqueue_destroy or
+ * os_device_destroy returned, or the device was terminated).
  * 0; -ENOTSUP: UserModeSubmission on a node without support; -EINVAL (also:
  * NativeProgressFence or UserModeSubmission with a monitored progress fence);
  * -ENOSPC (run list or OS queue table full); -ENODEV (device in error). */
 int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, struct os_fence *progress,
 		      struct os_hwqueue **out);
 /* Normal destroy of one queue: disconnect, wait for the last queued value,
- * destroy.  0 / -ETIMEDOUT. */
+ * destroy.  The wait runs even if the application suspended the queue's
+ * context (before or during it: the queue alone stays on the run list), and
+ * D3 is refused while it runs.  0 / -ETIMEDOUT / -ENODEV (its device was
+ * terminated during the wait: the rest was dropped) / -EBUSY (its device's
+ * destroy owns it).  Once it returns, the OS no longer touches the queue's
+ * progress fence (an abnormal termination of the device leaves it alone),
+ * holds none of its command buffers, and names none of the fences they
+ * named: the caller may destroy them. */
 int os_hwqueue_destroy(struct os_hwqueue *q);
 bool os_hwqueue_is_um(const struct os_hwqueue *q);
 unsigned os_hwqueue_engine(const struct os_hwqueue *q);
@@ -305,7 +317,10 @@ int32_t os_hwqueue_priority(const struct os_hwqueue *q);
 /* Kernel-mode submission (D3DKMTSubmitCommandToHwQueue): record `progress`
  * as the last queued value, hand cmds[0..n) to the scheduler thread and make
  * a kernel crossing (eventfd write).  cmds must stay valid until `progress`
- * completes.  0; -EINVAL (a user-mode queue, n == 0); -ENODEV (device in error). */
+ * completes, or until the queue's destroy returned (an abnormal termination
+ * signals the progress fence only once the scheduler let go of every
+ * buffer it had taken).  0; -EINVAL (a user-mode queue, n == 0); -ENODEV
+ * (device in error). */
 int os_hwqueue_submit(struct os_hwqueue *q, const struct hw_cmd *cmds, size_t n, uint64_t progress);
 
 /* ---- ring buffer allocations ----
@@ -393,7 +408,9 @@ void os_doorbell_abort(struct os_hwqueue *q);
 
 /* ---- power ---- */
 
-int os_power_d3(struct os_ums *u);   /* D0 -> D3 (0; already in D3: 0) */
+/* D0 -> D3 (0; already in D3: 0; -EBUSY, nothing done: a destroy is
+ * draining queues, whose work must finish first). */
+int os_power_d3(struct os_ums *u);
 int os_power_d0(struct os_ums *u);   /* D3 -> D0 without a connect */
 bool os_power_in_d3(struct os_ums *u);
 
