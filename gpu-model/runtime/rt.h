@@ -90,7 +90,8 @@ struct rt_queue_desc {
 int rt_device_create(struct os_ums *u, struct rt_device **out);       /* 0 / -ENOSPC / -ENOMEM */
 /* Normal exit: what was queued completes (os_device_destroy), then every
  * queue and fence of the device is freed.  Also frees a terminated device
- * (once no thread waits any more).  0 / -ETIMEDOUT (a queue did not drain). */
+ * (once no thread waits any more).  0 / -ETIMEDOUT (a queue did not drain) /
+ * -ENODEV (terminated while it drained: the rest was dropped). */
 int rt_device_destroy(struct rt_device *d);
 /* The process died: abnormal termination; waits in progress return -EIO. */
 void rt_device_terminate(struct rt_device *d);
