@@ -92,7 +92,7 @@ static void os_sched_trace(struct os_ums *u, struct os_hwqueue *q, const struct 
  * The application's buffer, and the fences it names, are read only while
  * q->sched_busy is set: a destroy or termination of q that began (q->gone)
  * waits for it to clear before it releases q's progress fence
- * (os_hwqueue_sched_wait), after which the application may free both. */
+ * (os_hwqueue_sched_wait_locked), after which the application may free both. */
 static int os_sched_hand(struct os_ums *u, struct os_hwqueue *q, const struct os_km_desc *d)
 {
 	/* Dekker with os_hwqueue_gone_locked: seq_cst store of busy, then the

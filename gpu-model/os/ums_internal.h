@@ -50,7 +50,9 @@ struct os_hwqueue {
 	LF_ALIGNED _Atomic uint64_t last_queued;   /* the application (user-mode) or os_hwqueue_submit writes */
 	struct os_doorbell db;
 	LF_ALIGNED _Atomic bool gone;    /* destroyed: the scheduler discards its submissions */
-	_Atomic bool sched_busy;         /* kernel-mode: the scheduler holds a popped submission (sched.c) */
+	_Atomic bool sched_busy;         /* kernel-mode: the scheduler holds a popped submission; its seq_cst
+	                                  * store before its gone load pairs with the destroy's gone store
+	                                  * before its busy load (os_sched_hand, os_hwqueue_sched_wait_locked) */
 	bool resident;                   /* ring allocations resident (u->lock) */
 	unsigned draining;               /* destroys draining it: a user suspend leaves it running (u->lock) */
 	bool destroyed;                  /* by its owner: its progress fence is no more the OS's (u->lock) */
