@@ -152,6 +152,19 @@ bool hw_queue_scheduled(const struct hw_queue *q);
  * on again: the OS may free it); waits for a parked engine to wake.  The
  * memory stays until hw_adapter_destroy (the slot is not reused). */
 void hw_queue_retire(struct hw_queue *q);
+/* The same in two halves, for a caller that must not wait without a bound
+ * (the TDR watchdog: the engine it waits on may be hung, and only it can
+ * reset it).  _begin: the flags only, never blocks.  _wait_for: returns 0
+ * once the engine has seen it (as hw_queue_retire), -ETIMEDOUT after
+ * timeout_ns (< 0: no bound); call again to go on waiting.  The KMD. */
+void hw_queue_retire_begin(struct hw_queue *q);
+int hw_queue_retire_wait_for(struct hw_queue *q, int64_t timeout_ns);
+/* Take q off the run list without waiting (the first half of
+ * hw_queue_set_scheduled(q, false)); hw_queue_preempt_wait_for is the second:
+ * 0 once the engine is not inside q, -ETIMEDOUT after timeout_ns (< 0: no
+ * bound).  The KMD, under its lock. */
+void hw_queue_unschedule_begin(struct hw_queue *q);
+int hw_queue_preempt_wait_for(struct hw_queue *q, int64_t timeout_ns);
 
 /* ---- doorbells (KMD side, serialized by the caller) ---- */
 

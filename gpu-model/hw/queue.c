@@ -143,16 +143,31 @@ void hw_queue_kick(struct hw_queue *q)
  * either the engine sees the cleared flag, or this sees q.  The engine enters
  * a queue on every pass and the KMD preempts rarely: the engine's side is the
  * cheap one. */
-void hw_queue_preempt_wait(struct hw_queue *q)
+int hw_queue_preempt_wait_for(struct hw_queue *q, int64_t timeout_ns)
 {
 	struct hw_engine *e = &q->a->engines[q->engine];
+	uint64_t t0 = timeout_ns >= 0 ? lf_now_ns() : 0;
 	lf_asym_heavy();
 	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_acquire) == q; spin++) {
-		if (spin < 64)
+		if (spin < 64) {
 			lf_cpu_relax();
-		else
-			sched_yield();
+			continue;
+		}
+		if (timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns)
+			return -ETIMEDOUT;
+		sched_yield();
 	}
+	return 0;
+}
+
+void hw_queue_preempt_wait(struct hw_queue *q)
+{
+	hw_queue_preempt_wait_for(q, -1);
+}
+
+void hw_queue_unschedule_begin(struct hw_queue *q)
+{
+	atomic_store_explicit(&q->scheduled, false, memory_order_seq_cst);
 }
 
 void hw_queue_set_scheduled(struct hw_queue *q, bool on)
@@ -164,23 +179,42 @@ void hw_queue_set_scheduled(struct hw_queue *q, bool on)
 		hw_queue_preempt_wait(q);
 }
 
-void hw_queue_retire(struct hw_queue *q)
+void hw_queue_retire_begin(struct hw_queue *q)
 {
 	struct hw_engine *e = &q->a->engines[q->engine];
+	/* seq_cst, both: the heavy fence of the wait that follows orders them
+	 * before its loads of `running` (the Dekker pair above) */
 	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
-	hw_queue_set_scheduled(q, false);
+	atomic_store_explicit(&q->scheduled, false, memory_order_seq_cst);
 	lf_wake_notify(&e->wake);   /* it discards what is left */
+}
+
+int hw_queue_retire_wait_for(struct hw_queue *q, int64_t timeout_ns)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	uint64_t t0 = timeout_ns >= 0 ? lf_now_ns() : 0;
+	int rc = hw_queue_preempt_wait_for(q, timeout_ns);
 	/* Until the engine has seen it, it may still look at the fence q waits
 	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
 	 * engine not running (not started, stopping) looks at nothing. */
-	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
+	for (unsigned spin = 0; !rc && !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
 		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
-			return;
-		if (spin < 64)
+			return 0;
+		if (spin < 64) {
 			lf_cpu_relax();
-		else
-			sched_yield();
+			continue;
+		}
+		if (timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns)
+			return -ETIMEDOUT;
+		sched_yield();
 	}
+	return rc;
+}
+
+void hw_queue_retire(struct hw_queue *q)
+{
+	hw_queue_retire_begin(q);
+	hw_queue_retire_wait_for(q, -1);
 }
 
 /* ---- accessors ---- */

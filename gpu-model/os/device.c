@@ -333,7 +333,7 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 		os_doorbell_release_locked(q);
 	}
 	q->db.created = false;
-	hw_queue_retire(q->hwq);
+	os_tdr_retire_locked(q->u, q->hwq);   /* tdr.c: the watchdog's waits watch the engines */
 	/* ctxalloc.c: destroying the context's queue destroys its allocation */
 	os_ctx_alloc_destroy(q->u->a, q->um ? &q->ctx_alloc : &q->kq->ctx_alloc);
 	atomic_store_explicit(&q->gone, true, memory_order_release);
@@ -420,6 +420,18 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 }
 
+/* os_context_apply_locked's suspend, with each wait through tdr.c (the
+ * watchdog terminating a guilty device must not wait on a hung engine). */
+static void os_terminate_suspend_locked(struct os_context *c)
+{
+	os_context_ddi_locked(c, true);
+	for (struct os_hwqueue *q = c->queues; q; q = q->next)
+		if (!atomic_load_explicit(&q->gone, memory_order_relaxed)) {
+			hw_queue_unschedule_begin(q->hwq);
+			os_tdr_engine_wait_locked(c->d->u, q->hwq, false);
+		}
+}
+
 /* Abnormal termination, the seed's order ("Normal and abnormal process
  * termination"): device in error, every context suspended, then each
  * queue's doorbell disconnected (ABORT) and everything destroyed at once
@@ -428,7 +440,7 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 void os_device_terminate(struct os_device *d)
 {
 	struct os_ums *u = d->u;
-	pthread_mutex_lock(&u->lock);
+	os_mutex_lock_watching(&u->lock);   /* tdr.c: the watchdog looks while it waits */
 	if (d->dead) {
 		pthread_mutex_unlock(&u->lock);
 		return;
@@ -444,7 +456,7 @@ void os_device_terminate(struct os_device *d)
 		bool was_running = c->suspended == 0;
 		c->suspended |= OS_SUSPEND_ERROR;
 		if (was_running)
-			os_context_apply_locked(c);
+			os_terminate_suspend_locked(c);
 	}
 	/* 3a. DxgkDdiDisconnectDoorbell for each HW queue (ABORT) */
 	if (!broken)
