@@ -165,18 +165,43 @@ void hw_queue_preempt_wait(struct hw_queue *q)
 	hw_queue_preempt_wait_for(q, -1);
 }
 
+/* Set or clear `who` in q->holds and bring `scheduled` to match, without
+ * waiting.  Two owners may race: each, after its RMW, stores what it read
+ * and stores again until holds did not change meanwhile.  All seq_cst: a
+ * stale store (a `true` computed before the other's hold) precedes, in the
+ * single order, that other owner's RMW, and so its store of `false` and its
+ * preemption wait, which the engine pairs with (the Dekker pair below). */
+static bool hw_queue_hold_set(struct hw_queue *q, uint32_t who, bool on)
+{
+	uint32_t h = on ? atomic_fetch_or_explicit(&q->holds, who, memory_order_seq_cst) | who
+			: atomic_fetch_and_explicit(&q->holds, ~who, memory_order_seq_cst) & ~who;
+	for (;;) {
+		atomic_store_explicit(&q->scheduled, h == 0, memory_order_seq_cst);
+		uint32_t again = atomic_load_explicit(&q->holds, memory_order_seq_cst);
+		if (again == h)
+			return h == 0;
+		h = again;
+	}
+}
+
+bool hw_queue_hold(struct hw_queue *q, uint32_t who, bool on)
+{
+	bool sched = hw_queue_hold_set(q, who, on);
+	if (sched)
+		hw_queue_kick(q);
+	else if (on)
+		hw_queue_preempt_wait(q);
+	return sched;
+}
+
 void hw_queue_unschedule_begin(struct hw_queue *q)
 {
-	atomic_store_explicit(&q->scheduled, false, memory_order_seq_cst);
+	hw_queue_hold_set(q, HW_HOLD_OS, true);
 }
 
 void hw_queue_set_scheduled(struct hw_queue *q, bool on)
 {
-	atomic_store_explicit(&q->scheduled, on, memory_order_seq_cst);
-	if (on)
-		hw_queue_kick(q);
-	else
-		hw_queue_preempt_wait(q);
+	hw_queue_hold(q, HW_HOLD_OS, !on);
 }
 
 void hw_queue_retire_begin(struct hw_queue *q)
@@ -185,7 +210,7 @@ void hw_queue_retire_begin(struct hw_queue *q)
 	/* seq_cst, both: the heavy fence of the wait that follows orders them
 	 * before its loads of `running` (the Dekker pair above) */
 	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
-	atomic_store_explicit(&q->scheduled, false, memory_order_seq_cst);
+	hw_queue_hold_set(q, HW_HOLD_OS, true);
 	lf_wake_notify(&e->wake);   /* it discards what is left */
 }
 
