@@ -121,6 +121,8 @@ struct os_adapter {
 	_Atomic uint32_t nqueues;
 	_Atomic uint64_t held_total;    /* command buffers held on the CPU, all queues */
 	_Atomic bool feed_retry;        /* a held buffer waits for ring space: the interrupt thread polls */
+	_Atomic unsigned irq_syncs;     /* os_irq_sync calls under way: the stopping interrupt thread drains
+	                                 * until none is (seq_cst: a Dekker pair with a->stop) */
 	pthread_t irq;
 	bool irq_started;
 	clockid_t irq_clock;            /* the interrupt thread's CPU-time clock */
