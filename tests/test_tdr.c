@@ -579,6 +579,33 @@ static void broken_unwatched_wait_is_caught(void **state)
 	umt_down(&m.t);
 }
 
+/* A TDR ends the device under a process that still holds the CPU VA of a
+ * ring allocation (D3DKMTLock2's) no doorbell bound yet: the memory stays
+ * until the application destroys the allocation (Windows keeps a removed
+ * device's allocations until they are released).  On the old code the
+ * writes after the TDR were a heap use after free (ASan). */
+static void tdr_keeps_ring_allocation_memory_the_process_holds(void **state)
+{
+	struct umt t = tt_up(HW_GFX_PREEMPT_NONE, OS_TDR_FAULT_NONE, 0);
+	struct os_ring_alloc *r;
+	assert_int_equal(os_ring_alloc_create(rt_device_os(t.d), OS_RING_BUFFER, 64, &r), 0);
+	volatile uint64_t *va = (volatile uint64_t *)os_ring_alloc_cpuva(r);
+	assert_non_null(va);
+	va[0] = 1;
+	struct rt_queue *q = tt_queue(t.d, false);
+	struct hw_cmd c = { .op = HW_CMD_WORK, .arg = UINT64_MAX };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(q, &c, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(q, v, TT_DEADLINE_NS), -EIO);   /* the TDR ended the device */
+	assert_true(os_ring_alloc_destroyed(r));
+	assert_null(os_ring_alloc_cpuva(r));            /* no new CPU VA */
+	va[0] = 2;                                      /* the one it holds still writes */
+	va[63 * sizeof(struct hw_cmd) / sizeof(uint64_t)] = 3;
+	assert_int_equal(va[0], 2);
+	assert_int_equal(os_ring_alloc_destroy(r), -EIDRM);   /* the application releases it */
+	umt_down(&t);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(preemptible_long_work_is_preempted_not_reset),
 	     cmocka_unit_test(broken_tdr_without_preemption_request_is_caught),
@@ -589,4 +616,5 @@ FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(broken_hung_read_as_f1_is_caught),
 	     cmocka_unit_test(guilty_device_hung_on_two_engines_is_recovered),
 	     cmocka_unit_test(engine_hung_by_another_device_does_not_block_termination),
-	     cmocka_unit_test(broken_unwatched_wait_is_caught))
+	     cmocka_unit_test(broken_unwatched_wait_is_caught),
+	     cmocka_unit_test(tdr_keeps_ring_allocation_memory_the_process_holds))

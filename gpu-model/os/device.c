@@ -553,7 +553,12 @@ static void os_ring_alloc_free_locked(struct os_ring_alloc *r)
 	lf_mutex_assert_held(&r->d->u->lock);
 	r->dead = true;
 	r->resident = false;
-	if (!r->bound)
+	/* an abnormal termination (a TDR's) ends the device under a process
+	 * that may still write through the CPU VA it got: Windows keeps a
+	 * removed device's allocations until the application releases them */
+	if (!r->bound && os_device_in_error(r->d))
+		r->kept = r->mem;
+	else if (!r->bound)
 		lf_free(r->mem, r->bytes, LF_DESTRUCTIVE);
 	r->mem = NULL;
 	r->ring = NULL;
@@ -568,6 +573,10 @@ int os_ring_alloc_destroy(struct os_ring_alloc *r)
 	int rc = r->dead ? -EIDRM : r->refs ? -EBUSY : 0;
 	if (!rc)
 		os_ring_alloc_free_locked(r);
+	if (rc == -EIDRM && r->kept) {
+		lf_free(r->kept, r->bytes, LF_DESTRUCTIVE);   /* the application releases it now */
+		r->kept = NULL;
+	}
 	pthread_mutex_unlock(&u->lock);
 	return rc;
 }

@@ -339,7 +339,10 @@ int os_ring_alloc_make_resident(struct os_ring_alloc *r);
 /* D3DKMTEvict.  0 / -EBUSY (a doorbell holds it) / -EIDRM. */
 int os_ring_alloc_evict(struct os_ring_alloc *r);
 /* D3DKMTDestroyAllocation.  0 / -EBUSY (a live doorbell references it) /
- * -EIDRM (destroyed already: by the application, or by its device's end). */
+ * -EIDRM (destroyed already: by the application, or by its device's end).
+ * After an abnormal termination (a TDR's) the memory of an allocation no
+ * ring is bound to stays, so that a CPU VA the process still holds stays
+ * writable, until this call (-EIDRM) or os_ums_detach. */
 int os_ring_alloc_destroy(struct os_ring_alloc *r);
 bool os_ring_alloc_resident(const struct os_ring_alloc *r);
 bool os_ring_alloc_destroyed(const struct os_ring_alloc *r);

@@ -71,6 +71,8 @@ struct os_ring_alloc {
 	struct hw_queue *bound;          /* the queue whose ring it is, NULL: none yet */
 	unsigned refs;                   /* live doorbells referencing it */
 	bool resident, d3_evicted, dead;
+	void *kept;                      /* its unbound memory after an abnormal termination: the process may
+	                                  * still write through its CPU VA; freed at its destroy or detach */
 	struct os_ring_alloc *next;      /* in its device */
 };
 
