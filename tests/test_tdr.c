@@ -579,6 +579,75 @@ static void broken_unwatched_wait_is_caught(void **state)
 	umt_down(&m.t);
 }
 
+/* A thread holds the OS's lock and the video memory manager's while it
+ * waits (up to 10 s, then lf_die) for a paging buffer behind engine 0, hung
+ * by C; engine 1, hung by A 300 ms earlier, is reset first, and the
+ * watchdog then needs the OS's lock to terminate A.  It must look at the
+ * engines while it waits for that lock: engine 0 reaches TdrDelay and is
+ * reset, the paging buffer runs, the lock comes free.  A watchdog that
+ * waits for the lock blindly ends the run in lf_die. */
+struct tt_create {
+	pthread_t th;
+	struct rt_device *d;
+	int rc;
+};
+
+static void *tt_create_main(void *arg)
+{
+	struct tt_create *c = arg;
+	struct rt_queue_desc d1 = { .engine = 1 };
+	struct rt_queue *q;
+	c->rc = rt_queue_create(c->d, &d1, &q);   /* InitContextResource: a paging buffer on engine 0 */
+	return NULL;
+}
+
+static void watchdog_looks_while_it_waits_for_a_paging_lock_holder(void **state)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 2, HW_DOORBELL_DEDICATED, 0, 60000000000ull);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_NONE;
+	cfg.caps.ctx_local_slots = 8;
+	struct os_ums_config u;
+	os_ums_config_default(&u);
+	u.drain_timeout_ns = 5000000000ll;
+	u.tdr_delay_ns = TT_MULTI_DELAY_NS;
+	struct umt t = umt_up_with(&cfg, &u);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct rt_device *b, *c;
+	assert_int_equal(rt_device_create(t.u, &b), 0);
+	assert_int_equal(rt_device_create(t.u, &c), 0);
+	struct rt_fence *fa, *fc;
+	assert_int_equal(rt_fence_create(t.d, 0, &fa), 0);
+	assert_int_equal(rt_fence_create(c, 0, &fc), 0);
+	struct rt_queue *qa = umt_queue(&t, 1, false), *qc;
+	struct rt_queue_desc d0 = { .engine = 0 };
+	assert_int_equal(rt_queue_create(c, &d0, &qc), 0);
+	struct tt_waiter wa, wc;
+	tt_hang(qa, fa);
+	tt_wait_start(&wa, fa);
+	assert_true(fbt_eventually(hw_engine_running(hw, 1) != NULL));
+	struct timespec lead = { 0, 300000000 };        /* engine 1 reaches TdrDelay a look or two first */
+	nanosleep(&lead, NULL);
+	tt_hang(qc, fc);
+	tt_wait_start(&wc, fc);
+	assert_true(fbt_eventually(hw_engine_running(hw, 0) != NULL));
+	struct tt_create cr = { .d = b };
+	pthread_create(&cr.th, NULL, tt_create_main, &cr);
+	tt_join(&wa);
+	assert_int_equal(wa.rc, -EIO);
+	tt_join(&wc);
+	assert_int_equal(wc.rc, -EIO);
+	pthread_join(cr.th, NULL);
+	assert_int_equal(cr.rc, 0);                     /* the paging buffer ran once engine 0 was reset */
+	assert_false(rt_device_removed(b));
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.tdr_resets, 2);
+	assert_int_equal(s.tdr_guilty, 2);
+	assert_int_equal(rt_device_destroy(b), 0);
+	assert_int_equal(rt_device_destroy(c), 0);
+	umt_down(&t);
+}
+
 /* A TDR ends the device under a process that still holds the CPU VA of a
  * ring allocation (D3DKMTLock2's) no doorbell bound yet: the memory stays
  * until the application destroys the allocation (Windows keeps a removed
@@ -617,4 +686,5 @@ FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(guilty_device_hung_on_two_engines_is_recovered),
 	     cmocka_unit_test(engine_hung_by_another_device_does_not_block_termination),
 	     cmocka_unit_test(broken_unwatched_wait_is_caught),
+	     cmocka_unit_test(watchdog_looks_while_it_waits_for_a_paging_lock_holder),
 	     cmocka_unit_test(tdr_keeps_ring_allocation_memory_the_process_holds))

@@ -237,7 +237,7 @@ static void os_tdr_look(struct os_ums *u)
 void os_mutex_lock_watching(pthread_mutex_t *m)
 {
 	struct os_ums *u = os_tdr_self;
-	if (!u) {
+	if (!u || u->cfg.tdr_fault == OS_TDR_FAULT_WAIT_UNWATCHED) {
 		pthread_mutex_lock(m);
 		return;
 	}

@@ -134,8 +134,8 @@ enum os_tdr_fault {
 	OS_TDR_FAULT_NO_PREEMPT,    /* broken on purpose: resets without sending the preemption request first */
 	OS_TDR_FAULT_HUNG_AS_F1,    /* broken on purpose: the power thread reads every engine-state change as
 	                             * TransitionToF1 (NewState ignored) */
-	OS_TDR_FAULT_WAIT_UNWATCHED,/* broken on purpose: the watchdog waits on an engine without looking at the
-	                             * others meanwhile (a second hung engine holds it, and the OS's lock) */
+	OS_TDR_FAULT_WAIT_UNWATCHED,/* broken on purpose: the watchdog waits on an engine, or for a lock, without
+	                             * looking at the others meanwhile (a second hung engine holds it) */
 };
 
 /* Deliberately broken user-mode submission steps, for the tests that prove
