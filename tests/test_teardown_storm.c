@@ -157,19 +157,22 @@ static void storm_hang(struct storm *s, struct rt_queue *const q[2], unsigned ma
 		}
 }
 
-static void storm_victim_life(struct storm_actor *a, unsigned i)
+/* One victim's life; false once the adapter has no device or queue slot
+ * left (the OS reuses none before detach: the round is over). */
+static bool storm_victim_life(struct storm_actor *a, unsigned i)
 {
 	struct storm *s = a->s;
 	struct rt_device *d;
-	if (rt_device_create(s->t.u, &d)) {
-		atomic_fetch_add(&s->unexpected, 1);
-		return;
+	int rc = rt_device_create(s->t.u, &d);
+	if (rc) {
+		if (rc != -ENOSPC)
+			atomic_fetch_add(&s->unexpected, 1);
+		return false;
 	}
 	struct rt_queue *q[2] = { storm_queue(d, 0, a->um), storm_queue(d, 1, a->um) };
 	if (!q[0] || !q[1]) {
-		atomic_fetch_add(&s->unexpected, 1);
 		rt_device_destroy(d);
-		return;
+		return false;                 /* no queue slot left (the only failure here) */
 	}
 	_Atomic uint64_t ran = 0;
 	uint64_t submitted = 0;
@@ -179,14 +182,13 @@ static void storm_victim_life(struct storm_actor *a, unsigned i)
 			submitted++;
 		}
 	enum storm_end end = (enum storm_end)(i % STORM_ENDS);
-	int rc = 0;
 	switch (end) {
 	case STORM_DESTROY:                   /* with its work in flight: the drain runs it */
 		rc = rt_device_destroy(d);
 		atomic_fetch_add(&s->destroys, 1);
 		if (rc || atomic_load(&ran) != submitted)
 			atomic_fetch_add(&s->victim_drops, 1);
-		return;
+		return true;
 	case STORM_TERMINATE:                 /* with its work in flight: dropped, waiters released */
 		rt_device_terminate(d);
 		atomic_fetch_add(&s->terminations, 1);
@@ -206,21 +208,23 @@ static void storm_victim_life(struct storm_actor *a, unsigned i)
 		atomic_fetch_add(&s->destroys, 1);
 		if (rc || atomic_load(&ran) != submitted)
 			atomic_fetch_add(&s->victim_drops, 1);
-		return;
+		return true;
 	default:
 		break;
 	}
 	rc = rt_device_destroy(d);           /* after a removal: nothing to drain */
 	if (rc && rc != -ETIMEDOUT)
 		atomic_fetch_add(&s->unexpected, 1);
+	return true;
 }
 
 static void *storm_victim_main(void *arg)
 {
 	struct storm_actor *a = arg;
-	for (unsigned i = a->um; !atomic_load(&a->s->stop); i++) {
+	bool more = true;
+	for (unsigned i = a->um; more && !atomic_load(&a->s->stop); i++) {
 		storm_step_begin(a);
-		storm_victim_life(a, i);
+		more = storm_victim_life(a, i);
 		storm_step_end(a);
 	}
 	atomic_store_explicit(&a->done, true, memory_order_release);
@@ -265,8 +269,8 @@ static bool storm_hung(struct storm_actor *a, uint64_t now)
 	if (!a->s || atomic_load_explicit(&a->done, memory_order_acquire))
 		return false;
 	uint64_t t0 = atomic_load_explicit(&a->step_t0, memory_order_relaxed);
-	if (!t0 || now - t0 < (uint64_t)STORM_STEP_NS)
-		return false;
+	if (!t0 || t0 > now || now - t0 < (uint64_t)STORM_STEP_NS)
+		return false;   /* between steps, or a step begun after `now` was read */
 	print_error("storm: %s (%s) stuck in one step for %llu ms\n", a->what, a->um ? "user-mode" : "kernel-mode",
 		    (unsigned long long)((now - t0) / 1000000));
 	return true;
@@ -300,6 +304,12 @@ static unsigned storm_run(struct storm *s, uint64_t ns, bool d3)
 				live++;
 			hung += storm_hung(all[i], now);
 		}
+		bool victims = !atomic_load_explicit(&s->victim[0].done, memory_order_acquire) ||
+			       !atomic_load_explicit(&s->victim[1].done, memory_order_acquire);
+		if (!stopped && !victims) {
+			atomic_store(&s->stop, true);   /* the round is full: the next one on a new adapter */
+			stopped = true;
+		}
 		if (hung || (stopped && !live))
 			break;
 		nanosleep(&tick, NULL);
@@ -311,7 +321,9 @@ static unsigned storm_run(struct storm *s, uint64_t ns, bool d3)
 	return hung;
 }
 
-static void storm(bool d3)
+/* One round on a fresh adapter, for up to ns (less once its device or
+ * queue slots are used up); every count asserted 0. */
+static uint64_t storm_round(bool d3, uint64_t ns, unsigned round)
 {
 	struct storm *s = calloc(1, sizeof(*s));   /* left behind with a stuck actor */
 	assert_non_null(s);
@@ -324,16 +336,14 @@ static void storm(bool d3)
 	u.tdr_delay_ns = STORM_TDR_DELAY_NS;
 	u.tdr_limit_time_ns = 1;                                  /* never a bug check: each TDR counts alone */
 	s->t = umt_up_with(&cfg, &u);
-	uint64_t ns = fb_soak() ? 30000000000ull : 3000000000ull;
 	unsigned hung = storm_run(s, ns, d3);
 	if (hung)   /* the stuck thread may hold the OS's lock: no call that takes it, nothing torn down */
 		fail_msg("storm: %u actor(s) stuck past the %lld s step deadline (hangs); lost waiters so far %llu",
 			 hung, STORM_STEP_NS / 1000000000ll, (unsigned long long)atomic_load(&s->lost_waiters));
 	struct os_ums_stats st = umt_stats(&s->t);
-	print_message("storm%s: %llu victims, %llu hangs made (%llu resets), %llu terminations, %llu destroys, "
-		      "%llu suspends, %llu D3 (%llu F1 requests); innocent rounds %llu+%llu\n",
-		      d3 ? "" : " (no D3)",
-		      (unsigned long long)(s->victim[0].steps + s->victim[1].steps),
+	print_message("storm%s round %u: %llu victims, %llu hangs made (%llu resets), %llu terminations, "
+		      "%llu destroys, %llu suspends, %llu D3 (%llu F1 requests); innocent rounds %llu+%llu\n",
+		      d3 ? "" : " (no D3)", round, (unsigned long long)(s->victim[0].steps + s->victim[1].steps),
 		      (unsigned long long)atomic_load(&s->hangs_made), (unsigned long long)st.tdr_resets,
 		      (unsigned long long)atomic_load(&s->terminations), (unsigned long long)atomic_load(&s->destroys),
 		      (unsigned long long)atomic_load(&s->suspends), (unsigned long long)atomic_load(&s->d3s),
@@ -344,16 +354,28 @@ static void storm(bool d3)
 		      hung, (unsigned long long)atomic_load(&s->lost_waiters),
 		      (unsigned long long)atomic_load(&s->innocent_drops), (unsigned long long)atomic_load(&s->victim_drops),
 		      (unsigned long long)atomic_load(&s->unexpected));
-	assert_int_equal(hung, 0);
 	assert_int_equal(atomic_load(&s->lost_waiters), 0);
 	assert_int_equal(atomic_load(&s->innocent_drops), 0);
 	assert_int_equal(atomic_load(&s->victim_drops), 0);
 	assert_int_equal(atomic_load(&s->unexpected), 0);
-	assert_true(atomic_load(&s->hangs_made) >= 1);          /* the storm did storm */
-	assert_true(st.tdr_resets >= 1);
+	uint64_t made = atomic_load(&s->hangs_made);
+	if (made)
+		assert_true(st.tdr_resets >= 1);                /* hangs end in resets, not by themselves */
 	assert_int_equal(st.tdr_bugchecks, 0);
 	umt_down(&s->t);
 	free(s);
+	return made;
+}
+
+static void storm(bool d3)
+{
+	uint64_t ns = fb_soak() ? 30000000000ull : 3000000000ull;
+	uint64_t t0 = lf_now_ns();
+	unsigned round = 0;
+	uint64_t made = 0;
+	for (uint64_t now = t0; now - t0 < ns; now = lf_now_ns())
+		made += storm_round(d3, ns - (now - t0), round++);
+	assert_true(made >= 1);                                 /* the storm did storm */
 }
 
 static void teardown_storm_without_d3(void **state)
