@@ -425,7 +425,7 @@ struct os_ums_stats {
 	uint64_t tdr_preempt_requests;/* ... sent a preemption request */
 	uint64_t tdr_preempted;       /* ... that yielded to it (nothing reset) */
 	uint64_t tdr_resets;          /* engines reset (DxgkDdiResetEngine that aborted a command) */
-	uint64_t tdr_guilty;          /* devices terminated as guilty */
+	uint64_t tdr_guilty;          /* resets whose queue had a device, terminated as guilty (hung on two engines: 2) */
 	uint64_t tdr_bugchecks;       /* TdrLimitCount reached */
 };
 /* Relaxed reads of single-writer counters: exact once the threads that
