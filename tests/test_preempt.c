@@ -1329,7 +1329,44 @@ static void broken_lda_split_buffer_patched_per_gpu_is_caught(void **state)
 	assert_true(r.w[0][0] != 11 || r.w[0][1] != 22);   /* GPU 0 ran GPU 1's addresses */
 }
 
+/* Two owners hold a queue off the run list: the OS's context suspension and
+ * the video memory manager's eviction.  Neither releasing its hold puts
+ * back a queue the other holds: an allocation brought back leaves a
+ * suspended context's queue off, a resume leaves an evicted one off.  The
+ * counter is the proof that nothing of the queue ran meanwhile. */
+static void suspension_and_eviction_hold_a_queue_apart(void **state)
+{
+	for (int order = 0; order < 2; order++) {
+		struct umt t = pt_up_slots(OS_FAULT_NONE);
+		struct rt_queue *q = pt_queue(&t, true, 0);
+		struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(q));
+		struct hw_queue *hq = os_hwqueue_hw(rt_queue_os(q));
+		_Atomic uint64_t n = 0;
+		assert_int_equal(rt_queue_wait(q, umt_submit_count(q, &n), PT_DEADLINE_NS), 0);
+		struct rt_queue *z = pt_queue(&t, true, 0);     /* another context on the GPU: q's may move */
+		_Atomic uint64_t zn = 0;
+		assert_int_equal(rt_queue_wait(z, umt_submit_count(z, &zn), PT_DEADLINE_NS), 0);
+		assert_int_equal(os_ctx_alloc_evict(t.a, c), 0);
+		os_context_suspend(rt_queue_context(q));
+		uint64_t v = umt_submit_count(q, &n);          /* held twice: it must not run */
+		if (order == 0) {
+			assert_int_equal(os_ctx_alloc_make_resident(t.a, c), 0);
+			assert_false(hw_queue_scheduled(hq));   /* still suspended */
+			os_context_resume(rt_queue_context(q));
+		} else {
+			os_context_resume(rt_queue_context(q));
+			assert_false(hw_queue_scheduled(hq));   /* still evicted */
+			assert_int_equal(atomic_load(&n), 1);
+			assert_int_equal(os_ctx_alloc_make_resident(t.a, c), 0);
+		}
+		assert_int_equal(rt_queue_wait(q, v, PT_DEADLINE_NS), 0);
+		assert_int_equal(atomic_load(&n), 2);
+		umt_down(&t);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
+	     cmocka_unit_test(suspension_and_eviction_hold_a_queue_apart),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
 	     cmocka_unit_test(triangle_boundary_stops_inside_a_command),

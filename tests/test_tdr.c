@@ -57,11 +57,19 @@ struct tt_waiter {
 	struct rt_queue *q;
 	uint64_t v;
 	int rc;
+	struct os_ums *lock_of;          /* set: a device created and destroyed (the OS's lock, twice) */
 };
 
 static void *tt_waiter_main(void *arg)
 {
 	struct tt_waiter *w = arg;
+	if (w->lock_of) {
+		struct rt_device *n;
+		w->rc = rt_device_create(w->lock_of, &n);
+		if (!w->rc)
+			w->rc = rt_device_destroy(n);
+		return NULL;
+	}
 	w->rc = w->f ? rt_fence_wait(w->f, w->v, TT_DEADLINE_NS) : rt_queue_wait(w->q, w->v, TT_DEADLINE_NS);
 	return NULL;
 }
@@ -396,6 +404,277 @@ static void broken_hung_read_as_f1_is_caught(void **state)
 	umt_down(&h.t);
 }
 
+/* ---- several engines hung at once ----
+ *
+ * Terminating a guilty device waits, under the OS's lock, for each engine
+ * to leave the device's queues and to see them retired.  Engine 1 hung
+ * (the guilty device's own queue there, or another device's while the guilty
+ * one has an idle queue there) holds that wait: only the watchdog can reset
+ * engine 1, and it is the thread that waits.  Engine 0 is reported hung, so
+ * the watchdog takes it first; engine 1 has been hung a little longer, but
+ * less than TdrDelay.  Every wait of the test has a deadline: a watchdog
+ * that blocks itself fails it there. */
+#define TT_MULTI_DELAY_NS 500000000ll
+
+static _Atomic unsigned tt_engine_waits[HW_MAX_ENGINES];
+
+static void tt_count_engine_wait(unsigned e)
+{
+	atomic_fetch_add(&tt_engine_waits[e], 1);
+}
+
+struct tt_multi {
+	struct umt t;
+	struct rt_device *b, *c;              /* b: innocent on both engines; c: hangs engine 1 (other) */
+	struct rt_queue *qb[2];
+	_Atomic uint64_t bc;
+	uint64_t vb[2];
+	struct tt_waiter wa, wc;
+};
+
+static void tt_hang(struct rt_queue *q, struct rt_fence *f)
+{
+	struct hw_cmd hang[2] = { { .op = HW_CMD_WORK, .arg = UINT64_MAX }, rt_cmd_signal(f, 1) };
+	assert_int_equal(rt_queue_submit(q, hang, 2, NULL), 0);
+}
+
+static void tt_wait_start(struct tt_waiter *w, struct rt_fence *f)
+{
+	*w = (struct tt_waiter){ .f = f, .v = 1 };
+	pthread_create(&w->th, NULL, tt_waiter_main, w);
+}
+
+/* Engine 1 hung by A itself (other = false) or by C while A has an idle
+ * queue there; then A hangs engine 0, the KMD reports engine 0 hung. */
+static void tt_multi_run(struct tt_multi *m, bool um, bool other, enum os_tdr_fault fault)
+{
+	memset(tt_engine_waits, 0, sizeof(tt_engine_waits));
+	os_test_tdr_wait_hook = tt_count_engine_wait;
+	struct os_config cfg;
+	umt_config(&cfg, 2, HW_DOORBELL_DEDICATED, 0, 60000000000ull);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_NONE;
+	struct os_ums_config u;
+	os_ums_config_default(&u);
+	u.drain_timeout_ns = 5000000000ll;
+	u.tdr_delay_ns = TT_MULTI_DELAY_NS;
+	u.tdr_fault = fault;
+	m->t = umt_up_with(&cfg, &u);
+	struct hw_adapter *hw = os_adapter_hw(m->t.a);
+	assert_int_equal(rt_device_create(m->t.u, &m->b), 0);
+	atomic_store(&m->bc, 0);
+	struct rt_fence *fa, *fc;
+	assert_int_equal(rt_fence_create(m->t.d, 0, &fa), 0);
+	struct rt_queue *qa0 = umt_queue(&m->t, 0, um), *qa1 = umt_queue(&m->t, 1, um);
+	_Atomic uint64_t ac = 0;
+	assert_int_equal(rt_queue_wait(qa1, umt_submit_count(qa1, &ac), TT_DEADLINE_NS), 0);   /* idle there now */
+	m->c = NULL;
+	m->wc.th = 0;
+	if (other) {
+		assert_int_equal(rt_device_create(m->t.u, &m->c), 0);
+		assert_int_equal(rt_fence_create(m->c, 0, &fc), 0);
+		struct rt_queue_desc d1 = { .engine = 1, .user_mode = um };
+		struct rt_queue *qc;
+		assert_int_equal(rt_queue_create(m->c, &d1, &qc), 0);
+		tt_hang(qc, fc);
+		tt_wait_start(&m->wc, fc);
+	} else {
+		struct rt_fence *f1;
+		assert_int_equal(rt_fence_create(m->t.d, 0, &f1), 0);
+		tt_hang(qa1, f1);
+	}
+	assert_true(fbt_eventually(hw_engine_running(hw, 1) != NULL));
+	tt_hang(qa0, fa);
+	tt_wait_start(&m->wa, fa);
+	for (unsigned e = 0; e < 2; e++) {
+		struct rt_queue_desc de = { .engine = e, .user_mode = um };
+		assert_int_equal(rt_queue_create(m->b, &de, &m->qb[e]), 0);
+		for (int i = 0; i < 4; i++)
+			m->vb[e] = umt_submit_count(m->qb[e], &m->bc);
+	}
+	assert_true(fbt_eventually(hw_engine_running(hw, 0) != NULL));
+	assert_int_equal(os_ums_engine_hung(m->t.u, 0), 0);
+}
+
+/* Join w within the deadline, or fail: a watchdog that blocked itself holds
+ * the OS's lock, and a waiter can block on it beyond its own deadline. */
+static void tt_join(struct tt_waiter *w)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += TT_DEADLINE_NS / 1000000000ll + 1;
+	if (pthread_timedjoin_np(w->th, NULL, &ts))
+		fail_msg("a waiter (or a call needing the OS's lock) not back within %lld s: the watchdog is blocked",
+			 TT_DEADLINE_NS / 1000000000ll + 1);
+}
+
+static void tt_multi_check(struct tt_multi *m, bool other)
+{
+	tt_join(&m->wa);
+	assert_int_equal(m->wa.rc, -EIO);               /* released within the deadline: the watchdog went on */
+	if (other) {
+		tt_join(&m->wc);
+		assert_int_equal(m->wc.rc, -EIO);       /* C is guilty too: it hung engine 1 */
+	}
+	struct tt_waiter l = { .lock_of = m->t.u };     /* a call that needs the OS's lock returns */
+	pthread_create(&l.th, NULL, tt_waiter_main, &l);
+	tt_join(&l);
+	assert_int_equal(l.rc, 0);
+	for (unsigned e = 0; e < 2; e++)
+		assert_int_equal(rt_queue_wait(m->qb[e], m->vb[e], TT_DEADLINE_NS), 0);
+	assert_int_equal(atomic_load(&m->bc), 8);       /* innocent work lost: 0 */
+	assert_false(rt_device_removed(m->b));
+	assert_true(rt_device_removed(m->t.d));
+	struct os_ums_stats s = umt_stats(&m->t);
+	assert_int_equal(s.tdr_resets, 2);              /* both engines, each once */
+	assert_int_equal(s.tdr_guilty, 2);
+	assert_int_equal(s.tdr_bugchecks, 0);
+	assert_true(tt_preempt_before_every_reset(m->t.a));
+	print_message("watchdog waits on engine 1 that outlasted a look: %u\n", atomic_load(&tt_engine_waits[1]));
+	os_test_tdr_wait_hook = NULL;
+	assert_int_equal(rt_device_destroy(m->b), 0);
+	if (m->c)
+		assert_int_equal(rt_device_destroy(m->c), 0);
+	umt_down(&m->t);
+}
+
+static void guilty_device_hung_on_two_engines_is_recovered(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct tt_multi m;
+		tt_multi_run(&m, um, false, OS_TDR_FAULT_NONE);
+		tt_multi_check(&m, false);
+	}
+}
+
+static void engine_hung_by_another_device_does_not_block_termination(void **state)
+{
+	for (int um = 0; um < 2; um++) {
+		struct tt_multi m;
+		tt_multi_run(&m, um, true, OS_TDR_FAULT_NONE);
+		tt_multi_check(&m, true);
+	}
+}
+
+/* With the watchdog waiting on engine 1 without looking at it (the old
+ * wait), what the tests above assert fails: the guilty device's waiter is
+ * not released, the watchdog holds the OS's lock.  The test then resets
+ * engine 1 itself, as the watchdog would have, to tear down. */
+static void broken_unwatched_wait_is_caught(void **state)
+{
+	struct tt_multi m;
+	tt_multi_run(&m, false, false, OS_TDR_FAULT_WAIT_UNWATCHED);
+	assert_true(fbt_eventually(atomic_load(&tt_engine_waits[1]) >= 1));   /* it waits on engine 1 */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 4 * TT_MULTI_DELAY_NS / 1000000000ll + 1;   /* the fixed watchdog is done by 3 x TdrDelay */
+	assert_int_equal(pthread_timedjoin_np(m.wa.th, NULL, &ts), ETIMEDOUT);
+	struct hw_adapter *hw = os_adapter_hw(m.t.a);
+	assert_int_equal(hw_engine_reset(hw, 1, hw_engine_running(hw, 1), TT_DEADLINE_NS), 0);
+	tt_join(&m.wa);
+	assert_int_equal(m.wa.rc, -EIO);
+	os_test_tdr_wait_hook = NULL;
+	for (unsigned e = 0; e < 2; e++)
+		assert_int_equal(rt_queue_wait(m.qb[e], m.vb[e], TT_DEADLINE_NS), 0);
+	assert_int_equal(rt_device_destroy(m.b), 0);
+	umt_down(&m.t);
+}
+
+/* A thread holds the OS's lock and the video memory manager's while it
+ * waits (up to 10 s, then lf_die) for a paging buffer behind engine 0, hung
+ * by C; engine 1, hung by A 300 ms earlier, is reset first, and the
+ * watchdog then needs the OS's lock to terminate A.  It must look at the
+ * engines while it waits for that lock: engine 0 reaches TdrDelay and is
+ * reset, the paging buffer runs, the lock comes free.  A watchdog that
+ * waits for the lock blindly ends the run in lf_die. */
+struct tt_create {
+	pthread_t th;
+	struct rt_device *d;
+	int rc;
+};
+
+static void *tt_create_main(void *arg)
+{
+	struct tt_create *c = arg;
+	struct rt_queue_desc d1 = { .engine = 1 };
+	struct rt_queue *q;
+	c->rc = rt_queue_create(c->d, &d1, &q);   /* InitContextResource: a paging buffer on engine 0 */
+	return NULL;
+}
+
+static void watchdog_looks_while_it_waits_for_a_paging_lock_holder(void **state)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 2, HW_DOORBELL_DEDICATED, 0, 60000000000ull);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_NONE;
+	cfg.caps.ctx_local_slots = 8;
+	struct os_ums_config u;
+	os_ums_config_default(&u);
+	u.drain_timeout_ns = 5000000000ll;
+	u.tdr_delay_ns = TT_MULTI_DELAY_NS;
+	struct umt t = umt_up_with(&cfg, &u);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct rt_device *b, *c;
+	assert_int_equal(rt_device_create(t.u, &b), 0);
+	assert_int_equal(rt_device_create(t.u, &c), 0);
+	struct rt_fence *fa, *fc;
+	assert_int_equal(rt_fence_create(t.d, 0, &fa), 0);
+	assert_int_equal(rt_fence_create(c, 0, &fc), 0);
+	struct rt_queue *qa = umt_queue(&t, 1, false), *qc;
+	struct rt_queue_desc d0 = { .engine = 0 };
+	assert_int_equal(rt_queue_create(c, &d0, &qc), 0);
+	struct tt_waiter wa, wc;
+	tt_hang(qa, fa);
+	tt_wait_start(&wa, fa);
+	assert_true(fbt_eventually(hw_engine_running(hw, 1) != NULL));
+	struct timespec lead = { 0, 300000000 };        /* engine 1 reaches TdrDelay a look or two first */
+	nanosleep(&lead, NULL);
+	tt_hang(qc, fc);
+	tt_wait_start(&wc, fc);
+	assert_true(fbt_eventually(hw_engine_running(hw, 0) != NULL));
+	struct tt_create cr = { .d = b };
+	pthread_create(&cr.th, NULL, tt_create_main, &cr);
+	tt_join(&wa);
+	assert_int_equal(wa.rc, -EIO);
+	tt_join(&wc);
+	assert_int_equal(wc.rc, -EIO);
+	pthread_join(cr.th, NULL);
+	assert_int_equal(cr.rc, 0);                     /* the paging buffer ran once engine 0 was reset */
+	assert_false(rt_device_removed(b));
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.tdr_resets, 2);
+	assert_int_equal(s.tdr_guilty, 2);
+	assert_int_equal(rt_device_destroy(b), 0);
+	assert_int_equal(rt_device_destroy(c), 0);
+	umt_down(&t);
+}
+
+/* A TDR ends the device under a process that still holds the CPU VA of a
+ * ring allocation (D3DKMTLock2's) no doorbell bound yet: the memory stays
+ * until the application destroys the allocation (Windows keeps a removed
+ * device's allocations until they are released).  On the old code the
+ * writes after the TDR were a heap use after free (ASan). */
+static void tdr_keeps_ring_allocation_memory_the_process_holds(void **state)
+{
+	struct umt t = tt_up(HW_GFX_PREEMPT_NONE, OS_TDR_FAULT_NONE, 0);
+	struct os_ring_alloc *r;
+	assert_int_equal(os_ring_alloc_create(rt_device_os(t.d), OS_RING_BUFFER, 64, &r), 0);
+	volatile uint64_t *va = (volatile uint64_t *)os_ring_alloc_cpuva(r);
+	assert_non_null(va);
+	va[0] = 1;
+	struct rt_queue *q = tt_queue(t.d, false);
+	struct hw_cmd c = { .op = HW_CMD_WORK, .arg = UINT64_MAX };
+	uint64_t v;
+	assert_int_equal(rt_queue_submit(q, &c, 1, &v), 0);
+	assert_int_equal(rt_queue_wait(q, v, TT_DEADLINE_NS), -EIO);   /* the TDR ended the device */
+	assert_true(os_ring_alloc_destroyed(r));
+	assert_null(os_ring_alloc_cpuva(r));            /* no new CPU VA */
+	va[0] = 2;                                      /* the one it holds still writes */
+	va[63 * sizeof(struct hw_cmd) / sizeof(uint64_t)] = 3;
+	assert_int_equal(va[0], 2);
+	assert_int_equal(os_ring_alloc_destroy(r), -EIDRM);   /* the application releases it */
+	umt_down(&t);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(preemptible_long_work_is_preempted_not_reset),
 	     cmocka_unit_test(broken_tdr_without_preemption_request_is_caught),
@@ -403,4 +682,9 @@ FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(wait_that_never_preempts_is_reset_innocent_resumes),
 	     cmocka_unit_test(switchable_wait_is_not_reset),
 	     cmocka_unit_test(engine_state_change_active_to_hung_starts_timeout_recovery),
-	     cmocka_unit_test(broken_hung_read_as_f1_is_caught))
+	     cmocka_unit_test(broken_hung_read_as_f1_is_caught),
+	     cmocka_unit_test(guilty_device_hung_on_two_engines_is_recovered),
+	     cmocka_unit_test(engine_hung_by_another_device_does_not_block_termination),
+	     cmocka_unit_test(broken_unwatched_wait_is_caught),
+	     cmocka_unit_test(watchdog_looks_while_it_waits_for_a_paging_lock_holder),
+	     cmocka_unit_test(tdr_keeps_ring_allocation_memory_the_process_holds))

@@ -144,6 +144,16 @@ void hw_queue_kick(struct hw_queue *q);
  * runs until it is put back.  Putting it back kicks it (the CMP observes the
  * new write pointer).  The KMD, under its lock. */
 void hw_queue_set_scheduled(struct hw_queue *q, bool on);
+/* Two owners hold a queue off the run list, each with its own bit: the OS
+ * (context suspension, under its lock: hw_queue_set_scheduled is its hold)
+ * and the video memory manager (a context allocation being moved, under
+ * its own lock).  The queue is on the run list while nobody holds it: one
+ * releasing its hold never puts back a queue the other holds.  Taking a
+ * hold waits as hw_queue_set_scheduled(q, false); releasing the last one
+ * kicks.  Returns whether it is on the run list now. */
+#define HW_HOLD_OS    0x1u
+#define HW_HOLD_VIDMM 0x2u
+bool hw_queue_hold(struct hw_queue *q, uint32_t who, bool on);
 /* On the run list now?  Any thread; a seq_cst load (pairs with a resume's
  * seq_cst store: the OS decides whether to come back for a full ring). */
 bool hw_queue_scheduled(const struct hw_queue *q);
@@ -152,6 +162,19 @@ bool hw_queue_scheduled(const struct hw_queue *q);
  * on again: the OS may free it); waits for a parked engine to wake.  The
  * memory stays until hw_adapter_destroy (the slot is not reused). */
 void hw_queue_retire(struct hw_queue *q);
+/* The same in two halves, for a caller that must not wait without a bound
+ * (the TDR watchdog: the engine it waits on may be hung, and only it can
+ * reset it).  _begin: the flags only, never blocks.  _wait_for: returns 0
+ * once the engine has seen it (as hw_queue_retire), -ETIMEDOUT after
+ * timeout_ns (< 0: no bound); call again to go on waiting.  The KMD. */
+void hw_queue_retire_begin(struct hw_queue *q);
+int hw_queue_retire_wait_for(struct hw_queue *q, int64_t timeout_ns);
+/* Take q off the run list without waiting (the first half of
+ * hw_queue_set_scheduled(q, false)); hw_queue_preempt_wait_for is the second:
+ * 0 once the engine is not inside q, -ETIMEDOUT after timeout_ns (< 0: no
+ * bound).  The KMD, under its lock. */
+void hw_queue_unschedule_begin(struct hw_queue *q);
+int hw_queue_preempt_wait_for(struct hw_queue *q, int64_t timeout_ns);
 
 /* ---- doorbells (KMD side, serialized by the caller) ---- */
 

@@ -43,7 +43,8 @@ struct hw_queue {
 	uint64_t known_wptr;              /* engine-private */
 	LF_ALIGNED _Atomic uint64_t kick;           /* a write pointer the engine may run up to (0: none): the max of the kicks not taken */
 	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
-	_Atomic bool scheduled;           /* on the HW scheduler's run list (context suspend clears) */
+	_Atomic bool scheduled;           /* on the HW scheduler's run list: no hold (derived from holds) */
+	_Atomic uint32_t holds;           /* HW_HOLD_*: who keeps it off the run list (each its own bit) */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
 	_Atomic bool retire_seen;         /* the engine saw it (release): it never touches q's fences again */
 	/* logbuf: the OS's log buffers (hw_queue_set_log; the engine acquires)

@@ -143,44 +143,103 @@ void hw_queue_kick(struct hw_queue *q)
  * either the engine sees the cleared flag, or this sees q.  The engine enters
  * a queue on every pass and the KMD preempts rarely: the engine's side is the
  * cheap one. */
-void hw_queue_preempt_wait(struct hw_queue *q)
+int hw_queue_preempt_wait_for(struct hw_queue *q, int64_t timeout_ns)
 {
 	struct hw_engine *e = &q->a->engines[q->engine];
+	uint64_t t0 = timeout_ns >= 0 ? lf_now_ns() : 0;
 	lf_asym_heavy();
 	for (unsigned spin = 0; atomic_load_explicit(&e->running, memory_order_acquire) == q; spin++) {
-		if (spin < 64)
+		if (spin < 64) {
 			lf_cpu_relax();
-		else
-			sched_yield();
+			continue;
+		}
+		if (timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns)
+			return -ETIMEDOUT;
+		sched_yield();
 	}
+	return 0;
+}
+
+void hw_queue_preempt_wait(struct hw_queue *q)
+{
+	hw_queue_preempt_wait_for(q, -1);
+}
+
+/* Set or clear `who` in q->holds and bring `scheduled` to match, without
+ * waiting.  Two owners may race: each, after its RMW, stores what it read
+ * and stores again until holds did not change meanwhile.  All seq_cst: a
+ * stale store (a `true` computed before the other's hold) precedes, in the
+ * single order, that other owner's RMW, and so its store of `false` and its
+ * preemption wait, which the engine pairs with (the Dekker pair below). */
+static bool hw_queue_hold_set(struct hw_queue *q, uint32_t who, bool on)
+{
+	uint32_t h = on ? atomic_fetch_or_explicit(&q->holds, who, memory_order_seq_cst) | who
+			: atomic_fetch_and_explicit(&q->holds, ~who, memory_order_seq_cst) & ~who;
+	for (;;) {
+		atomic_store_explicit(&q->scheduled, h == 0, memory_order_seq_cst);
+		uint32_t again = atomic_load_explicit(&q->holds, memory_order_seq_cst);
+		if (again == h)
+			return h == 0;
+		h = again;
+	}
+}
+
+bool hw_queue_hold(struct hw_queue *q, uint32_t who, bool on)
+{
+	bool sched = hw_queue_hold_set(q, who, on);
+	if (sched)
+		hw_queue_kick(q);
+	else if (on)
+		hw_queue_preempt_wait(q);
+	return sched;
+}
+
+void hw_queue_unschedule_begin(struct hw_queue *q)
+{
+	hw_queue_hold_set(q, HW_HOLD_OS, true);
 }
 
 void hw_queue_set_scheduled(struct hw_queue *q, bool on)
 {
-	atomic_store_explicit(&q->scheduled, on, memory_order_seq_cst);
-	if (on)
-		hw_queue_kick(q);
-	else
-		hw_queue_preempt_wait(q);
+	hw_queue_hold(q, HW_HOLD_OS, !on);
+}
+
+void hw_queue_retire_begin(struct hw_queue *q)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	/* seq_cst, both: the heavy fence of the wait that follows orders them
+	 * before its loads of `running` (the Dekker pair above) */
+	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
+	hw_queue_hold_set(q, HW_HOLD_OS, true);
+	lf_wake_notify(&e->wake);   /* it discards what is left */
+}
+
+int hw_queue_retire_wait_for(struct hw_queue *q, int64_t timeout_ns)
+{
+	struct hw_engine *e = &q->a->engines[q->engine];
+	uint64_t t0 = timeout_ns >= 0 ? lf_now_ns() : 0;
+	int rc = hw_queue_preempt_wait_for(q, timeout_ns);
+	/* Until the engine has seen it, it may still look at the fence q waits
+	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
+	 * engine not running (not started, stopping) looks at nothing. */
+	for (unsigned spin = 0; !rc && !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
+		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
+			return 0;
+		if (spin < 64) {
+			lf_cpu_relax();
+			continue;
+		}
+		if (timeout_ns >= 0 && lf_now_ns() - t0 >= (uint64_t)timeout_ns)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+	return rc;
 }
 
 void hw_queue_retire(struct hw_queue *q)
 {
-	struct hw_engine *e = &q->a->engines[q->engine];
-	atomic_store_explicit(&q->retired, true, memory_order_seq_cst);
-	hw_queue_set_scheduled(q, false);
-	lf_wake_notify(&e->wake);   /* it discards what is left */
-	/* Until the engine has seen it, it may still look at the fence q waits
-	 * on (hw_engine_has_work), which the OS may free once q is gone.  An
-	 * engine not running (not started, stopping) looks at nothing. */
-	for (unsigned spin = 0; !atomic_load_explicit(&q->retire_seen, memory_order_acquire); spin++) {
-		if (!atomic_load(&e->tid) || atomic_load_explicit(&q->a->stop, memory_order_acquire))
-			return;
-		if (spin < 64)
-			lf_cpu_relax();
-		else
-			sched_yield();
-	}
+	hw_queue_retire_begin(q);
+	hw_queue_retire_wait_for(q, -1);
 }
 
 /* ---- accessors ---- */

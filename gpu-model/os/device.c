@@ -397,7 +397,7 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 		os_doorbell_release_locked(q);
 	}
 	q->db.created = false;
-	hw_queue_retire(q->hwq);
+	os_tdr_retire_locked(q->u, q->hwq);   /* tdr.c: the watchdog's waits watch the engines */
 	/* ctxalloc.c: destroying the context's queue destroys its allocation */
 	os_ctx_alloc_destroy(q->u->a, q->um ? &q->ctx_alloc : &q->kq->ctx_alloc);
 }
@@ -539,6 +539,18 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 }
 
+/* os_context_apply_locked's suspend, with each wait through tdr.c (the
+ * watchdog terminating a guilty device must not wait on a hung engine). */
+static void os_terminate_suspend_locked(struct os_context *c)
+{
+	os_context_ddi_locked(c, true);
+	for (struct os_hwqueue *q = c->queues; q; q = q->next)
+		if (!atomic_load_explicit(&q->gone, memory_order_relaxed)) {
+			hw_queue_unschedule_begin(q->hwq);
+			os_tdr_engine_wait_locked(c->d->u, q->hwq, false);
+		}
+}
+
 /* Abnormal termination, the seed's order ("Normal and abnormal process
  * termination"): device in error, every context suspended, then each
  * queue's doorbell disconnected (ABORT) and everything destroyed at once
@@ -547,7 +559,7 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 void os_device_terminate(struct os_device *d)
 {
 	struct os_ums *u = d->u;
-	pthread_mutex_lock(&u->lock);
+	os_mutex_lock_watching(&u->lock);   /* tdr.c: the watchdog looks while it waits */
 	if (d->dead) {
 		pthread_mutex_unlock(&u->lock);
 		return;
@@ -563,7 +575,7 @@ void os_device_terminate(struct os_device *d)
 		bool was_running = c->suspended == 0;
 		c->suspended |= OS_SUSPEND_ERROR;
 		if (was_running)
-			os_context_apply_locked(c);
+			os_terminate_suspend_locked(c);
 	}
 	/* 3a. DxgkDdiDisconnectDoorbell for each HW queue (ABORT) */
 	if (!broken)
@@ -661,7 +673,12 @@ static void os_ring_alloc_free_locked(struct os_ring_alloc *r)
 	lf_mutex_assert_held(&r->d->u->lock);
 	r->dead = true;
 	r->resident = false;
-	if (!r->bound)
+	/* an abnormal termination (a TDR's) ends the device under a process
+	 * that may still write through the CPU VA it got: Windows keeps a
+	 * removed device's allocations until the application releases them */
+	if (!r->bound && os_device_in_error(r->d))
+		r->kept = r->mem;
+	else if (!r->bound)
 		lf_free(r->mem, r->bytes, LF_DESTRUCTIVE);
 	r->mem = NULL;
 	r->ring = NULL;
@@ -676,6 +693,10 @@ int os_ring_alloc_destroy(struct os_ring_alloc *r)
 	int rc = r->dead ? -EIDRM : r->refs ? -EBUSY : 0;
 	if (!rc)
 		os_ring_alloc_free_locked(r);
+	if (rc == -EIDRM && r->kept) {
+		lf_free(r->kept, r->bytes, LF_DESTRUCTIVE);   /* the application releases it now */
+		r->kept = NULL;
+	}
 	pthread_mutex_unlock(&u->lock);
 	return rc;
 }

@@ -226,10 +226,16 @@ void *os_irq_main(void *arg)
 		hw_irq_park(a->hw, -1);
 		lf_count(&a->irq_wakeups, 1);
 	}
-	/* records left at the stop: release whoever waits on a sync record */
-	for (struct hw_irq_rec *rec; (rec = hw_irq_pop(a->hw));) {
-		os_handle_sync(rec);
-		hw_irq_free(rec);
+	/* records left at the stop: release whoever waits on a sync record,
+	 * also one raised after this thread saw the stop (os_irq_sync) */
+	for (;;) {
+		for (struct hw_irq_rec *rec; (rec = hw_irq_pop(a->hw));) {
+			os_handle_sync(rec);
+			hw_irq_free(rec);
+		}
+		if (!atomic_load_explicit(&a->irq_syncs, memory_order_seq_cst))
+			break;
+		sched_yield();
 	}
 	/* the last reading of the thread's own clock, for stats after it is gone */
 	uint64_t cpu = 0;
@@ -243,8 +249,19 @@ void *os_irq_main(void *arg)
 
 void os_irq_sync(struct os_adapter *a)
 {
-	if (!a->irq_started || os_in_irq_thread || atomic_load_explicit(&a->stop, memory_order_acquire))
+	if (!a->irq_started || os_in_irq_thread)
 		return;
+	/* Checking the stop, then raising, can lose the record: the thread may
+	 * finish its final drain in between and this would wait for ever.  So
+	 * announce first, then check (seq_cst, a Dekker pair with the stopper's
+	 * store of a->stop and the thread's loads of stop, then irq_syncs):
+	 * either this sees the stop and raises nothing, or the thread's final
+	 * drain sees this call and drains until it is over. */
+	atomic_fetch_add_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&a->stop, memory_order_seq_cst)) {
+		atomic_fetch_sub_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
+		return;
+	}
 	/* The interrupt queue is FIFO (lf_mpsc): once this record is handled,
 	 * every record raised before it has been.  One thread consumes it; the
 	 * event lives on this stack until it is set (the thread touches the
@@ -256,4 +273,5 @@ void os_irq_sync(struct os_adapter *a)
 	rec->ctx = &done;
 	hw_irq_raise(a->hw, rec);
 	lf_event_wait(&done, a->cfg.wait_spin_ns, -1);
+	atomic_fetch_sub_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
 }

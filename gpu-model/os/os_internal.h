@@ -122,6 +122,8 @@ struct os_adapter {
 	_Atomic uint32_t nqueues;
 	_Atomic uint64_t held_total;    /* command buffers held on the CPU, all queues */
 	_Atomic bool feed_retry;        /* a held buffer waits for ring space: the interrupt thread polls */
+	_Atomic unsigned irq_syncs;     /* os_irq_sync calls under way: the stopping interrupt thread drains
+	                                 * until none is (seq_cst: a Dekker pair with a->stop) */
 	pthread_t irq;
 	bool irq_started;
 	clockid_t irq_clock;            /* the interrupt thread's CPU-time clock */
@@ -172,6 +174,11 @@ void os_rcu_leave(void);
 /* irq.c: wait until the interrupt thread has handled every record raised
  * before the call (a no-op when it does not run, or on the interrupt thread) */
 void os_irq_sync(struct os_adapter *a);
+/* tdr.c: take m.  On the TDR watchdog's thread it never waits without
+ * watching the engines (a thread holding m may wait for a hung engine that
+ * only the watchdog can reset): it tries, and looks at the engines between
+ * tries; elsewhere pthread_mutex_lock. */
+void os_mutex_lock_watching(pthread_mutex_t *m);
 /* fence.c */
 void os_fence_free(void *obj);                                /* deferred (call_rcu) */
 /* What a software record for one fence (os_fence_defer_release) carries. */

@@ -37,6 +37,11 @@ static int os_queue_new(struct os_adapter *a, unsigned engine, size_t ring_slots
 		lf_die("os_queue_create: context allocation: %d", rc);   /* the HW queue is on the run list already */
 	pthread_mutex_init(&q->lock, NULL);
 	q->system = system;
+	/* again: the first context allocation made the paging queue (vidmm.c),
+	 * which took slot n meanwhile (it was lost, overwritten here) */
+	n = atomic_load(&a->nqueues);
+	if (n == OS_MAX_QUEUES)
+		lf_die("os_queue_create: the paging queue took the last slot");
 	a->queues[n] = q;
 	atomic_store_explicit(&a->nqueues, n + 1, memory_order_release);
 	*out = q;

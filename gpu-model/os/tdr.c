@@ -24,6 +24,18 @@
  * once: steps 1 to 3 for the queue it is inside then, with the look period
  * rather than TdrDelay to yield (it is known hung; the request still comes
  * first).
+ *
+ * Several engines hung at once (Linux amdgpu's recovery stops and resets
+ * every hung ring before it signals anything): terminating a guilty device
+ * waits, under u->lock, for each engine to leave its queues and to see them
+ * retired, and an engine hung in another queue (the device's own on a
+ * second engine, or another device's while this one has an idle queue
+ * there) would hold that wait forever, since only the watchdog resets.  So
+ * the watchdog never waits, for an engine or for a lock, without watching:
+ * it waits in slices of its look period and between them looks at every
+ * engine, resetting one it finds hung (the same rule and order as above).
+ * The devices found guilty meanwhile are terminated, and their resets
+ * counted against TdrLimitCount, once it holds nothing (os_tdr_settle).
  * Calls device.c and hw/.
  */
 #include <errno.h>
@@ -35,11 +47,29 @@
 
 #include "gpu-model/os/ums_internal.h"
 #include "lockfree/arch.h"
+#include "lockfree/die.h"
 #include "lockfree/thread.h"
 
 static uint64_t os_tdr_delay(const struct os_ums *u)
 {
 	return u->cfg.tdr_delay_ns ? (uint64_t)u->cfg.tdr_delay_ns : OS_TDR_DELAY_DEFAULT_NS;
+}
+
+/* The watchdog's thread knows its adapter: the waits it makes watch the
+ * engines (os_mutex_lock_watching, os_tdr_engine_wait_locked). */
+static __thread struct os_ums *os_tdr_self;
+
+void (*os_test_tdr_wait_hook)(unsigned engine);
+
+/* The look period: TdrDelay / 4, 1 ms .. 100 ms. */
+static uint64_t os_tdr_period(const struct os_ums *u)
+{
+	uint64_t period = os_tdr_delay(u) / 4;
+	if (period < 1000000)
+		period = 1000000;
+	if (period > 100000000)
+		period = 100000000;
+	return period;
 }
 
 /* Sleep up to ns on the watchdog's condition, or not at all while a hung
@@ -80,7 +110,7 @@ static struct os_hwqueue *os_tdr_owner(struct os_ums *u, const struct hw_queue *
 
 static void os_tdr_bugcheck(struct os_ums *u)
 {
-	pthread_mutex_lock(&u->lock);
+	os_mutex_lock_watching(&u->lock);
 	u->bugchecked = true;
 	uint32_t nd = u->ndevices;
 	pthread_mutex_unlock(&u->lock);
@@ -150,52 +180,111 @@ static void os_tdr_engine(struct os_ums *u, unsigned e, struct hw_queue *q, uint
 	struct os_hwqueue *oq = os_tdr_owner(u, q);
 	if (oq)
 		lf_count(&u->tdr_guilty, 1);
-	/* the limit first: a waiter the guilty device's termination releases
-	 * sees the bug check's outcome already */
-	if (!os_tdr_limit(u, lf_now_ns()) && oq)
-		os_device_terminate(oq->ctx->d);   /* guilty: device lost for its process */
+	if (u->tdr_npend == sizeof(u->tdr_pend) / sizeof(u->tdr_pend[0]))
+		lf_die("tdr: more resets pending than queues");   /* each reset faults a queue for good */
+	u->tdr_pend[u->tdr_npend++] = oq ? oq->ctx->d : NULL;   /* guilty: settled with nothing held */
+}
+
+/* Each reset made: counted against TdrLimitCount, then its guilty device
+ * terminated (the limit first: a waiter the termination releases sees the
+ * bug check's outcome already).  With nothing held; a termination may add
+ * resets (engines it found hung while it waited), settled here too. */
+static void os_tdr_settle(struct os_ums *u)
+{
+	for (unsigned i = 0; i < u->tdr_npend; i++) {
+		struct os_device *d = u->tdr_pend[i];
+		if (os_tdr_limit(u, lf_now_ns()))
+			break;                      /* bug check: every device terminated */
+		if (d)
+			os_device_terminate(d);     /* guilty: device lost for its process */
+	}
+	u->tdr_npend = 0;
+}
+
+/* One look at every engine: those reported hung first, then those inside
+ * one queue without progress for TdrDelay.  Resets it makes are pending. */
+static void os_tdr_look(struct os_ums *u)
+{
+	unsigned ne = hw_adapter_caps(u->hw)->engines;
+	uint64_t delay = os_tdr_delay(u), period = os_tdr_period(u);
+	uint32_t hung = atomic_exchange_explicit(&u->tdr_hung_pending, 0, memory_order_relaxed);
+	for (unsigned e = 0; e < ne; e++) {
+		struct hw_queue *q = hw_engine_running(u->hw, e);
+		if (!(hung >> e & 1) || !q)
+			continue;           /* not reported, or running nothing: nothing to recover */
+		lf_count(&u->tdr_hung, 1);
+		os_tdr_engine(u, e, q, hw_engine_progress(u->hw, e), period);
+		u->tdr_seen[e] = NULL;   /* start over */
+	}
+	uint64_t now = lf_now_ns();
+	for (unsigned e = 0; e < ne; e++) {
+		struct hw_queue *q = hw_engine_running(u->hw, e);
+		uint64_t p = hw_engine_progress(u->hw, e);
+		if (!q || q != u->tdr_seen[e] || p != u->tdr_last[e]) {
+			u->tdr_seen[e] = q;
+			u->tdr_last[e] = p;
+			u->tdr_since[e] = now;
+			continue;
+		}
+		if (now - u->tdr_since[e] < delay)
+			continue;
+		lf_count(&u->tdr_timeouts, 1);
+		os_tdr_engine(u, e, q, p, delay);
+		u->tdr_seen[e] = NULL;   /* start over */
+	}
+}
+
+void os_mutex_lock_watching(pthread_mutex_t *m)
+{
+	struct os_ums *u = os_tdr_self;
+	if (!u || u->cfg.tdr_fault == OS_TDR_FAULT_WAIT_UNWATCHED) {
+		pthread_mutex_lock(m);
+		return;
+	}
+	/* the holder may wait for an engine only this thread can reset: look
+	 * between tries (a vidmm paging wait under u->lock and the video memory
+	 * manager's lock is one; it gives up after 10 s, TdrDelay is less) */
+	struct timespec d = { 0, 200000 };
+	while (pthread_mutex_trylock(m)) {
+		os_tdr_look(u);
+		nanosleep(&d, NULL);
+	}
+}
+
+void os_tdr_engine_wait_locked(struct os_ums *u, struct hw_queue *hq, bool retire)
+{
+	lf_mutex_assert_held(&u->lock);
+	bool self = os_tdr_self == u;
+	int64_t slice = self ? (int64_t)os_tdr_period(u) : -1;
+	for (bool first = true;; first = false) {
+		int rc = retire ? hw_queue_retire_wait_for(hq, slice) : hw_queue_preempt_wait_for(hq, slice);
+		if (!rc)
+			return;
+		/* only the watchdog gets here: the engine is still inside hq, or
+		 * busy elsewhere and has not seen it retired; it may be hung */
+		if (first && os_test_tdr_wait_hook)
+			os_test_tdr_wait_hook(hw_queue_engine(hq));
+		if (u->cfg.tdr_fault != OS_TDR_FAULT_WAIT_UNWATCHED)
+			os_tdr_look(u);
+	}
+}
+
+void os_tdr_retire_locked(struct os_ums *u, struct hw_queue *hq)
+{
+	hw_queue_retire_begin(hq);
+	os_tdr_engine_wait_locked(u, hq, true);
 }
 
 void *os_tdr_main(void *arg)
 {
 	struct os_ums *u = arg;
 	pthread_setname_np(pthread_self(), "fb-os-tdr");
+	os_tdr_self = u;
 	atomic_store(&u->tdr_tid, gettid());
-	unsigned ne = hw_adapter_caps(u->hw)->engines;
-	uint64_t delay = os_tdr_delay(u);
-	uint64_t period = delay / 4;
-	if (period < 1000000)
-		period = 1000000;
-	if (period > 100000000)
-		period = 100000000;
-	uint64_t last[HW_MAX_ENGINES] = { 0 }, since[HW_MAX_ENGINES] = { 0 };
-	struct hw_queue *seen[HW_MAX_ENGINES] = { 0 };
+	uint64_t period = os_tdr_period(u);
 	while (os_tdr_sleep(u, period)) {
-		uint32_t hung = atomic_exchange_explicit(&u->tdr_hung_pending, 0, memory_order_relaxed);
-		for (unsigned e = 0; e < ne; e++) {
-			struct hw_queue *q = hw_engine_running(u->hw, e);
-			if (!(hung >> e & 1) || !q)
-				continue;           /* not reported, or running nothing: nothing to recover */
-			lf_count(&u->tdr_hung, 1);
-			os_tdr_engine(u, e, q, hw_engine_progress(u->hw, e), period);
-			seen[e] = NULL;          /* start over */
-		}
-		uint64_t now = lf_now_ns();
-		for (unsigned e = 0; e < ne; e++) {
-			struct hw_queue *q = hw_engine_running(u->hw, e);
-			uint64_t p = hw_engine_progress(u->hw, e);
-			if (!q || q != seen[e] || p != last[e]) {
-				seen[e] = q;
-				last[e] = p;
-				since[e] = now;
-				continue;
-			}
-			if (now - since[e] < delay)
-				continue;
-			lf_count(&u->tdr_timeouts, 1);
-			os_tdr_engine(u, e, q, p, delay);
-			seen[e] = NULL;          /* start over */
-		}
+		os_tdr_look(u);
+		os_tdr_settle(u);
 	}
 	return NULL;
 }

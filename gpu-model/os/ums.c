@@ -131,6 +131,8 @@ void os_ums_detach(struct os_ums *u)
 		free(u->devices[i]->fences);
 		for (struct os_ring_alloc *r = u->devices[i]->allocs, *next; r; r = next) {
 			next = r->next;
+			if (r->kept)
+				lf_free(r->kept, r->bytes, LF_DESTRUCTIVE);   /* never destroyed after a termination */
 			lf_free(r, sizeof(*r), LF_CACHELINE);   /* rings: freed at destroy or with their queue */
 		}
 		lf_free(u->devices[i], sizeof(struct os_device), LF_CACHELINE);

@@ -118,6 +118,13 @@ enum os_doorbell_status {
  * first, then the watchdog's look period (TdrDelay / 4, 1 ms .. 100 ms) to
  * yield, then the reset, guilty device and limit as above.  An engine
  * running nothing when the report is taken has nothing to recover. */
+/* Tests only: when set, the watchdog calls it (on its thread, holding the
+ * OS's lock) when a wait it makes for engine `engine` (a guilty device's
+ * termination waiting for the engine to leave or retire its queue) outlasts
+ * its first look period: the moment at which another hung engine would hold
+ * it.  Set before os_ums_attach; NULL in every production path. */
+extern void (*os_test_tdr_wait_hook)(unsigned engine);
+
 #define OS_TDR_DELAY_DEFAULT_NS      2000000000ll
 #define OS_TDR_LIMIT_COUNT_DEFAULT   5u
 #define OS_TDR_LIMIT_TIME_DEFAULT_NS 60000000000ull
@@ -127,6 +134,8 @@ enum os_tdr_fault {
 	OS_TDR_FAULT_NO_PREEMPT,    /* broken on purpose: resets without sending the preemption request first */
 	OS_TDR_FAULT_HUNG_AS_F1,    /* broken on purpose: the power thread reads every engine-state change as
 	                             * TransitionToF1 (NewState ignored) */
+	OS_TDR_FAULT_WAIT_UNWATCHED,/* broken on purpose: the watchdog waits on an engine, or for a lock, without
+	                             * looking at the others meanwhile (a second hung engine holds it) */
 };
 
 /* Deliberately broken user-mode submission steps, for the tests that prove
@@ -197,7 +206,12 @@ int os_device_create(struct os_ums *u, struct os_device **out);               /*
  * is created on d (-ENODEV), a suspend of d's contexts leaves their queues
  * running, and D3 is refused (os_power_d3) until the drain ends. */
 int os_device_destroy(struct os_device *d);
-/* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
+/* Abnormal termination (the process died): see above.  It waits for no GPU
+ * work to finish, only for each engine to leave the device's queues and see
+ * them retired (a command boundary): a hung engine holds it until the
+ * watchdog resets that engine (about 2 x TdrDelay; never, with TdrLevel off).
+ * On the watchdog's own thread it never waits on a hung engine: it resets
+ * it meanwhile (see "TDR"). */
 void os_device_terminate(struct os_device *d);
 bool os_device_in_error(const struct os_device *d);
 /* The device's own fences, beside its queues' progress fences: an abnormal
@@ -358,7 +372,10 @@ int os_ring_alloc_make_resident(struct os_ring_alloc *r);
 /* D3DKMTEvict.  0 / -EBUSY (a doorbell holds it) / -EIDRM. */
 int os_ring_alloc_evict(struct os_ring_alloc *r);
 /* D3DKMTDestroyAllocation.  0 / -EBUSY (a live doorbell references it) /
- * -EIDRM (destroyed already: by the application, or by its device's end). */
+ * -EIDRM (destroyed already: by the application, or by its device's end).
+ * After an abnormal termination (a TDR's) the memory of an allocation no
+ * ring is bound to stays, so that a CPU VA the process still holds stays
+ * writable, until this call (-EIDRM) or os_ums_detach. */
 int os_ring_alloc_destroy(struct os_ring_alloc *r);
 bool os_ring_alloc_resident(const struct os_ring_alloc *r);
 bool os_ring_alloc_destroyed(const struct os_ring_alloc *r);
@@ -443,7 +460,7 @@ struct os_ums_stats {
 	uint64_t tdr_preempt_requests;/* ... sent a preemption request */
 	uint64_t tdr_preempted;       /* ... that yielded to it (nothing reset) */
 	uint64_t tdr_resets;          /* engines reset (DxgkDdiResetEngine that aborted a command) */
-	uint64_t tdr_guilty;          /* devices terminated as guilty */
+	uint64_t tdr_guilty;          /* resets whose queue had a device, terminated as guilty (hung on two engines: 2) */
 	uint64_t tdr_bugchecks;       /* TdrLimitCount reached */
 };
 /* Relaxed reads of single-writer counters: exact once the threads that

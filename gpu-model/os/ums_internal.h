@@ -76,6 +76,8 @@ struct os_ring_alloc {
 	struct hw_queue *bound;          /* the queue whose ring it is, NULL: none yet */
 	unsigned refs;                   /* live doorbells referencing it */
 	bool resident, d3_evicted, dead;
+	void *kept;                      /* its unbound memory after an abnormal termination: the process may
+	                                  * still write through its CPU VA; freed at its destroy or detach */
 	struct os_ring_alloc *next;      /* in its device */
 };
 
@@ -147,6 +149,16 @@ struct os_ums {
 	unsigned tdr_n;
 	_Atomic uint32_t tdr_hung_pending;   /* bit e: engine e reported hung, not yet taken by the watchdog
 	                                      * (set under tdr_lock by the power thread) */
+	/* the watchdog's looks (its thread only): per engine, the queue it was
+	 * inside, its progress then and since when; shared by its main loop and
+	 * the looks it takes while it waits for a lock or an engine */
+	struct hw_queue *tdr_seen[HW_MAX_ENGINES];
+	uint64_t tdr_last[HW_MAX_ENGINES], tdr_since[HW_MAX_ENGINES];
+	/* resets made while it waited (its thread only), settled once it holds
+	 * nothing: each the device found guilty (NULL: a queue of no device);
+	 * a reset faults its queue for good, so there are fewer than queues */
+	struct os_device *tdr_pend[OS_UMS_MAX_QUEUES + HW_MAX_ENGINES];
+	unsigned tdr_npend;
 	LF_ALIGNED lf_counter tdr_timeouts, tdr_hung, tdr_preempt_requests, tdr_preempted, tdr_resets, tdr_guilty,
 		tdr_bugchecks;
 };
@@ -178,6 +190,16 @@ int os_tdr_start(struct os_ums *u);
 void os_tdr_stop(struct os_ums *u);   /* after u->stop is set */
 /* The power thread: engines (bit e) reported hung, for the watchdog to recover. */
 void os_tdr_report_hung(struct os_ums *u, uint32_t engines);
+/* Wait, under u->lock, for the engine of hq to leave it (retire: to have
+ * seen hq retired, after hw_queue_retire_begin / hw_queue_unschedule_begin).
+ * Any thread; the watchdog never waits on an engine without watching every
+ * engine meanwhile: one it finds hung (TdrDelay without progress, or
+ * reported) it resets at once, the device found guilty terminated once it
+ * holds nothing.  Another thread waits as long as the engine takes: a hung
+ * one is the watchdog's to recover, which takes no lock for that. */
+void os_tdr_engine_wait_locked(struct os_ums *u, struct hw_queue *hq, bool retire);
+/* hw_queue_retire, through os_tdr_engine_wait_locked. */
+void os_tdr_retire_locked(struct os_ums *u, struct hw_queue *hq);
 /* power.c */
 void *os_power_main(void *arg);
 /* device.c: DxgkDdiSuspendContext / DxgkDdiResumeContext of c on the DDI log. */

@@ -17,7 +17,13 @@
  * residency initializes the image (InitContextResource); an eviction copies
  * it to the system-memory aperture; bringing it back or relocating it
  * copies it to its new local address.  A queue whose allocation is evicted
- * is off the run list until it is resident again.  One lock for all.
+ * is off the run list until it is resident again: the video memory
+ * manager's own hold (hw_queue_hold, HW_HOLD_VIDMM), apart from the OS's
+ * context suspension (HW_HOLD_OS, under the OS's lock), so that bringing an
+ * allocation back never puts a suspended context's queue on the run list,
+ * nor a resume an evicted one.  One lock for all; the TDR watchdog takes it
+ * watching the engines (a holder may wait for a paging buffer behind a hung
+ * engine only the watchdog can reset).
  * Calls hw/ and queue.c, fence.c.
  */
 #include <errno.h>
@@ -158,9 +164,9 @@ static bool os_vidmm_park(struct os_adapter *a, struct os_vidmm_alloc *v)
 	unsigned e = hw_queue_engine(v->q);
 	if (hw_engine_context(a->hw, e) == v->q)
 		return false;
-	hw_queue_set_scheduled(v->q, false);   /* waits until the engine is out of it */
+	hw_queue_hold(v->q, HW_HOLD_VIDMM, true);   /* waits until the engine is out of it */
 	if (hw_engine_context(a->hw, e) == v->q) {
-		hw_queue_set_scheduled(v->q, true);
+		hw_queue_hold(v->q, HW_HOLD_VIDMM, false);
 		return false;          /* it ran meanwhile: its context is on the GPU now */
 	}
 	return true;
@@ -245,7 +251,9 @@ static int os_vidmm_resident_locked(struct os_adapter *a, struct os_vidmm *m, st
 	hw_ctx_alloc_place(v->c, va);
 	if (v->parked) {
 		v->parked = false;
-		hw_queue_set_scheduled(v->q, true);   /* evicted: it may run again */
+		/* evicted: it may run again, unless its context is suspended:
+		 * the OS's hold is its own (hw_queue_hold), this releases ours */
+		hw_queue_hold(v->q, HW_HOLD_VIDMM, false);
 	}
 	return 0;
 }
@@ -269,7 +277,7 @@ static int os_vidmm_relocate_locked(struct os_adapter *a, struct os_vidmm *m, st
 	hw_ctx_alloc_place(v->c, va);
 	m->st.relocations++;
 	if (v->q)
-		hw_queue_set_scheduled(v->q, true);
+		hw_queue_hold(v->q, HW_HOLD_VIDMM, false);   /* ours only: a suspension stays */
 	return 0;
 }
 
@@ -282,7 +290,7 @@ int os_vidmm_add(struct os_adapter *a, struct hw_ctx_alloc *c, struct hw_queue *
 	v->c = c;
 	v->q = q;
 	v->local = v->sys = UINT32_MAX;
-	pthread_mutex_lock(&m->lock);
+	os_mutex_lock_watching(&m->lock);   /* tdr.c: the watchdog looks while it waits */
 	v->next = m->allocs;
 	m->allocs = v;
 	int rc = os_vidmm_resident_locked(a, m, v);
@@ -295,7 +303,7 @@ void os_vidmm_remove(struct os_adapter *a, struct hw_ctx_alloc *c)
 	struct os_vidmm *m = a->vidmm;
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->lock);
+	os_mutex_lock_watching(&m->lock);   /* tdr.c: the watchdog looks while it waits */
 	for (struct os_vidmm_alloc **p = &m->allocs; *p; p = &(*p)->next) {
 		struct os_vidmm_alloc *v = *p;
 		if (v->c != c)
@@ -317,7 +325,7 @@ static int os_vidmm_act(struct os_adapter *a, struct hw_ctx_alloc *c, int what)
 	struct os_vidmm *m = a->vidmm;
 	if (!m || !c)
 		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
+	os_mutex_lock_watching(&m->lock);   /* tdr.c: the watchdog looks while it waits */
 	struct os_vidmm_alloc *v = os_vidmm_find(m, c);
 	int rc = -EINVAL;
 	if (v && what == 0)
@@ -351,7 +359,7 @@ void os_vidmm_stats(struct os_adapter *a, struct os_vidmm_stats *out)
 	struct os_vidmm *m = a->vidmm;
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->lock);
+	os_mutex_lock_watching(&m->lock);   /* tdr.c: the watchdog looks while it waits */
 	*out = m->st;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -361,7 +369,7 @@ struct hw_queue *os_vidmm_paging_queue(struct os_adapter *a)
 	struct os_vidmm *m = a->vidmm;
 	if (!m)
 		return NULL;
-	pthread_mutex_lock(&m->lock);
+	os_mutex_lock_watching(&m->lock);   /* tdr.c: the watchdog looks while it waits */
 	int rc = os_vidmm_paging_queue_locked(a, m);
 	struct hw_queue *q = rc ? NULL : m->pq->hwq;
 	pthread_mutex_unlock(&m->lock);
