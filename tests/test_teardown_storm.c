@@ -49,7 +49,7 @@ struct storm_actor {
 struct storm {
 	struct umt t;
 	_Atomic bool stop;
-	_Atomic uint64_t lost_waiters, innocent_drops, victim_drops, unexpected;
+	_Atomic uint64_t lost_waiters, innocent_drops, victim_drops, unexpected, d3_refused;
 	_Atomic uint64_t hangs_made, terminations, destroys, suspends, d3s;
 	struct storm_actor innocent[2], victim[2], power;
 };
@@ -240,12 +240,17 @@ static void *storm_power_main(void *arg)
 	struct timespec nap = { 0, 2000000 };
 	while (!atomic_load(&s->stop)) {
 		storm_step_begin(a);
-		if (os_power_d3(s->t.u))
+		int rc = os_power_d3(s->t.u);
+		if (rc == 0) {
+			atomic_fetch_add(&s->d3s, 1);
+			nanosleep(&nap, NULL);
+			if (os_power_d0(s->t.u))
+				atomic_fetch_add(&s->unexpected, 1);
+		} else if (rc == -EBUSY) {     /* a destroy is draining: D3 refused, nothing done */
+			atomic_fetch_add(&s->d3_refused, 1);
+		} else {
 			atomic_fetch_add(&s->unexpected, 1);
-		atomic_fetch_add(&s->d3s, 1);
-		nanosleep(&nap, NULL);
-		if (os_power_d0(s->t.u))
-			atomic_fetch_add(&s->unexpected, 1);
+		}
 		storm_step_end(a);
 		nanosleep(&nap, NULL);
 	}
@@ -342,11 +347,12 @@ static uint64_t storm_round(bool d3, uint64_t ns, unsigned round)
 			 hung, STORM_STEP_NS / 1000000000ll, (unsigned long long)atomic_load(&s->lost_waiters));
 	struct os_ums_stats st = umt_stats(&s->t);
 	print_message("storm%s round %u: %llu victims, %llu hangs made (%llu resets), %llu terminations, "
-		      "%llu destroys, %llu suspends, %llu D3 (%llu F1 requests); innocent rounds %llu+%llu\n",
+		      "%llu destroys, %llu suspends, %llu D3 (%llu refused during a drain; %llu F1 requests); innocent rounds %llu+%llu\n",
 		      d3 ? "" : " (no D3)", round, (unsigned long long)(s->victim[0].steps + s->victim[1].steps),
 		      (unsigned long long)atomic_load(&s->hangs_made), (unsigned long long)st.tdr_resets,
 		      (unsigned long long)atomic_load(&s->terminations), (unsigned long long)atomic_load(&s->destroys),
 		      (unsigned long long)atomic_load(&s->suspends), (unsigned long long)atomic_load(&s->d3s),
+		      (unsigned long long)atomic_load(&s->d3_refused),
 		      (unsigned long long)st.f1_requests, (unsigned long long)s->innocent[0].steps,
 		      (unsigned long long)s->innocent[1].steps);
 	print_message("storm: hangs %u, lost waiters %llu, innocent work dropped %llu, victim work dropped %llu, "
