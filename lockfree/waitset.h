@@ -112,8 +112,11 @@ struct lf_waitset {
 	_Atomic(struct lf_waiter *) stack LF_ALIGNED;
 	_Atomic uint64_t *threshold;        /* the published word; set at init, read-only after */
 	_Atomic uint64_t adds;              /* statistic; also the RMW target of an add that lowers nothing */
-	/* The internal threshold word (when init got NULL): polled by signalers. */
+	/* Signalers' line: the internal threshold word (when init got NULL) and
+	 * the raise sequence, both polled by signalers. */
 	_Atomic uint64_t threshold_own LF_ALIGNED;
+	_Atomic uint64_t raising;           /* odd while a release that raised may still hide an add */
+	_Atomic uint64_t unsettled;         /* statistic: signals sent to the slow path by `raising` */
 	/* Consumer's line: private state of lf_waitset_release. */
 	struct lf_waiter *heap LF_ALIGNED;  /* pairing heap of held nodes, least value at the root */
 	size_t held;                        /* nodes in the heap (waiting or cancelled) */
@@ -177,6 +180,29 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
  * the waiters with value <= value but a later epoch. */
 size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
 				 void (*cb)(struct lf_waiter *w, void *arg), void *arg);
+
+/* A signaler that just wrote `value` into the fence (a seq_cst RMW) asks
+ * whether it must release (take the consumer's role, under the caller's
+ * lock, against its own write): true when the threshold is below value, and
+ * also when a raising release ran at any moment of this call (the raise
+ * sequence above), since the threshold it read may then be a transient
+ * raise hiding a registered waiter.  false: every waiter whose add returned
+ * before the caller's write is above value (or released).  Any thread;
+ * three seq_cst loads; wait-free. */
+bool lf_waitset_signal_needs_release(struct lf_waitset *ws, uint64_t value);
+
+/* Statistic: how often lf_waitset_signal_needs_release sent a signaler to
+ * the slow path only because a raising release was in progress. */
+uint64_t lf_waitset_unsettled(const struct lf_waitset *ws);
+
+/* Tests only: when set, the consumer calls it at the two edges of a raise:
+ * LF_WAITSET_HOOK_RAISE just before the raising CAS (its exchange is done:
+ * an add now pushes after it and finds the old, lower threshold), and
+ * LF_WAITSET_HOOK_RAISED just after it, before the stack re-check (the
+ * window in which the raise hides such an add).  Set before the threads
+ * that use the set start; NULL in every production path. */
+enum lf_waitset_hook_at { LF_WAITSET_HOOK_RAISE, LF_WAITSET_HOOK_RAISED };
+extern void (*lf_waitset_test_hook)(struct lf_waitset *ws, enum lf_waitset_hook_at at);
 
 /* The published threshold (least waited value - 1, or UINT64_MAX).
  * Any thread; a seq_cst load (a signaler's "does anyone wait?" after its

@@ -117,6 +117,10 @@ enum os_fault {
 	OS_FAULT_BINDING_LEAK_UNCHECKED, /* dma.c: binding leak detection walks nothing */
 	OS_FAULT_LDA_PATCH_PER_GPU,    /* dma.c: the KMD patches a split packet broadcast to linked GPUs in
 					  place, for each GPU in turn */
+	OS_FAULT_SIGNAL_TRUSTS_THRESHOLD, /* fence.c: a CPU signal (or a deferred release) trusts the published
+					     threshold alone, ignoring a raising release in progress: a waiter
+					     whose add the raise hides is not released when the signal returns,
+					     or at all after a rewind */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -370,6 +374,15 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
  * the moment in which a value landing just after the timeout lands.  Set
  * before the waiting threads start; NULL in every production path. */
 extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
+
+/* Tests only: when set, every registration of a CPU waiter (or a GPU wait
+ * held on the CPU) for value v calls it twice: OS_TEST_REGISTER_ADD after
+ * its first look at the fence (which gave its write number) and before its
+ * add lowers MonitoredValue, and OS_TEST_REGISTER_RESAMPLE after the add and
+ * before its resample.  Set before the threads that use the fence start;
+ * NULL in every production path. */
+enum os_test_register_at { OS_TEST_REGISTER_ADD, OS_TEST_REGISTER_RESAMPLE };
+extern void (*os_test_register_hook)(struct os_fence *f, uint64_t v, enum os_test_register_at at);
 
 /* ---- queues (kernel-mode view of a HW queue) ---- */
 
