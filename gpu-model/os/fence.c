@@ -220,9 +220,11 @@ static void os_waiter_lowered_mv(struct os_fence *f, bool lowered, uint64_t mv)
  * its own of the two), so w stays valid here even once released. */
 static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 {
-	/* seq_cst RMW inside: the lowered MonitoredValue is visible before the
-	 * resample below reads CurrentValue; pairs with the CMP's CV exchange +
-	 * MV load in hw_engine_signal. */
+	/* The add ends with a seq_cst RMW (the CAS that lowers MonitoredValue,
+	 * or the RMW on the set's `adds` word when it lowers nothing): the
+	 * resample below reads CurrentValue after it; pairs with the CMP's CV
+	 * exchange + MV load in hw_engine_signal and with a signaler's value
+	 * exchange + threshold load (os_signal_needs_release). */
 	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE) {
 		/* Broken on purpose: no resample after lowering MV.  The delay (a
 		 * waiter preempted between its first look at CurrentValue and its
@@ -418,7 +420,8 @@ static size_t os_fence_release_locked(struct os_fence *f, struct os_write signal
 		if (th == UINT64_MAX || os_fence_read(f) <= th)
 			return n;
 		if (!k)
-			sched_yield();   /* a write in progress under our read: let it finish */
+			sched_yield();   /* a write in progress under our read: let it finish
+					    (blocking behind a preempted writer: os.h, "Progress") */
 	}
 }
 
