@@ -90,6 +90,9 @@
  * unless a rewind overwrote the value before that resample: then that GPU
  * write releases nobody (a known limit of the lock-free add; a CPU signal,
  * and a GPU signal with no rewind behind it, are covered).
+ * tests/model/waitset.pml checks the add, the rounds and the CPU signalers
+ * exhaustively (and finds the signaler that trusts the threshold alone);
+ * tests/test_fence_release_window.c pins the window with the hook below.
  *
  * Nodes: the caller allocates them (the fence stack uses lf_alloc) and owns
  * them until add; from add until released (cb) or cancelled the set holds
