@@ -10,12 +10,16 @@
 #include "lockfree/arch.h"
 #endif
 
+void (*lf_waitset_test_hook)(struct lf_waitset *ws, enum lf_waitset_hook_at at);
+
 void lf_waitset_init(struct lf_waitset *ws, _Atomic uint64_t *threshold,
 		     void (*reclaim)(struct lf_waiter *w, void *arg), void *reclaim_arg)
 {
 	atomic_init(&ws->stack, NULL);
 	atomic_init(&ws->adds, 0);
 	atomic_init(&ws->threshold_own, UINT64_MAX);
+	atomic_init(&ws->raising, 0);
+	atomic_init(&ws->unsettled, 0);
 	ws->threshold = threshold ? threshold : &ws->threshold_own;
 	/* Nobody waits yet.  Release: the set is handed to other threads after this. */
 	atomic_store_explicit(ws->threshold, UINT64_MAX, memory_order_release);
@@ -232,11 +236,49 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
 	return lf_waitset_release_before(ws, value, UINT64_MAX, cb, arg);
 }
 
+#ifndef LF_WAITSET_BROKEN
+/* The consumer opens a raise (the raise sequence goes odd) before its first
+ * raising CAS of a call.  seq_cst store: ordered before that CAS, so a
+ * signaler whose threshold load reads the raise reads the sequence odd, or
+ * changed since its load before (waitset.h, "The raise window"). */
+static void lf_waitset_open_raise(struct lf_waitset *ws, bool *open)
+{
+	if (*open)
+		return;
+	*open = true;
+	/* relaxed load: only the consumer writes it */
+	uint64_t r = atomic_load_explicit(&ws->raising, memory_order_relaxed);
+	atomic_store_explicit(&ws->raising, r + 1, memory_order_seq_cst);
+}
+
+/* ... and closes it (even again) once every add its raise could hide is in
+ * the published threshold or released, its waiters' callbacks run.
+ * seq_cst store: after all of that. */
+static size_t lf_waitset_finish(struct lf_waitset *ws, bool open, struct lf_waiter *done, size_t n,
+				void (*cb)(struct lf_waiter *w, void *arg), void *arg)
+{
+	lf_waitset_wake(done, n, cb, arg);
+	if (open) {
+		uint64_t r = atomic_load_explicit(&ws->raising, memory_order_relaxed);
+		atomic_store_explicit(&ws->raising, r + 1, memory_order_seq_cst);
+	}
+	return n;
+}
+
+static void lf_waitset_hook(struct lf_waitset *ws, enum lf_waitset_hook_at at)
+{
+	if (lf_waitset_test_hook)
+		lf_waitset_test_hook(ws, at);
+}
+
+#endif
+
 size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
 				 void (*cb)(struct lf_waiter *w, void *arg), void *arg)
 {
 	size_t released = 0;
 	struct lf_waiter *done = NULL;
+	bool open = false;
 
 	for (;;) {
 		/* Step 1 before step 2: an adder whose lowering we may overwrite
@@ -252,27 +294,56 @@ size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t
 		/* BROKEN (tests only): overwrite whatever adders wrote meanwhile,
 		 * and never look at the stack again. */
 		(void)seen;
+		(void)open;
 		lf_spin_ns(10000);      /* widen the window for adders on the other CPU, */
 		sched_yield();          /* and for adders waiting for this one */
 		atomic_store_explicit(ws->threshold, least, memory_order_seq_cst);
 		return lf_waitset_wake(done, released, cb, arg);
 #else
 		if (least == seen)
-			return lf_waitset_wake(done, released, cb, arg);
+			return lf_waitset_finish(ws, open, done, released, cb, arg);
+		if (least > seen) {
+			lf_waitset_open_raise(ws, &open);
+			lf_waitset_hook(ws, LF_WAITSET_HOOK_RAISE);
+		}
 		/* seq_cst CAS: fails iff an adder lowered since step 1 (adders only
 		 * write strictly smaller values); its node is then on the stack. */
 		if (!atomic_compare_exchange_strong_explicit(ws->threshold, &seen, least,
 							     memory_order_seq_cst, memory_order_seq_cst))
 			continue;
 		if (least < seen)
-			return lf_waitset_wake(done, released, cb, arg);   /* lowered: no add can be hurt */
+			return lf_waitset_finish(ws, open, done, released, cb, arg);   /* lowered: no add can be hurt */
+		lf_waitset_hook(ws, LF_WAITSET_HOOK_RAISED);
 		/* Raised: an add that pushed after our exchange and found the old
 		 * threshold low enough wrote nothing; its push precedes our CAS in
 		 * the seq_cst order, so this load sees it. */
 		if (!atomic_load_explicit(&ws->stack, memory_order_seq_cst))
-			return lf_waitset_wake(done, released, cb, arg);
+			return lf_waitset_finish(ws, open, done, released, cb, arg);
 #endif
 	}
+}
+
+bool lf_waitset_signal_needs_release(struct lf_waitset *ws, uint64_t value)
+{
+	/* seq_cst loads, after the caller's seq_cst write of the value: the
+	 * threshold load is the store-buffering partner of an add's RMW +
+	 * resample; the raise sequence around it tells a transient raise
+	 * (opened before the raising CAS, closed after the hidden adds are
+	 * published) from a settled threshold. */
+	uint64_t r0 = atomic_load_explicit(&ws->raising, memory_order_seq_cst);
+	uint64_t t = atomic_load_explicit(ws->threshold, memory_order_seq_cst);
+
+	if (t < value)
+		return true;
+	if (!(r0 & 1) && atomic_load_explicit(&ws->raising, memory_order_seq_cst) == r0)
+		return false;
+	atomic_fetch_add_explicit(&ws->unsettled, 1, memory_order_relaxed);   /* statistic */
+	return true;
+}
+
+uint64_t lf_waitset_unsettled(const struct lf_waitset *ws)
+{
+	return atomic_load_explicit(&ws->unsettled, memory_order_relaxed);
 }
 
 uint64_t lf_waitset_threshold(const struct lf_waitset *ws)

@@ -14,8 +14,9 @@
  * THE INVARIANT.  After lf_waitset_add(w) returns, either w has been released
  * or the published threshold is <= w->value - 1.  The only exception is while
  * the consumer is inside lf_waitset_release, which may raise the threshold
- * transiently but, before it returns, restores the invariant for every add
- * that completed before it returns.  Cancelled waiters may keep the threshold
+ * transiently (the raise window below, announced to signalers by `raising`)
+ * but, before it returns, restores the invariant for every add that
+ * completed before it returns.  Cancelled waiters may keep the threshold
  * low until a release prunes them (an extra interrupt, never a missed one).
  *
  * How.  Adders push the node on a Treiber stack (CAS on the head) and then
@@ -45,14 +46,53 @@
  * after it owns them.
  *
  * The OS resample rule (seed: "after changing MV ... resample CV").  Both
- * lf_waitset_add and a raising lf_waitset_release publish through seq_cst
- * RMWs (add's push and CAS-min or final RMW; release's CAS), so the caller
- * may then load the fence's CurrentValue
- * (seq_cst): either the GPU's CMP sees the new threshold or the caller sees
- * the new CurrentValue.  The caller of add that then finds CurrentValue >=
- * w->value satisfies the wait itself (cancel the node; if the cancel fails
- * the release got there first).  The caller of release that then finds
- * CurrentValue > the value it released must release again.
+ * lf_waitset_add and lf_waitset_release publish through seq_cst RMWs (add:
+ * its push, then the CAS-min that lowers the threshold or, when it lowers
+ * nothing, the RMW on `adds`, so its last RMW is not always on the
+ * threshold; release: its CAS), so the caller may then load the fence's
+ * CurrentValue (seq_cst): either the GPU's CMP sees the new threshold or
+ * the caller sees the new CurrentValue.  The caller of add that then finds
+ * CurrentValue >= w->value satisfies the wait itself (cancel the node; if
+ * the cancel fails the release got there first).  The caller of release
+ * compares CurrentValue with the threshold published now (not with the value
+ * it released) after EVERY release call, and releases again while
+ * CurrentValue is above it: the threshold may have been lowered by adds
+ * during the call, and a CMP may have judged a signal against a raise of the
+ * call (the raise window below).
+ *
+ * The raise window.  Between a raising CAS (step 4) and the round that takes
+ * an add which pushed after step 2 and found the old threshold low enough
+ * (step 5's re-check, then the next round), the published threshold is above
+ * that add's value - 1 although its add returned.  No single-word protocol
+ * closes it while adds stay lock-free: the add's "low enough" read and the
+ * consumer's raise are on one word, its push on another.  So the window is
+ * announced instead: the consumer makes `raising` odd (seq_cst store) before
+ * its first raising CAS of a call, and even again (seq_cst store) after its
+ * last publication and its waiters' callbacks.  A signaler that wrote value
+ * v (seq_cst RMW) calls lf_waitset_signal_needs_release: loads r0 = raising,
+ * then the threshold t, then raising again (all seq_cst); it may skip the
+ * release only if t >= v and r0 is even and unchanged.  Why that is safe:
+ * let W be an add that returned before the signaler's write, with
+ * W->value <= v, not released.  If t > W->value - 1, some raising CAS R put
+ * t there after W's threshold read (a read after R would have seen the raise
+ * and lowered it below), and R precedes the signaler's t load.  R lies inside
+ * an odd section opened before R; the section cannot contain the t load (r0
+ * or the second load would be odd or differ), so it closed before r0.  Inside
+ * it, after R, the re-check saw W's push (W's push and threshold read both
+ * precede R in the seq_cst order: store buffering), so a later round of the
+ * section took W and published a threshold <= W->value - 1, or released W;
+ * only another raising section could raise it again before t, and none
+ * overlaps.  So t <= W->value - 1 < v: contradiction.  A signaler that is
+ * told to release takes the consumer's role (under the caller's lock, after
+ * the release in progress) and releases against its own write.  The GPU's
+ * CMP cannot take part: a signal it judges against a transient raise is
+ * caught by the consumer's resample after the window (the resample rule),
+ * unless a rewind overwrote the value before that resample: then that GPU
+ * write releases nobody (a known limit of the lock-free add; a CPU signal,
+ * and a GPU signal with no rewind behind it, are covered).
+ * tests/model/waitset.pml checks the add, the rounds and the CPU signalers
+ * exhaustively (and finds the signaler that trusts the threshold alone);
+ * tests/test_fence_release_window.c pins the window with the hook below.
  *
  * Nodes: the caller allocates them (the fence stack uses lf_alloc) and owns
  * them until add; from add until released (cb) or cancelled the set holds
@@ -66,6 +106,7 @@
  *   | lf_waitset_add         | any thread            | add, cancel, release, threshold  | lock-free |
  *   | lf_waitset_cancel      | the waiter's owner    | add, cancel, release, threshold  | wait-free |
  *   | lf_waitset_threshold   | any thread            | everything                       | wait-free |
+ *   | lf_waitset_signal_needs_release | any thread   | everything                       | wait-free |
  *   | lf_waitset_release     | the consumer only (*) | add, cancel, threshold           | lock-free (rounds repeat only when adders interfere) |
  *   | lf_waitset_empty       | the consumer only     | add, cancel, threshold           | wait-free |
  *   | lf_waitset_init,       | one owner             | nothing                          | blocking  |
@@ -112,8 +153,11 @@ struct lf_waitset {
 	_Atomic(struct lf_waiter *) stack LF_ALIGNED;
 	_Atomic uint64_t *threshold;        /* the published word; set at init, read-only after */
 	_Atomic uint64_t adds;              /* statistic; also the RMW target of an add that lowers nothing */
-	/* The internal threshold word (when init got NULL): polled by signalers. */
+	/* Signalers' line: the internal threshold word (when init got NULL) and
+	 * the raise sequence, both polled by signalers. */
 	_Atomic uint64_t threshold_own LF_ALIGNED;
+	_Atomic uint64_t raising;           /* odd while a release that raised may still hide an add */
+	_Atomic uint64_t unsettled;         /* statistic: signals sent to the slow path by `raising` */
 	/* Consumer's line: private state of lf_waitset_release. */
 	struct lf_waiter *heap LF_ALIGNED;  /* pairing heap of held nodes, least value at the root */
 	size_t held;                        /* nodes in the heap (waiting or cancelled) */
@@ -177,6 +221,29 @@ size_t lf_waitset_release(struct lf_waitset *ws, uint64_t value,
  * the waiters with value <= value but a later epoch. */
 size_t lf_waitset_release_before(struct lf_waitset *ws, uint64_t value, uint64_t epoch,
 				 void (*cb)(struct lf_waiter *w, void *arg), void *arg);
+
+/* A signaler that just wrote `value` into the fence (a seq_cst RMW) asks
+ * whether it must release (take the consumer's role, under the caller's
+ * lock, against its own write): true when the threshold is below value, and
+ * also when a raising release ran at any moment of this call (the raise
+ * sequence above), since the threshold it read may then be a transient
+ * raise hiding a registered waiter.  false: every waiter whose add returned
+ * before the caller's write is above value (or released).  Any thread;
+ * three seq_cst loads; wait-free. */
+bool lf_waitset_signal_needs_release(struct lf_waitset *ws, uint64_t value);
+
+/* Statistic: how often lf_waitset_signal_needs_release sent a signaler to
+ * the slow path only because a raising release was in progress. */
+uint64_t lf_waitset_unsettled(const struct lf_waitset *ws);
+
+/* Tests only: when set, the consumer calls it at the two edges of a raise:
+ * LF_WAITSET_HOOK_RAISE just before the raising CAS (its exchange is done:
+ * an add now pushes after it and finds the old, lower threshold), and
+ * LF_WAITSET_HOOK_RAISED just after it, before the stack re-check (the
+ * window in which the raise hides such an add).  Set before the threads
+ * that use the set start; NULL in every production path. */
+enum lf_waitset_hook_at { LF_WAITSET_HOOK_RAISE, LF_WAITSET_HOOK_RAISED };
+extern void (*lf_waitset_test_hook)(struct lf_waitset *ws, enum lf_waitset_hook_at at);
 
 /* The published threshold (least waited value - 1, or UINT64_MAX).
  * Any thread; a seq_cst load (a signaler's "does anyone wait?" after its

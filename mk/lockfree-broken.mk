@@ -25,7 +25,8 @@ LF_BROKEN_RENAME_event   = $(call lf_broken_rename,event_,init set reset is_set 
                            $(call lf_broken_rename,futex_,syscalls wait_until wake)
 LF_BROKEN_RENAME_htab    = $(call lf_broken_rename,htab_,thread_online thread_offline read_lock read_unlock \
                              barrier create destroy new_key insert lookup remove count)
-LF_BROKEN_RENAME_waitset = $(call lf_broken_rename,waitset_,init destroy add cancel release release_before threshold empty)
+LF_BROKEN_RENAME_waitset = $(call lf_broken_rename,waitset_,init destroy add cancel release release_before threshold empty \
+                             signal_needs_release unsettled test_hook)
 LF_BROKEN_RENAME_mpsc    = $(call lf_broken_rename,mpsc_,init destroy push pop empty)
 
 lf_upper = $(shell echo $(1) | tr a-z A-Z)

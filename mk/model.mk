@@ -8,7 +8,14 @@
 # or signal racing the engine) must verify; NO_CMP_BARRIER, NO_OS_BARRIER,
 # NO_OS_RESAMPLE and RELEASE_CURRENT (+ a rewind) must lose a wake-up;
 # RELEASE_MAX (+ a rewind: max(value signaled, CV), no sequence check, the
-# rule before issue 18) must release early.  ~25 s.
+# rule before issue 18) must release early.  tests/model/waitset.pml models the
+# waiter set as the code runs it (lock-free add: push + CAS-min or nothing;
+# release in rounds with its transient raise and stack re-check; CPU
+# signalers that check the raise sequence): it must verify with and without
+# a rewind, and must show a signal returning with its waiter's event unset
+# (and, with a rewind, a lost wake-up) when signalers trust the threshold
+# alone, the algorithm before the raise sequence.  ~1 min in all (the
+# waitset rewind variant: ~9 M states, ~1 GB, 25 s on a quiet machine).
 #   make check-model                 all variants (correct must verify, broken must fail
 #                                    with the property listed for them)
 #   make check-model MODEL_ARGS=-v   also print each broken variant's shortest counterexample

@@ -505,10 +505,91 @@ static void fault_release_max_is_detected(void **state)
 	}
 }
 
+/* ---- a signal returns with its satisfied waiters released ----
+ * Two threads on one fence of each path (the CPU-side Signal "occurs
+ * immediately", seed multi-engine-synchronization).  The consumer thread
+ * registers a wait just above the value and signals it: its signal is the
+ * release that raises the threshold once that waiter is gone.  The prober
+ * registers a wait far above the value and signals exactly that value: when
+ * the signal returns its event must be set, also when the wait was added
+ * while the consumer's release was raising (lockfree/waitset.h, "The raise
+ * window").  The prober counts the signals that returned with its event
+ * unset; the consumer counts its own.  Both must be 0. */
+
+struct sr_rig {
+	struct os_fence *f;
+	uint64_t iters;
+	_Atomic uint64_t unset;       /* signals that returned with a registered, satisfied wait unset */
+	_Atomic uint64_t stuck;       /* of those, still unset 2 s later */
+};
+
+/* Register a wait for v, signal v, and look at the event when the signal returns. */
+static void sr_wait_signal(struct sr_rig *g, uint64_t v)
+{
+	struct lf_event ev;
+	lf_event_init(&ev);
+	if (os_fence_wait_event(g->f, v, &ev) || os_fence_signal_cpu(g->f, v))
+		lf_die("sr: wait/signal %llu refused", (unsigned long long)v);
+	if (lf_event_is_set(&ev))
+		return;
+	atomic_fetch_add(&g->unset, 1);
+	/* the node still points at ev: it must be set before ev goes away */
+	if (lf_event_wait(&ev, 0, 2000000000ll)) {
+		atomic_fetch_add(&g->stuck, 1);
+		os_fence_signal_cpu(g->f, UINT64_MAX / 2);   /* release everything, then wait for it */
+		lf_event_wait(&ev, 0, -1);
+	}
+}
+
+static void *sr_consumer(void *arg)
+{
+	struct sr_rig *g = arg;
+	for (uint64_t i = 0; i < g->iters; i++)
+		sr_wait_signal(g, os_fence_value(g->f) + 1);
+	return NULL;
+}
+
+static void *sr_prober(void *arg)
+{
+	struct sr_rig *g = arg;
+	for (uint64_t i = 0; i < g->iters; i++)
+		sr_wait_signal(g, os_fence_value(g->f) + 1000);
+	return NULL;
+}
+
+static void signal_returns_with_satisfied_waits_released(void **state)
+{
+#ifdef FB_SANITIZER
+	uint64_t iters = fb_soak() ? 200000 : 5000;
+#else
+	uint64_t iters = fb_soak() ? 2000000 : 100000;
+#endif
+	struct os_config cfg;
+	os_config_default(&cfg);
+	struct os_adapter *a = fbt_adapter(&cfg);
+	const enum os_fence_type types[2] = { OS_FENCE_NATIVE, OS_FENCE_MONITORED };
+	for (int k = 0; k < 2; k++) {
+		struct sr_rig g = { .iters = iters };
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &g.f), 0);
+		pthread_t c, p;
+		assert_int_equal(pthread_create(&c, NULL, sr_consumer, &g), 0);
+		assert_int_equal(pthread_create(&p, NULL, sr_prober, &g), 0);
+		assert_int_equal(pthread_join(c, NULL), 0);
+		assert_int_equal(pthread_join(p, NULL), 0);
+		printf("[ STRESS   ] %s: %llu signals per thread, returned with a satisfied wait unset %llu "
+		       "(still unset 2 s later %llu)\n", k ? "legacy" : "native", (unsigned long long)iters,
+		       (unsigned long long)atomic_load(&g.unset), (unsigned long long)atomic_load(&g.stuck));
+		assert_int_equal(atomic_load(&g.unset), 0);
+		assert_int_equal(os_fence_destroy(g.f), 0);
+	}
+	fbt_down(a);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(rewind_race_loses_nothing),
 	     cmocka_unit_test(fault_release_current_is_detected),
 	     cmocka_unit_test(fault_release_max_is_detected),
 	     cmocka_unit_test(stress_native_no_lost_wakeups),
 	     cmocka_unit_test(stress_legacy_no_lost_wakeups),
 	     cmocka_unit_test(fault_no_cmp_barrier_is_detected),
-	     cmocka_unit_test(fault_no_os_resample_is_detected))
+	     cmocka_unit_test(fault_no_os_resample_is_detected),
+	     cmocka_unit_test(signal_returns_with_satisfied_waits_released))

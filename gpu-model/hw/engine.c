@@ -195,9 +195,14 @@ static enum hw_irq_kind hw_monitored_irq_kind(const struct hw_adapter *a)
  * the CurrentValue write must be visible before MonitoredValue is read, or a
  * CPU waiter that lowered MonitoredValue and then resampled an old
  * CurrentValue would never be interrupted.  The exchange is a seq_cst RMW (a
- * full barrier TSan understands); it pairs with the OS's MonitoredValue
- * update (a seq_cst RMW in lf_waitset_add) followed by its CurrentValue
- * resample.  Legacy (monitored fence): always raise.
+ * full barrier TSan understands); it pairs with the last seq_cst RMW of the
+ * OS's lf_waitset_add (the CAS that lowers MonitoredValue, or, when MV was low
+ * enough already, the RMW on the set's `adds` word) followed by its
+ * CurrentValue resample, and with a release's publication followed by its
+ * resample.  A release may raise MV for a moment above a waiter added during
+ * it (lockfree/waitset.h, "The raise window"); a signal the CMP judges against
+ * that raise is caught by the release's resample after it publishes the
+ * waiter.  Legacy (monitored fence): always raise.
  */
 uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_fence *f, uint64_t v)
 {

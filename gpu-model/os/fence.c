@@ -19,6 +19,7 @@
 #define OS_HALF32 ((uint64_t)UINT32_MAX / 2)
 
 void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
+void (*os_test_register_hook)(struct os_fence *f, uint64_t v, enum os_test_register_at at);
 
 /* ---- values ---- */
 
@@ -219,9 +220,11 @@ static void os_waiter_lowered_mv(struct os_fence *f, bool lowered, uint64_t mv)
  * its own of the two), so w stays valid here even once released. */
 static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 {
-	/* seq_cst RMW inside: the lowered MonitoredValue is visible before the
-	 * resample below reads CurrentValue; pairs with the CMP's CV exchange +
-	 * MV load in hw_engine_signal. */
+	/* The add ends with a seq_cst RMW (the CAS that lowers MonitoredValue,
+	 * or the RMW on the set's `adds` word when it lowers nothing): the
+	 * resample below reads CurrentValue after it; pairs with the CMP's CV
+	 * exchange + MV load in hw_engine_signal and with a signaler's value
+	 * exchange + threshold load (os_signal_needs_release). */
 	if (f->a->cfg.fault == OS_FAULT_NO_RESAMPLE) {
 		/* Broken on purpose: no resample after lowering MV.  The delay (a
 		 * waiter preempted between its first look at CurrentValue and its
@@ -231,7 +234,11 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 		os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
 		return false;
 	}
+	if (os_test_register_hook)
+		os_test_register_hook(f, w->w.value, OS_TEST_REGISTER_ADD);
 	os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
+	if (os_test_register_hook)
+		os_test_register_hook(f, w->w.value, OS_TEST_REGISTER_RESAMPLE);
 	if (os_fence_read(f) < w->w.value)
 		return false;
 	/* reached meanwhile: take the node back, unless the interrupt thread released it */
@@ -413,7 +420,8 @@ static size_t os_fence_release_locked(struct os_fence *f, struct os_write signal
 		if (th == UINT64_MAX || os_fence_read(f) <= th)
 			return n;
 		if (!k)
-			sched_yield();   /* a write in progress under our read: let it finish */
+			sched_yield();   /* a write in progress under our read: let it finish
+					    (blocking behind a preempted writer: os.h, "Progress") */
 	}
 }
 
@@ -476,6 +484,18 @@ bool os_fence_has_waiters(const struct os_fence *f)
 	return lf_waitset_threshold(&f->ws) != UINT64_MAX;
 }
 
+/* A signaler that wrote v (a seq_cst RMW) asks whether anyone may wait for
+ * it: the threshold, unless a raising release ran meanwhile (its raise may be
+ * transient and hide a waiter registered before our write: lockfree/waitset.h,
+ * "The raise window").  OS_FAULT_SIGNAL_TRUSTS_THRESHOLD, broken on purpose:
+ * the threshold alone decides, as before the raise sequence existed. */
+static bool os_signal_needs_release(struct os_fence *f, uint64_t v)
+{
+	if (f->a->cfg.fault == OS_FAULT_SIGNAL_TRUSTS_THRESHOLD)
+		return lf_waitset_threshold(&f->ws) < v;
+	return lf_waitset_signal_needs_release(&f->ws, v);
+}
+
 /* Value v of f was written without a GPU interrupt for this adapter (a value
  * propagated from another adapter, `how` OS_REC_RECEIVED; a CPU signal of a
  * cross-adapter fence, OS_REC_CPU_SIGNAL: its waiters are released already):
@@ -491,7 +511,7 @@ bool os_fence_defer_release(struct os_fence *f, struct os_write w, bool always, 
 {
 	struct os_adapter *a = f->a;
 	uint64_t v = w.value;
-	if (!always && lf_waitset_threshold(&f->ws) >= v &&
+	if (!always && !os_signal_needs_release(f, v) &&
 	    !atomic_load_explicit(&a->held_total, memory_order_seq_cst))
 		return false;
 	struct hw_irq_rec *rec = hw_irq_alloc();
@@ -507,6 +527,7 @@ bool os_fence_defer_release(struct os_fence *f, struct os_write w, bool always, 
 }
 
 /* ---- CPU signal ---- */
+
 
 /* "Immediately unwaits any satisfied waits": the signaling thread releases
  * what v satisfies itself, before the signal returns — every waiter
@@ -526,7 +547,7 @@ static void os_signal_release(struct os_fence *f, struct os_write w)
 		os_fence_defer_release(f, w, f->x != NULL, 0);
 		return;
 	}
-	if (lf_waitset_threshold(&f->ws) < w.value) {
+	if (os_signal_needs_release(f, w.value)) {
 		size_t n = os_fence_process(f, w, &held);
 		lf_count(&os_app_counters(a)->signal_released, n);
 	}

@@ -11,10 +11,16 @@
  *
  * The protocol that never loses an interrupt (seed native-gpu-fence,
  * "Synchronization between the GPU and CPU"): a new CPU waiter lowers MV
- * (lf_waitset_add: a seq_cst RMW), then resamples CurrentValue and completes
- * itself if the value was reached meanwhile; the interrupt thread, after
- * raising MV for retired waiters, resamples CurrentValue and releases what the
- * new value satisfies.  An extra interrupt that wakes nobody is counted as
+ * (lf_waitset_add: its last step is a seq_cst RMW, the CAS on MV, or on the
+ * set's `adds` word when MV was low enough already), then resamples
+ * CurrentValue and completes itself if the value was reached meanwhile; the
+ * interrupt thread (or a CPU signaler), after raising MV for retired waiters,
+ * compares the published MV with a fresh CurrentValue after every release
+ * call and releases again while the value is above it.  A raise is briefly
+ * visible before the release has taken the adds that came during it
+ * (lockfree/waitset.h, "The raise window"): a CPU signaler that sees a
+ * release raising takes the slow path and releases against its own write
+ * under the release lock.  An extra interrupt that wakes nobody is counted as
  * spurious; a missed one is a lost wake-up and must never happen.
  *
  * The release rule (fences may be rewound; seed multi-engine-synchronization,
@@ -41,6 +47,17 @@
  *      passed on, a resample) takes only waiters registered before s.  A
  *      write that runs during the waiter's first look counts as after it
  *      (the race of half 1).
+ * When a wait becomes outstanding (the linearization point of half 1): at
+ * its add (the MonitoredValue lowering, or the add's last RMW when nothing
+ * was lowered), not at its first look.  A write after the add that satisfies
+ * the wait releases it, whatever is written afterwards.  A write between the
+ * first look and the add races the registration: a signaler that sees a
+ * threshold low enough (another waiter's) releases the wait against it; one
+ * that does not leaves it to the resample, which compares the wait with the
+ * value there then: if a rewind came first, the seed's "any new waits ...
+ * will be compared against the new lower fence value" (a rewind before the
+ * wait is outstanding wins; tests/test_fence_release_window.c).  The first
+ * look only bounds which writes may release the wait (half 2).
  * This holds for blocking, event and multi waits, for GPU waits held on the
  * CPU (legacy), and for cross-adapter instances (they share CurrentValue and
  * its write numbers): each is a waiter of its fence.  Hardware GPU waits
@@ -63,6 +80,16 @@
  *   the interrupt thread                     internal
  * A fence's waiter set is consumed (waiters released, MonitoredValue published)
  * under the fence's release lock, by the interrupt thread or by a CPU signaler.
+ * Progress: adds and cancels are lock-free, a CPU signal that finds no waiter
+ * (and no raising release) takes no lock.  Writers of one fence are
+ * serialized, though: a write waits (spins, then sched_yield) while another
+ * writer of the same fence is between its write-number steps
+ * (gpu-model/hw/storage.c, the odd write sequence), and so may a value read
+ * with its number; a release under the release lock may sched_yield-spin
+ * behind such a preempted writer (fence.c, os_fence_release_locked).  So a
+ * signal, and a release, are blocking with respect to a preempted writer of
+ * the same fence; a signal that meets a raising release waits for the release
+ * lock.
  */
 #ifndef OS_OS_H
 #define OS_OS_H
@@ -117,6 +144,10 @@ enum os_fault {
 	OS_FAULT_BINDING_LEAK_UNCHECKED, /* dma.c: binding leak detection walks nothing */
 	OS_FAULT_LDA_PATCH_PER_GPU,    /* dma.c: the KMD patches a split packet broadcast to linked GPUs in
 					  place, for each GPU in turn */
+	OS_FAULT_SIGNAL_TRUSTS_THRESHOLD, /* fence.c: a CPU signal (or a deferred release) trusts the published
+					     threshold alone, ignoring a raising release in progress: a waiter
+					     whose add the raise hides is not released when the signal returns,
+					     or at all after a rewind */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -370,6 +401,15 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
  * the moment in which a value landing just after the timeout lands.  Set
  * before the waiting threads start; NULL in every production path. */
 extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
+
+/* Tests only: when set, every registration of a CPU waiter (or a GPU wait
+ * held on the CPU) for value v calls it twice: OS_TEST_REGISTER_ADD after
+ * its first look at the fence (which gave its write number) and before its
+ * add lowers MonitoredValue, and OS_TEST_REGISTER_RESAMPLE after the add and
+ * before its resample.  Set before the threads that use the fence start;
+ * NULL in every production path. */
+enum os_test_register_at { OS_TEST_REGISTER_ADD, OS_TEST_REGISTER_RESAMPLE };
+extern void (*os_test_register_hook)(struct os_fence *f, uint64_t v, enum os_test_register_at at);
 
 /* ---- queues (kernel-mode view of a HW queue) ---- */
 

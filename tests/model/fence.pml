@@ -1,6 +1,9 @@
 /*
  * fence.pml -- the native GPU fence's CMP/OS interrupt protocol, checked
  * exhaustively by spin.  tests/model/check.sh runs every variant below.
+ * Here the waiter set changes under one lock; the lock-free add and the
+ * multi-round release of the code, with its transient raise, are modelled
+ * in waitset.pml.
  *
  * Seed native-gpu-fence, "Synchronization issues": the CPU lowers
  * MonitoredValue (MV) while the GPU raises CurrentValue (CV); each side
