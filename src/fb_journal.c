@@ -115,10 +115,11 @@ static int start_afresh(struct fb_journal *j, char *err, size_t errlen)
 	return rc ? io_error(j, err, errlen, rc) : 0;
 }
 
-int fb_journal_append(struct fb_journal *j, json_t *point, char *err, size_t errlen)
+int fb_journal_append(struct fb_journal *j, json_t *point, json_t *context, char *err, size_t errlen)
 {
 	json_t *line = json_copy(point);
 	json_object_set_new(line, "fingerprint", json_string(j->fp));
+	json_object_set(line, "context", context);
 	char *s = json_dumps(line, JSON_COMPACT), *text = fb_xasprintf("%s\n", s);
 	int rc = write_line(j->fd, text);
 	free(s);
@@ -181,6 +182,27 @@ static bool entries_match(struct fb_journal *j, json_t *entries, json_t *params)
 	return true;
 }
 
+static bool strings_only(json_t *a)
+{
+	size_t i;
+	json_t *v;
+	if (!json_is_array(a))
+		return false;
+	json_array_foreach(a, i, v)
+		if (!json_is_string(v))
+			return false;
+	return true;
+}
+
+/* A point's context record: what fb_session_point_replay takes. */
+static bool context_ok(json_t *c)
+{
+	json_t *pt = json_object_get(c, "polling_threads"), *reps = json_object_get(c, "repetitions");
+	return json_is_integer(pt) && json_integer_value(pt) >= 0 && json_is_integer(reps) &&
+	       json_integer_value(reps) >= 0 && strings_only(json_object_get(c, "notes")) &&
+	       strings_only(json_object_get(c, "warnings"));
+}
+
 static int check_line(struct fb_journal *j, json_t *l, size_t n, char *err, size_t errlen)
 {
 	const char *fp = json_string_value(json_object_get(l, "fingerprint"));
@@ -197,6 +219,9 @@ static int check_line(struct fb_journal *j, json_t *l, size_t n, char *err, size
 	if (!key || !json_is_object(params) || !json_is_integer(json_object_get(l, "index")))
 		return refuse(j, err, errlen, "line %zu lacks its point's key, index or parameters", n);
 	fb_shown(key, k, sizeof(k));
+	if (!context_ok(json_object_get(l, "context")))
+		return refuse(j, err, errlen, "line %zu (point %s) lacks its context (threads, repetitions, notes, "
+			      "warnings)", n, k);
 	if (!json_array_size(entries))
 		return refuse(j, err, errlen, "line %zu (point %s) has no entries", n, k);
 	if (!entries_match(j, entries, params))

@@ -21,19 +21,26 @@
 /* Notes may come from any thread (fb_run_thread): one lock for all sessions. */
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static bool array_has(json_t *a, const char *text)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+		if (!strcmp(json_string_value(v), text))
+			return true;
+	return false;
+}
+
 void fb_session_note(struct fb_session *s, const char *note)
 {
 	pthread_mutex_lock(&note_lock);
-	size_t i;
-	json_t *v;
-	bool seen = false;
-	json_array_foreach(s->notes, i, v)
-		seen = seen || !strcmp(json_string_value(v), note);
-	if (!seen) {
+	if (!array_has(s->notes, note)) {
 		json_array_append_new(s->notes, json_string(note));
 		if (!s->opts->quiet)
 			fprintf(stderr, "fencebench: note: %s\n", note);
 	}
+	if (s->point_notes && !array_has(s->point_notes, note))
+		json_array_append_new(s->point_notes, json_string(note));
 	pthread_mutex_unlock(&note_lock);
 }
 
@@ -363,6 +370,8 @@ void fb_session_close(struct fb_session *s)
 	fb_rapl_close(s->rapl);
 	json_decref(s->notes);
 	json_decref(s->warnings);
+	json_decref(s->point_notes);
+	json_decref(s->point_warnings);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -374,6 +383,7 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 						     : s->scenario->polling_threads;
 	if (n > s->polling_threads)
 		s->polling_threads = n;
+	s->point_polling = n;
 	if (n <= s->cpus.n)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed; idle GPU "
@@ -387,16 +397,53 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 
 void fb_session_warn(struct fb_session *s, const char *warning)
 {
-	size_t i;
-	json_t *v;
-	bool seen = false;
-	json_array_foreach(s->warnings, i, v)
-		seen = seen || !strcmp(json_string_value(v), warning);
-	if (!seen) {
+	if (!array_has(s->warnings, warning)) {
 		json_array_append_new(s->warnings, json_string(warning));
 		if (!s->opts->quiet)
 			fprintf(stderr, "***WARNING*** %s\n", warning);
 	}
+	if (s->point_warnings && !array_has(s->point_warnings, warning))
+		json_array_append_new(s->point_warnings, json_string(warning));
+}
+
+void fb_session_point_begin(struct fb_session *s)
+{
+	pthread_mutex_lock(&note_lock);
+	json_decref(s->point_notes);
+	s->point_notes = json_array();
+	pthread_mutex_unlock(&note_lock);
+	json_decref(s->point_warnings);
+	s->point_warnings = json_array();
+	s->point_polling = s->point_reps = 0;
+}
+
+json_t *fb_session_point_end(struct fb_session *s)
+{
+	pthread_mutex_lock(&note_lock);
+	json_t *notes = s->point_notes;
+	s->point_notes = NULL;
+	pthread_mutex_unlock(&note_lock);
+	json_t *r = json_pack("{s:i, s:i, s:o, s:o}", "polling_threads", (int)s->point_polling,
+			      "repetitions", (int)s->point_reps, "notes", notes ? notes : json_array(),
+			      "warnings", s->point_warnings ? s->point_warnings : json_array());
+	s->point_warnings = NULL;
+	return r;
+}
+
+void fb_session_point_replay(struct fb_session *s, json_t *record)
+{
+	unsigned polling = (unsigned)json_integer_value(json_object_get(record, "polling_threads"));
+	unsigned reps = (unsigned)json_integer_value(json_object_get(record, "repetitions"));
+	size_t i;
+	json_t *v;
+	if (polling > s->polling_threads)
+		s->polling_threads = polling;
+	if (reps > s->repetitions_run)
+		s->repetitions_run = reps;
+	json_array_foreach(json_object_get(record, "notes"), i, v)
+		fb_session_note(s, json_string_value(v));
+	json_array_foreach(json_object_get(record, "warnings"), i, v)
+		fb_session_warn(s, json_string_value(v));
 }
 
 /* One repetition of every path: runs[p * stride + r].  0, or -errno with err. */
@@ -526,6 +573,7 @@ int fb_session_run_point(struct fb_session *s, const struct fb_params *point, js
 	}
 	if (done > s->repetitions_run)
 		s->repetitions_run = done;
+	s->point_reps = done;
 	struct fb_run **flat = packed(runs, stride, npaths, done);
 	*entries = rc ? NULL : fb_results_entries(s, point, flat, npaths, done);
 	free(flat);

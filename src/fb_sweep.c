@@ -177,16 +177,22 @@ static void show_point(struct sweep *w, json_t *point)
 	free(text);
 }
 
-/* Take a finished point (journaled first) or a resumed one.  Under the lock:
- * the output written on a signal holds exactly the journaled points. */
-static int add_point(struct sweep *w, json_t *point, bool resumed, char *err, size_t errlen)
+/* Take a finished point (journaled first, with its record: what it said and
+ * ran, fb_session_point_end) or a resumed one.  Under the lock: the output
+ * written on a signal holds exactly the journaled points; a point whose
+ * append failed is left out. */
+static int add_point(struct sweep *w, json_t *point, json_t *record, bool resumed, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&w->lock);
 	if (w->written) {   /* stopped by a signal: the output is out, the process about to die */
 		pthread_mutex_unlock(&w->lock);
 		return 0;
 	}
-	int rc = !resumed && w->journal ? fb_journal_append(w->journal, point, err, errlen) : 0;
+	int rc = !resumed && w->journal ? fb_journal_append(w->journal, point, record, err, errlen) : 0;
+	if (rc) {   /* not journaled: not in the output either (--resume runs it again) */
+		pthread_mutex_unlock(&w->lock);
+		return rc;
+	}
 	json_array_append(w->points, point);
 	if (resumed)
 		w->resumed++;
@@ -205,15 +211,23 @@ static int run_one(struct sweep *w, uint64_t k, char *err, size_t errlen)
 	char *key = fb_results_point_key(p);
 	json_t *done = w->journal ? fb_journal_point(w->journal, key, NULL) : NULL, *point = NULL, *entries;
 	int rc = 0;
+	json_t *record = NULL;
 	if (done) {
 		point = json_pack("{s:I, s:s, s:O, s:O}", "index", (json_int_t)k, "key", key, "params",
 				  json_object_get(done, "params"), "entries", json_object_get(done, "entries"));
-		rc = add_point(w, point, true, err, errlen);
-	} else if ((rc = fb_session_run_point(w->s, p, &entries, err, errlen)) == 0) {
-		point = json_pack("{s:I, s:s, s:o, s:o}", "index", (json_int_t)k, "key", key, "params",
-				  fb_results_params(p), "entries", entries);
-		rc = add_point(w, point, false, err, errlen);
+		fb_session_point_replay(w->s, json_object_get(done, "context"));
+		rc = add_point(w, point, NULL, true, err, errlen);
+	} else {
+		fb_session_point_begin(w->s);
+		rc = fb_session_run_point(w->s, p, &entries, err, errlen);
+		record = fb_session_point_end(w->s);
+		if (!rc) {
+			point = json_pack("{s:I, s:s, s:o, s:o}", "index", (json_int_t)k, "key", key, "params",
+					  fb_results_params(p), "entries", entries);
+			rc = add_point(w, point, record, false, err, errlen);
+		}
 	}
+	json_decref(record);
 	json_decref(point);
 	free(key);
 	fb_params_free(p);
