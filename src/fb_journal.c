@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "src/fb_file.h"
+#include "src/fb_io.h"
 #include "src/fb_util.h"
 
 struct fb_journal {
@@ -94,21 +95,29 @@ static char *header_line(const char *fp)
 	return line;
 }
 
-/* One write() per line: a crash leaves at most one torn last line, which
- * the reader drops.  0 or -errno. */
+/* Append a whole line and fsync.  Short writes are continued and EINTR
+ * retried; a write that fails (a full disk: -ENOSPC) cuts the journal back
+ * to where the line began, so no torn line stays behind.  A crash mid-line
+ * leaves at most one torn last line, which the reader drops.  0 or -errno. */
 static int write_line(int fd, const char *line)
 {
-	size_t n = strlen(line);
-	ssize_t w = write(fd, line, n);
-	if (w != (ssize_t)n)
-		return w < 0 ? -errno : -EIO;
-	return fsync(fd) ? -errno : 0;
+	off_t start = lseek(fd, 0, SEEK_END);
+	int rc = start < 0 ? -errno : fb_io_write_all(fd, line, strlen(line));
+	if (rc && start >= 0 && ftruncate(fd, start)) {
+		/* the torn line stays; the reader drops it as the last line */
+	}
+	while (!rc && fb_io_fsync(fd))
+		if (errno != EINTR)
+			rc = -errno;
+	return rc;
 }
 
 static int start_afresh(struct fb_journal *j, char *err, size_t errlen)
 {
 	char *h = header_line(j->fp);
 	int rc = ftruncate(j->fd, 0) ? -errno : write_line(j->fd, h);
+	if (!rc)   /* the journal's name survives a power cut too */
+		rc = fb_io_fsync_dir_of(j->path);
 	free(h);
 	json_object_clear(j->done);
 	json_object_clear(j->lines);
@@ -120,11 +129,16 @@ int fb_journal_append(struct fb_journal *j, json_t *point, json_t *context, char
 	json_t *line = json_copy(point);
 	json_object_set_new(line, "fingerprint", json_string(j->fp));
 	json_object_set(line, "context", context);
-	char *s = json_dumps(line, JSON_COMPACT), *text = fb_xasprintf("%s\n", s);
+	char *s = json_dumps(line, JSON_COMPACT), *text = s ? fb_xasprintf("%s\n", s) : NULL;
+	json_decref(line);
+	if (!s) {   /* never a "(null)" line, which every later --resume would refuse */
+		char p[FB_FILE_SHOWN_MAX];
+		snprintf(err, errlen, "journal %s: the point cannot be written as JSON", fb_file_shown(j->path, p, sizeof(p)));
+		return -EINVAL;
+	}
 	int rc = write_line(j->fd, text);
 	free(s);
 	free(text);
-	json_decref(line);
 	return rc ? io_error(j, err, errlen, rc) : 0;
 }
 

@@ -265,7 +265,9 @@ static int open_trace(struct fb_session *s, const struct fb_opts *o, char *err, 
 		as_trace_error(err, errlen);
 		return rc;
 	}
-	if (s->has_out && s->out.target && s->trace_out.target && !strcmp(s->out.target, s->trace_out.target)) {
+	struct stat st;
+	bool device = !stat(o->trace, &st) && S_ISCHR(st.st_mode);   /* /dev/null twice is fine */
+	if (s->has_out && fb_out_same(&s->out, &s->trace_out) && !device) {
 		snprintf(err, errlen, "--trace and --out name the same file: give two");
 		return -EINVAL;
 	}

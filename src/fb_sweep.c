@@ -117,7 +117,9 @@ static int open_journal(struct sweep *w, char *err, size_t errlen)
 	}
 	if (!file)
 		return 0;
-	char *path = fb_xasprintf("%s.journal", s->out.path);
+	/* Beside the file --out reaches (links followed): every spelling of
+	 * one --out shares one journal and its lock. */
+	char *path = fb_xasprintf("%s.journal", s->out.target);
 	int rc = fb_journal_open(&w->journal, path, w->fp, w->o->resume, err, errlen);
 	free(path);
 	if (!rc && w->o->resume)
@@ -244,12 +246,10 @@ static int write_output_locked(struct sweep *w, bool to_stdout, char *err, size_
 		return 0;   /* the console showed each point as it finished */
 	char *text = fb_output_render(w->o->format, w->context, w->points);
 	int rc = 0;
-	if (w->s->has_out) {
+	if (w->s->has_out)
 		rc = fb_out_write(&w->s->out, text, strlen(text), err, errlen);
-	} else {
-		fputs(text, stdout);
-		fflush(stdout);
-	}
+	else
+		rc = fb_file_write_stdout(text, err, errlen);
 	free(text);
 	return rc;
 }
