@@ -71,7 +71,7 @@ static int apply_sets(struct fb_session *s, const struct fb_opts *o, char *err, 
  * 0.50 are: compared by their canonical text). */
 static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis *ax, char *err, size_t errlen)
 {
-	char msg[512], (*canon)[128] = fb_xcalloc(ax->n, sizeof(*canon)), a[FB_SHOWN_MAX], b[FB_SHOWN_MAX];
+	char msg[512], **canon = fb_xcalloc(ax->n, sizeof(*canon)), a[FB_SHOWN_MAX], b[FB_SHOWN_MAX];
 	int rc = 0;
 	for (size_t k = 0; k < ax->n && !rc; k++) {
 		union fb_value v;
@@ -79,7 +79,7 @@ static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis
 			rc = input_error(err, errlen, "--grid ", msg);
 			break;
 		}
-		fb_param_format(p, v, canon[k], sizeof(canon[k]));
+		canon[k] = fb_param_text(p, v);
 		for (size_t j = 0; j < k && !rc; j++) {
 			if (strcmp(canon[j], canon[k]))
 				continue;
@@ -88,6 +88,8 @@ static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis
 			rc = -EINVAL;
 		}
 	}
+	for (size_t k = 0; k < ax->n; k++)
+		free(canon[k]);
 	free(canon);
 	return rc;
 }
@@ -627,9 +629,9 @@ static json_t *run_object(struct fb_session *s)
 	const struct fb_opts *o = s->opts;
 	json_t *params = json_object(), *grid = json_object();
 	for (size_t i = 0; i < s->base->n; i++) {
-		char v[128];
-		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(s->scenario, i), s->base->v[i]);
 		json_object_set_new(params, fb_scenario_param(s->scenario, i)->key, json_string(v));
+		free(v);
 	}
 	for (size_t a = 0; a < o->grid.n; a++) {
 		json_t *vals = json_array();

@@ -48,11 +48,11 @@ static char *fingerprint(const struct fb_session *s, const struct fb_opts *o)
 {
 	json_t *set = json_object();
 	for (size_t i = 0; i < s->base->n; i++) {
-		char v[128];
 		if (!s->base->set[i])
 			continue;
-		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(s->scenario, i), s->base->v[i]);
 		json_object_set_new(set, fb_scenario_param(s->scenario, i)->key, json_string(v));
+		free(v);
 	}
 	json_t *fp = json_pack("{s:s, s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:s}", "scenario", s->scenario->name,
 			       "set", set, "paths", (int)s->paths, "repetitions", (int)o->repetitions,

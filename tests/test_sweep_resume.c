@@ -551,6 +551,65 @@ static void sigint_ends_a_wait_for_a_fifo_reader(void **state)
 	unlink(fifo);
 }
 
+/* ---- no parameter is cut ---- */
+
+/* Two string values that differ only past byte 127 are two points: both
+ * run, each under its whole value (point key, parameters, journal). */
+static void long_string_values_are_kept_whole(void **state)
+{
+	(void)state;
+	char frame[PATH_MAX + 64], dir[512], a[640], b[640];
+	fb_build_path(frame, sizeof(frame), "../benchmarks/workloads/frame.json");
+	char *graph = fb_slurp(frame);
+	assert_non_null(graph);
+	char longname[201];
+	memset(longname, 'd', 200);
+	longname[200] = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, longname);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(a, sizeof(a), "%s/frame-1.json", dir);
+	snprintf(b, sizeof(b), "%s/frame-2.json", dir);
+	const char *files[] = { a, b };
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "w");
+		fputs(graph, f);
+		fclose(f);
+	}
+	free(graph);
+	char grid[2 * PATH_MAX + 16];
+	snprintf(grid, sizeof(grid), "file=%s,%s", a, b);
+	const char *out = tmp_path("long.json");
+	struct fb_exec_result r = RUN("sweep", "replay", "--grid", grid, "--iterations", "2", "--format", "json", "--out",
+				      out, "-q");
+	if (r.status != 0)
+		fail_msg("a grid of two long paths: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	json_t *doc = json_load_file(out, 0, NULL), *e;
+	size_t i, seen[2] = { 0, 0 };
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, e) {
+		json_t *meta = json_object_get(e, "fencebench");
+		const char *file = json_string_value(json_object_get(json_object_get(meta, "params"), "file"));
+		const char *point = json_string_value(json_object_get(meta, "point"));
+		assert_non_null(file);
+		for (int k = 0; k < 2; k++) {
+			if (strcmp(file, files[k]))
+				continue;
+			seen[k]++;
+			assert_non_null(strstr(point, files[k]));
+		}
+	}
+	json_decref(doc);
+	assert_true(seen[0] > 0 && seen[0] == seen[1]);
+	/* The journal keeps both whole: a resume runs nothing again and agrees. */
+	r = RUN("sweep", "replay", "--grid", grid, "--iterations", "2", "--format", "json", "--out", out, "--resume", "-q");
+	if (r.status != 0)
+		fail_msg("resume: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	for (int k = 0; k < 2; k++)
+		unlink(files[k]);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +626,7 @@ int main(void)
 		cmocka_unit_test(folder_is_fsynced_after_the_journal_is_made),
 		cmocka_unit_test(journal_write_errors_are_errors),
 		cmocka_unit_test(sigint_ends_a_wait_for_a_fifo_reader),
+		cmocka_unit_test(long_string_values_are_kept_whole),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
