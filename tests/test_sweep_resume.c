@@ -62,8 +62,9 @@ static bool context_key_varies(const char *k)
 	return false;
 }
 
-/* a and b are equal but for JSON reals (timing values).  false with where
- * and what differs in why. */
+/* a and b are equal but for JSON reals (timing values, which may also be
+ * missing on one side: a limit that could not be measured is left out).
+ * false with where and what differs in why. */
 static bool same_but_timing(json_t *a, json_t *b, const char *where, char *why, size_t len, bool top)
 {
 	if (json_is_real(a) && json_is_real(b))
@@ -79,14 +80,15 @@ static bool same_but_timing(json_t *a, json_t *b, const char *where, char *why, 
 		const char *k;
 		json_t *v;
 		json_object_foreach(a, k, v) {
-			if (top && context_key_varies(k))
+			/* A timing value that was not finite is left out (JSON has no NaN). */
+			if ((top && context_key_varies(k)) || (json_is_real(v) && !json_object_get(b, k)))
 				continue;
 			snprintf(sub, sizeof(sub), "%s.%s", where, k);
 			if (!same_but_timing(v, json_object_get(b, k), sub, why, len, false))
 				return false;
 		}
 		json_object_foreach(b, k, v) {
-			if (!(top && context_key_varies(k)) && !json_object_get(a, k)) {
+			if (!(top && context_key_varies(k)) && !json_is_real(v) && !json_object_get(a, k)) {
 				snprintf(why, len, "%s.%s: only in the second", where, k);
 				return false;
 			}
@@ -115,15 +117,20 @@ static bool same_but_timing(json_t *a, json_t *b, const char *where, char *why, 
 	return true;
 }
 
-/* The warnings of a result's context that follow from its points
- * (oversubscription), without those the machine's noise gave this session
- * (limits that moved, other processes: measured anew each time). */
-static void keep_point_warnings(json_t *doc)
+/* Leave in a result's context the warnings and notes that follow from its
+ * points, without those the machine's noise gave this session, measured anew
+ * each time: warnings other than oversubscription (limits that moved, other
+ * processes), and the note of the limits' measurement (one timed out). */
+static void drop_machine_noise(json_t *doc)
 {
-	json_t *w = json_object_get(json_object_get(doc, "context"), "warnings");
+	json_t *c = json_object_get(doc, "context"), *w = json_object_get(c, "warnings"), *n = json_object_get(c, "notes");
+	const char *limits = json_string_value(json_object_get(json_object_get(c, "limits"), "note"));
 	for (size_t i = json_array_size(w); i-- > 0;)
 		if (!strstr(json_string_value(json_array_get(w, i)), "polling threads"))
 			json_array_remove(w, i);
+	for (size_t i = json_array_size(n); limits && i-- > 0;)
+		if (!strcmp(json_string_value(json_array_get(n, i)), limits))
+			json_array_remove(n, i);
 }
 
 /* The result files a and b (JSON) hold the same points, parameters, context and counts. */
@@ -134,8 +141,8 @@ static void assert_same_results(const char *a, const char *b)
 	char why[1024] = "";
 	if (!ja || !jb)
 		fail_msg("%s is not JSON: %s", ja ? b : a, e.text);
-	keep_point_warnings(ja);
-	keep_point_warnings(jb);
+	drop_machine_noise(ja);
+	drop_machine_noise(jb);
 	bool same = same_but_timing(json_object_get(ja, "context"), json_object_get(jb, "context"), "context", why,
 				    sizeof(why), true) &&
 		    same_but_timing(json_object_get(ja, "benchmarks"), json_object_get(jb, "benchmarks"), "benchmarks",
