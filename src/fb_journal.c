@@ -290,6 +290,22 @@ static int load(struct fb_journal *j, char *err, size_t errlen)
 	return rc;
 }
 
+/* Without --resume a journal of finished points starts afresh: said on
+ * stderr (also with --quiet: results are being dropped), with how many. */
+static void warn_wiped(struct fb_journal *j)
+{
+	char *text, p[FB_FILE_SHOWN_MAX];
+	size_t len, lines = 0;
+	if (read_all(j->fd, &text, &len) == 0)
+		for (size_t i = 0; i < len; i++)
+			lines += text[i] == '\n';
+	free(text);
+	if (lines > 1)
+		fprintf(stderr, "fencebench: %s held %zu finished point%s of an earlier sweep: starting afresh without "
+			"them (--resume keeps them)\n", fb_file_shown(j->path, p, sizeof(p)), lines - 1,
+			lines == 2 ? "" : "s");
+}
+
 int fb_journal_open(struct fb_journal **out, const char *path, const char *fp, bool resume,
 		    char *err, size_t errlen)
 {
@@ -309,6 +325,8 @@ int fb_journal_open(struct fb_journal **out, const char *path, const char *fp, b
 			 "(give each its own)", fb_file_shown(path, p, sizeof(p)));
 		rc = -EINVAL;
 	}
+	if (!rc && !resume)
+		warn_wiped(j);
 	if (!rc)
 		rc = resume ? load(j, err, errlen) : start_afresh(j, err, errlen);
 	if (rc) {

@@ -23,6 +23,9 @@
  * write: the sweep then starts afresh.  The grid is not in FP: a grid
  * extended with new values resumes the points it shares.
  *
+ * Opened without resume, a journal that held points starts afresh and says
+ * so on stderr (how many points it drops).
+ *
  * The journal is opened through fb_file_open_journal (a regular file, never
  * a symbolic link) and locked (flock) while open: a second sweep writing the
  * same --out is refused.  Single thread.

@@ -706,6 +706,26 @@ static void killed_anywhere_resumes_exactly(void **state)
 	unlink(tmp_path("whole-run.json.journal"));
 }
 
+/* A rerun without --resume drops the journal's points: it says so (also
+ * with -q), naming how many. */
+static void rerun_without_resume_says_it_drops_the_journal(void **state)
+{
+	(void)state;
+	const char *out = tmp_path("again.json");
+	struct fb_exec_result r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "3", "--format", "json",
+				      "--out", out, "-q");
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "starting afresh"));   /* a new journal drops nothing */
+	fb_exec_free(&r);
+	r = RUN("sweep", "selftest", "--grid", "wait_ns=1,2", "--iterations", "3", "--format", "json", "--out", out, "-q");
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, "held 2 finished points") || !strstr(r.err, "starting afresh"))
+		fail_msg("a rerun without --resume: %s", r.err);
+	fb_exec_free(&r);
+	unlink(out);
+	unlink(tmp_path("again.json.journal"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -724,6 +744,7 @@ int main(void)
 		cmocka_unit_test(sigint_ends_a_wait_for_a_fifo_reader),
 		cmocka_unit_test(long_string_values_are_kept_whole),
 		cmocka_unit_test(killed_anywhere_resumes_exactly),
+		cmocka_unit_test(rerun_without_resume_says_it_drops_the_journal),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
