@@ -122,7 +122,7 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 	free(text);
 	if (!rc)
 		rc = fb_session_write_trace(s, err, sizeof(err));
-	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE) {
+	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE && !fb_out_is_stdout(&s->out)) {
 		text = fb_output_render(FB_FORMAT_CONSOLE, ctx, points);
 		fputs(text, stdout);
 		free(text);
@@ -206,8 +206,9 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 	fb_opts_free(&o);
 	/* What went to stdout through stdio (tables, lists) reached it: a full
 	 * disk or a closed pipe is an error, not exit 0 with a truncated file. */
-	if ((fflush(stdout) || ferror(stdout)) && status == FB_EXIT_OK) {
-		fprintf(stderr, "fencebench: stdout: cannot write: %s\n", strerror(errno ? errno : EIO));
+	int out_rc = fb_file_stdout_error();
+	if (out_rc && status == FB_EXIT_OK) {
+		fprintf(stderr, "fencebench: stdout: cannot write: %s\n", strerror(-out_rc));
 		status = FB_EXIT_RUN;
 	}
 	return status;

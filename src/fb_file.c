@@ -107,14 +107,19 @@ static bool is_at(int fd, const char *name)
  * no longer reaches it): made again.  fd or -errno. */
 static int make_temp(const char *target, char **name)
 {
-	for (;;) {
+	for (int tries = 0;; tries++) {
 		*name = fb_xasprintf("%s.tmp.%ld.XXXXXX", target, (long)getpid());
 		int fd = mkostemp(*name, O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		if (!flock(fd, LOCK_EX | LOCK_NB) && is_at(fd, *name))
+		int locked = flock(fd, LOCK_EX | LOCK_NB) ? -errno : 0;
+		/* A file system without locks (-ENOLCK...): the temporary unlocked,
+		 * as a cleaner there cannot take its lock either. */
+		if (locked != -EWOULDBLOCK && is_at(fd, *name))
 			return fd;
 		close(fd);
+		if (tries == 100)   /* a cleaner removing every one: give up, never spin */
+			return -EAGAIN;
 		free(*name);
 	}
 }
@@ -199,27 +204,28 @@ static int open_special(struct fb_out *out, const char *path, const struct stat 
 	return 0;
 }
 
-/* The descriptor a path spelled p names: /dev/stdout, /dev/stderr, /dev/stdin,
- * /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N of this process; else -1. */
+/* The descriptor p names when its folder is this process's descriptor
+ * folder, however spelled (/proc/self/fd, /dev/fd, /proc/PID/fd,
+ * /proc/thread-self/fd, "..": compared as the real folder), or /dev/stdin,
+ * /dev/stdout, /dev/stderr; else -1. */
 static int fd_spelled(const char *p)
 {
 	static const char *const std[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(p, std[i]))
 			return i;
-	char self[40];
-	snprintf(self, sizeof(self), "/proc/%ld/fd/", (long)getpid());
-	const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", self };
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		size_t n = strlen(dirs[i]);
-		if (strncmp(p, dirs[i], n) || !isdigit((unsigned char)p[n]))
-			continue;
-		char *end;
-		long fd = strtol(p + n, &end, 10);
-		if (!*end && fd <= INT_MAX)
-			return (int)fd;
-	}
-	return -1;
+	const char *base = base_of(p);
+	char *end, *dir = dir_of(p), *real = realpath(dir, NULL), mine[48], task[48];
+	long fd = strtol(base, &end, 10);
+	bool digits = isdigit((unsigned char)*base) && !*end && fd <= INT_MAX;
+	snprintf(mine, sizeof(mine), "/proc/%ld/fd", (long)getpid());
+	snprintf(task, sizeof(task), "/proc/%ld/task/", (long)getpid());
+	size_t n = real ? strlen(real) : 0;
+	bool ours = real && (!strcmp(real, mine) || (!strncmp(real, task, strlen(task)) && n > 3 &&
+						     !strcmp(real + n - 3, "/fd")));
+	free(real);
+	free(dir);
+	return digits && ours ? (int)fd : -1;
 }
 
 /* The open descriptor path reaches, spelled so itself or through links
@@ -242,6 +248,12 @@ static int named_fd(const char *path)
 	}
 	free(p);
 	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+}
+
+bool fb_out_is_stdout(const struct fb_out *out)
+{
+	struct stat st;
+	return out->exists && !fstat(STDOUT_FILENO, &st) && st.st_dev == out->dev && st.st_ino == out->ino;
 }
 
 /* Where a file not yet there would be: the real folder and the name. */
@@ -296,6 +308,9 @@ int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen)
 	out->fd = named_fd(path);
 	if (out->fd >= 0) {   /* written through the descriptor: where it points, as it was opened */
 		out->in_place = true;
+		int mode = fcntl(out->fd, F_GETFL);
+		if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
+			return out_error(err, errlen, path, "names descriptor %d, which is not open for writing", out->fd);
 		if (!fstat(out->fd, &st))
 			identify(out, &st);
 		return 0;
@@ -360,8 +375,10 @@ static int write_in_place(const struct fb_out *out, const char *data, size_t len
 	char p[FB_FILE_SHOWN_MAX];
 	struct stat st;
 	int fd, rc;
-	if (out->fd >= 0)
+	if (out->fd >= 0) {
 		fd = out->fd;   /* as it was opened: at its offset, appending if it appends */
+		fflush(NULL);   /* what stdio holds for it goes first */
+	}
 	else if (!stat(out->path, &st) && S_ISFIFO(st.st_mode))
 		fd = open_fifo(out->path);
 	else
@@ -439,9 +456,27 @@ static int write_atomic(const struct fb_out *out, const char *data, size_t len, 
 	return rc;
 }
 
+static int stdout_errno;   /* the first error of a flush of stdout: the CLI thread's, or under the sweep's lock */
+
+int fb_file_flush_stdout(void)
+{
+	if (fflush(stdout) == 0)
+		return 0;
+	if (!stdout_errno)
+		stdout_errno = errno;
+	return -errno;
+}
+
+int fb_file_stdout_error(void)
+{
+	if (fb_file_flush_stdout() == 0 && !ferror(stdout))
+		return 0;
+	return -(stdout_errno ? stdout_errno : EIO);
+}
+
 int fb_file_write_stdout(const char *text, char *err, size_t errlen)
 {
-	int rc = fflush(stdout) ? -errno : 0;
+	int rc = fb_file_flush_stdout();
 	if (!rc)
 		rc = fb_io_write_all(STDOUT_FILENO, text, strlen(text));
 	if (rc)

@@ -66,6 +66,16 @@ struct fb_out {
  * the same real folder and name), so one would overwrite the other. */
 bool fb_out_same(const struct fb_out *a, const struct fb_out *b);
 
+/* out reaches the file stdout is (--out /dev/stdout, or the file stdout was
+ * redirected to): the console table is then not printed on stdout. */
+bool fb_out_is_stdout(const struct fb_out *out);
+
+/* fflush(stdout), remembering the first error: 0 or -errno. */
+int fb_file_flush_stdout(void);
+/* Did anything written to stdout through stdio fail (flushing what is left)?
+ * 0, or -errno of the first failure (-EIO when unknown). */
+int fb_file_stdout_error(void);
+
 /* Write text to stdout, all of it, and flush: 0, or -errno with one line
  * "stdout: cannot write: why" (a full disk, a closed pipe). */
 int fb_file_write_stdout(const char *text, char *err, size_t errlen);

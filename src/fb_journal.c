@@ -96,19 +96,21 @@ static char *header_line(const char *fp)
 }
 
 /* Append a whole line and fsync.  Short writes are continued and EINTR
- * retried; a write that fails (a full disk: -ENOSPC) cuts the journal back
+ * retried; a write or fsync that fails (a full disk: -ENOSPC) cuts the journal back
  * to where the line began, so no torn line stays behind.  A crash mid-line
  * leaves at most one torn last line, which the reader drops.  0 or -errno. */
 static int write_line(int fd, const char *line)
 {
 	off_t start = lseek(fd, 0, SEEK_END);
 	int rc = start < 0 ? -errno : fb_io_write_all(fd, line, strlen(line));
-	if (rc && start >= 0 && ftruncate(fd, start)) {
-		/* the torn line stays; the reader drops it as the last line */
-	}
 	while (!rc && fb_io_fsync(fd))
 		if (errno != EINTR)
 			rc = -errno;
+	/* Failed: cut the line back (after a failed fsync it may be lost
+	 * later anyway).  Should that fail too, the sweep stops here and the
+	 * reader drops a torn last line. */
+	if (rc && start >= 0 && ftruncate(fd, start) == 0)
+		fb_io_fsync(fd);
 	return rc;
 }
 

@@ -164,7 +164,9 @@ static void refresh_context(struct sweep *w)
 
 static bool console_on_stdout(const struct sweep *w)
 {
-	return w->s->has_out ? !w->o->quiet : w->o->format == FB_FORMAT_CONSOLE;
+	if (w->s->has_out)   /* not into the results, when --out is stdout's file */
+		return !w->o->quiet && !fb_out_is_stdout(&w->s->out);
+	return w->o->format == FB_FORMAT_CONSOLE;
 }
 
 static void show_point(struct sweep *w, json_t *point)
@@ -175,7 +177,7 @@ static void show_point(struct sweep *w, json_t *point)
 	if (w->progress)
 		fputs("\r\033[K", stderr);
 	fputs(text, stdout);
-	fflush(stdout);
+	fb_file_flush_stdout();
 	free(text);
 }
 
@@ -293,7 +295,7 @@ static void make_context(struct sweep *w, json_t *command_line)
 	if (console_on_stdout(w)) {
 		char *text = fb_output_console_context(w->context);
 		fputs(text, stdout);
-		fflush(stdout);
+		fb_file_flush_stdout();
 		free(text);
 	}
 }

@@ -114,11 +114,34 @@ static void failed_append_leaves_no_torn_line(void **state)
 	json_decref(record);
 }
 
+/* An append whose fsync fails is cut back too: the point is neither in
+ * the output (the sweep stops) nor, possibly lost later, in the journal. */
+static void failed_fsync_cuts_the_line_back(void **state)
+{
+	(void)state;
+	const char *path = fb_tmp_path(tmpdir, "fsync.journal");
+	struct fb_journal *j;
+	char err[512];
+	assert_int_equal(fb_journal_open(&j, path, fp, false, err, sizeof(err)), 0);
+	json_t *point = a_point(), *record = a_record();
+	fb_io_fault(FB_IO_FSYNC, 1, EIO);
+	int rc = fb_journal_append(j, point, record, err, sizeof(err));
+	fb_io_fault(FB_IO_FSYNC, 0, 0);
+	assert_int_equal(rc, -EIO);
+	char *t = journal_text(path);
+	assert_int_equal(fb_count_lines(t), 1);
+	free(t);
+	fb_journal_close(j);
+	json_decref(point);
+	json_decref(record);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unencodable_point_is_never_journaled),
 		cmocka_unit_test(failed_append_leaves_no_torn_line),
+		cmocka_unit_test(failed_fsync_cuts_the_line_back),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -248,19 +248,31 @@ static void out_naming_stdout_appends_through_it(void **state)
 {
 	(void)state;
 	const char *log = tmp_path("all.log");
-	const char *names[] = { "/dev/stdout", "/proc/self/fd/1", "/dev/fd/1" };
-	for (size_t i = 0; i < 3; i++) {
+	/* However spelled: through links, "..", or relative to the folder it runs in (tmpdir). */
+	char relative[PATH_MAX];
+	size_t depth = 0;
+	for (const char *p = tmpdir; *p; p++)
+		depth += *p == '/';
+	relative[0] = '\0';
+	for (size_t d = 0; d < depth; d++)
+		strcat(relative, "../");
+	strcat(relative, "proc/self/fd/1");
+	const char *names[] = { "/dev/stdout", "/proc/self/fd/1", "/dev/fd/1", "/dev/../proc/self/fd/1", relative };
+	for (size_t i = 0; i < 5; i++) {
 		FILE *f = fopen(log, "w");
 		fputs("pre\n", f);
 		fclose(f);
 		int fd = open(log, O_WRONLY | O_APPEND);
 		char *err;
-		int st = RUN_FDS(fd, -1, &err, "run", "selftest", "--iterations", "5", "--format", "csv", "--out",
-				 names[i], "-q");
+		/* Without -q: the console table, which would go to stdout, is not
+		 * mixed into the results that go there. */
+		const char *cmd = i % 2 ? "run" : "sweep", *grid = i % 2 ? "--iterations" : "--grid",
+			   *gridv = i % 2 ? "5" : "wait_ns=1,2";
+		int st = RUN_FDS(fd, -1, &err, cmd, "selftest", grid, gridv, "--format", "csv", "--out", names[i]);
 		close(fd);
 		char *text = fb_slurp(log);
-		if (st != 0 || strncmp(text, "pre\n", 4) || !strstr(text, "selftest"))
-			fail_msg("--out %s >> log: exit %d (%s); log: %.200s", names[i], st, err, text);
+		if (st != 0 || strncmp(text, "pre\n", 4) || !strstr(text, "selftest") || strstr(text, "== selftest"))
+			fail_msg("%s --out %s >> log: exit %d (%s); log: %.300s", cmd, names[i], st, err, text);
 		free(text);
 		free(err);
 	}
@@ -288,6 +300,21 @@ static void out_naming_a_descriptor_of_no_path_writes_it(void **state)
 		free(err);
 		close(fds[i]);
 	}
+}
+
+/* A descriptor not open for writing (stdin, read-only) is refused before any work. */
+static void out_naming_a_read_only_descriptor_is_refused(void **state)
+{
+	(void)state;
+	int ro = open("/dev/null", O_RDONLY);
+	assert_true(ro >= 0);
+	char *err;
+	int st = RUN_FDS(1, ro, &err, "run", "selftest", "--iterations", "5", "--format", "csv", "--out", "/proc/self/fd/5",
+			 "-q");
+	if (st != 2 || !strstr(err, "not open for writing"))
+		fail_msg("--out a read-only descriptor: exit %d, %s", st, err);
+	free(err);
+	close(ro);
 }
 
 /* ---- errors are errors ---- */
@@ -733,6 +760,7 @@ int main(void)
 		cmocka_unit_test(trace_and_out_reaching_one_file_are_refused),
 		cmocka_unit_test(out_naming_stdout_appends_through_it),
 		cmocka_unit_test(out_naming_a_descriptor_of_no_path_writes_it),
+		cmocka_unit_test(out_naming_a_read_only_descriptor_is_refused),
 		cmocka_unit_test(full_stdout_is_an_error),
 		cmocka_unit_test(journal_lock_is_the_real_targets),
 		cmocka_unit_test(leftover_temporaries_go_by_their_lock_not_their_pid),
