@@ -1,8 +1,10 @@
 /* src/fb_sweep.c — `fencebench sweep`: grid points, shards, the journal, --resume, progress.
  *
- * With --out FILE (a file, not a FIFO or device), every finished point is
- * appended to FILE.journal (src/fb_journal.h): the durable record, and what
- * `--resume` skips.  FILE itself is rendered once, when the sweep ends:
+ * With --out FILE (a file, not a FIFO, device or open descriptor), every
+ * finished point is appended to FILE.journal beside the file FILE reaches
+ * (src/fb_journal.h), with its share of the context (fb_session_point_end):
+ * the durable record, and what `--resume` skips and replays.  A point whose
+ * append failed is not in the output either.  FILE itself is rendered once, when the sweep ends:
  * finished, failed at a point (FILE then holds the points before it), or
  * stopped by SIGINT or SIGTERM (src/fb_signal.h: the points that finished; the
  * point under way is lost and --resume runs it again).  Rendering once keeps
