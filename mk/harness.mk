@@ -4,4 +4,4 @@
 # /proc/self/exe: ../fencebench), so `make unit`, `make asan` and `make tsan`
 # must build it first.  Order-only: the binary is not linked into the tests.
 
-$(BUILD)/tests/test_cli $(BUILD)/tests/test_compare $(BUILD)/tests/test_trace: | $(FENCEBENCH)
+$(BUILD)/tests/test_cli $(BUILD)/tests/test_compare $(BUILD)/tests/test_trace $(BUILD)/tests/test_sweep_resume: | $(FENCEBENCH)

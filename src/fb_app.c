@@ -90,11 +90,8 @@ static int cmd_help(const struct fb_scenario *const *table, const char *name)
 
 int fb_app_emit(const struct fb_session *s, const char *text, char *err, size_t errlen)
 {
-	if (!s->has_out) {
-		fputs(text, stdout);
-		fflush(stdout);
-		return 0;
-	}
+	if (!s->has_out)
+		return fb_file_write_stdout(text, err, errlen);
 	return fb_out_write(&s->out, text, strlen(text), err, errlen);
 }
 
@@ -125,7 +122,7 @@ static int cmd_run(struct fb_session *s, const struct fb_opts *o, json_t *cmdlin
 	free(text);
 	if (!rc)
 		rc = fb_session_write_trace(s, err, sizeof(err));
-	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE) {
+	if (!rc && s->has_out && !o->quiet && o->format != FB_FORMAT_CONSOLE && !fb_out_is_stdout(&s->out)) {
 		text = fb_output_render(FB_FORMAT_CONSOLE, ctx, points);
 		fputs(text, stdout);
 		free(text);
@@ -207,5 +204,12 @@ int fb_main(int argc, char **argv, const struct fb_scenario *const *table)
 		break;
 	}
 	fb_opts_free(&o);
+	/* What went to stdout through stdio (tables, lists) reached it: a full
+	 * disk or a closed pipe is an error, not exit 0 with a truncated file. */
+	int out_rc = fb_file_stdout_error();
+	if (out_rc && status == FB_EXIT_OK) {
+		fprintf(stderr, "fencebench: stdout: cannot write: %s\n", strerror(-out_rc));
+		status = FB_EXIT_RUN;
+	}
 	return status;
 }

@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "src/fb_io.h"
 #include "src/fb_signal.h"
 #include "src/fb_util.h"
 
@@ -91,12 +94,34 @@ static char *follow_links(const char *path)
 	return NULL;
 }
 
-/* A new temporary beside target: TARGET.tmp.PID.XXXXXX (O_EXCL, mode 0600).  fd or -errno. */
+/* fd is (still) the file at name. */
+static bool is_at(int fd, const char *name)
+{
+	struct stat a, b;
+	return !fstat(fd, &a) && !lstat(name, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A new temporary beside target: TARGET.tmp.PID.XXXXXX (O_EXCL, mode 0600),
+ * locked (flock) until closed, so remove_leftovers leaves it alone.  A
+ * cleaner that removed it between the create and the lock is seen (the name
+ * no longer reaches it): made again.  fd or -errno. */
 static int make_temp(const char *target, char **name)
 {
-	*name = fb_xasprintf("%s.tmp.%ld.XXXXXX", target, (long)getpid());
-	int fd = mkostemp(*name, O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	for (int tries = 0;; tries++) {
+		*name = fb_xasprintf("%s.tmp.%ld.XXXXXX", target, (long)getpid());
+		int fd = mkostemp(*name, O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		int locked = flock(fd, LOCK_EX | LOCK_NB) ? -errno : 0;
+		/* A file system without locks (-ENOLCK...): the temporary unlocked,
+		 * as a cleaner there cannot take its lock either. */
+		if (locked != -EWOULDBLOCK && is_at(fd, *name))
+			return fd;
+		close(fd);
+		if (tries == 100)   /* a cleaner removing every one: give up, never spin */
+			return -EAGAIN;
+		free(*name);
+	}
 }
 
 /* "NAME.tmp.PID.XXXXXX" for target base NAME: the PID, or -1 when name is no such temporary. */
@@ -113,7 +138,8 @@ static long temp_owner(const char *name, const char *base)
 	return pid;
 }
 
-/* Remove the temporaries beside target whose fencebench no longer runs. */
+/* Remove the temporaries beside target that no writer holds: their lock
+ * can be taken (a writer locks its temporary from creation to rename). */
 static void remove_leftovers(const char *target)
 {
 	char *dir = dir_of(target);
@@ -122,9 +148,15 @@ static void remove_leftovers(const char *target)
 	if (!d)
 		return;
 	for (struct dirent *e; (e = readdir(d));) {
-		long pid = temp_owner(e->d_name, base_of(target));
-		if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) && errno == ESRCH)
-			unlinkat(dirfd(d), e->d_name, 0);
+		if (temp_owner(e->d_name, base_of(target)) <= 0)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !flock(fd, LOCK_EX | LOCK_NB))
+			unlinkat(dirfd(d), e->d_name, 0);   /* under our lock: no writer can take it meanwhile */
+		close(fd);
 	}
 	closedir(d);
 }
@@ -153,12 +185,13 @@ static int check_creatable(const char *path, const char *target, char *err, size
 	return rc;
 }
 
-/* An existing path that is not a regular file: written in place, or refused. */
+/* An existing path that is not a regular file (or one no path reaches):
+ * written in place, or refused. */
 static int open_special(struct fb_out *out, const char *path, const struct stat *st, char *err, size_t errlen)
 {
 	if (S_ISDIR(st->st_mode))
 		return out_error(err, errlen, path, "is a folder: give a file name");
-	if (!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode))
+	if (!S_ISFIFO(st->st_mode) && !S_ISCHR(st->st_mode) && !S_ISREG(st->st_mode))
 		return out_error(err, errlen, path, "is a %s: give a file, a FIFO or a character device",
 				 S_ISSOCK(st->st_mode) ? "socket" : "block device");
 	/* A FIFO without a reader yet (ENXIO) is fine: the write waits for one. */
@@ -171,29 +204,141 @@ static int open_special(struct fb_out *out, const char *path, const struct stat 
 	return 0;
 }
 
+/* The descriptor p names when its folder is this process's descriptor
+ * folder, however spelled (/proc/self/fd, /dev/fd, /proc/PID/fd,
+ * /proc/thread-self/fd, "..": compared as the real folder), or /dev/stdin,
+ * /dev/stdout, /dev/stderr; else -1. */
+static int fd_spelled(const char *p)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(p, std[i]))
+			return i;
+	const char *base = base_of(p);
+	char *end, *dir = dir_of(p), *real = realpath(dir, NULL), mine[48], task[48];
+	long fd = strtol(base, &end, 10);
+	bool digits = isdigit((unsigned char)*base) && !*end && fd <= INT_MAX;
+	snprintf(mine, sizeof(mine), "/proc/%ld/fd", (long)getpid());
+	snprintf(task, sizeof(task), "/proc/%ld/task/", (long)getpid());
+	size_t n = real ? strlen(real) : 0;
+	bool ours = real && (!strcmp(real, mine) || (!strncmp(real, task, strlen(task)) && n > 3 &&
+						     !strcmp(real + n - 3, "/fd")));
+	free(real);
+	free(dir);
+	return digits && ours ? (int)fd : -1;
+}
+
+/* The open descriptor path reaches, spelled so itself or through links
+ * (/dev/stdout -> /proc/self/fd/1): the fd, or -1. */
+static int named_fd(const char *path)
+{
+	char *p = fb_xstrdup(path), target[PATH_MAX];
+	int fd = -1;
+	for (int hops = 0; hops <= MAX_LINKS && fd < 0; hops++) {
+		fd = fd_spelled(p);
+		ssize_t n = fd >= 0 ? -1 : readlink(p, target, sizeof(target) - 1);
+		if (n < 0)
+			break;
+		target[n] = '\0';
+		char *dir = dir_of(p), *next = target[0] == '/' ? fb_xstrdup(target)
+						  : fb_xasprintf("%s/%s", dir, target);
+		free(dir);
+		free(p);
+		p = next;
+	}
+	free(p);
+	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+}
+
+bool fb_out_is_stdout(const struct fb_out *out)
+{
+	struct stat st;
+	return out->exists && !fstat(STDOUT_FILENO, &st) && st.st_dev == out->dev && st.st_ino == out->ino;
+}
+
+/* Where a file not yet there would be: the real folder and the name. */
+static char *where_of(const char *target)
+{
+	char *dir = dir_of(target), *real = realpath(dir, NULL);
+	char *w = fb_xasprintf("%s/%s", real ? real : dir, base_of(target));
+	free(real);
+	free(dir);
+	return w;
+}
+
+/* The file out reaches, for fb_out_same. */
+static void identify(struct fb_out *out, const struct stat *st)
+{
+	if (st) {
+		out->exists = true;
+		out->dev = st->st_dev;
+		out->ino = st->st_ino;
+	} else {
+		out->where = where_of(out->target ? out->target : out->path);
+	}
+}
+
+bool fb_out_same(const struct fb_out *a, const struct fb_out *b)
+{
+	if (a->exists || b->exists)
+		return a->exists && b->exists && a->dev == b->dev && a->ino == b->ino;
+	return a->where && b->where && !strcmp(a->where, b->where);
+}
+
+/* A sticky folder lets only the file's owner (or the folder's) replace it:
+ * a rename that would fail at the end is refused before any work. */
+static int check_replaceable(const char *path, const char *target, const struct stat *st, char *err, size_t errlen)
+{
+	char *dir = dir_of(target);
+	struct stat dst;
+	int rc = 0;
+	uid_t me = geteuid();
+	if (!stat(dir, &dst) && (dst.st_mode & S_ISVTX) && me != 0 && st->st_uid != me && dst.st_uid != me)
+		rc = out_error(err, errlen, path, "cannot be replaced: it belongs to another user, in a sticky folder "
+			       "(give another file name)");
+	free(dir);
+	return rc;
+}
+
 int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen)
 {
 	struct stat st, tst;
 	memset(out, 0, sizeof(*out));
 	out->path = fb_xstrdup(path);
+	out->fd = named_fd(path);
+	if (out->fd >= 0) {   /* written through the descriptor: where it points, as it was opened */
+		out->in_place = true;
+		int mode = fcntl(out->fd, F_GETFL);
+		if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
+			return out_error(err, errlen, path, "names descriptor %d, which is not open for writing", out->fd);
+		if (!fstat(out->fd, &st))
+			identify(out, &st);
+		return 0;
+	}
 	bool exists = stat(path, &st) == 0;
 	if (!exists && errno != ENOENT)
 		return out_error(err, errlen, path, "%s", strerror(errno));
-	if (exists && !S_ISREG(st.st_mode))
+	if (exists && !S_ISREG(st.st_mode)) {
+		identify(out, &st);
 		return open_special(out, path, &st, err, errlen);
+	}
 	out->target = follow_links(path);
 	if (!out->target)
 		return out_error(err, errlen, path, "%s", strerror(errno));
 	if (exists && (lstat(out->target, &tst) || tst.st_dev != st.st_dev || tst.st_ino != st.st_ino)) {
-		/* A link that names no path (/proc/self/fd/N of a deleted file): write it as it is. */
+		/* A link that names no path (/proc/PID/fd/N of another process, a deleted file): write it as it is. */
 		free(out->target);
 		out->target = NULL;
+		identify(out, &st);
 		return open_special(out, path, &st, err, errlen);
 	}
+	identify(out, exists ? &st : NULL);
 	mode_t mask = umask(0);
 	umask(mask);
 	out->mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
-	int rc = check_creatable(path, out->target, err, errlen);
+	int rc = exists ? check_replaceable(path, out->target, &st, err, errlen) : 0;
+	if (!rc)
+		rc = check_creatable(path, out->target, err, errlen);
 	if (!rc)
 		remove_leftovers(out->target);
 	return rc;
@@ -203,34 +348,51 @@ void fb_out_free(struct fb_out *out)
 {
 	free(out->path);
 	free(out->target);
+	free(out->where);
 	memset(out, 0, sizeof(*out));
 }
 
-static int write_all(int fd, const char *data, size_t len)
+/* Open a FIFO for writing, waiting for a reader (every 10 ms: a FIFO tells
+ * no one when a reader comes) until one opens it or a SIGINT or SIGTERM
+ * arrives (fb_signal_stopping): a stopped sweep never hangs on it.  fd or -errno. */
+static int open_fifo(const char *path)
 {
-	while (len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		data += n;
-		len -= (size_t)n;
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (;;) {
+		int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0)
+			return fcntl(fd, F_SETFL, 0) ? (close(fd), -errno) : fd;   /* blocking writes again */
+		if (errno != ENXIO)
+			return -errno;
+		if (fb_signal_stopping())
+			return -EPIPE;
+		nanosleep(&tick, NULL);
 	}
-	return 0;
 }
 
 static int write_in_place(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen)
 {
 	char p[FB_FILE_SHOWN_MAX];
-	int fd = open(out->path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC), rc;
+	struct stat st;
+	int fd, rc;
+	if (out->fd >= 0) {
+		fd = out->fd;   /* as it was opened: at its offset, appending if it appends */
+		fflush(NULL);   /* what stdio holds for it goes first */
+	}
+	else if (!stat(out->path, &st) && S_ISFIFO(st.st_mode))
+		fd = open_fifo(out->path);
+	else
+		fd = open(out->path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
+		rc = fd == -1 ? -errno : fd;
+	else
+		rc = fb_io_write_all(fd, data, len);
+	if (fd >= 0 && fd != out->fd && close(fd) && !rc)
 		rc = -errno;
-	else if ((rc = write_all(fd, data, len)) == 0 && close(fd))
-		rc = -errno;
+	if (rc == -EPIPE && fd < 0)
+		snprintf(err, errlen, "--out %s: stopped while waiting for a reader: nothing written",
+			 fb_file_shown(out->path, p, sizeof(p)));
 	else if (rc)
-		close(fd);
-	if (rc)
 		snprintf(err, errlen, "--out %s: cannot write: %s", fb_file_shown(out->path, p, sizeof(p)), strerror(-rc));
 	return rc;
 }
@@ -238,18 +400,32 @@ static int write_in_place(const struct fb_out *out, const char *data, size_t len
 /* The temporary's content, mode and data on disk.  0 or -errno; fd closed either way. */
 static int fill_temp(int fd, const struct fb_out *out, const char *data, size_t len)
 {
-	int rc = write_all(fd, data, len);
-	if (!rc && (fchmod(fd, out->mode) || fsync(fd)))
+	int rc = fb_io_write_all(fd, data, len);
+	if (!rc && (fchmod(fd, out->mode) || fb_io_fsync(fd)))
 		rc = -errno;
 	if (close(fd) && !rc)
 		rc = -errno;
 	return rc;
 }
 
+/* The rename failed: the finished results stay, as TARGET.unsaved.XXXXXX
+ * (a name remove_leftovers never takes).  The name kept. New string. */
+static char *keep_temp(const char *tmp, const char *target)
+{
+	char *keep = fb_xasprintf("%s.unsaved.%s", target, tmp + strlen(tmp) - 6);
+	if (rename(tmp, keep)) {
+		free(keep);
+		keep = fb_xstrdup(tmp);
+	}
+	fb_io_fsync_dir_of(keep);
+	return keep;
+}
+
 static int write_atomic(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen)
 {
-	char *tmp, p[FB_FILE_SHOWN_MAX];
+	char *tmp = NULL, *kept = NULL, p[FB_FILE_SHOWN_MAX], k[FB_FILE_SHOWN_MAX];
 	const char *what = "cannot create a temporary file beside it";
+	bool renamed = false;
 	fb_signal_hold();
 	int fd = make_temp(out->target, &tmp), rc = fd < 0 ? fd : 0;
 	if (!rc) {
@@ -258,14 +434,53 @@ static int write_atomic(const struct fb_out *out, const char *data, size_t len, 
 	}
 	if (!rc) {
 		what = "cannot rename the temporary file onto it";
-		rc = rename(tmp, out->target) ? -errno : 0;
+		rc = fb_io_rename(tmp, out->target) ? -errno : 0;
+		renamed = !rc;
+		if (rc)   /* never delete the only copy of finished results */
+			kept = keep_temp(tmp, out->target);
 	}
-	if (rc && fd >= 0)
+	if (renamed) {
+		what = "written, but its folder could not be fsync'd (a power cut may lose it)";
+		rc = fb_io_fsync_dir_of(out->target);
+	}
+	if (rc && fd >= 0 && !renamed && !kept)
 		unlink(tmp);
 	fb_signal_release();
-	if (rc)
+	if (rc && kept)
+		snprintf(err, errlen, "--out %s: %s: %s; the results are in %s", fb_file_shown(out->path, p, sizeof(p)),
+			 what, strerror(-rc), fb_file_shown(kept, k, sizeof(k)));
+	else if (rc)
 		snprintf(err, errlen, "--out %s: %s: %s", fb_file_shown(out->path, p, sizeof(p)), what, strerror(-rc));
 	free(tmp);
+	free(kept);
+	return rc;
+}
+
+static int stdout_errno;   /* the first error of a flush of stdout: the CLI thread's, or under the sweep's lock */
+
+int fb_file_flush_stdout(void)
+{
+	if (fflush(stdout) == 0)
+		return 0;
+	if (!stdout_errno)
+		stdout_errno = errno;
+	return -errno;
+}
+
+int fb_file_stdout_error(void)
+{
+	if (fb_file_flush_stdout() == 0 && !ferror(stdout))
+		return 0;
+	return -(stdout_errno ? stdout_errno : EIO);
+}
+
+int fb_file_write_stdout(const char *text, char *err, size_t errlen)
+{
+	int rc = fb_file_flush_stdout();
+	if (!rc)
+		rc = fb_io_write_all(STDOUT_FILENO, text, strlen(text));
+	if (rc)
+		snprintf(err, errlen, "stdout: cannot write: %s", strerror(-rc));
 	return rc;
 }
 

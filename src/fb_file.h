@@ -9,16 +9,31 @@
  *   a regular file                 the same, keeping the file's permission bits
  *   a symbolic link                followed (also when dangling): the link stays,
  *                                  its target is written as above
+ *   an open descriptor of ours     in place, through that descriptor: /dev/stdout,
+ *   (/dev/stdout, /dev/stderr,     /dev/stderr, /dev/fd/N, /proc/self/fd/N; nothing is
+ *   /dev/fd/N, /proc/self/fd/N)    truncated, and a descriptor opened to append appends
+ *                                  (`--out /dev/stdout >> log` keeps what log held)
  *   a FIFO or a character device   in place (opened and written; /dev/null, a pipe
- *                                  perf or a shell reads from)
+ *                                  perf or a shell reads from).  A FIFO without a
+ *                                  reader is waited for, until SIGINT or SIGTERM
  *   a folder, a socket, a block    refused
  *   device, a missing folder, a
  *   place no file can be created
  *
- * Temporaries are named TARGET.tmp.PID.XXXXXX and live only inside
- * fb_out_write (fb_signal_hold: a SIGINT or SIGTERM waits for them to go).
- * fb_out_open removes those a killed fencebench left beside the same target
- * (their PID no longer runs).
+ * The replacing is durable: the temporary is fsync'd, renamed onto the
+ * target, and the folder fsync'd.  The new file has the old one's permission
+ * bits, and the owner of whoever runs fencebench (as `install` without -o):
+ * the old file's owner, ACLs and extra hard links are not carried over (a
+ * hard link keeps the old content).  A rename that fails (a sticky folder, a
+ * file of another user) keeps the results: the temporary is renamed
+ * TARGET.unsaved.XXXXXX and the error names it.
+ *
+ * Temporaries are named TARGET.tmp.PID.XXXXXX, are locked (flock) by their
+ * writer while they exist, and live only inside fb_out_write (fb_signal_hold:
+ * a SIGINT or SIGTERM waits for them to go).  fb_out_open removes those a
+ * killed fencebench left beside the same target: a temporary whose lock it can
+ * take (the PID in the name is not trusted: PIDs are reused, and other
+ * machines or containers share folders).
  *
  * A journal (fb_file_open_journal) is only ever a regular file of one link,
  * never reached through a symbolic link: a planted FILE.journal link or a
@@ -38,9 +53,32 @@
 struct fb_out {
 	char *path;        /* as given (after the shard suffix, if any) */
 	char *target;      /* where the bytes land: path with symbolic links followed */
-	bool in_place;     /* FIFO or character device: opened and written, no temporary */
+	bool in_place;     /* FIFO, character device or open descriptor: written, no temporary */
+	int fd;            /* the open descriptor path names (/dev/stdout...), or -1 */
 	mode_t mode;       /* permission bits of the file written (the existing file's) */
+	bool exists;       /* dev and ino name the file path reaches */
+	dev_t dev;
+	ino_t ino;
+	char *where;       /* when nothing exists yet: the real folder and the name */
 };
+
+/* a and b reach the same file (device and inode; for a file not yet there,
+ * the same real folder and name), so one would overwrite the other. */
+bool fb_out_same(const struct fb_out *a, const struct fb_out *b);
+
+/* out reaches the file stdout is (--out /dev/stdout, or the file stdout was
+ * redirected to): the console table is then not printed on stdout. */
+bool fb_out_is_stdout(const struct fb_out *out);
+
+/* fflush(stdout), remembering the first error: 0 or -errno. */
+int fb_file_flush_stdout(void);
+/* Did anything written to stdout through stdio fail (flushing what is left)?
+ * 0, or -errno of the first failure (-EIO when unknown). */
+int fb_file_stdout_error(void);
+
+/* Write text to stdout, all of it, and flush: 0, or -errno with one line
+ * "stdout: cannot write: why" (a full disk, a closed pipe). */
+int fb_file_write_stdout(const char *text, char *err, size_t errlen);
 
 /* Check that path can take the results, before any work: 0 with *out filled
  * (free it with fb_out_free), or -EINVAL with one line "--out PATH: why".

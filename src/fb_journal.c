@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "src/fb_file.h"
+#include "src/fb_io.h"
 #include "src/fb_util.h"
 
 struct fb_journal {
@@ -94,36 +95,52 @@ static char *header_line(const char *fp)
 	return line;
 }
 
-/* One write() per line: a crash leaves at most one torn last line, which
- * the reader drops.  0 or -errno. */
+/* Append a whole line and fsync.  Short writes are continued and EINTR
+ * retried; a write or fsync that fails (a full disk: -ENOSPC) cuts the journal back
+ * to where the line began, so no torn line stays behind.  A crash mid-line
+ * leaves at most one torn last line, which the reader drops.  0 or -errno. */
 static int write_line(int fd, const char *line)
 {
-	size_t n = strlen(line);
-	ssize_t w = write(fd, line, n);
-	if (w != (ssize_t)n)
-		return w < 0 ? -errno : -EIO;
-	return fsync(fd) ? -errno : 0;
+	off_t start = lseek(fd, 0, SEEK_END);
+	int rc = start < 0 ? -errno : fb_io_write_all(fd, line, strlen(line));
+	while (!rc && fb_io_fsync(fd))
+		if (errno != EINTR)
+			rc = -errno;
+	/* Failed: cut the line back (after a failed fsync it may be lost
+	 * later anyway).  Should that fail too, the sweep stops here and the
+	 * reader drops a torn last line. */
+	if (rc && start >= 0 && ftruncate(fd, start) == 0)
+		fb_io_fsync(fd);
+	return rc;
 }
 
 static int start_afresh(struct fb_journal *j, char *err, size_t errlen)
 {
 	char *h = header_line(j->fp);
 	int rc = ftruncate(j->fd, 0) ? -errno : write_line(j->fd, h);
+	if (!rc)   /* the journal's name survives a power cut too */
+		rc = fb_io_fsync_dir_of(j->path);
 	free(h);
 	json_object_clear(j->done);
 	json_object_clear(j->lines);
 	return rc ? io_error(j, err, errlen, rc) : 0;
 }
 
-int fb_journal_append(struct fb_journal *j, json_t *point, char *err, size_t errlen)
+int fb_journal_append(struct fb_journal *j, json_t *point, json_t *context, char *err, size_t errlen)
 {
 	json_t *line = json_copy(point);
 	json_object_set_new(line, "fingerprint", json_string(j->fp));
-	char *s = json_dumps(line, JSON_COMPACT), *text = fb_xasprintf("%s\n", s);
+	json_object_set(line, "context", context);
+	char *s = json_dumps(line, JSON_COMPACT), *text = s ? fb_xasprintf("%s\n", s) : NULL;
+	json_decref(line);
+	if (!s) {   /* never a "(null)" line, which every later --resume would refuse */
+		char p[FB_FILE_SHOWN_MAX];
+		snprintf(err, errlen, "journal %s: the point cannot be written as JSON", fb_file_shown(j->path, p, sizeof(p)));
+		return -EINVAL;
+	}
 	int rc = write_line(j->fd, text);
 	free(s);
 	free(text);
-	json_decref(line);
 	return rc ? io_error(j, err, errlen, rc) : 0;
 }
 
@@ -181,6 +198,27 @@ static bool entries_match(struct fb_journal *j, json_t *entries, json_t *params)
 	return true;
 }
 
+static bool strings_only(json_t *a)
+{
+	size_t i;
+	json_t *v;
+	if (!json_is_array(a))
+		return false;
+	json_array_foreach(a, i, v)
+		if (!json_is_string(v))
+			return false;
+	return true;
+}
+
+/* A point's context record: what fb_session_point_replay takes. */
+static bool context_ok(json_t *c)
+{
+	json_t *pt = json_object_get(c, "polling_threads"), *reps = json_object_get(c, "repetitions");
+	return json_is_integer(pt) && json_integer_value(pt) >= 0 && json_is_integer(reps) &&
+	       json_integer_value(reps) >= 0 && strings_only(json_object_get(c, "notes")) &&
+	       strings_only(json_object_get(c, "warnings"));
+}
+
 static int check_line(struct fb_journal *j, json_t *l, size_t n, char *err, size_t errlen)
 {
 	const char *fp = json_string_value(json_object_get(l, "fingerprint"));
@@ -197,6 +235,9 @@ static int check_line(struct fb_journal *j, json_t *l, size_t n, char *err, size
 	if (!key || !json_is_object(params) || !json_is_integer(json_object_get(l, "index")))
 		return refuse(j, err, errlen, "line %zu lacks its point's key, index or parameters", n);
 	fb_shown(key, k, sizeof(k));
+	if (!context_ok(json_object_get(l, "context")))
+		return refuse(j, err, errlen, "line %zu (point %s) lacks its context (threads, repetitions, notes, "
+			      "warnings)", n, k);
 	if (!json_array_size(entries))
 		return refuse(j, err, errlen, "line %zu (point %s) has no entries", n, k);
 	if (!entries_match(j, entries, params))
@@ -251,6 +292,22 @@ static int load(struct fb_journal *j, char *err, size_t errlen)
 	return rc;
 }
 
+/* Without --resume a journal of finished points starts afresh: said on
+ * stderr (also with --quiet: results are being dropped), with how many. */
+static void warn_wiped(struct fb_journal *j)
+{
+	char *text, p[FB_FILE_SHOWN_MAX];
+	size_t len, lines = 0;
+	if (read_all(j->fd, &text, &len) == 0)
+		for (size_t i = 0; i < len; i++)
+			lines += text[i] == '\n';
+	free(text);
+	if (lines > 1)
+		fprintf(stderr, "fencebench: %s held %zu finished point%s of an earlier sweep: starting afresh without "
+			"them (--resume keeps them)\n", fb_file_shown(j->path, p, sizeof(p)), lines - 1,
+			lines == 2 ? "" : "s");
+}
+
 int fb_journal_open(struct fb_journal **out, const char *path, const char *fp, bool resume,
 		    char *err, size_t errlen)
 {
@@ -270,6 +327,8 @@ int fb_journal_open(struct fb_journal **out, const char *path, const char *fp, b
 			 "(give each its own)", fb_file_shown(path, p, sizeof(p)));
 		rc = -EINVAL;
 	}
+	if (!rc && !resume)
+		warn_wiped(j);
 	if (!rc)
 		rc = resume ? load(j, err, errlen) : start_afresh(j, err, errlen);
 	if (rc) {

@@ -3,9 +3,14 @@
  * FILE.journal beside a sweep's --out FILE, one JSON object per line, each
  * written with one write() and fsync'd:
  *
- *   {"fencebench_journal": 2, "fingerprint": FP}                     the header
+ *   {"fencebench_journal": 3, "fingerprint": FP}                     the header
  *   {"fingerprint": FP, "index": k, "key": "a=1,b=x",                one line per point
- *    "params": {every parameter: "text"}, "entries": [Google Benchmark entries]}
+ *    "params": {every parameter: "text"}, "entries": [Google Benchmark entries],
+ *    "context": {"polling_threads": n, "repetitions": n, "notes": [...], "warnings": [...]}}
+ *
+ * "context" is what the point adds to the output's context (the threads it
+ * declared, the repetitions it ran, its notes and warnings): a resumed
+ * sweep's output says what an uninterrupted one would.
  *
  * FP is the sweep's fingerprint: a compact JSON object (sorted keys) of what
  * shapes its results besides the grid (scenario, --set, paths, repetitions,
@@ -18,6 +23,9 @@
  * write: the sweep then starts afresh.  The grid is not in FP: a grid
  * extended with new values resumes the points it shares.
  *
+ * Opened without resume, a journal that held points starts afresh and says
+ * so on stderr (how many points it drops).
+ *
  * The journal is opened through fb_file_open_journal (a regular file, never
  * a symbolic link) and locked (flock) while open: a second sweep writing the
  * same --out is refused.  Single thread.
@@ -29,7 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define FB_JOURNAL_FORMAT 2
+#define FB_JOURNAL_FORMAT 3
 
 struct fb_journal;
 
@@ -40,11 +48,11 @@ struct fb_journal;
 int fb_journal_open(struct fb_journal **out, const char *path, const char *fp, bool resume,
 		    char *err, size_t errlen);
 /* The line recorded for point key (borrowed; "index", "key", "params",
- * "entries"), or NULL; *line: its line number (1 = the header). */
+ * "entries", "context"), or NULL; *line: its line number (1 = the header). */
 json_t *fb_journal_point(struct fb_journal *j, const char *key, size_t *line);
-/* Append point {"index", "key", "params", "entries"} (the fingerprint is
- * added) and fsync.  0 or -errno with err. */
-int fb_journal_append(struct fb_journal *j, json_t *point, char *err, size_t errlen);
+/* Append point {"index", "key", "params", "entries"} with its context
+ * record (the fingerprint is added) and fsync.  0 or -errno with err. */
+int fb_journal_append(struct fb_journal *j, json_t *point, json_t *context, char *err, size_t errlen);
 /* Unlock and close (NULL: nothing). */
 void fb_journal_close(struct fb_journal *j);
 

@@ -252,7 +252,7 @@ static int emit(struct merge *m, const struct fb_out *out, char *err, size_t err
 		rc = fb_out_write(out, text, strlen(text), err, errlen);
 	} else {
 		fputs(text, stdout);
-		fflush(stdout);
+		fb_file_flush_stdout();
 	}
 	free(text);
 	json_decref(ctx);

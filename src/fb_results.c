@@ -33,9 +33,9 @@ char *fb_results_name(const struct fb_params *point, const char *section, enum f
 	for (size_t i = 0; i < point->n; i++) {
 		if (!point->set[i])
 			continue;
-		char v[128];
-		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(point->scenario, i), point->v[i]);
 		next = fb_xasprintf("%s/%s:%s", name, fb_scenario_param(point->scenario, i)->key, v);
+		free(v);
 		free(name);
 		name = next;
 	}
@@ -75,9 +75,9 @@ json_t *fb_results_params(const struct fb_params *point)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; i < point->n; i++) {
-		char v[128];
-		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(point->scenario, i), point->v[i]);
 		json_object_set_new(o, fb_scenario_param(point->scenario, i)->key, json_string(v));
+		free(v);
 	}
 	return o;
 }
@@ -89,9 +89,9 @@ char *fb_results_point_key(const struct fb_params *point)
 	for (size_t i = 0; i < point->n; i++) {
 		if (!point->set[i])
 			continue;
-		char v[128];
-		fb_param_format(fb_scenario_param(point->scenario, i), point->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(point->scenario, i), point->v[i]);
 		next = fb_xasprintf("%s%s%s=%s", key, *key ? "," : "", fb_scenario_param(point->scenario, i)->key, v);
+		free(v);
 		free(key);
 		key = next;
 	}

@@ -73,6 +73,11 @@ struct fb_session {
 	unsigned repetitions_run;       /* the most repetitions a point ran (--target-ci: more than asked) */
 	json_t *notes;                  /* array of unique one-line notes, in order */
 	json_t *warnings;               /* array: oversubscription and the like */
+	/* What the point under way said and ran (fb_session_point_begin/_end):
+	 * its record in a sweep's journal, so that --resume rebuilds the same
+	 * context.  NULL arrays: no point under way. */
+	json_t *point_notes, *point_warnings;
+	unsigned point_polling, point_reps;
 };
 
 struct fb_run {
@@ -116,6 +121,14 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen);
  * CLI thread.  Never fails: what cannot be measured is left out. */
 void fb_session_finish(struct fb_session *s);
 void fb_session_close(struct fb_session *s);
+/* A point's own record: begin before fb_session_run_point, end after it
+ * (a new object {"polling_threads", "repetitions", "notes", "warnings"}:
+ * what the point declared and ran, and every note and warning it gave, also
+ * those an earlier point gave first).  fb_session_point_replay folds such a
+ * record back into the session (a point --resume skips).  The CLI thread. */
+void fb_session_point_begin(struct fb_session *s);
+json_t *fb_session_point_end(struct fb_session *s);
+void fb_session_point_replay(struct fb_session *s, json_t *record);
 /* Add a note once (deduplicated), and print it on stderr unless --quiet. */
 void fb_session_note(struct fb_session *s, const char *note);
 /* Add a warning once (context "warnings"), printed "***WARNING*** ..." unless --quiet.

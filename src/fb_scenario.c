@@ -276,6 +276,15 @@ void fb_param_format(const struct fb_param *p, union fb_value v, char *buf, size
 	}
 }
 
+char *fb_param_text(const struct fb_param *p, union fb_value v)
+{
+	if (p->type == FB_PARAM_STRING)
+		return fb_xstrdup(v.s);
+	char buf[64];   /* ints, doubles, booleans and choices fit */
+	fb_param_format(p, v, buf, sizeof(buf));
+	return fb_xstrdup(buf);
+}
+
 struct fb_params *fb_params_new(const struct fb_scenario *s)
 {
 	struct fb_params *ps = xcalloc(1, sizeof(*ps));

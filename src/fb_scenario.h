@@ -244,6 +244,8 @@ int fb_param_parse(const struct fb_param *p, const char *text, union fb_value *o
 union fb_value fb_param_default(const struct fb_param *p);
 /* The canonical text of v (what fb_param_parse reads back to the same value). */
 void fb_param_format(const struct fb_param *p, union fb_value v, char *buf, size_t len);
+/* The same text, whole (a string parameter of any length).  New string. */
+char *fb_param_text(const struct fb_param *p, union fb_value v);
 /* "int", "double", "bool", "enum". */
 const char *fb_param_type_name(enum fb_param_type t);
 /* The range as text: "[1, 4096]", "true|false", "a|b|c". */

@@ -21,19 +21,26 @@
 /* Notes may come from any thread (fb_run_thread): one lock for all sessions. */
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static bool array_has(json_t *a, const char *text)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+		if (!strcmp(json_string_value(v), text))
+			return true;
+	return false;
+}
+
 void fb_session_note(struct fb_session *s, const char *note)
 {
 	pthread_mutex_lock(&note_lock);
-	size_t i;
-	json_t *v;
-	bool seen = false;
-	json_array_foreach(s->notes, i, v)
-		seen = seen || !strcmp(json_string_value(v), note);
-	if (!seen) {
+	if (!array_has(s->notes, note)) {
 		json_array_append_new(s->notes, json_string(note));
 		if (!s->opts->quiet)
 			fprintf(stderr, "fencebench: note: %s\n", note);
 	}
+	if (s->point_notes && !array_has(s->point_notes, note))
+		json_array_append_new(s->point_notes, json_string(note));
 	pthread_mutex_unlock(&note_lock);
 }
 
@@ -64,7 +71,7 @@ static int apply_sets(struct fb_session *s, const struct fb_opts *o, char *err, 
  * 0.50 are: compared by their canonical text). */
 static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis *ax, char *err, size_t errlen)
 {
-	char msg[512], (*canon)[128] = fb_xcalloc(ax->n, sizeof(*canon)), a[FB_SHOWN_MAX], b[FB_SHOWN_MAX];
+	char msg[512], **canon = fb_xcalloc(ax->n, sizeof(*canon)), a[FB_SHOWN_MAX], b[FB_SHOWN_MAX];
 	int rc = 0;
 	for (size_t k = 0; k < ax->n && !rc; k++) {
 		union fb_value v;
@@ -72,7 +79,7 @@ static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis
 			rc = input_error(err, errlen, "--grid ", msg);
 			break;
 		}
-		fb_param_format(p, v, canon[k], sizeof(canon[k]));
+		canon[k] = fb_param_text(p, v);
 		for (size_t j = 0; j < k && !rc; j++) {
 			if (strcmp(canon[j], canon[k]))
 				continue;
@@ -81,6 +88,8 @@ static int check_axis_values(const struct fb_param *p, const struct fb_grid_axis
 			rc = -EINVAL;
 		}
 	}
+	for (size_t k = 0; k < ax->n; k++)
+		free(canon[k]);
 	free(canon);
 	return rc;
 }
@@ -258,7 +267,9 @@ static int open_trace(struct fb_session *s, const struct fb_opts *o, char *err, 
 		as_trace_error(err, errlen);
 		return rc;
 	}
-	if (s->has_out && s->out.target && s->trace_out.target && !strcmp(s->out.target, s->trace_out.target)) {
+	struct stat st;
+	bool device = !stat(o->trace, &st) && S_ISCHR(st.st_mode);   /* /dev/null twice is fine */
+	if (s->has_out && fb_out_same(&s->out, &s->trace_out) && !device) {
 		snprintf(err, errlen, "--trace and --out name the same file: give two");
 		return -EINVAL;
 	}
@@ -363,6 +374,8 @@ void fb_session_close(struct fb_session *s)
 	fb_rapl_close(s->rapl);
 	json_decref(s->notes);
 	json_decref(s->warnings);
+	json_decref(s->point_notes);
+	json_decref(s->point_warnings);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -374,6 +387,7 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 						     : s->scenario->polling_threads;
 	if (n > s->polling_threads)
 		s->polling_threads = n;
+	s->point_polling = n;
 	if (n <= s->cpus.n)
 		return;
 	char *w = fb_xasprintf("%u polling threads on %zu CPU%s (%s): threads are oversubscribed; idle GPU "
@@ -387,16 +401,53 @@ static void check_polling(struct fb_session *s, const struct fb_params *point)
 
 void fb_session_warn(struct fb_session *s, const char *warning)
 {
-	size_t i;
-	json_t *v;
-	bool seen = false;
-	json_array_foreach(s->warnings, i, v)
-		seen = seen || !strcmp(json_string_value(v), warning);
-	if (!seen) {
+	if (!array_has(s->warnings, warning)) {
 		json_array_append_new(s->warnings, json_string(warning));
 		if (!s->opts->quiet)
 			fprintf(stderr, "***WARNING*** %s\n", warning);
 	}
+	if (s->point_warnings && !array_has(s->point_warnings, warning))
+		json_array_append_new(s->point_warnings, json_string(warning));
+}
+
+void fb_session_point_begin(struct fb_session *s)
+{
+	pthread_mutex_lock(&note_lock);
+	json_decref(s->point_notes);
+	s->point_notes = json_array();
+	pthread_mutex_unlock(&note_lock);
+	json_decref(s->point_warnings);
+	s->point_warnings = json_array();
+	s->point_polling = s->point_reps = 0;
+}
+
+json_t *fb_session_point_end(struct fb_session *s)
+{
+	pthread_mutex_lock(&note_lock);
+	json_t *notes = s->point_notes;
+	s->point_notes = NULL;
+	pthread_mutex_unlock(&note_lock);
+	json_t *r = json_pack("{s:i, s:i, s:o, s:o}", "polling_threads", (int)s->point_polling,
+			      "repetitions", (int)s->point_reps, "notes", notes ? notes : json_array(),
+			      "warnings", s->point_warnings ? s->point_warnings : json_array());
+	s->point_warnings = NULL;
+	return r;
+}
+
+void fb_session_point_replay(struct fb_session *s, json_t *record)
+{
+	unsigned polling = (unsigned)json_integer_value(json_object_get(record, "polling_threads"));
+	unsigned reps = (unsigned)json_integer_value(json_object_get(record, "repetitions"));
+	size_t i;
+	json_t *v;
+	if (polling > s->polling_threads)
+		s->polling_threads = polling;
+	if (reps > s->repetitions_run)
+		s->repetitions_run = reps;
+	json_array_foreach(json_object_get(record, "notes"), i, v)
+		fb_session_note(s, json_string_value(v));
+	json_array_foreach(json_object_get(record, "warnings"), i, v)
+		fb_session_warn(s, json_string_value(v));
 }
 
 /* One repetition of every path: runs[p * stride + r].  0, or -errno with err. */
@@ -526,6 +577,7 @@ int fb_session_run_point(struct fb_session *s, const struct fb_params *point, js
 	}
 	if (done > s->repetitions_run)
 		s->repetitions_run = done;
+	s->point_reps = done;
 	struct fb_run **flat = packed(runs, stride, npaths, done);
 	*entries = rc ? NULL : fb_results_entries(s, point, flat, npaths, done);
 	free(flat);
@@ -577,9 +629,9 @@ static json_t *run_object(struct fb_session *s)
 	const struct fb_opts *o = s->opts;
 	json_t *params = json_object(), *grid = json_object();
 	for (size_t i = 0; i < s->base->n; i++) {
-		char v[128];
-		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(s->scenario, i), s->base->v[i]);
 		json_object_set_new(params, fb_scenario_param(s->scenario, i)->key, json_string(v));
+		free(v);
 	}
 	for (size_t a = 0; a < o->grid.n; a++) {
 		json_t *vals = json_array();

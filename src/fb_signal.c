@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* hook_lock: the hook and its argument, and a call under way (the signal
@@ -14,6 +15,9 @@ static void *hook_arg;
 /* tmp_lock: held while a temporary output file exists; the signal thread
  * takes it last and never gives it back. */
 static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set once by the signal thread when a signal arrives, before the hook;
+ * relaxed: a flag that ends a poll, it publishes no data. */
+static _Atomic bool stopping;
 
 static void stop_signals(sigset_t *set)
 {
@@ -40,6 +44,7 @@ static void *signal_thread(void *arg)
 	stop_signals(&set);
 	while (sigwait(&set, &sig))
 		;
+	atomic_store_explicit(&stopping, true, memory_order_relaxed);
 	pthread_mutex_lock(&hook_lock);
 	if (hook_fn)
 		hook_fn(hook_arg, sig);
@@ -72,6 +77,11 @@ void fb_signal_on_stop(void (*fn)(void *arg, int sig), void *arg)
 	hook_fn = fn;
 	hook_arg = arg;
 	pthread_mutex_unlock(&hook_lock);
+}
+
+bool fb_signal_stopping(void)
+{
+	return atomic_load_explicit(&stopping, memory_order_relaxed);
 }
 
 void fb_signal_hold(void) { pthread_mutex_lock(&tmp_lock); }

@@ -20,6 +20,8 @@
 #ifndef FB_SIGNAL_H
 #define FB_SIGNAL_H
 
+#include <stdbool.h>
+
 /* Block SIGINT and SIGTERM and start the thread that takes them.  0 or -errno
  * (then the signals keep their default action: the process dies at once). */
 int fb_signal_start(void);
@@ -27,6 +29,10 @@ int fb_signal_start(void);
 /* Set (fn != NULL) or clear the stop hook: fn(arg, sig) runs on the signal
  * thread before the process dies.  Clearing waits for a call under way. */
 void fb_signal_on_stop(void (*fn)(void *arg, int sig), void *arg);
+
+/* A SIGINT or SIGTERM has arrived (the process is finishing).  For a wait
+ * that polls (a FIFO without a reader), so that it ends.  Any thread. */
+bool fb_signal_stopping(void);
 
 /* A temporary file exists from fb_signal_hold until fb_signal_release: the
  * process does not die of a signal in between.  Not recursive; blocks while

@@ -1,8 +1,10 @@
 /* src/fb_sweep.c — `fencebench sweep`: grid points, shards, the journal, --resume, progress.
  *
- * With --out FILE (a file, not a FIFO or device), every finished point is
- * appended to FILE.journal (src/fb_journal.h): the durable record, and what
- * `--resume` skips.  FILE itself is rendered once, when the sweep ends:
+ * With --out FILE (a file, not a FIFO, device or open descriptor), every
+ * finished point is appended to FILE.journal beside the file FILE reaches
+ * (src/fb_journal.h), with its share of the context (fb_session_point_end):
+ * the durable record, and what `--resume` skips and replays.  A point whose
+ * append failed is not in the output either.  FILE itself is rendered once, when the sweep ends:
  * finished, failed at a point (FILE then holds the points before it), or
  * stopped by SIGINT or SIGTERM (src/fb_signal.h: the points that finished; the
  * point under way is lost and --resume runs it again).  Rendering once keeps
@@ -48,11 +50,11 @@ static char *fingerprint(const struct fb_session *s, const struct fb_opts *o)
 {
 	json_t *set = json_object();
 	for (size_t i = 0; i < s->base->n; i++) {
-		char v[128];
 		if (!s->base->set[i])
 			continue;
-		fb_param_format(fb_scenario_param(s->scenario, i), s->base->v[i], v, sizeof(v));
+		char *v = fb_param_text(fb_scenario_param(s->scenario, i), s->base->v[i]);
 		json_object_set_new(set, fb_scenario_param(s->scenario, i)->key, json_string(v));
+		free(v);
 	}
 	json_t *fp = json_pack("{s:s, s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:s}", "scenario", s->scenario->name,
 			       "set", set, "paths", (int)s->paths, "repetitions", (int)o->repetitions,
@@ -117,7 +119,9 @@ static int open_journal(struct sweep *w, char *err, size_t errlen)
 	}
 	if (!file)
 		return 0;
-	char *path = fb_xasprintf("%s.journal", s->out.path);
+	/* Beside the file --out reaches (links followed): every spelling of
+	 * one --out shares one journal and its lock. */
+	char *path = fb_xasprintf("%s.journal", s->out.target);
 	int rc = fb_journal_open(&w->journal, path, w->fp, w->o->resume, err, errlen);
 	free(path);
 	if (!rc && w->o->resume)
@@ -162,7 +166,9 @@ static void refresh_context(struct sweep *w)
 
 static bool console_on_stdout(const struct sweep *w)
 {
-	return w->s->has_out ? !w->o->quiet : w->o->format == FB_FORMAT_CONSOLE;
+	if (w->s->has_out)   /* not into the results, when --out is stdout's file */
+		return !w->o->quiet && !fb_out_is_stdout(&w->s->out);
+	return w->o->format == FB_FORMAT_CONSOLE;
 }
 
 static void show_point(struct sweep *w, json_t *point)
@@ -173,20 +179,26 @@ static void show_point(struct sweep *w, json_t *point)
 	if (w->progress)
 		fputs("\r\033[K", stderr);
 	fputs(text, stdout);
-	fflush(stdout);
+	fb_file_flush_stdout();
 	free(text);
 }
 
-/* Take a finished point (journaled first) or a resumed one.  Under the lock:
- * the output written on a signal holds exactly the journaled points. */
-static int add_point(struct sweep *w, json_t *point, bool resumed, char *err, size_t errlen)
+/* Take a finished point (journaled first, with its record: what it said and
+ * ran, fb_session_point_end) or a resumed one.  Under the lock: the output
+ * written on a signal holds exactly the journaled points; a point whose
+ * append failed is left out. */
+static int add_point(struct sweep *w, json_t *point, json_t *record, bool resumed, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&w->lock);
 	if (w->written) {   /* stopped by a signal: the output is out, the process about to die */
 		pthread_mutex_unlock(&w->lock);
 		return 0;
 	}
-	int rc = !resumed && w->journal ? fb_journal_append(w->journal, point, err, errlen) : 0;
+	int rc = !resumed && w->journal ? fb_journal_append(w->journal, point, record, err, errlen) : 0;
+	if (rc) {   /* not journaled: not in the output either (--resume runs it again) */
+		pthread_mutex_unlock(&w->lock);
+		return rc;
+	}
 	json_array_append(w->points, point);
 	if (resumed)
 		w->resumed++;
@@ -205,15 +217,23 @@ static int run_one(struct sweep *w, uint64_t k, char *err, size_t errlen)
 	char *key = fb_results_point_key(p);
 	json_t *done = w->journal ? fb_journal_point(w->journal, key, NULL) : NULL, *point = NULL, *entries;
 	int rc = 0;
+	json_t *record = NULL;
 	if (done) {
 		point = json_pack("{s:I, s:s, s:O, s:O}", "index", (json_int_t)k, "key", key, "params",
 				  json_object_get(done, "params"), "entries", json_object_get(done, "entries"));
-		rc = add_point(w, point, true, err, errlen);
-	} else if ((rc = fb_session_run_point(w->s, p, &entries, err, errlen)) == 0) {
-		point = json_pack("{s:I, s:s, s:o, s:o}", "index", (json_int_t)k, "key", key, "params",
-				  fb_results_params(p), "entries", entries);
-		rc = add_point(w, point, false, err, errlen);
+		fb_session_point_replay(w->s, json_object_get(done, "context"));
+		rc = add_point(w, point, NULL, true, err, errlen);
+	} else {
+		fb_session_point_begin(w->s);
+		rc = fb_session_run_point(w->s, p, &entries, err, errlen);
+		record = fb_session_point_end(w->s);
+		if (!rc) {
+			point = json_pack("{s:I, s:s, s:o, s:o}", "index", (json_int_t)k, "key", key, "params",
+					  fb_results_params(p), "entries", entries);
+			rc = add_point(w, point, record, false, err, errlen);
+		}
 	}
+	json_decref(record);
 	json_decref(point);
 	free(key);
 	fb_params_free(p);
@@ -230,12 +250,10 @@ static int write_output_locked(struct sweep *w, bool to_stdout, char *err, size_
 		return 0;   /* the console showed each point as it finished */
 	char *text = fb_output_render(w->o->format, w->context, w->points);
 	int rc = 0;
-	if (w->s->has_out) {
+	if (w->s->has_out)
 		rc = fb_out_write(&w->s->out, text, strlen(text), err, errlen);
-	} else {
-		fputs(text, stdout);
-		fflush(stdout);
-	}
+	else
+		rc = fb_file_write_stdout(text, err, errlen);
 	free(text);
 	return rc;
 }
@@ -279,7 +297,7 @@ static void make_context(struct sweep *w, json_t *command_line)
 	if (console_on_stdout(w)) {
 		char *text = fb_output_console_context(w->context);
 		fputs(text, stdout);
-		fflush(stdout);
+		fb_file_flush_stdout();
 		free(text);
 	}
 }

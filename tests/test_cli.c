@@ -404,19 +404,23 @@ static void journal_in_use_is_refused(void **state)
 	clean_tmpdir();
 }
 
-/* Temporaries named after --out whose fencebench no longer runs are removed;
- * a live one and those of other files stay. */
+/* Temporaries named after --out that no writer holds are removed; a live
+ * one (locked by its writer) and those of other files stay. */
 static void leftover_temporaries_are_removed(void **state)
 {
 	need_binary();
 	char live[64];
 	snprintf(live, sizeof(live), "left.json.tmp.%ld.abcdef", (long)getpid());
-	write_text(tmp_path("left.json.tmp.4194305.abcdef"), "{");   /* above any pid_max: not running */
+	write_text(tmp_path("left.json.tmp.4194305.abcdef"), "{");   /* no writer holds it */
 	write_text(tmp_path(live), "{");
 	write_text(tmp_path("other.json.tmp.4194305.abcdef"), "{");
+	int fd = open(tmp_path(live), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);   /* as a writer holds its temporary */
 	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--out", tmp_path("left.json"), "-q");
 	assert_int_equal(r.status, 0);
 	fb_exec_free(&r);
+	close(fd);
 	assert_int_equal(access(tmp_path("left.json.tmp.4194305.abcdef"), F_OK), -1);
 	assert_int_equal(access(tmp_path(live), F_OK), 0);
 	assert_int_equal(access(tmp_path("other.json.tmp.4194305.abcdef"), F_OK), 0);
