@@ -244,3 +244,117 @@ void fb_boot_change(double b, double blo, double bhi, double n, double nlo, doub
 		*hi = (d + hypot(nhi - n, b - blo)) / scale;
 	}
 }
+
+/* ---- across repetitions: order statistics and t ---- */
+
+double fb_ci_rank_coverage(size_t n, size_t k)
+{
+	/* P(Bin(n, 1/2) < k), summed in logs: n may be 100 */
+	double below = 0;
+	for (size_t j = 0; j < k && j <= n; j++)
+		below += exp(lgamma((double)n + 1) - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) -
+			     (double)n * log(2.0));
+	return 1.0 - 2.0 * below;
+}
+
+static size_t finite_sorted(const double *v, size_t n, double *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			out[m++] = v[i];
+	qsort(out, m, sizeof(*out), cmp_double);
+	return m;
+}
+
+struct fb_ci fb_ci_median(const double *v, size_t n)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	double *x = fb_xcalloc(n ? n : 1, sizeof(*x));
+	size_t m = finite_sorted(v, n, x);
+	if (m >= 2 && m < FB_CI_MIN_REPS) {
+		ci = (struct fb_ci){ FB_CI_RANGE, x[0], x[m - 1], fb_ci_rank_coverage(m, 1) };
+	} else if (m >= FB_CI_MIN_REPS) {
+		size_t k = 1;   /* the largest k whose ranks (k, m-k+1) still reach the level */
+		while (fb_ci_rank_coverage(m, k + 1) >= FB_BOOT_LEVEL)
+			k++;
+		double gk = fb_ci_rank_coverage(m, k), g1 = fb_ci_rank_coverage(m, k + 1);
+		double in = (gk - FB_BOOT_LEVEL) / (gk - g1);
+		double lambda = (double)(m - k) * in / ((double)k + (double)(m - 2 * k) * in);
+		ci.kind = FB_CI_INTERVAL;
+		ci.level = FB_BOOT_LEVEL;
+		ci.lo = (1 - lambda) * x[k - 1] + lambda * x[k];
+		ci.hi = (1 - lambda) * x[m - k] + lambda * x[m - k - 1];
+	}
+	free(x);
+	return ci;
+}
+
+double fb_ci_t975(size_t df)
+{
+	static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+				    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+				    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+	if (df < sizeof(t) / sizeof(t[0]))
+		return t[df];
+	/* Cornish-Fisher expansion about z = 1.96: within 1e-4 above 30 */
+	double z = 1.959964, d = (double)df;
+	return z + (z * z * z + z) / (4 * d) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+}
+
+struct fb_ci fb_ci_mean(const double *v, size_t n)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	double sum = 0, ss = 0;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i])) {
+			sum += v[i];
+			m++;
+		}
+	if (m < 2)
+		return ci;
+	double mean = sum / (double)m;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			ss += (v[i] - mean) * (v[i] - mean);
+	double half = fb_ci_t975(m - 1) * sqrt(ss / (double)(m - 1) / (double)m);
+	return (struct fb_ci){ FB_CI_INTERVAL, mean - half, mean + half, FB_BOOT_LEVEL };
+}
+
+void fb_ci_floor(struct fb_ci *ci, double v, double w)
+{
+	if (ci->kind == FB_CI_NONE || !isfinite(v))
+		return;
+	if (w > 0) {
+		if (ci->lo > v - w)
+			ci->lo = v - w;
+		if (ci->hi < v + w)
+			ci->hi = v + w;
+	}
+	if (ci->hi <= ci->lo)
+		ci->kind = FB_CI_RANGE;
+}
+
+double fb_ci_bucket_width(double v)
+{
+	if (!(v >= 1.0) || v >= 0x1.0p63)
+		return 0;
+	return (double)fb_hist_bucket_width(fb_hist_bucket_of((uint64_t)v));
+}
+
+struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	if (nci.kind == FB_CI_NONE || bci.kind == FB_CI_NONE || !(n > 0) || !(b > 0) || !(nci.lo > 0) ||
+	    !(bci.lo > 0))
+		return ci;
+	double change, lo, hi;
+	int relative;
+	fb_boot_change(b, bci.lo, bci.hi, n, nci.lo, nci.hi, &change, &lo, &hi, &relative);
+	ci.lo = 1 + lo;
+	ci.hi = 1 + hi;
+	ci.level = nci.level < bci.level ? nci.level : bci.level;
+	ci.kind = nci.kind == FB_CI_RANGE || bci.kind == FB_CI_RANGE || ci.hi <= ci.lo ? FB_CI_RANGE : FB_CI_INTERVAL;
+	return ci;
+}

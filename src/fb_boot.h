@@ -111,4 +111,65 @@ double fb_boot_rel_halfwidth(double v, double lo, double hi);
 void fb_boot_change(double b, double blo, double bhi, double n, double nlo, double nhi, double *change,
 		    double *lo, double *hi, int *relative);
 
+/* ---- across repetitions: intervals without resampling ----
+ *
+ * A repetition is one draw of the run's outcome; its within-run noise is
+ * already in its value, so the repetitions' values alone (the top level) hold
+ * everything, and resampling each run's samples again would count that noise
+ * twice.  Two intervals on the R values, with the coverage each really has:
+ *
+ *   median   distribution-free, from order statistics: the ranks (k, R-k+1)
+ *            hold the median with probability 1 - 2 P(Bin(R, 1/2) < k),
+ *            exactly, whatever the distribution; k is the largest whose
+ *            coverage reaches FB_BOOT_LEVEL, and the bounds are interpolated
+ *            towards ranks k+1 and R-k so the coverage is the level, not
+ *            above it (Hettmansperger and Sheather, 1986).  Below
+ *            FB_CI_MIN_REPS repetitions no ranks reach 95 %: the interval is
+ *            the range of the values, kind FB_CI_RANGE, with the coverage the
+ *            range has (1 - 2^(1-R): 75 % at R = 3, 93.75 % at R = 5).
+ *   mean     Student's t on the values: mean +- t(R-1) s / sqrt(R), 95 %
+ *            when the values are near normal (a mean of many samples is);
+ *            R >= 2.
+ *
+ * Either way a floor (fb_ci_floor): no half-width below the resolution the
+ * value was measured at (a histogram's bucket width), and an interval that
+ * still has zero width (every repetition gave one count) is kind
+ * FB_CI_RANGE: the values agree, which is not an interval. */
+
+#define FB_CI_MIN_REPS 6    /* the fewest repetitions whose median interval reaches 95 % */
+
+enum fb_ci_kind {
+	FB_CI_NONE,         /* no interval (fewer than 2 values, or none finite) */
+	FB_CI_INTERVAL,     /* an interval of coverage .level (FB_BOOT_LEVEL) */
+	FB_CI_RANGE,        /* the range of the values; .level the coverage it has */
+};
+
+struct fb_ci {
+	enum fb_ci_kind kind;
+	double lo, hi;
+	double level;       /* the probability the interval holds the true value */
+};
+
+/* The coverage of the order statistics (k, n-k+1) for the median: 1 - 2 P(Bin(n, 1/2) < k). */
+double fb_ci_rank_coverage(size_t n, size_t k);
+/* The median interval of v[0..n-1] (non-finite values left out).  Allocates. */
+struct fb_ci fb_ci_median(const double *v, size_t n);
+/* The t interval of the mean of v[0..n-1] (non-finite values left out). */
+struct fb_ci fb_ci_mean(const double *v, size_t n);
+/* Student's t quantile t(df) at 0.975 (df >= 1). */
+double fb_ci_t975(size_t df);
+/* The resolution w of the values (w <= 0: exact): every value is its
+ * bucket's and the true one within w/2 of it, so ci widens by w/2 on each
+ * side, and to half-widths of at least w around v; then a zero-width one is
+ * called a range. */
+void fb_ci_floor(struct fb_ci *ci, double v, double w);
+/* The width of the histogram bucket holding v (src/fb_hist.h): the floor of
+ * a percentile's half-width; 0 for v < 1. */
+double fb_ci_bucket_width(double v);
+/* The ratio n / b of two positive values of independent runs with intervals
+ * nci, bci: MOVER on the log scale (as fb_boot_change), so never narrower than
+ * either side's own interval (and so its floor) allows; its level is the
+ * lower of the two, a range when either is.  Not positive: kind FB_CI_NONE. */
+struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci);
+
 #endif
