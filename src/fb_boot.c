@@ -358,3 +358,124 @@ struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci)
 	ci.kind = nci.kind == FB_CI_RANGE || bci.kind == FB_CI_RANGE || ci.hi <= ci.lo ? FB_CI_RANGE : FB_CI_INTERVAL;
 	return ci;
 }
+
+/* ---- Mann-Whitney U and Holm ---- */
+
+#define MWU_EXACT_MAX 80
+
+struct ranked {
+	double v;
+	int side;   /* 0: a, 1: b */
+};
+
+static int cmp_ranked(const void *x, const void *y)
+{
+	double a = ((const struct ranked *)x)->v, b = ((const struct ranked *)y)->v;
+	return a < b ? -1 : a > b;
+}
+
+/* Twice each value's mid-rank (an integer), in sorted order; the sum of
+ * side a's, and the tie correction sum(t^3 - t). */
+static void doubled_ranks(const struct ranked *r, size_t N, unsigned *d2, unsigned long *sa, double *ties)
+{
+	*sa = 0;
+	*ties = 0;
+	for (size_t i = 0; i < N;) {
+		size_t j = i;
+		while (j + 1 < N && r[j + 1].v == r[i].v)
+			j++;
+		for (size_t k = i; k <= j; k++) {
+			d2[k] = (unsigned)(i + j + 2);   /* (i+1 + j+1) = twice the mid-rank */
+			if (r[k].side == 0)
+				*sa += d2[k];
+		}
+		double t = (double)(j - i + 1);
+		*ties += t * t * t - t;
+		i = j + 1;
+	}
+}
+
+/* The exact two-sided p: the share of the C(N, m) subsets of m doubled ranks
+ * whose sum is at least as far from its mean as sa. */
+static double mwu_exact(const unsigned *d2, size_t N, size_t m, unsigned long sa)
+{
+	size_t smax = 2 * N * m + 1;
+	double *w = fb_xcalloc((m + 1) * smax, sizeof(*w));   /* w[j * smax + s]: j chosen, doubled sum s */
+	w[0] = 1;
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = (i + 1 < m ? i + 1 : m); j >= 1; j--)
+			for (size_t s = d2[i]; s < smax; s++)
+				w[j * smax + s] += w[(j - 1) * smax + s - d2[i]];
+	double mean = (double)m * (double)(N + 1), far = fabs((double)sa - mean) - 1e-9, hit = 0, all = 0;
+	for (size_t s = 0; s < smax; s++) {
+		all += w[m * smax + s];
+		if (fabs((double)s - mean) >= far)
+			hit += w[m * smax + s];
+	}
+	free(w);
+	return hit / all;
+}
+
+double fb_mwu_p(const double *a, size_t m, const double *b, size_t n)
+{
+	struct ranked *r = fb_xcalloc(m + n + 1, sizeof(*r));
+	size_t N = 0, ma = 0;
+	for (size_t i = 0; i < m; i++)
+		if (isfinite(a[i])) {
+			r[N++] = (struct ranked){ a[i], 0 };
+			ma++;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(b[i]))
+			r[N++] = (struct ranked){ b[i], 1 };
+	double p = NAN;
+	if (ma && ma < N) {
+		qsort(r, N, sizeof(*r), cmp_ranked);
+		unsigned *d2 = fb_xcalloc(N, sizeof(*d2));
+		unsigned long sa;
+		double ties;
+		doubled_ranks(r, N, d2, &sa, &ties);
+		if (N <= MWU_EXACT_MAX) {
+			p = mwu_exact(d2, N, ma, sa);
+		} else {
+			double mb = (double)(N - ma), mm = (double)ma, nn = (double)N;
+			double u = (double)sa / 2 - mm * (mm + 1) / 2, mu = mm * mb / 2;
+			double var = mm * mb / 12 * ((nn + 1) - ties / (nn * (nn - 1)));
+			double z = var > 0 ? (fabs(u - mu) - 0.5) / sqrt(var) : 0;
+			p = z > 0 ? erfc(z / M_SQRT2) : 1.0;
+		}
+		free(d2);
+		if (p > 1)
+			p = 1;
+	}
+	free(r);
+	return p;
+}
+
+double fb_mwu_min_p(size_t m, size_t n)
+{
+	if (!m || !n)
+		return 1;
+	double lc = lgamma((double)(m + n) + 1) - lgamma((double)m + 1) - lgamma((double)n + 1);
+	double p = 2 * exp(-lc);
+	return p < 1 ? p : 1;
+}
+
+void fb_holm(const double *p, size_t k, double alpha, bool *reject)
+{
+	size_t *order = fb_xcalloc(k ? k : 1, sizeof(*order)), m = 0;
+	for (size_t i = 0; i < k; i++) {
+		reject[i] = false;
+		if (isfinite(p[i]))
+			order[m++] = i;
+	}
+	for (size_t i = 1; i < m; i++)   /* insertion sort by p: k is a handful */
+		for (size_t j = i; j > 0 && p[order[j]] < p[order[j - 1]]; j--) {
+			size_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t i = 0; i < m && p[order[i]] <= alpha / (double)(m - i); i++)
+		reject[order[i]] = true;
+	free(order);
+}

@@ -46,6 +46,7 @@
 #ifndef FB_BOOT_H
 #define FB_BOOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -171,5 +172,22 @@ double fb_ci_bucket_width(double v);
  * either side's own interval (and so its floor) allows; its level is the
  * lower of the two, a range when either is.  Not positive: kind FB_CI_NONE. */
 struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci);
+
+/* ---- did two sets of repetitions differ? ----
+ *
+ * The Mann-Whitney U test (Wilcoxon rank sum), two-sided, as Google
+ * Benchmark's compare.py uses it across repetitions: a[0..m-1] against
+ * b[0..n-1] (non-finite values left out), ties at their mid-rank.  Exact (the
+ * permutation distribution of the rank sum, ties included) up to 80 values in
+ * all; above, the normal approximation with the tie correction.  NAN when
+ * either side has no value.  Allocates. */
+double fb_mwu_p(const double *a, size_t m, const double *b, size_t n);
+/* The smallest p-value fb_mwu_p can give for m and n values: 2 / C(m+n, m)
+ * (one side wholly below the other).  1 when m or n is 0. */
+double fb_mwu_min_p(size_t m, size_t n);
+/* Holm's step-down over p[0..k-1] at family-wise level alpha: reject[i] for
+ * the hypotheses it rejects (the i-th smallest p against alpha / (k - i),
+ * until the first that fails).  NAN p-values are never rejected. */
+void fb_holm(const double *p, size_t k, double alpha, bool *reject);
 
 #endif
