@@ -139,34 +139,10 @@ int fb_boot_percentiles(const struct fb_hist *h, const double *pct, size_t npct,
 	return 0;
 }
 
-/* ---- across repetitions ---- */
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static double median_sorted(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-void fb_boot_reps(const float *const *draws, size_t ndraws, const double *values, size_t reps,
-		  enum fb_boot_stat stat, struct fb_rng *rng, double *out, size_t nres)
-{
-	double *pick = fb_xcalloc(reps, sizeof(*pick));
-	for (size_t j = 0; j < nres; j++) {
-		double sum = 0;
-		for (size_t k = 0; k < reps; k++) {
-			size_t rep = (size_t)fb_rng_below(rng, reps);
-			pick[k] = draws[rep] ? (double)draws[rep][fb_rng_below(rng, ndraws)] : values[rep];
-			sum += pick[k];
-		}
-		out[j] = stat == FB_BOOT_MEAN ? sum / (double)reps : median_sorted(pick, reps);
-	}
-	free(pick);
 }
 
 /* ---- intervals ---- */

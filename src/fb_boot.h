@@ -1,9 +1,9 @@
-/* src/fb_boot.h — 95 % confidence intervals by bootstrap (fb_boot), and the PRNG they draw from.
+/* src/fb_boot.h — 95 % intervals: within a run by bootstrap, across repetitions by order statistics and t; the gate's test.
  *
- * What the intervals are.  A percentile bootstrap: B = FB_BOOT_RESAMPLES
- * (1000) replicates of the statistic are drawn from the data, and the
- * interval is the 2.5th and 97.5th percentiles of the replicates (the
- * "percentile interval", as criterion.rs reports).  Two kinds of data:
+ * Within one run: a percentile bootstrap, B = FB_BOOT_RESAMPLES (1000)
+ * replicates of the statistic drawn from the data, the interval the 2.5th and
+ * 97.5th percentiles of the replicates (the "percentile interval", as
+ * criterion.rs reports).  Across repetitions: no resampling (fb_ci_* below).
  *
  *   within one run   a latency histogram (src/fb_hist.h).  A resample of n
  *                    values drawn with replacement from the histogram has as
@@ -21,19 +21,13 @@
  *                    what one of 100 does.  The value of a bucket is what
  *                    fb_hist_percentile answers (its midpoint within [min,
  *                    max]), so the interval carries the histogram's 1/256.
- *   across repetitions  the replicates of each repetition (or its single value,
- *                    for a plain metric), two-level: a replicate of the mean
- *                    (or median) over R repetitions picks R repetitions with
- *                    replacement and, for each, one of its own replicates, and
- *                    takes their mean (median).  It holds both the spread
- *                    between repetitions (the machine's noise from run to run)
- *                    and within each; with R = 1 it is the within-run interval;
- *                    a plain metric (no histogram) gets one only with R >= 2.
+ *   across repetitions  see "across repetitions" below: the repetitions' values
+ *                    alone, by order statistics (median) and t (mean).
  *
  * The bootstrap treats the samples of a run as independent.  On a shared
  * machine they are not (a slow vCPU placement lasts), so a within-run interval
- * is sampling noise only: repeat the run (--repetitions) for the interval that
- * also holds the noise between runs.
+ * is sampling noise only: repeat the run (--repetitions 6 or more) for the
+ * interval that also holds the noise between runs.
  *
  * The PRNG is splitmix64 (the generator benchmarks/fence_rig.c's rig_rand
  * uses), seeded per metric from the run's --seed and the metric's identity
@@ -80,14 +74,6 @@ uint64_t fb_boot_seed(uint64_t seed, const char *a, const char *b, const char *c
  * 0 otherwise.  One pass over the buckets, then O(log buckets) per replicate. */
 int fb_boot_percentiles(const struct fb_hist *h, const double *pct, size_t npct, struct fb_rng *rng,
 			float *out, size_t nres);
-
-enum fb_boot_stat { FB_BOOT_MEAN, FB_BOOT_MEDIAN };
-
-/* Two-level replicates of stat over reps repetitions (see above): rep k has
- * replicates draws[k][0..ndraws-1], or draws[k] == NULL and the single value
- * values[k].  out[0..nres-1]. */
-void fb_boot_reps(const float *const *draws, size_t ndraws, const double *values, size_t reps,
-		  enum fb_boot_stat stat, struct fb_rng *rng, double *out, size_t nres);
 
 /* The percentile interval of the replicates rep[0..n-1] at level (0.95: the
  * 2.5th and 97.5th percentiles, by linear interpolation between order
