@@ -470,6 +470,7 @@ static bool target_done(struct fb_session *s, const struct fb_params *point, str
 			size_t npaths, unsigned done, uint64_t t0)
 {
 	const struct fb_opts *o = s->opts;
+	_Static_assert(FB_TARGET_MIN_REPS >= FB_CI_MIN_REPS, "a target needs a 95 % interval");
 	unsigned min = o->repetitions > FB_TARGET_MIN_REPS ? o->repetitions : FB_TARGET_MIN_REPS;
 	if (done < min)
 		return false;
