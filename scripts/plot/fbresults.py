@@ -11,8 +11,10 @@ InputError with one line naming the file and the bad part.  With several
 repetitions (each entry says how many: `--target-ci` repeats each point as it
 needs) the median aggregate stands for each run (Google Benchmark's
 "<run_name>_median" entry); otherwise the single iteration entry does.  Its
-95 % intervals are counters too: M_ci_lo, M_ci_hi, and on native runs
-M_vs_legacy with its own (fbtext.pm and fbtext.vs_legacy show them).
+intervals are counters too: M_ci_lo, M_ci_hi, M_ci_level (the coverage the
+interval has) and, where it is the range of too few repetitions for 95 %,
+M_ci_range (how many), and on native runs M_vs_legacy with its own (fbtext.pm
+and fbtext.vs_legacy show them, a range called one).
 
 Standard library only: importing this module does not import matplotlib.
 """
