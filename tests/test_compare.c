@@ -280,8 +280,10 @@ static void synthetic(const char *file, unsigned nmetric, unsigned reps, double 
 		json_object_set_new(med, key, json_real(ci.hi));
 	}
 	if (reps > 1) {
-		json_object_update(med, json_pack("{s:s, s:s, s:s, s:s}", "name", "synthetic_median", "run_name",
-						  "synthetic", "run_type", "aggregate", "aggregate_name", "median"));
+		json_t *names = json_pack("{s:s, s:s, s:s, s:s}", "name", "synthetic_median", "run_name", "synthetic",
+					  "run_type", "aggregate", "aggregate_name", "median");
+		json_object_update(med, names);
+		json_decref(names);
 		json_object_set_new(med, "fencebench", json_pack("{s:s, s:O}", "scenario", "synthetic", "units", units));
 		json_array_append(benches, med);
 	}
