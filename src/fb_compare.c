@@ -546,6 +546,11 @@ static char *render_json(const struct compare *c)
 				      verdict_name[r->v]);
 		json_object_set_new(o, r->relative ? "change" : "difference", json_real(r->change));
 		json_object_set_new(o, r->relative ? "change_ci" : "difference_ci", interval_json(r->lo, r->hi));
+		/* a side's interval that is the range of too few repetitions for 95 % says so */
+		if (isfinite(r->b[3]))
+			json_object_set_new(o, "base_ci_range", json_integer((json_int_t)r->b[3]));
+		if (isfinite(r->n[3]))
+			json_object_set_new(o, "new_ci_range", json_integer((json_int_t)r->n[3]));
 		json_object_set_new(o, "gated", json_boolean(r->gated));
 		if (r->gated) {
 			json_object_set_new(o, "p_value", isfinite(r->p) ? json_real(r->p) : json_null());

@@ -278,6 +278,9 @@ static void synthetic(const char *file, unsigned nmetric, unsigned reps, double 
 		json_object_set_new(med, key, json_real(ci.lo));
 		snprintf(key, sizeof(key), "lat%u_ci_hi", m);
 		json_object_set_new(med, key, json_real(ci.hi));
+		snprintf(key, sizeof(key), "lat%u_ci_range", m);
+		if (ci.kind == FB_CI_RANGE)
+			json_object_set_new(med, key, json_integer(reps));
 	}
 	if (reps > 1) {
 		json_t *names = json_pack("{s:s, s:s, s:s, s:s}", "name", "synthetic_median", "run_name", "synthetic",
@@ -375,6 +378,13 @@ static void compare_gates_only_its_metrics_and_refuses_to_guess(void **state)
 	out = fb_compare("h1.json", "h2.json", "--gate=lat0,lat1", &rc);
 	if (rc != 1 || !strstr(out, "regressed: synthetic lat1 +9") || !strstr(out, "FAIL p="))
 		fail_msg("--gate lat0,lat1: exit %d (want 1):\n%s", rc, out);
+	free(out);
+	/* JSON: a side of 3 repetitions says its interval is their range */
+	synthetic("q1.json", 1, 3, 1.0, 31, "lat0");
+	synthetic("q2.json", 1, 3, 1.0, 32, "lat0");
+	out = fb_compare("q1.json", "q2.json", "--format=json", &rc);
+	if (rc != 2 || !strstr(out, "\"base_ci_range\": 3") || !strstr(out, "\"new_ci_range\": 3"))
+		fail_msg("3 repetitions, JSON: exit %d (want 2), no base_ci_range/new_ci_range 3:\n%s", rc, out);
 	free(out);
 	char *err;
 	static const struct { unsigned reps; const char *extra, *want; } bad[] = {
