@@ -118,8 +118,44 @@ static void report_shows_intervals_and_warnings(void **state)
 	free(md);
 }
 
+/* A file written before intervals said their coverage (the published
+ * reference headline: 3 repetitions, their iteration entries kept): the
+ * report draws each median's interval again from the repetitions' values,
+ * so it shows ranges called ranges, and native ÷ legacy from them holds 1
+ * where the old zero-width interval read as a difference. */
+static void report_recomputes_old_intervals_as_ranges(void **state)
+{
+	const char *probe[] = { PYTHON, "-c", "import matplotlib", NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, probe, FB_EXEC_SEPARATE);
+	bool ok = r.status == 0;
+	fb_exec_free(&r);
+	if (!ok) {
+		fb_skip(PYTHON " cannot import matplotlib (Debian package python3-matplotlib)");
+		return;
+	}
+	const char *out = fb_tmp_path(tmpdir, "old");
+	const char *argv[] = { PYTHON, FBPLOT, "-o", out, "--formats", "svg", FB_PLOT_FIXTURES "/../../results/2026-11-26-vm-3/headline.json", NULL };
+	r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("fbplot: exit %d\n%s", r.status, r.err);
+	fb_exec_free(&r);
+	char *md = fb_slurp(fb_tmp_path(tmpdir, "old/report.md"));
+	assert_non_null(md);
+	static const char *const want[] = {
+		"36.5 µs (range of 3 runs: -1.4%/+1.4%)",            /* legacy CPU wait p50: 35967, 36479, 36991 */
+		"0.986 [0.972–1.01, from 3-run ranges] no clear difference",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(md, want[i]))
+			fail_msg("report.md lacks '%s':\n%.4000s", want[i], md);
+	if (strstr(md, "[0.986–0.986]"))
+		fail_msg("a zero-width ratio interval left in:\n%.4000s", md);
+	free(md);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(report_shows_intervals_and_warnings) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(report_shows_intervals_and_warnings),
+					    cmocka_unit_test(report_recomputes_old_intervals_as_ranges) };
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }
