@@ -139,34 +139,10 @@ int fb_boot_percentiles(const struct fb_hist *h, const double *pct, size_t npct,
 	return 0;
 }
 
-/* ---- across repetitions ---- */
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static double median_sorted(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-void fb_boot_reps(const float *const *draws, size_t ndraws, const double *values, size_t reps,
-		  enum fb_boot_stat stat, struct fb_rng *rng, double *out, size_t nres)
-{
-	double *pick = fb_xcalloc(reps, sizeof(*pick));
-	for (size_t j = 0; j < nres; j++) {
-		double sum = 0;
-		for (size_t k = 0; k < reps; k++) {
-			size_t rep = (size_t)fb_rng_below(rng, reps);
-			pick[k] = draws[rep] ? (double)draws[rep][fb_rng_below(rng, ndraws)] : values[rep];
-			sum += pick[k];
-		}
-		out[j] = stat == FB_BOOT_MEAN ? sum / (double)reps : median_sorted(pick, reps);
-	}
-	free(pick);
 }
 
 /* ---- intervals ---- */
@@ -243,4 +219,239 @@ void fb_boot_change(double b, double blo, double bhi, double n, double nlo, doub
 		*lo = (d - hypot(n - nlo, bhi - b)) / scale;
 		*hi = (d + hypot(nhi - n, b - blo)) / scale;
 	}
+}
+
+/* ---- across repetitions: order statistics and t ---- */
+
+double fb_ci_rank_coverage(size_t n, size_t k)
+{
+	/* P(Bin(n, 1/2) < k), summed in logs: n may be 100 */
+	double below = 0;
+	for (size_t j = 0; j < k && j <= n; j++)
+		below += exp(lgamma((double)n + 1) - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) -
+			     (double)n * log(2.0));
+	return 1.0 - 2.0 * below;
+}
+
+static size_t finite_sorted(const double *v, size_t n, double *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			out[m++] = v[i];
+	qsort(out, m, sizeof(*out), cmp_double);
+	return m;
+}
+
+struct fb_ci fb_ci_median(const double *v, size_t n)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	double *x = fb_xcalloc(n ? n : 1, sizeof(*x));
+	size_t m = finite_sorted(v, n, x);
+	if (m >= 2 && m < FB_CI_MIN_REPS) {
+		ci = (struct fb_ci){ FB_CI_RANGE, x[0], x[m - 1], fb_ci_rank_coverage(m, 1) };
+	} else if (m >= FB_CI_MIN_REPS) {
+		size_t k = 1;   /* the largest k whose ranks (k, m-k+1) still reach the level */
+		while (fb_ci_rank_coverage(m, k + 1) >= FB_BOOT_LEVEL)
+			k++;
+		double gk = fb_ci_rank_coverage(m, k), g1 = fb_ci_rank_coverage(m, k + 1);
+		double in = (gk - FB_BOOT_LEVEL) / (gk - g1);
+		double lambda = (double)(m - k) * in / ((double)k + (double)(m - 2 * k) * in);
+		ci.kind = FB_CI_INTERVAL;
+		ci.level = FB_BOOT_LEVEL;
+		ci.lo = (1 - lambda) * x[k - 1] + lambda * x[k];
+		ci.hi = (1 - lambda) * x[m - k] + lambda * x[m - k - 1];
+	}
+	free(x);
+	return ci;
+}
+
+double fb_ci_t975(size_t df)
+{
+	static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+				    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+				    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+	if (df < sizeof(t) / sizeof(t[0]))
+		return t[df];
+	/* Cornish-Fisher expansion about z = 1.96: within 1e-4 above 30 */
+	double z = 1.959964, d = (double)df;
+	return z + (z * z * z + z) / (4 * d) + (5 * pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+}
+
+struct fb_ci fb_ci_mean(const double *v, size_t n)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	double sum = 0, ss = 0;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i])) {
+			sum += v[i];
+			m++;
+		}
+	if (m < 2)
+		return ci;
+	double mean = sum / (double)m;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			ss += (v[i] - mean) * (v[i] - mean);
+	double half = fb_ci_t975(m - 1) * sqrt(ss / (double)(m - 1) / (double)m);
+	return (struct fb_ci){ FB_CI_INTERVAL, mean - half, mean + half, FB_BOOT_LEVEL };
+}
+
+void fb_ci_floor(struct fb_ci *ci, double v, double w)
+{
+	if (ci->kind == FB_CI_NONE || !isfinite(v))
+		return;
+	if (w > 0) {
+		if (ci->lo > v - w)
+			ci->lo = v - w;
+		if (ci->hi < v + w)
+			ci->hi = v + w;
+	}
+	if (ci->hi <= ci->lo)
+		ci->kind = FB_CI_RANGE;
+}
+
+double fb_ci_bucket_width(double v)
+{
+	if (!(v >= 1.0) || v >= 0x1.0p63)
+		return 0;
+	return (double)fb_hist_bucket_width(fb_hist_bucket_of((uint64_t)v));
+}
+
+struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci)
+{
+	struct fb_ci ci = { FB_CI_NONE, NAN, NAN, NAN };
+	if (nci.kind == FB_CI_NONE || bci.kind == FB_CI_NONE || !(n > 0) || !(b > 0) || !(nci.lo > 0) ||
+	    !(bci.lo > 0))
+		return ci;
+	double change, lo, hi;
+	int relative;
+	fb_boot_change(b, bci.lo, bci.hi, n, nci.lo, nci.hi, &change, &lo, &hi, &relative);
+	ci.lo = 1 + lo;
+	ci.hi = 1 + hi;
+	ci.level = nci.level < bci.level ? nci.level : bci.level;
+	ci.kind = nci.kind == FB_CI_RANGE || bci.kind == FB_CI_RANGE || ci.hi <= ci.lo ? FB_CI_RANGE : FB_CI_INTERVAL;
+	return ci;
+}
+
+/* ---- Mann-Whitney U and Holm ---- */
+
+#define MWU_EXACT_MAX 80
+
+struct ranked {
+	double v;
+	int side;   /* 0: a, 1: b */
+};
+
+static int cmp_ranked(const void *x, const void *y)
+{
+	double a = ((const struct ranked *)x)->v, b = ((const struct ranked *)y)->v;
+	return a < b ? -1 : a > b;
+}
+
+/* Twice each value's mid-rank (an integer), in sorted order; the sum of
+ * side a's, and the tie correction sum(t^3 - t). */
+static void doubled_ranks(const struct ranked *r, size_t N, unsigned *d2, unsigned long *sa, double *ties)
+{
+	*sa = 0;
+	*ties = 0;
+	for (size_t i = 0; i < N;) {
+		size_t j = i;
+		while (j + 1 < N && r[j + 1].v == r[i].v)
+			j++;
+		for (size_t k = i; k <= j; k++) {
+			d2[k] = (unsigned)(i + j + 2);   /* (i+1 + j+1) = twice the mid-rank */
+			if (r[k].side == 0)
+				*sa += d2[k];
+		}
+		double t = (double)(j - i + 1);
+		*ties += t * t * t - t;
+		i = j + 1;
+	}
+}
+
+/* The exact two-sided p: the share of the C(N, m) subsets of m doubled ranks
+ * whose sum is at least as far from its mean as sa. */
+static double mwu_exact(const unsigned *d2, size_t N, size_t m, unsigned long sa)
+{
+	size_t smax = 2 * N * m + 1;
+	double *w = fb_xcalloc((m + 1) * smax, sizeof(*w));   /* w[j * smax + s]: j chosen, doubled sum s */
+	w[0] = 1;
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = (i + 1 < m ? i + 1 : m); j >= 1; j--)
+			for (size_t s = d2[i]; s < smax; s++)
+				w[j * smax + s] += w[(j - 1) * smax + s - d2[i]];
+	double mean = (double)m * (double)(N + 1), far = fabs((double)sa - mean) - 1e-9, hit = 0, all = 0;
+	for (size_t s = 0; s < smax; s++) {
+		all += w[m * smax + s];
+		if (fabs((double)s - mean) >= far)
+			hit += w[m * smax + s];
+	}
+	free(w);
+	return hit / all;
+}
+
+double fb_mwu_p(const double *a, size_t m, const double *b, size_t n)
+{
+	struct ranked *r = fb_xcalloc(m + n + 1, sizeof(*r));
+	size_t N = 0, ma = 0;
+	for (size_t i = 0; i < m; i++)
+		if (isfinite(a[i])) {
+			r[N++] = (struct ranked){ a[i], 0 };
+			ma++;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(b[i]))
+			r[N++] = (struct ranked){ b[i], 1 };
+	double p = NAN;
+	if (ma && ma < N) {
+		qsort(r, N, sizeof(*r), cmp_ranked);
+		unsigned *d2 = fb_xcalloc(N, sizeof(*d2));
+		unsigned long sa;
+		double ties;
+		doubled_ranks(r, N, d2, &sa, &ties);
+		if (N <= MWU_EXACT_MAX) {
+			p = mwu_exact(d2, N, ma, sa);
+		} else {
+			double mb = (double)(N - ma), mm = (double)ma, nn = (double)N;
+			double u = (double)sa / 2 - mm * (mm + 1) / 2, mu = mm * mb / 2;
+			double var = mm * mb / 12 * ((nn + 1) - ties / (nn * (nn - 1)));
+			double z = var > 0 ? (fabs(u - mu) - 0.5) / sqrt(var) : 0;
+			p = z > 0 ? erfc(z / M_SQRT2) : 1.0;
+		}
+		free(d2);
+		if (p > 1)
+			p = 1;
+	}
+	free(r);
+	return p;
+}
+
+double fb_mwu_min_p(size_t m, size_t n)
+{
+	if (!m || !n)
+		return 1;
+	double lc = lgamma((double)(m + n) + 1) - lgamma((double)m + 1) - lgamma((double)n + 1);
+	double p = 2 * exp(-lc);
+	return p < 1 ? p : 1;
+}
+
+void fb_holm(const double *p, size_t k, double alpha, bool *reject)
+{
+	size_t *order = fb_xcalloc(k ? k : 1, sizeof(*order)), m = 0;
+	for (size_t i = 0; i < k; i++) {
+		reject[i] = false;
+		if (isfinite(p[i]))
+			order[m++] = i;
+	}
+	for (size_t i = 1; i < m; i++)   /* insertion sort by p: k is a handful */
+		for (size_t j = i; j > 0 && p[order[j]] < p[order[j - 1]]; j--) {
+			size_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t i = 0; i < m && p[order[i]] <= alpha / (double)(m - i); i++)
+		reject[order[i]] = true;
+	free(order);
 }

@@ -13,7 +13,7 @@
 enum opt_id {
 	O_SET, O_GRID, O_PATH, O_DURATION, O_ITERATIONS, O_WARMUP, O_REPETITIONS, O_SEED,
 	O_CPUS, O_FORMAT, O_OUT, O_PERF_EVENTS, O_PERF_CTL_FD, O_PERF_ACK_FD, O_QUIET,
-	O_RESUME, O_SHARD, O_HELP, O_TRACE, O_TARGET_CI, O_MAX_TIME, O_THRESHOLD, O_ALL, O_LOWER_BETTER,
+	O_RESUME, O_SHARD, O_HELP, O_TRACE, O_TARGET_CI, O_MAX_TIME, O_THRESHOLD, O_ALL, O_GATE, O_LOWER_BETTER,
 	O_HIGHER_BETTER,
 };
 
@@ -52,6 +52,7 @@ static const struct opt {
 	{ "--max-time", O_MAX_TIME, true, RUN | SWEEP },
 	{ "--threshold", O_THRESHOLD, true, COMPARE },
 	{ "--all", O_ALL, false, COMPARE },
+	{ "--gate", O_GATE, true, COMPARE },
 	{ "--lower-is-better", O_LOWER_BETTER, true, COMPARE },
 	{ "--higher-is-better", O_HIGHER_BETTER, true, COMPARE },
 	{ "--help", O_HELP, false, RUN | SWEEP | MERGE | COMPARE | DOCTOR },
@@ -87,8 +88,9 @@ static const char usage_text[] =
 	"  --iterations N        measured iterations per run\n"
 	"  --warmup D            warm-up before the measured region (duration)\n"
 	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates, and\n"
-	"                        every metric's 95 %% interval across the repetitions\n"
-	"  --target-ci PCT       repeat (3 times at least) until every p50's 95 %% interval is\n"
+	"                        every metric's 95 %% interval across the repetitions (6 or more;\n"
+	"                        fewer give the median the repetitions' range, called one)\n"
+	"  --target-ci PCT       repeat (6 times at least) until every p50's 95 %% interval is\n"
 	"                        narrower than +-PCT %% (5%%), or --max-time D per point (120s)\n"
 	"  --seed N              seed of every random choice (default 1)\n"
 	"  --cpus LIST           CPUs to pin to, libnuma syntax: 0-1, 0,2, all (default: all allowed)\n"
@@ -112,6 +114,9 @@ static const char usage_text[] =
 	"                        the shard writes F.shardI-of-N.EXT: join them with merge\n"
 	"options of compare:\n"
 	"  --threshold PCT       a change inside +-PCT %% is within noise (default 5%%)\n"
+	"  --gate LIST           the metrics (comma-separated) whose regression fails the exit\n"
+	"                        status (default: the files' headline metrics, else every p50);\n"
+	"                        a Mann-Whitney U test over the repetitions, Holm across them\n"
 	"  --format F            console | markdown | json (default console)\n"
 	"  --all                 perf counters too\n"
 	"  --lower-is-better LIST, --higher-is-better LIST\n"
@@ -127,8 +132,9 @@ static const char usage_text[] =
 	"A sweep with --out F journals each finished point in F.journal and writes F once at\n"
 	"the end, also when a point fails or SIGINT/SIGTERM stops it (--resume goes on).\n"
 	"\n"
-	"exit status: 0 ok, 1 a run failed (compare: a metric regressed beyond --threshold),\n"
-	"2 bad command line (nothing ran), 128+N killed by signal N\n";
+	"exit status: 0 ok, 1 a run failed (compare: a gated metric regressed beyond --threshold),\n"
+	"2 bad command line (nothing ran; compare: cannot gate, too few repetitions), 128+N\n"
+	"killed by signal N\n";
 
 const char *fb_cli_usage(void) { return usage_text; }
 
@@ -270,6 +276,7 @@ static int apply(struct fb_opts *o, const struct opt *op, const char *v, char *e
 			return bad_value(err, errlen, op->name, v, "a percentage like 5%");
 		return 0;
 	case O_ALL:      o->all = true; return 0;
+	case O_GATE:          set_str(&o->gate, v); return 0;
 	case O_LOWER_BETTER:  set_str(&o->lower_better, v); return 0;
 	case O_HIGHER_BETTER: set_str(&o->higher_better, v); return 0;
 	case O_HELP:     o->cmd = FB_CMD_HELP; return 0;
@@ -458,6 +465,7 @@ void fb_opts_free(struct fb_opts *o)
 	free(o->out);
 	free(o->trace);
 	free(o->perf_events);
+	free(o->gate);
 	free(o->lower_better);
 	free(o->higher_better);
 	memset(o, 0, sizeof(*o));

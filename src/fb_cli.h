@@ -5,7 +5,7 @@
  *   fencebench run SCENARIO [--set key=value ...] [options]
  *   fencebench sweep SCENARIO --grid key=v1,v2,... [--grid ...] [options]
  *   fencebench merge FILE... [--out FILE] [--format F] [--quiet]
- *   fencebench compare BASE.json NEW.json [--threshold PCT] [--format F] [--out FILE] [--all]
+ *   fencebench compare BASE.json NEW.json [--threshold PCT] [--gate LIST] [--format F] [--out FILE] [--all]
  *   fencebench doctor [--cpus LIST]
  *   fencebench --version | --help
  *
@@ -71,6 +71,7 @@ struct fb_opts {
 	double max_time_s;            /* --max-time (with --target-ci): per point, default 120 s */
 	double threshold;             /* --threshold (compare): relative, default 0.05 */
 	bool all;                     /* --all (compare): perf counters too */
+	char *gate;                   /* --gate (compare): metric names, comma-separated; NULL: the headline's */
 	char *lower_better;           /* --lower-is-better (compare): metric names, comma-separated */
 	char *higher_better;          /* --higher-is-better (compare) */
 };

@@ -11,22 +11,41 @@
  *             intervals (fb_boot_change: MOVER on the log scale); a
  *             repeated file without intervals (written before they existed)
  *             has its median's drawn here from the repetitions' values
+ *             (fb_ci_median: the range below 6 repetitions)
  *   verdict   as criterion.rs decides it: the whole interval of the change
  *             above +threshold (default 5 %) or below -threshold is a change,
  *             anything reaching inside is "within noise".  A change is
  *             "regressed" or "improved" for a metric whose better direction is
  *             known (latencies and times in ns: lower; --lower-is-better and
- *             --higher-is-better name others), else "higher" or "lower".  A
- *             metric without an interval on both sides (a plain metric of one
- *             repetition) gets "no interval" and no verdict.
+ *             --higher-is-better name others; "ns/..." units are lower
+ *             too), else "higher" or "lower".  A metric without an interval
+ *             on both sides (a plain metric of one repetition) gets "no
+ *             interval" and no verdict.
+ *
+ *   gate      the verdicts above describe; only the gated metrics decide the
+ *             exit status: those --gate names, else the files' headline
+ *             metrics (the scenario's, in the context as "headline_metrics":
+ *             of its main section), else every p50.  Each gated metric of each benchmark is tested
+ *             across the two files' repetitions with a Mann-Whitney U test
+ *             (fb_mwu_p, as Google Benchmark's compare.py does), and Holm's
+ *             step-down keeps the chance of any false failure among them at
+ *             FB_COMPARE_ALPHA (5 %).  A gated metric fails when its test
+ *             rejects and its change is beyond --threshold the worse way
+ *             (either way for a metric without a better direction).  Two
+ *             files with too few repetitions for the test to ever reject (3
+ *             and 3 give p >= 0.1) are not gated: compare says why and how
+ *             many repetitions it needs, and exits 2.  Other metrics are
+ *             reported, never gated.
  *
  * Output: console (plain text), markdown (a table per benchmark, for a pull
- * request) or json.  Exit status 1 when any metric regressed beyond the
- * threshold (a CI job gates on it), 0 otherwise, 2 when the inputs cannot be
- * compared (one line naming why).  Single thread.
+ * request) or json.  Exit status 1 when a gated metric failed (a CI job gates
+ * on it), 0 otherwise, 2 when the inputs cannot be compared or gated, or a
+ * metric named by --gate, --lower-is-better or --higher-is-better is in
+ * neither file (one line naming why).  Single thread.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +64,10 @@ static const char *const verdict_name[] = {
 
 enum better { B_NEUTRAL, B_LOWER, B_HIGHER };
 
+#define FB_COMPARE_ALPHA 0.05   /* family-wise error of the gate */
+
+enum gate { G_NONE, G_PASS, G_FAIL };
+
 struct side {
 	const char *path;
 	json_t *doc, *context;
@@ -56,10 +79,14 @@ struct side {
 struct row {
 	const char *bench, *metric, *unit;
 	json_t *be, *ne;    /* the two entries */
-	double b[3], n[3];  /* value, interval low, high */
+	double b[4], n[4];  /* value, interval low, high, and the runs of a range (NAN: an interval) */
 	double change, lo, hi;
 	int relative;
 	enum verdict v;
+	bool gated;
+	size_t nb, nn;      /* repetitions on each side */
+	double p;           /* Mann-Whitney U across them (gated rows) */
+	enum gate g;
 };
 
 struct compare {
@@ -69,6 +96,10 @@ struct compare {
 	size_t nrows;
 	unsigned count[6];
 	unsigned recomputed;   /* intervals compare drew from the repetitions itself */
+	const char *gate_list; /* the gated metrics' names, comma-separated */
+	const char *gate_why;  /* where that list came from */
+	char *not_gated;       /* why nothing was gated (exit 2), or NULL */
+	unsigned ngated, failed;
 };
 
 /* ---- reading the two files ---- */
@@ -161,7 +192,7 @@ static enum better better_of(const struct fb_opts *o, const char *metric, const 
 		return B_LOWER;
 	if (listed(o->higher_better, metric))
 		return B_HIGHER;
-	return !strcmp(unit, "ns") ? B_LOWER : B_NEUTRAL;
+	return !strcmp(unit, "ns") || !strncmp(unit, "ns/", 3) ? B_LOWER : B_NEUTRAL;
 }
 
 static double bound(json_t *e, const char *metric, const char *which)
@@ -192,20 +223,34 @@ static void interval_of(struct compare *c, const struct side *s, const char *ben
 	v[0] = num_of(e, metric);
 	v[1] = bound(e, metric, "lo");
 	v[2] = bound(e, metric, "hi");
+	v[3] = bound(e, metric, "range");
 	json_t *list = json_object_get(s->iters, bench), *it;
 	if (isfinite(v[1]) || strcmp(str_of(e, "aggregate_name"), "median") || json_array_size(list) < 2)
 		return;
 	size_t reps = json_array_size(list), i;
-	double *val = fb_xcalloc(reps, sizeof(*val)), rep[FB_BOOT_RESAMPLES];
-	const float **none = fb_xcalloc(reps, sizeof(*none));
+	double *val = fb_xcalloc(reps, sizeof(*val));
 	json_array_foreach(list, i, it)
 		val[i] = num_of(it, metric);
-	struct fb_rng rng = { fb_boot_seed(0, bench, metric, s->path, 0) };
-	fb_boot_reps(none, 0, val, reps, FB_BOOT_MEDIAN, &rng, rep, FB_BOOT_RESAMPLES);
-	fb_boot_interval(rep, FB_BOOT_RESAMPLES, FB_BOOT_LEVEL, &v[1], &v[2]);
+	struct fb_ci ci = fb_ci_median(val, reps);
+	v[1] = ci.lo;
+	v[2] = ci.hi;
+	v[3] = ci.kind == FB_CI_RANGE ? (double)reps : NAN;
 	c->recomputed += isfinite(v[1]);
 	free(val);
-	free(none);
+}
+
+/* The repetitions' values of metric on one side (its iteration entries). */
+static size_t rep_values(const struct side *s, const char *bench, const char *metric, double **out)
+{
+	json_t *list = json_object_get(s->iters, bench), *it;
+	size_t n = json_array_size(list), i, k = 0;
+	*out = fb_xcalloc(n ? n : 1, sizeof(**out));
+	json_array_foreach(list, i, it) {
+		double v = num_of(it, metric);
+		if (isfinite(v))
+			(*out)[k++] = v;
+	}
+	return k;
 }
 
 static void add_row(struct compare *c, const char *bench, const char *metric, const char *unit, json_t *be,
@@ -218,6 +263,18 @@ static void add_row(struct compare *c, const char *bench, const char *metric, co
 		return;
 	fb_boot_change(r.b[0], r.b[1], r.b[2], r.n[0], r.n[1], r.n[2], &r.change, &r.lo, &r.hi, &r.relative);
 	r.v = judge(&r, c->o->threshold, better_of(c->o, metric, unit));
+	/* the headline's metrics are its main section's; --gate's, wherever they are */
+	r.gated = strncmp(metric, "perf.", 5) && listed(c->gate_list, metric) &&
+		  (c->o->gate || !*str_of(json_object_get(be, "fencebench"), "section"));
+	r.p = NAN;
+	if (r.gated) {
+		double *a, *b;
+		r.nb = rep_values(&c->s[0], bench, metric, &a);
+		r.nn = rep_values(&c->s[1], bench, metric, &b);
+		r.p = fb_mwu_p(a, r.nb, b, r.nn);
+		free(a);
+		free(b);
+	}
 	c->count[r.v]++;
 	c->rows = fb_xrealloc(c->rows, (c->nrows + 1) * sizeof(*c->rows));
 	c->rows[c->nrows++] = r;
@@ -255,7 +312,7 @@ static void change_cell(const struct row *r, char *buf, size_t len)
 {
 	char a[48], lo[48], hi[48];
 	fmt_change(r, r->change, a, sizeof(a), false);
-	if (!isfinite(r->lo)) {
+	if (!isfinite(r->lo) || r->lo == r->hi) {   /* no interval, or every repetition the same: none to show */
 		snprintf(buf, len, "%s", a);
 		return;
 	}
@@ -266,9 +323,9 @@ static void change_cell(const struct row *r, char *buf, size_t len)
 
 static void value_cell(const double *v, const char *unit, char *buf, size_t len)
 {
-	char pm[48];
+	char pm[96];
 	fb_output_value(v[0], unit, buf, len);
-	fb_output_interval(v[0], v[1], v[2], pm, sizeof(pm));
+	fb_output_span(v[0], v[1], v[2], v[3], unit, pm, sizeof(pm));
 	size_t used = strlen(buf);
 	snprintf(buf + used, len - used, "%s", pm);
 }
@@ -348,20 +405,34 @@ static void head(FILE *f, const struct compare *c, bool md)
 	side_line(f, "BASE", &c->s[0], md);
 	side_line(f, "NEW", &c->s[1], md);
 	machine_warning(f, c, md);
-	fprintf(f, "%schange = NEW / BASE - 1 with its 95 %% interval; within noise: the interval reaches inside "
-		"±%.3g %% (--threshold); regressed/improved where lower is better (latencies, times) or "
-		"--lower/--higher-is-better says; other metrics read higher/lower\n", md ? "\n" : "",
-		100.0 * c->o->threshold);
+	fprintf(f, "%schange = NEW / BASE - 1 with its interval (95 %%, or from ranges where a side has fewer "
+		"than 6 repetitions); within noise: the interval reaches inside ±%.3g %% (--threshold); "
+		"regressed/improved where lower is better (latencies, times) or --lower/--higher-is-better says; "
+		"other metrics read higher/lower\n", md ? "\n" : "", 100.0 * c->o->threshold);
+	fprintf(f, "%sgate (the exit status): %s (%s); each a Mann-Whitney U test across the repetitions, Holm "
+		"across all %u at %.3g %%, failing when it rejects and the change is beyond the threshold; other "
+		"metrics are reported, not gated\n", md ? "\n" : "", c->gate_list, c->gate_why, c->ngated,
+		100.0 * FB_COMPARE_ALPHA);
+}
+
+static void gate_cell(const struct row *r, char *buf, size_t len)
+{
+	if (!r->gated)
+		snprintf(buf, len, "-");
+	else if (!isfinite(r->p))
+		snprintf(buf, len, "no test");
+	else
+		snprintf(buf, len, "%s p=%.2g", r->g == G_FAIL ? "FAIL" : r->g == G_PASS ? "pass" : "not gated", r->p);
 }
 
 /* The rows of one benchmark as a table: console columns padded, markdown piped. */
 static void table(FILE *f, const struct compare *c, size_t first, size_t end, bool md)
 {
-	enum { COLS = 5 };
+	enum { COLS = 6 };
 	size_t n = end - first + 1;
 	char (*cell)[COLS][128] = fb_xcalloc(n, sizeof(*cell));
 	int w[COLS] = { 0 };
-	static const char *const header[COLS] = { "metric", "BASE", "NEW", "change", "verdict" };
+	static const char *const header[COLS] = { "metric", "BASE", "NEW", "change", "verdict", "gate" };
 	for (int k = 0; k < COLS; k++)
 		snprintf(cell[0][k], 128, "%s", header[k]);
 	for (size_t i = first; i < end; i++) {
@@ -372,6 +443,7 @@ static void table(FILE *f, const struct compare *c, size_t first, size_t end, bo
 		value_cell(r->n, r->unit, row[2], 128);
 		change_cell(r, row[3], 128);
 		snprintf(row[4], 128, "%s", verdict_name[r->v]);
+		gate_cell(r, row[5], 128);
 	}
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < COLS; k++)
@@ -387,7 +459,7 @@ static void table(FILE *f, const struct compare *c, size_t first, size_t end, bo
 		}
 		fputs(md ? "|\n" : "\n", f);
 		if (i == 0 && md)
-			fputs("|---|--:|--:|--:|---|\n", f);
+			fputs("|---|--:|--:|--:|---|---|\n", f);
 	}
 	free(cell);
 }
@@ -422,13 +494,21 @@ static void summary(FILE *f, const struct compare *c, bool md)
 			"one)\n", md ? "\n" : "");
 	only_in(f, &c->s[0], &c->s[1], "BASE", md);
 	only_in(f, &c->s[1], &c->s[0], "NEW", md);
+	if (c->not_gated)
+		fprintf(f, "%snot gated: %s\n", md ? "\n" : "", c->not_gated);
+	else
+		fprintf(f, "%sgate: %u of %u gated metrics failed\n", md ? "\n" : "", c->failed, c->ngated);
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct row *r = &c->rows[i];
 		char ch[160];
-		if (r->v != V_REGRESSED)
+		if (r->g != G_FAIL && (r->v != V_REGRESSED || r->gated))
 			continue;
 		change_cell(r, ch, sizeof(ch));
-		fprintf(f, "%sregressed: %s %s %s\n", md ? "\n" : "", r->bench, r->metric, ch);
+		fprintf(f, "%s%s: %s %s %s", md ? "\n" : "", r->g == G_FAIL ? "regressed" : "regressed, not gated",
+			r->bench, r->metric, ch);
+		if (r->g == G_FAIL)
+			fprintf(f, " (Mann-Whitney p=%.2g)", r->p);
+		fputc('\n', f);
 	}
 }
 
@@ -466,6 +546,17 @@ static char *render_json(const struct compare *c)
 				      verdict_name[r->v]);
 		json_object_set_new(o, r->relative ? "change" : "difference", json_real(r->change));
 		json_object_set_new(o, r->relative ? "change_ci" : "difference_ci", interval_json(r->lo, r->hi));
+		/* a side's interval that is the range of too few repetitions for 95 % says so */
+		if (isfinite(r->b[3]))
+			json_object_set_new(o, "base_ci_range", json_integer((json_int_t)r->b[3]));
+		if (isfinite(r->n[3]))
+			json_object_set_new(o, "new_ci_range", json_integer((json_int_t)r->n[3]));
+		json_object_set_new(o, "gated", json_boolean(r->gated));
+		if (r->gated) {
+			json_object_set_new(o, "p_value", isfinite(r->p) ? json_real(r->p) : json_null());
+			json_object_set_new(o, "gate", json_string(r->g == G_FAIL ? "fail" : r->g == G_PASS ? "pass"
+										     : "not gated"));
+		}
 		json_array_append_new(rows, o);
 	}
 	json_t *differ = json_array();
@@ -476,6 +567,9 @@ static char *render_json(const struct compare *c)
 	json_t *doc = json_pack("{s:s, s:s, s:f, s:i, s:o, s:o}", "base", c->s[0].path, "new", c->s[1].path,
 				"threshold", c->o->threshold, "regressed", (int)c->count[V_REGRESSED],
 				"machine_differs", differ, "rows", rows);
+	json_object_set_new(doc, "gate", json_pack("{s:s, s:i, s:i, s:f, s:o}", "metrics", c->gate_list, "gated",
+						   (int)c->ngated, "failed", (int)c->failed, "alpha", FB_COMPARE_ALPHA,
+						   "not_gated", c->not_gated ? json_string(c->not_gated) : json_null()));
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	char *out = fb_xasprintf("%s\n", s);
 	free(s);
@@ -502,6 +596,130 @@ static int check_same(const struct compare *c, char *err, size_t errlen)
 	return refuse(err, errlen, c->s[1].path, "no benchmark in common with BASE (other points or --set?)");
 }
 
+/* Is name a metric of some benchmark of either side? */
+static bool known_metric(const struct compare *c, const char *name)
+{
+	if (!strcmp(name, "real_time"))
+		return true;
+	for (int k = 0; k < 2; k++) {
+		const char *run;
+		json_t *e;
+		json_object_foreach(c->s[k].entry, run, e)
+			if (json_object_get(json_object_get(json_object_get(e, "fencebench"), "units"), name))
+				return true;
+	}
+	return false;
+}
+
+/* Every name of the lists --gate, --lower-is-better and --higher-is-better must be a metric. */
+static int check_names(const struct compare *c, char *err, size_t errlen)
+{
+	const char *const opt[] = { "--gate", "--lower-is-better", "--higher-is-better" };
+	const char *const list[] = { c->o->gate, c->o->lower_better, c->o->higher_better };
+	for (int k = 0; k < 3; k++) {
+		for (const char *p = list[k]; p && *p;) {
+			const char *comma = strchr(p, ',');
+			size_t len = comma ? (size_t)(comma - p) : strlen(p);
+			char name[256];
+			snprintf(name, sizeof(name), "%.*s", (int)(len < 255 ? len : 255), p);
+			if (!known_metric(c, name)) {
+				snprintf(err, errlen, "compare: %s: no metric '%s' in BASE or NEW", opt[k], name);
+				return -EINVAL;
+			}
+			p = comma ? comma + 1 : NULL;
+		}
+	}
+	return 0;
+}
+
+/* The gated metrics: --gate, else the headline's, else every p50 of BASE. */
+static char *gate_list_of(struct compare *c)
+{
+	if (c->o->gate) {
+		c->gate_why = "named by --gate";
+		return fb_xasprintf("%s", c->o->gate);
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *h = json_string_value(json_object_get(c->s[k].context, "headline_metrics"));
+		if (h && *h) {
+			c->gate_why = "the scenario's headline metrics";
+			return fb_xasprintf("%s", h);
+		}
+	}
+	c->gate_why = "every p50: the files name no headline metrics (--gate names others)";
+	char *list = fb_xasprintf("%s", "");
+	const char *run;
+	json_t *e;
+	json_object_foreach(c->s[0].entry, run, e) {
+		const char *k;
+		json_t *u;
+		json_object_foreach(json_object_get(json_object_get(e, "fencebench"), "units"), k, u) {
+			size_t n = strlen(k);
+			if (n < 4 || strcmp(k + n - 4, "_p50") || listed(list, k))
+				continue;
+			char *more = fb_xasprintf("%s%s%s", list, *list ? "," : "", k);
+			free(list);
+			list = more;
+		}
+	}
+	return list;
+}
+
+static bool beyond(const struct row *r, double threshold, enum better better)
+{
+	double t = r->relative ? threshold : 0.0;
+	if (better == B_LOWER)
+		return r->change > t;
+	if (better == B_HIGHER)
+		return r->change < -t;
+	return fabs(r->change) > t;
+}
+
+/* Test the gated rows, Holm across them; or say why they cannot be. */
+static void gate(struct compare *c)
+{
+	size_t k = 0, fewest_b = SIZE_MAX, fewest_n = SIZE_MAX;
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct row *r = &c->rows[i];
+		if (!r->gated)
+			continue;
+		k++;
+		fewest_b = r->nb < fewest_b ? r->nb : fewest_b;
+		fewest_n = r->nn < fewest_n ? r->nn : fewest_n;
+	}
+	c->ngated = (unsigned)k;
+	if (!k) {
+		c->not_gated = fb_xasprintf("no gated metric (%s) is in both files", c->gate_list);
+		return;
+	}
+	double need = FB_COMPARE_ALPHA / (double)k;
+	if (fb_mwu_min_p(fewest_b, fewest_n) > need) {
+		unsigned r = 2;
+		while (fb_mwu_min_p(r, r) > need)
+			r++;
+		c->not_gated = fb_xasprintf("BASE has %zu and NEW %zu repetitions: a Mann-Whitney test over them "
+					    "cannot reach p < %.2g (Holm over %zu gated metrics at %.3g %%); run both "
+					    "with --repetitions %u or more", fewest_b, fewest_n, need, k,
+					    100.0 * FB_COMPARE_ALPHA, r);
+		return;
+	}
+	double *p = fb_xcalloc(c->nrows, sizeof(*p));
+	bool *reject = fb_xcalloc(c->nrows, sizeof(*reject));
+	for (size_t i = 0; i < c->nrows; i++)
+		p[i] = c->rows[i].gated ? c->rows[i].p : NAN;
+	fb_holm(p, c->nrows, FB_COMPARE_ALPHA, reject);
+	for (size_t i = 0; i < c->nrows; i++) {
+		struct row *r = &c->rows[i];
+		if (!r->gated)
+			continue;
+		bool fail = reject[i] && beyond(r, c->o->threshold, better_of(c->o, r->metric, r->unit));
+		r->g = fail ? G_FAIL : G_PASS;
+		c->failed += fail;
+	}
+	free(p);
+	free(reject);
+}
+
 static int run_compare(struct compare *c, char *err, size_t errlen)
 {
 	int rc = load_side(&c->s[0], c->o->inputs[0], err, errlen);
@@ -509,8 +727,11 @@ static int run_compare(struct compare *c, char *err, size_t errlen)
 		rc = load_side(&c->s[1], c->o->inputs[1], err, errlen);
 	if (!rc)
 		rc = check_same(c, err, errlen);
+	if (!rc)
+		rc = check_names(c, err, errlen);
 	if (rc)
 		return rc;
+	c->gate_list = gate_list_of(c);
 	size_t i;
 	json_t *name;
 	json_array_foreach(c->s[0].order, i, name) {
@@ -519,6 +740,7 @@ static int run_compare(struct compare *c, char *err, size_t errlen)
 		if (ne)
 			compare_bench(c, json_string_value(name), be, ne);
 	}
+	gate(c);
 	return 0;
 }
 
@@ -544,7 +766,10 @@ int fb_compare_main(const struct fb_opts *o)
 		if (rc) {
 			fprintf(stderr, "fencebench: %s\n", err);
 			status = FB_EXIT_USAGE;
-		} else if (c.count[V_REGRESSED]) {
+		} else if (c.not_gated) {
+			fprintf(stderr, "fencebench: compare: not gated: %s\n", c.not_gated);
+			status = FB_EXIT_USAGE;
+		} else if (c.failed) {
 			status = FB_EXIT_RUN;
 		}
 	}
@@ -555,5 +780,7 @@ int fb_compare_main(const struct fb_opts *o)
 		json_decref(c.s[k].order);
 	}
 	free(c.rows);
+	free((char *)c.gate_list);
+	free(c.not_gated);
 	return status;
 }

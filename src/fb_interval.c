@@ -2,13 +2,21 @@
  * (fb_interval_section); the method in src/fb_boot.h.
  *
  *   iteration entry    M_ci_lo/_hi from the run's own replicates of M (a
- *                      percentile of a histogram: fb_run_hist); a plain metric
- *                      has none
- *   mean, median       two-level replicates over the repetitions (each picks
- *                      repetitions, then one replicate of each, or its value)
+ *                      percentile of a histogram: fb_run_hist): the sampling
+ *                      noise of that run only; a plain metric has none
+ *   mean, median       from the repetitions' values alone (the top level: a
+ *                      repetition's value already holds its run's noise): the
+ *                      t interval of the mean, the order-statistic interval of
+ *                      the median, or below FB_CI_MIN_REPS the repetitions'
+ *                      range (fb_ci_median); M_ci_level says the coverage,
+ *                      M_ci_range = R marks the range of R repetitions
  *   native entries     M_vs_legacy = native / legacy of the same entry kind
  *                      (repetition r, or aggregate), its interval from the
- *                      ratio of the two paths' replicates (independent runs)
+ *                      ratio of the two paths' replicates (a repetition) or
+ *                      from the two aggregates' intervals (fb_ci_ratio)
+ *
+ * Every interval of a histogram's percentile is at least its bucket wide on
+ * each side (fb_ci_floor): no interval claims more than the histogram resolves.
  *
  * A latency reported with fb_run_latency under the name and the very value of
  * a percentile that fb_run_hist reported in another section of the same run
@@ -16,6 +24,7 @@
  * takes that percentile's replicates.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +39,8 @@ struct series {
 	const char *name;
 	double *value;          /* [reps]; NAN where a repetition lacks it */
 	const float **draws;    /* [reps]; NULL where it has no replicates */
-	double *rep[2];         /* replicates of the mean and the median, or NULL */
+	bool bucketed;          /* a histogram's percentile: floored at its bucket */
+	struct fb_ci ci[2];     /* of the mean and the median aggregates */
 };
 
 struct table {
@@ -99,6 +109,7 @@ static void table_of(struct table *t, struct fb_run *const *runs, json_t *const 
 			struct series *sr = series_add(t, m->name);
 			sr->value[r] = m->value;
 			sr->draws[r] = draws_of(runs[r], m);
+			sr->bucketed |= sr->draws[r] != NULL;
 		}
 	}
 }
@@ -108,22 +119,37 @@ static void table_free(struct table *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->m[i].value);
 		free(t->m[i].draws);
-		free(t->m[i].rep[0]);
-		free(t->m[i].rep[1]);
 	}
 	free(t->m);
 }
 
-/* key_ci_lo and key_ci_hi, when the interval exists. */
-static void put_interval(json_t *e, const char *key, double lo, double hi)
+/* key_ci_lo and key_ci_hi, when the interval exists; key_ci_level, its
+ * coverage; key_ci_range = reps when it is the range of reps repetitions. */
+static void put_ci(json_t *e, const char *key, struct fb_ci ci, unsigned reps)
 {
-	if (!isfinite(lo) || !isfinite(hi))
+	if (ci.kind == FB_CI_NONE || !isfinite(ci.lo) || !isfinite(ci.hi))
 		return;
 	char k[300];
 	snprintf(k, sizeof(k), "%s_ci_lo", key);
-	json_object_set_new(e, k, json_real(lo));
+	json_object_set_new(e, k, json_real(ci.lo));
 	snprintf(k, sizeof(k), "%s_ci_hi", key);
-	json_object_set_new(e, k, json_real(hi));
+	json_object_set_new(e, k, json_real(ci.hi));
+	snprintf(k, sizeof(k), "%s_ci_level", key);
+	json_object_set_new(e, k, json_real(ci.level));
+	snprintf(k, sizeof(k), "%s_ci_range", key);
+	if (ci.kind == FB_CI_RANGE)
+		json_object_set_new(e, k, json_integer(reps));
+}
+
+/* A run's own interval of a percentile: its replicates', floored at its bucket. */
+static struct fb_ci run_ci(const float *draws, double v)
+{
+	struct fb_ci ci = { FB_CI_INTERVAL, NAN, NAN, FB_BOOT_LEVEL };
+	fb_boot_interval_f(draws, NRES, FB_BOOT_LEVEL, &ci.lo, &ci.hi);
+	if (!isfinite(ci.lo))
+		ci.kind = FB_CI_NONE;
+	fb_ci_floor(&ci, v, fb_ci_bucket_width(v));
+	return ci;
 }
 
 static void iteration_intervals(struct table *t, json_t *const *it)
@@ -132,9 +158,7 @@ static void iteration_intervals(struct table *t, json_t *const *it)
 		for (unsigned r = 0; r < t->reps; r++) {
 			if (!t->m[i].draws[r] || !isfinite(t->m[i].value[r]))
 				continue;
-			double lo, hi;
-			fb_boot_interval_f(t->m[i].draws[r], NRES, FB_BOOT_LEVEL, &lo, &hi);
-			put_interval(it[r], t->m[i].name, lo, hi);
+			put_ci(it[r], t->m[i].name, run_ci(t->m[i].draws[r], t->m[i].value[r]), 1);
 		}
 	}
 }
@@ -147,45 +171,55 @@ static bool complete(const struct series *m, unsigned reps)
 	return true;
 }
 
-/* Replicates of the mean and median over the repetitions; intervals on agg[0..1]. */
-static void aggregate_intervals(struct table *t, json_t *const *agg, uint64_t seed, const char *section,
-				const char *path)
+/* The mean's and the median's intervals over the repetitions, on agg[0..1]. */
+static void aggregate_intervals(struct table *t, json_t *const *agg)
 {
-	static const enum fb_boot_stat stat[2] = { FB_BOOT_MEAN, FB_BOOT_MEDIAN };
 	for (size_t i = 0; i < t->n; i++) {
 		struct series *m = &t->m[i];
+		m->ci[0] = m->ci[1] = (struct fb_ci){ FB_CI_NONE, NAN, NAN, NAN };
 		if (!complete(m, t->reps))
 			continue;
+		m->ci[0] = fb_ci_mean(m->value, t->reps);
+		m->ci[1] = fb_ci_median(m->value, t->reps);
 		for (int a = 0; a < 2; a++) {
-			struct fb_rng rng = { fb_boot_seed(seed, section, m->name, path, 1000 + (uint64_t)a) };
-			double lo, hi;
-			m->rep[a] = fb_xcalloc(NRES, sizeof(double));
-			fb_boot_reps(m->draws, NRES, m->value, t->reps, stat[a], &rng, m->rep[a], NRES);
-			fb_boot_interval(m->rep[a], NRES, FB_BOOT_LEVEL, &lo, &hi);
-			put_interval(agg[a], m->name, lo, hi);
+			double v = num(agg[a], m->name);
+			fb_ci_floor(&m->ci[a], v, m->bucketed ? fb_ci_bucket_width(v) : 0);
+			put_ci(agg[a], m->name, m->ci[a], t->reps);
 		}
 	}
 }
 
-/* e[name_vs_legacy] = vn / vl with the interval of the replicates' ratios;
- * float replicates (fn, fl) or double ones (dn, dl). */
-static void put_ratio(json_t *e, const char *name, double vn, double vl, const float *fn, const float *fl,
-		      const double *dn, const double *dl)
+static void put_ratio(json_t *e, const char *name, double vn, double vl, struct fb_ci ci, unsigned reps)
 {
-	if (!isfinite(vn) || !isfinite(vl) || vl == 0)
-		return;
-	double ratio[NRES], lo, hi;
-	for (size_t j = 0; j < NRES; j++) {
-		double n = fn ? fn[j] : dn[j], l = fl ? fl[j] : dl[j];
-		ratio[j] = l != 0 ? n / l : NAN;
-	}
-	fb_boot_interval(ratio, NRES, FB_BOOT_LEVEL, &lo, &hi);
-	if (!isfinite(lo))
+	if (!isfinite(vn) || !isfinite(vl) || vl == 0 || ci.kind == FB_CI_NONE)
 		return;
 	char key[300];
 	snprintf(key, sizeof(key), "%s_vs_legacy", name);
 	json_object_set_new(e, key, json_real(vn / vl));
-	put_interval(e, key, lo, hi);
+	put_ci(e, key, ci, reps);
+}
+
+/* One repetition's native / legacy: the interval of its replicates' ratios,
+ * never narrower than the two values' buckets allow. */
+static struct fb_ci run_ratio_ci(double vn, double vl, const float *fn, const float *fl)
+{
+	double ratio[NRES];
+	struct fb_ci ci = { FB_CI_INTERVAL, NAN, NAN, FB_BOOT_LEVEL };
+	for (size_t j = 0; j < NRES; j++)
+		ratio[j] = fl[j] != 0 ? (double)fn[j] / fl[j] : NAN;
+	fb_boot_interval(ratio, NRES, FB_BOOT_LEVEL, &ci.lo, &ci.hi);
+	if (!isfinite(ci.lo) || !(vn > 0) || !(vl > 0))
+		return (struct fb_ci){ FB_CI_NONE, NAN, NAN, NAN };
+	struct fb_ci n = { FB_CI_INTERVAL, vn, vn, FB_BOOT_LEVEL }, l = n;
+	l.lo = l.hi = vl;
+	fb_ci_floor(&n, vn, fb_ci_bucket_width(vn));
+	fb_ci_floor(&l, vl, fb_ci_bucket_width(vl));
+	struct fb_ci fl_ci = fb_ci_ratio(vn, n, vl, l);   /* what the buckets alone leave open */
+	if (fl_ci.kind != FB_CI_NONE) {
+		ci.lo = fmin(ci.lo, fl_ci.lo);
+		ci.hi = fmax(ci.hi, fl_ci.hi);
+	}
+	return ci;
 }
 
 static void ratios(struct table *tn, struct table *tl, json_t *const *it_n, json_t *const *agg_n,
@@ -197,12 +231,12 @@ static void ratios(struct table *tn, struct table *tl, json_t *const *it_n, json
 			continue;
 		for (unsigned r = 0; r < tn->reps; r++)
 			if (n->draws[r] && l->draws[r])
-				put_ratio(it_n[r], n->name, n->value[r], l->value[r], n->draws[r], l->draws[r],
-					  NULL, NULL);
-		for (int a = 0; agg_n && a < 2; a++)
-			if (n->rep[a] && l->rep[a])
-				put_ratio(agg_n[a], n->name, num(agg_n[a], n->name), num(agg_l[a], n->name), NULL,
-					  NULL, n->rep[a], l->rep[a]);
+				put_ratio(it_n[r], n->name, n->value[r], l->value[r],
+					  run_ratio_ci(n->value[r], l->value[r], n->draws[r], l->draws[r]), 1);
+		for (int a = 0; agg_n && a < 2; a++) {
+			double vn = num(agg_n[a], n->name), vl = num(agg_l[a], n->name);
+			put_ratio(agg_n[a], n->name, vn, vl, fb_ci_ratio(vn, n->ci[a], vl, l->ci[a]), tn->reps);
+		}
 	}
 }
 
@@ -214,7 +248,7 @@ void fb_interval_section(struct fb_session *s, const char *section, struct fb_ru
 		table_of(&t[p], runs + p * reps, it + p * reps, reps, section);
 		iteration_intervals(&t[p], it + p * reps);
 		if (agg && reps > 1)
-			aggregate_intervals(&t[p], agg + p * 2, s->opts->seed, section, fb_path_name(runs[p * reps]->path));
+			aggregate_intervals(&t[p], agg + p * 2);
 	}
 	if (npaths == 2 && runs[0]->path == FB_PATH_NATIVE && runs[reps]->path == FB_PATH_LEGACY)
 		ratios(&t[0], &t[1], it, agg, agg ? agg + 2 : NULL);

@@ -19,8 +19,10 @@
  *             (either way: the larger over the smaller): the vCPUs moved, or
  *             something else ran
  *   spread    a coefficient of variation across repetitions above FB_NOISE_CV
- *             in a p50 or a plain metric (tails, maxima and perf counters vary
- *             by nature and are left out)
+ *             even at its 95 % lower bound (a CV of 3 values is uncertain by a
+ *             factor of 2: 10 % needs 19 % measured at 3, 16 % at 6), in the
+ *             time per iteration (real and CPU), a p50 or a plain metric
+ *             (tails, maxima and perf counters vary by nature and are left out)
  *
  * /proc/stat counts in clock ticks (10 ms): a window shorter than
  * FB_NOISE_MIN_WINDOW_S is not judged (the noise object says so).  Reads only
@@ -112,8 +114,9 @@ void fb_noise_check_limits(const struct fb_limits *before, const struct fb_limit
 /* ---- the spread of repetitions ---- */
 
 /* One warning when a "cv" aggregate of the point's entries exceeds FB_NOISE_CV
- * in a p50 or a plain metric (not perf.*, tails, maxima, means of samples,
- * counts, limits, intervals); point_key names the point ("" for a run). */
+ * at its 95 % lower bound, in real_time or cpu_time (of the main section), a
+ * p50 or a plain metric (not perf.*, tails, maxima, means of samples, counts,
+ * limits, intervals); point_key names the point ("" for a run). */
 void fb_noise_check_cv(json_t *entries, const char *point_key, fb_noise_warn_fn warn, void *arg);
 
 #endif

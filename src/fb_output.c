@@ -86,12 +86,39 @@ void fb_output_interval(double v, double lo, double hi, char *buf, size_t len)
 	snprintf(buf, len, " ±%s", a);
 }
 
+void fb_output_span(double v, double lo, double hi, double runs, const char *unit, char *buf, size_t len)
+{
+	if (!(runs >= 2) || !isfinite(lo) || !isfinite(hi)) {
+		fb_output_interval(v, lo, hi, buf, len);
+		return;
+	}
+	if ((!unit || !*unit) && lo == hi) {
+		snprintf(buf, len, " (all %.0f runs)", runs);
+		return;
+	}
+	if (!unit || !*unit) {   /* a ratio: relative, and said to come from ranges */
+		char pm[48];
+		fb_output_interval(v, lo, hi, pm, sizeof(pm));
+		snprintf(buf, len, "%s (%.0f-run ranges)", pm, runs);
+		return;
+	}
+	char a[48], b[48];
+	fb_output_value(lo, unit, a, sizeof(a));
+	fb_output_value(hi, unit, b, sizeof(b));
+	if (lo == hi)
+		snprintf(buf, len, " (%.0f runs: all %s)", runs, a);
+	else
+		snprintf(buf, len, " (%.0f runs: %s–%s)", runs, a, b);
+}
+
 void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len)
 {
-	char lo[300], hi[300];
+	char lo[300], hi[300], range[300];
 	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
 	snprintf(hi, sizeof(hi), "%s_ci_hi", key);
-	fb_output_interval(num_at(e, key), num_at(e, lo), num_at(e, hi), buf, len);
+	snprintf(range, sizeof(range), "%s_ci_range", key);
+	fb_output_span(num_at(e, key), num_at(e, lo), num_at(e, hi), num_at(e, range),
+		       str_at(json_object_get(meta(e), "units"), key), buf, len);
 }
 
 /* One cell: the value, "±4.1%" (its 95 % interval), "(x12.3 futex-wake)" beside a limit. */
@@ -102,7 +129,7 @@ static void cell(json_t *e, const char *metric, char *buf, size_t len)
 		return;
 	}
 	const char *unit = str_at(json_object_get(meta(e), "units"), metric);
-	char pm[32];
+	char pm[96];
 	size_t used;
 	fb_output_value(num_at(e, metric), unit, buf, len);
 	fb_output_plus_minus(e, metric, pm, sizeof(pm));
@@ -120,7 +147,7 @@ static void cell(json_t *e, const char *metric, char *buf, size_t len)
  * has one (M_vs_legacy), "no clear difference" when that interval holds 1. */
 static void ratio_cell(json_t *native, json_t *legacy, const char *metric, char *buf, size_t len)
 {
-	char key[300], lo[320], hi[320], pm[32];
+	char key[300], lo[320], hi[320], pm[96];
 	snprintf(key, sizeof(key), "%s_vs_legacy", metric);
 	snprintf(lo, sizeof(lo), "%s_ci_lo", key);
 	snprintf(hi, sizeof(hi), "%s_ci_hi", key);

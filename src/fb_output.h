@@ -39,7 +39,11 @@ void fb_output_value(double v, const char *unit, char *buf, size_t len);
  * (src/fb_boot.h); " +120%/-3%" when it is lopsided (the larger half above
  * 10 % and twice the smaller: a tail's); "" without one or with one of width 0. */
 void fb_output_interval(double v, double lo, double hi, char *buf, size_t len);
-/* The same for key in e (key_ci_lo, key_ci_hi). */
+/* The same, or where the interval is the range of runs (>= 2) repetitions
+ * (M_ci_range: fewer than a 95 % interval needs) the range called one:
+ * " (3 runs: 35.97 us–36.99 us)", or for a unitless ratio " ±3.1% (3-run ranges)". */
+void fb_output_span(double v, double lo, double hi, double runs, const char *unit, char *buf, size_t len);
+/* fb_output_span for key in e (key_ci_lo, key_ci_hi, key_ci_range). */
 void fb_output_plus_minus(json_t *e, const char *key, char *buf, size_t len);
 /* Columns s takes on a terminal: UTF-8 continuation bytes take none ("±" is two bytes). */
 int fb_output_width(const char *s);

@@ -268,6 +268,14 @@ static void cross_path_interval(json_t *e, const char *name, const char *of)
 	snprintf(hi, sizeof(hi), "%s_ci_hi", name);
 	put_num(e, lo, 1.0 - json_number_value(h));
 	put_num(e, hi, 1.0 - json_number_value(l));
+	static const char *const says[] = { "level", "range" };   /* its coverage, and whether a range */
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(lo, sizeof(lo), "%s_vs_legacy_ci_%s", of, says[k]);
+		snprintf(hi, sizeof(hi), "%s_ci_%s", name, says[k]);
+		json_t *v = json_object_get(e, lo);
+		if (v)
+			json_object_set(e, hi, v);
+	}
 }
 
 static void add_cross_path(json_t *out)

@@ -141,8 +141,10 @@ int fb_session_write_trace(struct fb_session *s, char *err, size_t errlen);
 json_t *fb_session_context(struct fb_session *s);
 
 /* --target-ci: at least this many repetitions (more with --repetitions), at
- * most FB_TARGET_MAX_REPS, stopping at --max-time (default below) per point. */
-#define FB_TARGET_MIN_REPS   3
+ * most FB_TARGET_MAX_REPS, stopping at --max-time (default below) per point.
+ * The least is FB_CI_MIN_REPS (src/fb_boot.h): below it the median has no
+ * 95 % interval, only the repetitions' range, so no target can be met. */
+#define FB_TARGET_MIN_REPS   6
 #define FB_TARGET_MAX_REPS   100
 #define FB_TARGET_MAX_TIME_S 120.0
 

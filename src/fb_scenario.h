@@ -193,6 +193,10 @@ struct fb_scenario {
 	 * (`run --trace FILE`).  Without it the harness refuses --trace. */
 	bool takes_trace;
 	double default_warmup_s;
+	/* The metrics of the main section (comma-separated names) that matter
+	 * most: the JSON context lists them ("headline_metrics") and `fencebench
+	 * compare` gates on them alone unless --gate names others.  NULL: none. */
+	const char *headline;
 	/* Do the work and report.  0, or -errno after fb_run_error (the harness
 	 * prints the message, writes no output and exits non-zero). */
 	int (*run)(struct fb_run *run);

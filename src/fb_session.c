@@ -521,6 +521,7 @@ static bool target_done(struct fb_session *s, const struct fb_params *point, str
 			size_t npaths, unsigned done, uint64_t t0)
 {
 	const struct fb_opts *o = s->opts;
+	_Static_assert(FB_TARGET_MIN_REPS >= FB_CI_MIN_REPS, "a target needs a 95 % interval");
 	unsigned min = o->repetitions > FB_TARGET_MIN_REPS ? o->repetitions : FB_TARGET_MIN_REPS;
 	if (done < min)
 		return false;
@@ -661,6 +662,8 @@ json_t *fb_session_context(struct fb_session *s)
 	json_object_update(c, r);
 	json_decref(r);
 	json_object_set_new(c, "perf", perf_object(s));
+	if (s->scenario->headline)
+		json_object_set_new(c, "headline_metrics", json_string(s->scenario->headline));
 	if (s->opts->target_ci > 0)
 		json_object_set_new(c, "target_ci", json_pack("{s:f, s:f, s:i, s:i}", "target", s->opts->target_ci,
 			"max_time_s", s->opts->max_time_s > 0 ? s->opts->max_time_s : FB_TARGET_MAX_TIME_S,

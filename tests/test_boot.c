@@ -9,8 +9,10 @@
  * run, so nothing here is timed or flaky.  The check can fail: a 50 %
  * interval and a zero-width one are caught by the same bounds.
  * Then: the order-statistic shortcut draws what resampling every value does;
- * repetitions add their spread; the change between two runs (MOVER) holds
- * both sides' spread; the PRNG is reproducible.
+ * a run's interval is never narrower than its histogram bucket; repetitions
+ * too few for 95 % give their range, called one; the change between two runs
+ * (MOVER) holds both sides' spread; the PRNG is reproducible.  The coverage
+ * across repetitions is tests/test_coverage.c's.
  */
 #include "tests/fb_test.h"
 
@@ -120,7 +122,15 @@ static void edge_cases(void **state)
 	for (int i = 0; i < 16; i++)
 		assert_true(rep[i] == 4242.0f);
 	fb_boot_interval_f(rep, 16, FB_BOOT_LEVEL, &lo, &hi);
-	assert_true(lo == 4242 && hi == 4242);
+	/* every replicate in one bucket: the replicates alone say [4242, 4242], but
+	 * the histogram cannot tell values within its bucket apart: the interval
+	 * the harness reports is floored at the bucket, never zero-width */
+	struct fb_ci ci = { FB_CI_INTERVAL, lo, hi, FB_BOOT_LEVEL };
+	fb_ci_floor(&ci, 4242, fb_ci_bucket_width(4242));
+	assert_int_equal(ci.kind, FB_CI_INTERVAL);
+	assert_true(ci.hi > ci.lo);
+	assert_true(ci.lo <= 4242 - fb_ci_bucket_width(4242) && ci.hi >= 4242 + fb_ci_bucket_width(4242));
+	assert_true(fb_ci_bucket_width(4242) == (double)fb_hist_bucket_width(fb_hist_bucket_of(4242)));
 	double nan_only[2] = { NAN, NAN };
 	fb_boot_interval(nan_only, 2, FB_BOOT_LEVEL, &lo, &hi);
 	assert_true(isnan(lo) && isnan(hi));
@@ -129,34 +139,29 @@ static void edge_cases(void **state)
 	fb_hist_free(h);
 }
 
-/* Three repetitions around 100, 200 and 300 (each within ±1 %): the mean's
- * interval spans much of the spread between them, far wider than any one
- * run's; identical repetitions leave it as narrow as the runs'; plain values
- * (no replicates) get the spread of the values alone. */
-static void repetitions_add_their_spread(void **state)
+/* Three repetitions around 100, 200 and 300: too few for a 95 % median
+ * interval, so the median's is their range, called a range with the 75 % it
+ * covers; the mean's t interval spans the spread (t(2) = 4.3); identical
+ * plain values (a count) give no interval at all, only a range of one value. */
+static void repetitions_give_ranges_or_intervals(void **state)
 {
-	static float d[3][FB_BOOT_RESAMPLES];
-	const float *draws[3] = { d[0], d[1], d[2] };
-	double values[3] = { 100, 200, 300 }, out[FB_BOOT_RESAMPLES], lo, hi;
-	struct fb_rng r = { 9 };
-	for (int k = 0; k < 3; k++)
-		for (int j = 0; j < FB_BOOT_RESAMPLES; j++)
-			d[k][j] = (float)(values[k] * (0.99 + 0.02 * fb_rng_uniform(&r)));
-	fb_boot_reps(draws, FB_BOOT_RESAMPLES, values, 3, FB_BOOT_MEAN, &r, out, FB_BOOT_RESAMPLES);
-	fb_boot_interval(out, FB_BOOT_RESAMPLES, FB_BOOT_LEVEL, &lo, &hi);
-	printf("  reps 100/200/300: mean in [%.0f, %.0f]\n", lo, hi);
-	assert_true(lo < 150 && hi > 250);
-	for (int k = 0; k < 3; k++)
-		for (int j = 0; j < FB_BOOT_RESAMPLES; j++)
-			d[k][j] = d[1][j];
-	fb_boot_reps(draws, FB_BOOT_RESAMPLES, values, 3, FB_BOOT_MEDIAN, &r, out, FB_BOOT_RESAMPLES);
-	fb_boot_interval(out, FB_BOOT_RESAMPLES, FB_BOOT_LEVEL, &lo, &hi);
-	assert_true(lo >= 198 && hi <= 202);
-	const float *none[3] = { NULL, NULL, NULL };
+	double values[3] = { 100, 200, 300 };
+	struct fb_ci med = fb_ci_median(values, 3), mean = fb_ci_mean(values, 3);
+	printf("  reps 100/200/300: median range [%.0f, %.0f] (%.0f %%), mean in [%.0f, %.0f]\n", med.lo, med.hi,
+	       100 * med.level, mean.lo, mean.hi);
+	assert_int_equal(med.kind, FB_CI_RANGE);
+	assert_true(med.lo == 100 && med.hi == 300 && med.level == 0.75);
+	assert_int_equal(mean.kind, FB_CI_INTERVAL);
+	assert_true(fabs(mean.lo - (200 - 4.303 * 100 / sqrt(3))) < 1e-9 && mean.hi > 400);
+	double six[6] = { 1, 2, 3, 4, 5, 6 };
+	med = fb_ci_median(six, 6);   /* ranks (1, 6) cover 96.9 %: interpolated inward to 95 % */
+	assert_int_equal(med.kind, FB_CI_INTERVAL);
+	assert_true(med.lo > 1 && med.lo < 2 && med.hi > 5 && med.hi < 6 && med.level == FB_BOOT_LEVEL);
 	double plain[3] = { 10, 10, 10 };
-	fb_boot_reps(none, 0, plain, 3, FB_BOOT_MEAN, &r, out, FB_BOOT_RESAMPLES);
-	fb_boot_interval(out, FB_BOOT_RESAMPLES, FB_BOOT_LEVEL, &lo, &hi);
-	assert_true(lo == 10 && hi == 10);
+	struct fb_ci ci = fb_ci_mean(plain, 3);
+	fb_ci_floor(&ci, 10, 0);
+	assert_int_equal(ci.kind, FB_CI_RANGE);
+	assert_true(ci.lo == 10 && ci.hi == 10);
 }
 
 /* The change between two runs: MOVER on the log scale, the difference otherwise. */
@@ -201,6 +206,6 @@ FB_TEST_MAIN(cmocka_unit_test(median_interval_covers_at_the_stated_rate),
 	     cmocka_unit_test(broken_intervals_are_caught),
 	     cmocka_unit_test(shortcut_draws_what_resampling_draws),
 	     cmocka_unit_test(edge_cases),
-	     cmocka_unit_test(repetitions_add_their_spread),
+	     cmocka_unit_test(repetitions_give_ranges_or_intervals),
 	     cmocka_unit_test(change_interval_adds_both_sides),
 	     cmocka_unit_test(rng_is_reproducible))

@@ -1153,7 +1153,8 @@ static void duration_is_honoured_or_refused(void **state)
 }
 
 /* --target-ci: repetitions until every p50's interval is narrower than asked,
- * or a cap; the note says which.  selftest's numbers and the bootstrap's
+ * never fewer than 6 (fewer give a range, no 95 % interval), or a cap; the
+ * note says which.  selftest's numbers and the bootstrap's
  * seeds are fixed, so the count is too; nothing here depends on speed. */
 static void target_ci_repeats_until_met_or_capped(void **state)
 {
@@ -1165,7 +1166,7 @@ static void target_ci_repeats_until_met_or_capped(void **state)
 	long long reps = json_integer_value(json_object_get(b, "repetitions"));
 	char want[128];
 	snprintf(want, sizeof(want), "--target-ci 3%% at shape=ramp: met after %lld repetitions", reps);
-	if (reps < 3 || !strstr(r.err, want))
+	if (reps < 6 || !strstr(r.err, want))   /* fewer have no 95 % median interval to meet it */
 		fail_msg("%lld repetitions; stderr:\n%s", reps, r.err);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "context"), "repetitions")), reps);
 	double v = json_number_value(json_object_get(b, "wait_p50"));

@@ -221,11 +221,30 @@ static void spread_of_repetitions_is_warned(void **state)
 	fb_noise_check_cv(entries, "waited=0.5", collect, &s);
 	assert_int_equal(s.n, 1);
 	assert_true(seen_has(&s, "at waited=0.5: coefficient of variation above 10 % across 3 repetitions in 1 metric "
-				 "(worst: latency wait_p50 legacy, 30 %)"));
+				 "(worst: latency wait_p50 legacy, 30 %; above 10 % even at its 95 % lower bound, 16 %)"));
 	json_object_set_new(json_array_get(entries, 0), "wait_p50", json_real(0.08));
 	s.n = 0;
 	fb_noise_check_cv(entries, "", collect, &s);
 	assert_int_equal(s.n, 0);
+	/* 15 % from 3 values is within what 3 values' own spread allows (lower
+	 * bound 8 %); from 30 it is not (12 %) */
+	json_object_set_new(json_array_get(entries, 0), "wait_p50", json_real(0.15));
+	fb_noise_check_cv(entries, "", collect, &s);
+	assert_int_equal(s.n, 0);
+	json_object_set_new(json_array_get(entries, 0), "repetitions", json_integer(30));
+	fb_noise_check_cv(entries, "", collect, &s);
+	assert_int_equal(s.n, 1);
+	assert_true(seen_has(&s, "above 10 % even at its 95 % lower bound, 12 %"));
+	/* the time per iteration of the main section too */
+	json_t *main_cv = json_pack("{s:s, s:s, s:i, s:f, s:f, s:{s:s, s:s, s:{}}}", "run_type", "aggregate",
+				    "aggregate_name", "cv", "repetitions", 6, "real_time", 0.4, "cpu_time", 0.02,
+				    "fencebench", "section", "", "path", "native", "units");
+	json_t *only = json_pack("[o]", main_cv);
+	s.n = 0;
+	fb_noise_check_cv(only, "", collect, &s);
+	assert_int_equal(s.n, 1);
+	assert_true(seen_has(&s, "in 1 metric (worst: real_time native, 40 %"));
+	json_decref(only);
 	json_decref(entries);
 }
 

@@ -628,4 +628,5 @@ const struct fb_scenario bm_scenario_headline = {
 		   "CPU- and GPU-wait latency",
 	.params = headline_params, .compares_paths = true, .polling_threads = 2,
 	.default_iterations = 1, .run = headline_run,
+	.headline = "interrupts_per_signal,app_cpu_per_signal,cpu_wait_p50,gpu_wait_p50",
 };

@@ -44,10 +44,13 @@ READING = [
     "Compare native and legacy within a row (same run, same machine state); across runs and "
     "machines, compare the ratios, not the absolute numbers.",
     "**Intervals**: ±x % beside a number is the larger half of its 95 % interval, +a/-b both halves "
-    "of a lopsided one (bootstrap; a "
-    "percentile's within its run, every number's across the repetitions, which also holds the noise "
-    "between runs); native ÷ legacy carries its own, and reads \"no clear difference\" when it holds 1. "
-    "Two runs compare with `fencebench compare BASE.json NEW.json`.",
+    "of a lopsided one: within one run a bootstrap of a percentile (its sampling noise only); across "
+    "6 or more repetitions the order-statistic interval of the median or the t interval of the mean, "
+    "which hold the noise between runs; never narrower than a histogram bucket. With fewer than 6 "
+    "repetitions no 95 % interval exists: the number shows the repetitions' range, called one "
+    "(3 runs cover the true median 75 % of the time). native ÷ legacy carries its own, and reads "
+    "\"no clear difference\" when it holds 1. Two runs compare with `fencebench compare BASE.json "
+    "NEW.json` (6 or more repetitions each to gate).",
 ]
 
 PCTS = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
@@ -251,8 +254,9 @@ def _headline(files):
     if not any(r[3] for r in rows):          # a run without intervals: the table as it always was
         return head + [_table(("metric", "native", "legacy"), ("---", "--:", "--:"), [r[:3] for r in rows])]
     head.append(doc.Para("±: the larger half of each number's 95 % interval, +a/-b both halves of a lopsided "
-                         "one (bootstrap; across the repetitions, the spread between runs too); native ÷ legacy with its 95 % interval "
-                         "(of the p50 for latencies), \"no clear difference\" when it holds 1."))
+                         "one (across 6 or more repetitions, the spread between runs too; with fewer, the "
+                         "repetitions' range, called one); native ÷ legacy with its interval (of the p50 for "
+                         "latencies), \"no clear difference\" when it holds 1."))
     rows = [r[:3] + (r[3] or "—",) for r in rows]
     return head + [_table(("metric", "native", "legacy", "native ÷ legacy [95 % interval]"),
                           ("---", "--:", "--:", "--:"), rows)]

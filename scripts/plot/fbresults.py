@@ -11,8 +11,12 @@ InputError with one line naming the file and the bad part.  With several
 repetitions (each entry says how many: `--target-ci` repeats each point as it
 needs) the median aggregate stands for each run (Google Benchmark's
 "<run_name>_median" entry); otherwise the single iteration entry does.  Its
-95 % intervals are counters too: M_ci_lo, M_ci_hi, and on native runs
-M_vs_legacy with its own (fbtext.pm and fbtext.vs_legacy show them).
+intervals are counters too: M_ci_lo, M_ci_hi, M_ci_level (the coverage the
+interval has) and, where it is the range of too few repetitions for 95 %,
+M_ci_range (how many), and on native runs M_vs_legacy with its own (fbtext.pm
+and fbtext.vs_legacy show them, a range called one).  A file written before
+intervals said their coverage has its medians' intervals drawn again here
+from the repetitions' values it keeps (_recompute_intervals).
 
 Standard library only: importing this module does not import matplotlib.
 """
@@ -131,6 +135,74 @@ def _entry_run(path, i, b, reps):
                repetitions=reps, source=path), kind
 
 
+def _rank_coverage(n, k):
+    """The coverage of order statistics (k, n-k+1) for the median: 1 - 2 P(Bin(n, 1/2) < k)."""
+    return 1.0 - 2.0 * sum(math.comb(n, j) for j in range(k)) / 2.0 ** n
+
+
+def _median_interval(values):
+    """(lo, hi, level, runs): the range of fewer than 6 values (runs = their number, level what a
+    range covers), else the widest-ranked order statistics that still reach 95 % (runs = None)."""
+    v, n = sorted(values), len(values)
+    if n < 6:
+        return v[0], v[-1], _rank_coverage(n, 1), n
+    k = 1
+    while _rank_coverage(n, k + 1) >= 0.95:
+        k += 1
+    return v[k - 1], v[n - k], _rank_coverage(n, k), None
+
+
+def _recompute_intervals(rf, benches):
+    """A file written before the intervals said their coverage (no M_ci_level on its medians):
+    each median's interval again, from its repetitions' values alone (the iteration entries the
+    file keeps), so that 3 repetitions show their range, called one (fbtext.pm), not a "95 %"
+    bootstrap interval; and native ÷ legacy from the two (MOVER on the log scale)."""
+    if any(k.endswith("_ci_level") for r in rf.runs for k in r.counters):
+        return
+    values = {}
+    for b in benches:
+        fb = b.get("fencebench") if isinstance(b, dict) else None
+        if not isinstance(fb, dict) or b.get("run_type", "iteration") != "iteration":
+            continue
+        key = (fb.get("scenario"), fb.get("section", ""), fb.get("path", ""), str(fb.get("point", "")))
+        for k, v in b.items():
+            if _is_number(v) and math.isfinite(float(v)):
+                values.setdefault((key, k), []).append(float(v))
+    by_key = {}
+    for run in rf.runs:
+        key = (run.scenario, run.section, run.path, run.point)
+        by_key[key] = run
+        for m in list(run.units) + ["real_time", "cpu_time"]:
+            got = values.get((key, m), [])
+            if m not in run.counters or len(got) < 2:
+                continue
+            lo, hi, level, runs = _median_interval(got)
+            run.counters.update({f"{m}_ci_lo": lo, f"{m}_ci_hi": hi, f"{m}_ci_level": level})
+            run.counters.pop(f"{m}_ci_range", None)
+            if runs is not None or lo == hi:
+                run.counters[f"{m}_ci_range"] = float(runs or len(got))
+    for (scenario, section, path, point), n in by_key.items():
+        l = by_key.get((scenario, section, "legacy", point)) if path == "native" else None
+        for m in list(n.units) if l else []:
+            c = n.counters
+            r = c.get(f"{m}_vs_legacy")
+            a, alo, ahi = (c.get(f"{m}{s}") for s in ("", "_ci_lo", "_ci_hi"))
+            b, blo, bhi = (l.counters.get(f"{m}{s}") for s in ("", "_ci_lo", "_ci_hi"))
+            if r is None or None in (a, alo, ahi, b, blo, bhi) or min(a, alo, b, blo) <= 0:
+                continue
+            d = math.log(a / b)
+            c[f"{m}_vs_legacy_ci_lo"] = math.exp(d - math.hypot(math.log(a / alo), math.log(bhi / b)))
+            c[f"{m}_vs_legacy_ci_hi"] = math.exp(d + math.hypot(math.log(ahi / a), math.log(b / blo)))
+            runs = c.get(f"{m}_ci_range") or l.counters.get(f"{m}_ci_range")
+            if runs:
+                c[f"{m}_vs_legacy_ci_range"] = runs
+    for run in rf.runs:   # what is left of zero width (a ratio of zeros) is no interval either
+        for k in [k for k in run.counters if k.endswith("_ci_lo")]:
+            m = k[:-len("_ci_lo")]
+            if run.counters.get(f"{m}_ci_hi") == run.counters[k] and f"{m}_ci_range" not in run.counters:
+                run.counters[f"{m}_ci_range"] = float(run.repetitions)
+
+
 def load(path):
     """The validated ResultFile at path; InputError (one line) when it is not one."""
     doc = _read_json(path)
@@ -162,6 +234,8 @@ def load(path):
         rf.runs.append(run)
     for run in rf.runs:
         run.stddev = spread.get((run.scenario, run.section, run.path, run.point), {})
+    if reps > 1:
+        _recompute_intervals(rf, benches)
     if not rf.runs:
         want = "median aggregates" if reps > 1 else "iteration entries"
         _fail(path, f"no {want} among {len(benches)} benchmarks")

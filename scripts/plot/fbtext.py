@@ -67,11 +67,18 @@ def _pct(w):
     return f"{100 * w:.1f}%" if w < 0.1 else f"{100 * w:.0f}%"
 
 
+def _runs(run, key):
+    """How many repetitions key's interval is the range of (key_ci_range), or None: an interval."""
+    n = run.counters.get(f"{key}_ci_range")
+    return int(n) if n is not None and n >= 2 else None
+
+
 def pm(run, key):
     """" ±4.1%": the larger half of key's 95 % interval (key_ci_lo, key_ci_hi) relative to its
     value, as the console shows it; " +120%/-3%" when lopsided (the larger half above 10 % and
     twice the smaller: a tail's); "" when run has none or one of width 0 (the same in every
-    repetition)."""
+    repetition).  Where the interval is the range of too few repetitions for 95 % (key_ci_range
+    = N, fewer than 6) it is called one: " (range of 3 runs: -1.4%/+1.4%)"."""
     if run is None:
         return ""
     v, lo, hi = (run.counters.get(k) for k in (key, f"{key}_ci_lo", f"{key}_ci_hi"))
@@ -81,6 +88,9 @@ def pm(run, key):
     w = max(up, down)
     if w <= 0:
         return ""
+    n = _runs(run, key)
+    if n is not None:
+        return f" (range of {n} runs: -{_pct(max(down, 0))}/+{_pct(max(up, 0))})"
     if w >= 0.1 and w > 2 * min(up, down):
         return f" +{_pct(max(up, 0))}/-{_pct(max(down, 0))}"
     return f" ±{_pct(w)}"
@@ -88,13 +98,16 @@ def pm(run, key):
 
 def vs_legacy(native, key):
     """native ÷ legacy of key with its 95 % interval, "0.0532 [0.049–0.058]", from the native
-    run's key_vs_legacy; "no clear difference" when the interval holds 1; "" without one."""
+    run's key_vs_legacy ("[0.97–1.02, from 3-run ranges]" when formed from ranges of too few
+    repetitions for 95 %); "no clear difference" when the interval holds 1 (it is never narrower
+    than the histogram's buckets on either side allow); "" without one."""
     if native is None:
         return ""
     r, lo, hi = (native.counters.get(f"{key}_vs_legacy{s}") for s in ("", "_ci_lo", "_ci_hi"))
     if r is None or lo is None or hi is None:
         return ""
-    text = f"{r:.3g} [{lo:.3g}–{hi:.3g}]"
+    n = _runs(native, f"{key}_vs_legacy")
+    text = f"{r:.3g} [{lo:.3g}–{hi:.3g}{f', from {n}-run ranges' if n else ''}]"
     return text + (" no clear difference" if lo <= 1 <= hi and lo < hi else "")
 
 
