@@ -14,7 +14,7 @@
  *
  * The seed-requirements ledger: a proof naming a test that does not exist or
  * is not run, a proven row without a test, an open row without a reason, a
- * seed not in the map, a repeated id, and README counts that differ or are
+ * seed not in the map, a repeated id, and feature-table counts that differ or are
  * missing are each caught.
  *
  * Then scripts/plot/fbreading.py: it reads the reference machine from this
@@ -145,8 +145,8 @@ static void every_planted_bad_reference_is_caught(void **state)
 }
 
 /* The seed-requirements ledger (tests/seed-requirements.md): a fake tree
- * with a ledger of three rows, the test file its proven row names, and a
- * README row with its counts; then one fault at a time. */
+ * with a ledger of three rows, the test file its proven row names, and the
+ * feature table's row with its counts; then one fault at a time. */
 static const char ledger_ok[] =
 	"# ledger\n\n| # | seed | requirement | status | proof |\n|---|---|---|---|---|\n"
 	"| M1 | native-gpu-fence | a rule | proven | `tests/test_x.c:a_rule_holds` |\n"
@@ -155,15 +155,15 @@ static const char ledger_ok[] =
 static const char ledger_test[] =
 	"static void a_rule_holds(void **state) {}\nstatic void not_run(void **state) {}\n"
 	"int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(a_rule_holds) }; }\n";
-static const char ledger_readme[] =
+static const char ledger_features[] =
 	"# r\n\n| mechanism | seed | status | proof |\n|---|---|---|---|\n"
 	"| seed requirements | all | 1 proven, 1 built but unproven, 1 missing | the ledger |\n";
 
-static struct fb_exec_result check_ledger_tree(const char *name, const char *ledger, const char *readme)
+static struct fb_exec_result check_ledger_tree(const char *name, const char *ledger, const char *features)
 {
 	const char *root = make_tree(name, "tests/test_x.c", ledger_test);
 	fb_write_file(root, "tests/seed-requirements.md", ledger);
-	fb_write_file(root, "README.md", readme);
+	fb_write_file(root, "docs/features.md", features);
 	return check(root);
 }
 
@@ -180,26 +180,26 @@ static const char *ledger_with(char *buf, size_t len, const char *from, const ch
 
 static void the_seed_requirements_ledger_is_checked(void **state)
 {
-	struct fb_exec_result r = check_ledger_tree("ledger-ok", ledger_ok, ledger_readme);
+	struct fb_exec_result r = check_ledger_tree("ledger-ok", ledger_ok, ledger_features);
 	if (r.status != 0) printf("%s", r.out);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, ", 3 seed requirements)"));
 	fb_exec_free(&r);
-	const struct { const char *from, *to, *readme, *want; } bad[] = {
-		{ "a_rule_holds`", "no_such_test`", ledger_readme, "tests/test_x.c defines no test function no_such_test" },
-		{ "a_rule_holds`", "not_run`", ledger_readme, "tests/test_x.c does not run not_run" },
-		{ "`tests/test_x.c:a_rule_holds`", "it works", ledger_readme, "M1 (proven, but names no test" },
-		{ "the model has no such thing", "-", ledger_readme, "M2 (missing, but gives no reason)" },
-		{ "| gpu-preemption |", "| made-up |", ledger_readme, "M2 made-up (not a short name" },
-		{ "| U1 |", "| M2 |", ledger_readme, "M2 (a second row with this id)" },
+	const struct { const char *from, *to, *features, *want; } bad[] = {
+		{ "a_rule_holds`", "no_such_test`", ledger_features, "tests/test_x.c defines no test function no_such_test" },
+		{ "a_rule_holds`", "not_run`", ledger_features, "tests/test_x.c does not run not_run" },
+		{ "`tests/test_x.c:a_rule_holds`", "it works", ledger_features, "M1 (proven, but names no test" },
+		{ "the model has no such thing", "-", ledger_features, "M2 (missing, but gives no reason)" },
+		{ "| gpu-preemption |", "| made-up |", ledger_features, "M2 made-up (not a short name" },
+		{ "| U1 |", "| M2 |", ledger_features, "M2 (a second row with this id)" },
 		{ NULL, NULL, "# r\n\n| seed requirements | all | 2 proven, 1 built but unproven, 0 missing | x |\n",
-		  "README.md:3: 2 proven, 1 built but unproven, 0 missing (the ledger has 1 proven, 1 built but unproven, 1 missing)" },
-		{ NULL, NULL, "# r\n", "README.md:1: seed requirements (no feature-table row" },
+		  "docs/features.md:3: 2 proven, 1 built but unproven, 0 missing (the ledger has 1 proven, 1 built but unproven, 1 missing)" },
+		{ NULL, NULL, "# r\n", "docs/features.md:1: seed requirements (no feature-table row" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char name[32], buf[1024];
 		snprintf(name, sizeof(name), "ledger%zu", i);
-		r = check_ledger_tree(name, ledger_with(buf, sizeof(buf), bad[i].from, bad[i].to), bad[i].readme);
+		r = check_ledger_tree(name, ledger_with(buf, sizeof(buf), bad[i].from, bad[i].to), bad[i].features);
 		if (r.status != 1 || !strstr(r.out, bad[i].want))
 			printf("ledger case %zu: status %d, output:\n%s", i, r.status, r.out ? r.out : "(none)\n");
 		assert_int_equal(r.status, 1);
