@@ -192,6 +192,10 @@ struct fb_scenario {
 	/* The scenario adds a timeline to fb_run_trace() when it is not NULL
 	 * (`run --trace FILE`).  Without it the harness refuses --trace. */
 	bool takes_trace;
+	/* Nothing the program's common parameters (fb_program_params) set
+	 * changes what it measures (the machine's own limits): it does not take
+	 * them, so `--set` of one is refused instead of ignored. */
+	bool no_program_params;
 	double default_warmup_s;
 	/* Do the work and report.  0, or -errno after fb_run_error (the harness
 	 * prints the message, writes no output and exits non-zero). */
