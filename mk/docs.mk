@@ -15,4 +15,5 @@ check-docs:
 $(BUILD)/tests/test_docs.o: tests/test_docs.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DFB_DOCS_SCRIPT='"$(CURDIR)/scripts/check-docs.py"' -DFB_SOURCE_ROOT='"$(CURDIR)"' \
+	  -DFB_REFERENCE_SCRIPT='"$(CURDIR)/scripts/check-reference.py"' \
 	  -DFB_DOCS_PYTHON='"$(PYTHON)"' -c $< -o $@

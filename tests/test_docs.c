@@ -26,6 +26,7 @@
 #include "tests/fb_test.h"
 #include "tests/fb_test_exec.h"
 
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -34,6 +35,9 @@
 #endif
 #ifndef FB_SOURCE_ROOT
 #define FB_SOURCE_ROOT "."
+#endif
+#ifndef FB_REFERENCE_SCRIPT
+#define FB_REFERENCE_SCRIPT "scripts/check-reference.py"
 #endif
 #ifndef FB_DOCS_PYTHON
 #define FB_DOCS_PYTHON "/usr/bin/python3"
@@ -280,6 +284,87 @@ static void reports_name_the_reference_machine_only_where_design_md_has_it(void 
 
 FB_TEST_FIXTURES(NULL, 0, tmpdir)
 
+/* The reference cannot drift: check-reference passes on this tree (the
+ * binary, the manual page make built, README.md and docs/), and fails,
+ * naming what is missing, on a manual page without a scenario's section and
+ * a command, and on a guide without an option. */
+static struct fb_exec_result check_reference(const char *man, const char *root)
+{
+	char bin[PATH_MAX + 32];
+	fb_build_path(bin, sizeof(bin), "fencebench");
+	fb_need_binary(bin);
+	const char *argv[] = { FB_DOCS_PYTHON, FB_REFERENCE_SCRIPT, bin, man, root, NULL };
+	return fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+}
+
+/* text with every line that contains cut removed */
+static char *without_lines(const char *text, const char *cut)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+	assert_non_null(out);
+	for (const char *line = text; *line;) {
+		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+		char one[4096];
+		snprintf(one, sizeof(one), "%.*s", (int)len, line);
+		if (!strstr(one, cut)) {
+			memcpy(o, line, len);
+			o += len;
+		}
+		line += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+static void the_reference_names_what_the_binary_knows(void **state)
+{
+	char man[PATH_MAX + 32];
+	fb_build_path(man, sizeof(man), "fencebench.1");
+	struct fb_exec_result r = check_reference(man, FB_SOURCE_ROOT);
+	if (r.status != 0) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "check-reference: ok ("));
+	fb_exec_free(&r);
+
+	char *page = fb_slurp(man);
+	assert_non_null(page);
+	char *a = without_lines(page, ".SS selftest"), *b = without_lines(a, "doctor");
+	fb_write_file(tmpdir, "ref/fencebench.1", b);
+	free(a);
+	free(b);
+	free(page);
+	char *readme = fb_slurp(FB_SOURCE_ROOT "/README.md");
+	fb_write_file(tmpdir, "ref/README.md", readme);
+	free(readme);
+	char path[PATH_MAX];
+	DIR *d = opendir(FB_SOURCE_ROOT "/docs");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (n < 4 || strcmp(e->d_name + n - 3, ".md"))
+			continue;
+		snprintf(path, sizeof(path), FB_SOURCE_ROOT "/docs/%s", e->d_name);
+		char *text = fb_slurp(path);
+		assert_non_null(text);
+		char *cut = without_lines(text, "--seed");
+		snprintf(path, sizeof(path), "ref/docs/%s", e->d_name);
+		fb_write_file(tmpdir, path, cut);
+		free(cut);
+		free(text);
+	}
+	closedir(d);
+	snprintf(man, sizeof(man), "%s/ref/fencebench.1", tmpdir);
+	snprintf(path, sizeof(path), "%s/ref", tmpdir);
+	r = check_reference(man, path);
+	if (r.status != 1) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "fencebench.1: scenario selftest (missing)"));
+	assert_non_null(strstr(r.out, "fencebench.1: command doctor (missing)"));
+	assert_non_null(strstr(r.out, "guide: option --seed (missing)"));
+	assert_null(strstr(r.out, "guide: command doctor"));
+	fb_exec_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +374,7 @@ int main(void)
 		cmocka_unit_test(the_seed_requirements_ledger_is_checked),
 		cmocka_unit_test(a_link_to_an_untracked_file_is_caught),
 		cmocka_unit_test(reports_name_the_reference_machine_only_where_design_md_has_it),
+		cmocka_unit_test(the_reference_names_what_the_binary_knows),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }
