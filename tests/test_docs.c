@@ -39,6 +39,9 @@
 #ifndef FB_REFERENCE_SCRIPT
 #define FB_REFERENCE_SCRIPT "scripts/check-reference.py"
 #endif
+#ifndef FB_RUN_DOCS_SCRIPT
+#define FB_RUN_DOCS_SCRIPT "scripts/run-docs.py"
+#endif
 #ifndef FB_DOCS_PYTHON
 #define FB_DOCS_PYTHON "/usr/bin/python3"
 #endif
@@ -365,6 +368,41 @@ static void the_reference_names_what_the_binary_knows(void **state)
 	fb_exec_free(&r);
 }
 
+/* Documentation that runs: run-docs runs each `sh` block and no other, fails
+ * naming the block that exits non-zero, and runs the guide's GNU parallel
+ * example for real: four shards through Debian's parallel, then merge. */
+static void documented_commands_run_and_a_failing_one_is_named(void **state)
+{
+	char root[PATH_MAX], build[PATH_MAX + 32], link[PATH_MAX + 16];
+	snprintf(root, sizeof(root), "%s/run-docs", tmpdir);
+	fb_write_file(root, "README.md",
+		      "# r\n\n```sh\n"
+		      "parallel -j2 build/fencebench sweep selftest --grid wait_ns=1000,2000 --grid shape=flat,ramp \\\n"
+		      "    --shard {}/4 --format json --out s.json --resume -q ::: 0 1 2 3\n"
+		      "build/fencebench merge s.shard*-of-4.json --out s.json\n"
+		      "test \"$(grep -c '\"name\": \"selftest' s.json)\" -ge 4\n```\n"
+		      "\n```text\nexit 7\n```\n");
+	fb_write_file(root, "docs/bad.md", "# b\n\n```sh\ntrue\nexit 3\n```\n\n```\nexit 5\n```\n");
+	fb_build_path(build, sizeof(build), "");
+	build[strlen(build) - 1] = '\0';   /* the build tree, without the trailing slash */
+	const char *const links[][2] = { { build, "build" }, { FB_SOURCE_ROOT "/benchmarks", "benchmarks" },
+					 { FB_SOURCE_ROOT "/scripts", "scripts" }, { FB_SOURCE_ROOT "/results", "results" } };
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(link, sizeof(link), "%s/%s", root, links[i][1]);
+		assert_int_equal(symlink(links[i][0], link), 0);
+	}
+	const char *argv[] = { FB_DOCS_PYTHON, FB_RUN_DOCS_SCRIPT, root, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+	if (r.status != 1) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "README.md:3: ok"));
+	assert_non_null(strstr(r.out, "docs/bad.md:3: FAILED (exit 3)"));
+	assert_null(strstr(r.out, "exit 7"));
+	assert_null(strstr(r.out, "exit 5)"));
+	assert_non_null(strstr(r.out, "run-docs: 1 of 2 block(s) failed"));
+	fb_exec_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +413,7 @@ int main(void)
 		cmocka_unit_test(a_link_to_an_untracked_file_is_caught),
 		cmocka_unit_test(reports_name_the_reference_machine_only_where_design_md_has_it),
 		cmocka_unit_test(the_reference_names_what_the_binary_knows),
+		cmocka_unit_test(documented_commands_run_and_a_failing_one_is_named),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }
