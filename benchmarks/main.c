@@ -10,6 +10,7 @@
 
 int main(int argc, char **argv)
 {
+	bm_profile_describe();   /* the profile row names the shipped profiles */
 	fb_program_params(bm_common_params);
 	fb_program_commands(bm_commands);   /* calibrate (benchmarks/calibrate.h) */
 	return fb_main(argc, argv, bm_scenarios);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include <jansson.h>
 
@@ -33,7 +34,9 @@ const char *bm_op_key(enum bm_op op)
 
 static int bm_profile_check(const char *text, char *err, size_t errlen);
 
-const struct fb_param bm_common_params[] = {
+/* Its help is written by bm_profile_describe, which names the shipped
+ * profiles (the files main() finds), before fb_main reads it. */
+struct fb_param bm_common_params[] = {
 	{ .key = "profile", .unit = "", .type = FB_PARAM_STRING, .sdef = "ideal", .check = bm_profile_check,
 	  .help = "timing profile: ideal (the model's own speed), a name in benchmarks/profiles/, or a .json file" },
 	FB_PARAM_END
@@ -65,15 +68,11 @@ static bool bm_name_ok(const char *s)
 	return true;
 }
 
-/* Where `text` names a file: itself (a path), or NAME.json in the profiles
- * folder beside the executable, else under the working directory. */
-static void bm_profile_path(const char *text, char *path, size_t len)
+/* The shipped profiles' folder: benchmarks/profiles beside the executable
+ * (its ../benchmarks/profiles) when it is there, else under the working
+ * directory. */
+static void bm_profile_dir(char *dir, size_t len)
 {
-	size_t n = strlen(text);
-	if (strchr(text, '/') || (n > 5 && !strcmp(text + n - 5, ".json"))) {
-		snprintf(path, len, "%s", text);
-		return;
-	}
 	char exe[PATH_MAX];
 	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (k > 0) {
@@ -81,12 +80,59 @@ static void bm_profile_path(const char *text, char *path, size_t len)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			int w = snprintf(path, len, "%.3000s/../benchmarks/profiles/%.200s.json", exe, text);
-			if (w > 0 && (size_t)w < len && !access(path, R_OK))
+			int w = snprintf(dir, len, "%.3000s/../benchmarks/profiles", exe);
+			if (w > 0 && (size_t)w < len && !access(dir, R_OK))
 				return;
 		}
 	}
-	snprintf(path, len, "benchmarks/profiles/%s.json", text);
+	snprintf(dir, len, "benchmarks/profiles");
+}
+
+/* Where `text` names a file: itself (a path), or NAME.json in the profiles
+ * folder (bm_profile_dir). */
+static void bm_profile_path(const char *text, char *path, size_t len)
+{
+	size_t n = strlen(text);
+	if (strchr(text, '/') || (n > 5 && !strcmp(text + n - 5, ".json"))) {
+		snprintf(path, len, "%s", text);
+		return;
+	}
+	char dir[PATH_MAX];
+	bm_profile_dir(dir, sizeof(dir));
+	snprintf(path, len, "%.3000s/%.200s.json", dir, text);
+}
+
+static int bm_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void bm_profile_describe(void)
+{
+	static char help[1024];
+	char dir[PATH_MAX], *names[32];
+	size_t n = 0;
+	bm_profile_dir(dir, sizeof(dir));
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && n < sizeof(names) / sizeof(names[0]) && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (len > 5 && !strcmp(e->d_name + len - 5, ".json"))
+			names[n++] = strndup(e->d_name, len - 5);
+	}
+	if (d)
+		closedir(d);
+	if (!n)
+		return;   /* none found: the help keeps naming the folder */
+	qsort(names, n, sizeof(names[0]), bm_name_cmp);
+	int w = snprintf(help, sizeof(help), "timing profile: ideal (the model's own speed), a shipped one (");
+	for (size_t i = 0; i < n; i++) {
+		if (w > 0 && (size_t)w < sizeof(help))
+			w += snprintf(help + w, sizeof(help) - (size_t)w, "%s%s", i ? ", " : "", names[i]);
+		free(names[i]);
+	}
+	if (w > 0 && (size_t)w < sizeof(help))
+		snprintf(help + w, sizeof(help) - (size_t)w, "), or a .json file");
+	bm_common_params[0].help = help;
 }
 
 struct bm_field {

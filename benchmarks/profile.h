@@ -59,7 +59,12 @@ struct bm_profile {
 };
 
 /* The common parameters main() hands to fb_program_params: { profile }. */
-extern const struct fb_param bm_common_params[];
+extern struct fb_param bm_common_params[];
+/* Name the shipped profiles (benchmarks/profiles/NAME.json, beside the
+ * executable or under the working directory) in the profile parameter's
+ * help.  main() calls it once, before fb_main; it blocks on the folder's
+ * listing only. */
+void bm_profile_describe(void);
 
 /* Load `text` (a name, a path, or "ideal"): 0, or -errno with one line in err. */
 int bm_profile_load(const char *text, struct bm_profile *out, char *err, size_t errlen);

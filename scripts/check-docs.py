@@ -29,9 +29,10 @@ reader to must be in it.  Checked, over the files git tracks under ROOT
              names a seed of the map, a status (proven, unproven, missing)
              and, when proven, tests as `tests/test_X.c:function`, each a
              function that file defines and hands to cmocka (the binary runs
-             it); a row that is not proven gives its reason.  README.md's
-             "seed requirements" row must state the ledger's counts as "N
-             proven, N built but unproven, N missing".
+             it); a row that is not proven gives its reason.  The feature
+             table's "seed requirements" row (docs/features.md) must state
+             the ledger's counts as "N proven, N built but unproven, N
+             missing".
 
 Not checked: results/<run>/ — each is a published run (report.md,
 report.html, figures.json) written by the revision it names and kept as it
@@ -63,6 +64,7 @@ SECTION = re.compile(r"((?:[\w.-]+/)*[A-Z][A-Z0-9_]*\.md),? [\"\u201c]([^\"\u201
 HEADING = re.compile(r"^#+\s+(.*?)\s*#*\s*$")
 MAP_ROW = re.compile(r"^\|\s*`([a-z0-9-]+)`\s*\|")
 LEDGER = "tests/seed-requirements.md"
+FEATURES = "docs/features.md"   # the feature table: its "seed requirements" row states the counts
 LEDGER_ID = re.compile(r"^[A-Z]\d+$")
 PROOF = re.compile(r"`(tests/[\w./-]+\.c):(\w+)`")
 COUNTS = re.compile(r"(\d+) proven, (\d+) built but unproven, (\d+) missing")
@@ -214,7 +216,7 @@ class Checker:
         return None
 
     def check_ledger(self):
-        """The seed-requirements ledger and README's counts of it; the number of rows, or 0 without a ledger."""
+        """The seed-requirements ledger and the feature table's counts of it; the number of rows, or 0 without a ledger."""
         if LEDGER not in self.files:
             return 0
         counts, ids = dict.fromkeys(STATUSES, 0), set()
@@ -249,17 +251,17 @@ class Checker:
             return 0
         want = (counts["proven"], counts["unproven"], counts["missing"])
         found = False
-        if "README.md" in self.files:
-            with open(os.path.join(self.root, "README.md"), encoding="utf-8") as f:
+        if FEATURES in self.files:
+            with open(os.path.join(self.root, FEATURES), encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
                     if line.startswith("|") and "seed requirements" in line and (m := COUNTS.search(line)):
                         found = True
                         got = tuple(int(x) for x in m.groups())
                         if got != want:
-                            self.report("README.md", n, m.group(0),
+                            self.report(FEATURES, n, m.group(0),
                                         "the ledger has %d proven, %d built but unproven, %d missing" % want)
         if not found:
-            self.report("README.md", 1, "seed requirements",
+            self.report(FEATURES, 1, "seed requirements",
                         "no feature-table row stating the ledger's counts (N proven, N built but unproven, N missing)")
         return rows
 

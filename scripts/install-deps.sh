@@ -18,6 +18,7 @@ PACKAGES=(
   python3 python3-matplotlib     # plots and reports (Debian's /usr/bin/python3)
   spin                           # the CMP/OS protocol model (tests/model)
   linux-perf                     # perf stat / perf record on fencebench runs
+  parallel                       # GNU parallel: the sweep guide's shard example, run by check-docs
 )
 
 missing=()

@@ -62,8 +62,16 @@ static int cmd_help(const struct fb_scenario *const *table, const char *name)
 		return FB_EXIT_OK;
 	}
 	const struct fb_scenario *s = fb_scenario_find(table, name);
+	if (!s && !fb_cli_command_help(name, stdout))
+		return FB_EXIT_OK;
+	const struct fb_command *pc = s ? NULL : fb_program_command(name);
+	if (pc) {
+		printf("usage: fencebench %s\n", pc->usage);
+		return FB_EXIT_OK;
+	}
 	if (!s) {
-		fprintf(stderr, "fencebench: unknown scenario '%s' (see: fencebench list)\n", fb_shown(name, b, sizeof(b)));
+		fprintf(stderr, "fencebench: unknown scenario or command '%s' (see: fencebench list, fencebench --help)\n",
+			fb_shown(name, b, sizeof(b)));
 		return FB_EXIT_USAGE;
 	}
 	printf("%s: %s\n", s->name, s->summary);

@@ -68,12 +68,13 @@ static const char usage_text[] =
 	"commands:\n"
 	"  list                              scenarios, one line each\n"
 	"  help SCENARIO                     every parameter: type, unit, default, range\n"
+	"  help COMMAND                      a command's usage and options\n"
 	"  run SCENARIO [--set key=value]... run one parameter point\n"
 	"  sweep SCENARIO --grid key=v1,v2,... [--grid ...]\n"
 	"                                    run every point of the grid\n"
 	"  merge FILE... [--out ALL]         join the --format json outputs of a sweep's shards\n"
 	"                                    (JSON unless --format; refuses shards of different sweeps)\n"
-	"  compare BASE.json NEW.json        each metric's change with its 95 %% interval and a verdict:\n"
+	"  compare BASE.json NEW.json        each metric's change with its 95 % interval and a verdict:\n"
 	"                                    improved, regressed or within noise (two outputs of the\n"
 	"                                    same scenario; Google Benchmark's compare.py reads them too)\n"
 	"  doctor                            the machine's state for benchmarking and what to change\n"
@@ -88,10 +89,10 @@ static const char usage_text[] =
 	"  --iterations N        measured iterations per run\n"
 	"  --warmup D            warm-up before the measured region (duration)\n"
 	"  --repetitions N       repeat each run N times: mean/median/stddev/cv aggregates, and\n"
-	"                        every metric's 95 %% interval across the repetitions (6 or more;\n"
+	"                        every metric's 95 % interval across the repetitions (6 or more;\n"
 	"                        fewer give the median the repetitions' range, called one)\n"
-	"  --target-ci PCT       repeat (6 times at least) until every p50's 95 %% interval is\n"
-	"                        narrower than +-PCT %% (5%%), or --max-time D per point (120s)\n"
+	"  --target-ci PCT       repeat (6 times at least) until every p50's 95 % interval is\n"
+	"                        narrower than +-PCT % (5%), or --max-time D per point (120s)\n"
 	"  --seed N              seed of every random choice (default 1)\n"
 	"  --cpus LIST           CPUs to pin to, libnuma syntax: 0-1, 0,2, all (default: all allowed)\n"
 	"  --format F            console | json | csv (default console; also for merge)\n"
@@ -113,7 +114,7 @@ static const char usage_text[] =
 	"  --shard I/N           run only points k with k % N == I (0 <= I < N); with --out F\n"
 	"                        the shard writes F.shardI-of-N.EXT: join them with merge\n"
 	"options of compare:\n"
-	"  --threshold PCT       a change inside +-PCT %% is within noise (default 5%%)\n"
+	"  --threshold PCT       a change inside +-PCT % is within noise (default 5%)\n"
 	"  --gate LIST           the metrics (comma-separated) whose regression fails the exit\n"
 	"                        status (default: the files' headline metrics, else every p50);\n"
 	"                        a Mann-Whitney U test over the repetitions, Holm across them\n"
@@ -137,6 +138,62 @@ static const char usage_text[] =
 	"killed by signal N\n";
 
 const char *fb_cli_usage(void) { return usage_text; }
+
+static const char *const command_words[] = { "list", "help", "run", "sweep", "merge", "compare", "doctor", NULL };
+
+const char *const *fb_cli_commands(void) { return command_words; }
+
+/* Does the usage line at `line` (indented by two) start with the word cmd? */
+static bool names_command(const char *line, const char *cmd)
+{
+	size_t n = strlen(cmd);
+	return !strncmp(line, "  ", 2) && line[2] != ' ' && !strncmp(line + 2, cmd, n) &&
+	       (line[2 + n] == ' ' || line[2 + n] == '\n');
+}
+
+/* Does an "options of A and B:" / "options of A only:" header name cmd? */
+static bool header_names(const char *line, size_t len, const char *cmd)
+{
+	size_t n = strlen(cmd);
+	for (const char *p = line + strlen("options of"); p + n <= line + len; p++)
+		if (p[-1] == ' ' && !strncmp(p, cmd, n) && (p[n] == ' ' || p[n] == ':'))
+			return true;
+	return false;
+}
+
+/* One source for `--help` and `help CMD`: the command's lines of the usage's
+ * "commands:" block, then every "options of ...:" block that names it. */
+int fb_cli_command_help(const char *cmd, FILE *f)
+{
+	size_t i;
+	for (i = 0; command_words[i] && strcmp(command_words[i], cmd); i++)
+		;
+	if (!command_words[i])
+		return -ENOENT;
+	bool in_cmd = false, in_opts = false, first = true;
+	for (const char *line = usage_text; *line;) {
+		size_t len = strcspn(line, "\n");
+		if (!strncmp(line, "options of", 10)) {
+			in_opts = header_names(line, len, cmd);
+			if (in_opts)
+				fprintf(f, "\n%.*s\n", (int)len, line);
+		} else if (len == 0 || line[0] != ' ') {
+			in_opts = in_cmd = false;
+		} else if (names_command(line, cmd)) {
+			in_cmd = true;
+			fprintf(f, "%s%.*s\n", first ? "usage: fencebench " : "       fencebench ", (int)(len - 2), line + 2);
+			first = false;
+		} else if (line[2] != ' ') {
+			in_cmd = false;
+			if (in_opts)
+				fprintf(f, "%.*s\n", (int)len, line);
+		} else if (in_cmd || in_opts) {
+			fprintf(f, "%.*s\n", (int)len, line);
+		}
+		line += len + (line[len] == '\n');
+	}
+	return 0;
+}
 
 const char *fb_format_name(enum fb_format f)
 {

@@ -21,6 +21,7 @@
 #define FB_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,13 @@ void fb_opts_free(struct fb_opts *o);
 
 /* The usage text of `fencebench --help`. */
 const char *fb_cli_usage(void);
+/* The harness's command words (list, help, run, ...), NULL-terminated, in
+ * the usage's order.  Any thread. */
+const char *const *fb_cli_commands(void);
+/* Write `fencebench help CMD` for the harness command cmd to f: its usage
+ * line, what it does and its options, all taken from the usage text.  0, or
+ * -ENOENT when cmd is not a harness command (nothing written). */
+int fb_cli_command_help(const char *cmd, FILE *f);
 /* "console", "json", "csv", "markdown". */
 const char *fb_format_name(enum fb_format f);
 

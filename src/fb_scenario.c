@@ -65,7 +65,7 @@ static size_t fb_own_nparams(const struct fb_scenario *s)
 size_t fb_scenario_nparams(const struct fb_scenario *s)
 {
 	size_t n = fb_own_nparams(s);
-	for (size_t i = 0; fb_common && fb_common[i].key; i++)
+	for (size_t i = 0; fb_common && !s->no_program_params && fb_common[i].key; i++)
 		n++;
 	return n;
 }

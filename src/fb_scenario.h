@@ -192,6 +192,10 @@ struct fb_scenario {
 	/* The scenario adds a timeline to fb_run_trace() when it is not NULL
 	 * (`run --trace FILE`).  Without it the harness refuses --trace. */
 	bool takes_trace;
+	/* Nothing the program's common parameters (fb_program_params) set
+	 * changes what it measures (the machine's own limits): it does not take
+	 * them, so `--set` of one is refused instead of ignored. */
+	bool no_program_params;
 	double default_warmup_s;
 	/* The metrics of the main section (comma-separated names) that matter
 	 * most: the JSON context lists them ("headline_metrics") and `fencebench

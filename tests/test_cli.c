@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchmarks/calibrate.h"
 #include "benchmarks/scenarios/table.h"
 #include "src/fb_scenario.h"
 #include "src/fb_cli.h"
@@ -645,6 +646,94 @@ static void list_help_version_answer(void **state)
 	r = RUN("run", "selftest", "--help");
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "wait_ns"));
+	fb_exec_free(&r);
+}
+
+/* Every help text the binary has: `--help`, `help SCENARIO` for every
+ * scenario, `help COMMAND` for every command (the harness's and the
+ * program's own).  None prints a printf escape (`%%`); each command's help
+ * names it in a usage line; `help compare` explains --threshold; the
+ * profile row of a scenario's help names every profile that ships in
+ * benchmarks/profiles/; a scenario that no profile changes (limits) refuses
+ * --set profile= in one line instead of ignoring it. */
+static void assert_clean_help(const char *what, struct fb_exec_result *r)
+{
+	if (r->status != 0)
+		fail_msg("%s exits %d: %s", what, r->status, r->err ? r->err : "");
+	if (strstr(r->out, "%%"))
+		fail_msg("%s prints a printf escape '%%%%':\n%s", what, r->out);
+}
+
+static void every_help_text_is_clean_and_complete(void **state)
+{
+	need_binary();
+	struct fb_exec_result r = RUN("--help");
+	assert_clean_help("--help", &r);
+	fb_exec_free(&r);
+	r = RUN("help");
+	assert_clean_help("help", &r);
+	fb_exec_free(&r);
+	for (size_t i = 0; bm_scenarios[i]; i++) {
+		r = RUN("help", bm_scenarios[i]->name);
+		assert_clean_help(bm_scenarios[i]->name, &r);
+		fb_exec_free(&r);
+	}
+	size_t ncmds = 0;
+	for (const char *const *c = fb_cli_commands(); *c; c++, ncmds++) {
+		r = RUN("help", *c);
+		assert_clean_help(*c, &r);
+		char want[64];
+		snprintf(want, sizeof(want), "usage: fencebench %s", *c);
+		if (!strstr(r.out, want))
+			fail_msg("help %s has no '%s':\n%s", *c, want, r.out);
+		fb_exec_free(&r);
+	}
+	assert_true(ncmds >= 7);   /* list help run sweep merge compare doctor */
+	for (const struct fb_command *c = bm_commands; c->name; c++) {
+		r = RUN("help", c->name);
+		assert_clean_help(c->name, &r);
+		assert_non_null(strstr(r.out, c->name));
+		fb_exec_free(&r);
+	}
+	r = RUN("help", "compare");
+	assert_non_null(strstr(r.out, "--threshold PCT"));
+	fb_exec_free(&r);
+	r = RUN("help", "no-such-thing");
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unknown scenario or command 'no-such-thing'"));
+	fb_exec_free(&r);
+
+	/* the profile row names every shipped profile (the folder, not a list here) */
+	r = RUN("help", "headline");
+	const char *row = strstr(r.out, "\nprofile ");
+	assert_non_null(row);
+	char line[1024];
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
+	DIR *d = opendir("benchmarks/profiles")   /* tests run in the source root */;
+	assert_non_null(d);
+	size_t shipped = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
+			continue;
+		shipped++;
+		char stem[256];
+		snprintf(stem, sizeof(stem), "%.*s", (int)(n - 5), e->d_name);
+		if (!strstr(line, stem))
+			fail_msg("help headline's profile row does not name the shipped profile %s: %s", stem, line);
+	}
+	closedir(d);
+	assert_true(shipped >= 1);
+	fb_exec_free(&r);
+
+	/* limits measures the machine, which no profile changes: it takes no profile */
+	r = RUN("help", "limits");
+	assert_null(strstr(r.out, "\nprofile "));
+	fb_exec_free(&r);
+	r = RUN("run", "limits", "--set", "profile=h200-pcie5", "--iterations", "10");
+	assert_int_equal(r.status, 2);
+	assert_int_equal(fb_count_lines(r.err), 1);
+	assert_non_null(strstr(r.err, "profile"));
 	fb_exec_free(&r);
 }
 
@@ -1299,6 +1388,7 @@ int main(void)
 		cmocka_unit_test(csv_has_one_row_per_section_path_point),
 		cmocka_unit_test(path_selects_one_side),
 		cmocka_unit_test(list_help_version_answer),
+		cmocka_unit_test(every_help_text_is_clean_and_complete),
 		cmocka_unit_test(sweep_resume_skips_finished_points),
 		cmocka_unit_test(resume_checks_every_journal_line),
 		cmocka_unit_test(sweep_writes_its_output_once),

@@ -14,7 +14,7 @@
  *
  * The seed-requirements ledger: a proof naming a test that does not exist or
  * is not run, a proven row without a test, an open row without a reason, a
- * seed not in the map, a repeated id, and README counts that differ or are
+ * seed not in the map, a repeated id, and feature-table counts that differ or are
  * missing are each caught.
  *
  * Then scripts/plot/fbreading.py: it reads the reference machine from this
@@ -26,6 +26,7 @@
 #include "tests/fb_test.h"
 #include "tests/fb_test_exec.h"
 
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -34,6 +35,12 @@
 #endif
 #ifndef FB_SOURCE_ROOT
 #define FB_SOURCE_ROOT "."
+#endif
+#ifndef FB_REFERENCE_SCRIPT
+#define FB_REFERENCE_SCRIPT "scripts/check-reference.py"
+#endif
+#ifndef FB_RUN_DOCS_SCRIPT
+#define FB_RUN_DOCS_SCRIPT "scripts/run-docs.py"
 #endif
 #ifndef FB_DOCS_PYTHON
 #define FB_DOCS_PYTHON "/usr/bin/python3"
@@ -145,8 +152,8 @@ static void every_planted_bad_reference_is_caught(void **state)
 }
 
 /* The seed-requirements ledger (tests/seed-requirements.md): a fake tree
- * with a ledger of three rows, the test file its proven row names, and a
- * README row with its counts; then one fault at a time. */
+ * with a ledger of three rows, the test file its proven row names, and the
+ * feature table's row with its counts; then one fault at a time. */
 static const char ledger_ok[] =
 	"# ledger\n\n| # | seed | requirement | status | proof |\n|---|---|---|---|---|\n"
 	"| M1 | native-gpu-fence | a rule | proven | `tests/test_x.c:a_rule_holds` |\n"
@@ -155,15 +162,15 @@ static const char ledger_ok[] =
 static const char ledger_test[] =
 	"static void a_rule_holds(void **state) {}\nstatic void not_run(void **state) {}\n"
 	"int main(void) { const struct CMUnitTest t[] = { cmocka_unit_test(a_rule_holds) }; }\n";
-static const char ledger_readme[] =
+static const char ledger_features[] =
 	"# r\n\n| mechanism | seed | status | proof |\n|---|---|---|---|\n"
 	"| seed requirements | all | 1 proven, 1 built but unproven, 1 missing | the ledger |\n";
 
-static struct fb_exec_result check_ledger_tree(const char *name, const char *ledger, const char *readme)
+static struct fb_exec_result check_ledger_tree(const char *name, const char *ledger, const char *features)
 {
 	const char *root = make_tree(name, "tests/test_x.c", ledger_test);
 	fb_write_file(root, "tests/seed-requirements.md", ledger);
-	fb_write_file(root, "README.md", readme);
+	fb_write_file(root, "docs/features.md", features);
 	return check(root);
 }
 
@@ -180,26 +187,26 @@ static const char *ledger_with(char *buf, size_t len, const char *from, const ch
 
 static void the_seed_requirements_ledger_is_checked(void **state)
 {
-	struct fb_exec_result r = check_ledger_tree("ledger-ok", ledger_ok, ledger_readme);
+	struct fb_exec_result r = check_ledger_tree("ledger-ok", ledger_ok, ledger_features);
 	if (r.status != 0) printf("%s", r.out);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, ", 3 seed requirements)"));
 	fb_exec_free(&r);
-	const struct { const char *from, *to, *readme, *want; } bad[] = {
-		{ "a_rule_holds`", "no_such_test`", ledger_readme, "tests/test_x.c defines no test function no_such_test" },
-		{ "a_rule_holds`", "not_run`", ledger_readme, "tests/test_x.c does not run not_run" },
-		{ "`tests/test_x.c:a_rule_holds`", "it works", ledger_readme, "M1 (proven, but names no test" },
-		{ "the model has no such thing", "-", ledger_readme, "M2 (missing, but gives no reason)" },
-		{ "| gpu-preemption |", "| made-up |", ledger_readme, "M2 made-up (not a short name" },
-		{ "| U1 |", "| M2 |", ledger_readme, "M2 (a second row with this id)" },
+	const struct { const char *from, *to, *features, *want; } bad[] = {
+		{ "a_rule_holds`", "no_such_test`", ledger_features, "tests/test_x.c defines no test function no_such_test" },
+		{ "a_rule_holds`", "not_run`", ledger_features, "tests/test_x.c does not run not_run" },
+		{ "`tests/test_x.c:a_rule_holds`", "it works", ledger_features, "M1 (proven, but names no test" },
+		{ "the model has no such thing", "-", ledger_features, "M2 (missing, but gives no reason)" },
+		{ "| gpu-preemption |", "| made-up |", ledger_features, "M2 made-up (not a short name" },
+		{ "| U1 |", "| M2 |", ledger_features, "M2 (a second row with this id)" },
 		{ NULL, NULL, "# r\n\n| seed requirements | all | 2 proven, 1 built but unproven, 0 missing | x |\n",
-		  "README.md:3: 2 proven, 1 built but unproven, 0 missing (the ledger has 1 proven, 1 built but unproven, 1 missing)" },
-		{ NULL, NULL, "# r\n", "README.md:1: seed requirements (no feature-table row" },
+		  "docs/features.md:3: 2 proven, 1 built but unproven, 0 missing (the ledger has 1 proven, 1 built but unproven, 1 missing)" },
+		{ NULL, NULL, "# r\n", "docs/features.md:1: seed requirements (no feature-table row" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char name[32], buf[1024];
 		snprintf(name, sizeof(name), "ledger%zu", i);
-		r = check_ledger_tree(name, ledger_with(buf, sizeof(buf), bad[i].from, bad[i].to), bad[i].readme);
+		r = check_ledger_tree(name, ledger_with(buf, sizeof(buf), bad[i].from, bad[i].to), bad[i].features);
 		if (r.status != 1 || !strstr(r.out, bad[i].want))
 			printf("ledger case %zu: status %d, output:\n%s", i, r.status, r.out ? r.out : "(none)\n");
 		assert_int_equal(r.status, 1);
@@ -280,6 +287,122 @@ static void reports_name_the_reference_machine_only_where_design_md_has_it(void 
 
 FB_TEST_FIXTURES(NULL, 0, tmpdir)
 
+/* The reference cannot drift: check-reference passes on this tree (the
+ * binary, the manual page make built, README.md and docs/), and fails,
+ * naming what is missing, on a manual page without a scenario's section and
+ * a command, and on a guide without an option. */
+static struct fb_exec_result check_reference(const char *man, const char *root)
+{
+	char bin[PATH_MAX + 32];
+	fb_build_path(bin, sizeof(bin), "fencebench");
+	fb_need_binary(bin);
+	const char *argv[] = { FB_DOCS_PYTHON, FB_REFERENCE_SCRIPT, bin, man, root, NULL };
+	return fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+}
+
+/* text with every line that contains cut removed */
+static char *without_lines(const char *text, const char *cut)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+	assert_non_null(out);
+	for (const char *line = text; *line;) {
+		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+		char one[4096];
+		snprintf(one, sizeof(one), "%.*s", (int)len, line);
+		if (!strstr(one, cut)) {
+			memcpy(o, line, len);
+			o += len;
+		}
+		line += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+static void the_reference_names_what_the_binary_knows(void **state)
+{
+	char man[PATH_MAX + 32];
+	fb_build_path(man, sizeof(man), "fencebench.1");
+	struct fb_exec_result r = check_reference(man, FB_SOURCE_ROOT);
+	if (r.status != 0) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "check-reference: ok ("));
+	fb_exec_free(&r);
+
+	char *page = fb_slurp(man);
+	assert_non_null(page);
+	char *a = without_lines(page, ".SS selftest"), *b = without_lines(a, "doctor");
+	fb_write_file(tmpdir, "ref/fencebench.1", b);
+	free(a);
+	free(b);
+	free(page);
+	char *readme = fb_slurp(FB_SOURCE_ROOT "/README.md");
+	fb_write_file(tmpdir, "ref/README.md", readme);
+	free(readme);
+	char path[PATH_MAX];
+	DIR *d = opendir(FB_SOURCE_ROOT "/docs");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (n < 4 || strcmp(e->d_name + n - 3, ".md"))
+			continue;
+		snprintf(path, sizeof(path), FB_SOURCE_ROOT "/docs/%s", e->d_name);
+		char *text = fb_slurp(path);
+		assert_non_null(text);
+		char *cut = without_lines(text, "--seed");
+		snprintf(path, sizeof(path), "ref/docs/%s", e->d_name);
+		fb_write_file(tmpdir, path, cut);
+		free(cut);
+		free(text);
+	}
+	closedir(d);
+	snprintf(man, sizeof(man), "%s/ref/fencebench.1", tmpdir);
+	snprintf(path, sizeof(path), "%s/ref", tmpdir);
+	r = check_reference(man, path);
+	if (r.status != 1) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "fencebench.1: scenario selftest (missing)"));
+	assert_non_null(strstr(r.out, "fencebench.1: command doctor (missing)"));
+	assert_non_null(strstr(r.out, "guide: option --seed (missing)"));
+	assert_null(strstr(r.out, "guide: command doctor"));
+	fb_exec_free(&r);
+}
+
+/* Documentation that runs: run-docs runs each `sh` block and no other, fails
+ * naming the block that exits non-zero, and runs the guide's GNU parallel
+ * example for real: four shards through Debian's parallel, then merge. */
+static void documented_commands_run_and_a_failing_one_is_named(void **state)
+{
+	char root[PATH_MAX], build[PATH_MAX + 32], link[PATH_MAX + 16];
+	snprintf(root, sizeof(root), "%s/run-docs", tmpdir);
+	fb_write_file(root, "README.md",
+		      "# r\n\n```sh\n"
+		      "parallel -j2 build/fencebench sweep selftest --grid wait_ns=1000,2000 --grid shape=flat,ramp \\\n"
+		      "    --shard {}/4 --format json --out s.json --resume -q ::: 0 1 2 3\n"
+		      "build/fencebench merge s.shard*-of-4.json --out s.json\n"
+		      "test \"$(grep -c '\"name\": \"selftest' s.json)\" -ge 4\n```\n"
+		      "\n```text\nexit 7\n```\n");
+	fb_write_file(root, "docs/bad.md", "# b\n\n```sh\ntrue\nexit 3\n```\n\n```\nexit 5\n```\n");
+	fb_build_path(build, sizeof(build), "");
+	build[strlen(build) - 1] = '\0';   /* the build tree, without the trailing slash */
+	const char *const links[][2] = { { build, "build" }, { FB_SOURCE_ROOT "/benchmarks", "benchmarks" },
+					 { FB_SOURCE_ROOT "/scripts", "scripts" }, { FB_SOURCE_ROOT "/results", "results" } };
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(link, sizeof(link), "%s/%s", root, links[i][1]);
+		assert_int_equal(symlink(links[i][0], link), 0);
+	}
+	const char *argv[] = { FB_DOCS_PYTHON, FB_RUN_DOCS_SCRIPT, root, NULL };
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_MERGED);
+	if (r.status != 1) printf("%s", r.out ? r.out : "(no output)\n");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "README.md:3: ok"));
+	assert_non_null(strstr(r.out, "docs/bad.md:3: FAILED (exit 3)"));
+	assert_null(strstr(r.out, "exit 7"));
+	assert_null(strstr(r.out, "exit 5)"));
+	assert_non_null(strstr(r.out, "run-docs: 1 of 2 block(s) failed"));
+	fb_exec_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +412,8 @@ int main(void)
 		cmocka_unit_test(the_seed_requirements_ledger_is_checked),
 		cmocka_unit_test(a_link_to_an_untracked_file_is_caught),
 		cmocka_unit_test(reports_name_the_reference_machine_only_where_design_md_has_it),
+		cmocka_unit_test(the_reference_names_what_the_binary_knows),
+		cmocka_unit_test(documented_commands_run_and_a_failing_one_is_named),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

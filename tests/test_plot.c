@@ -492,6 +492,36 @@ static void readings_follow_the_numbers(void **state)
 			    "0.3 above the waited fraction.");
 	free(md);
 
+	/* Figure 7: the parked engine's numbers it prints are checked too, and the
+	 * doorbell-floor claim says it is about the polling engine */
+	md = report_of(fixture("submit-latency"), "read-sub");
+	assert_contains(md, "stays within 3× of the doorbell floor with the engine polling");
+	free(md);
+	md = report_of(fixture_changed("submit-latency", "submit-latency/parked", "km_submit_p50", 35000, NULL,
+				       "sub.json"), "read-sub2");
+	assert_contains(md, "with the engine parked in F1 they take 20 µs and 35 µs");
+	assert_contains(md, "with the engine parked in F1 kernel-mode submission is only 1.8× slower than user-mode");
+	free(md);
+
+	/* the interrupts table: paths that ran different signal counts (isr-scaling's
+	 * log payloads) show both counts, and suppression is per signal */
+	json_error_t jerr;
+	json_t *irq = json_load_file(fixture("irq-suppression"), 0, &jerr);
+	assert_non_null(irq);
+	size_t k;
+	json_t *b;
+	json_array_foreach(json_object_get(irq, "benchmarks"), k, b) {
+		if (!strcmp(json_string_value(json_object_get(b, "name")), "irq-suppression/path:native/waited:0.5")) {
+			json_object_set_new(b, "signals", json_real(2000));
+			json_object_set_new(b, "interrupts", json_real(1000));
+		}
+	}
+	assert_int_equal(json_dump_file(irq, tmp_path("irq2.json"), JSON_INDENT(1)), 0);
+	json_decref(irq);
+	md = report_of(tmp_path("irq2.json"), "read-irq3");
+	assert_contains(md, "| irq-suppression waited=0.5 | 2000 / 1000 | 1000 | 1000 | 0.5 | 1 | 50.0% |");
+	free(md);
+
 	md = report_of(fixture("isr-scaling"), "read-isr");
 	assert_contains(md, "goes 5 µs → 5 µs with the fence array, 5 µs → 520 µs with a NULL payload");
 	assert_contains(md, "This is what the native-gpu-fence seed predicts: the fence array and the optimized interrupt");
@@ -546,6 +576,25 @@ static void readings_follow_the_numbers(void **state)
 	md = report_of(fixture_changed("headline-h200-pcie5", "headline/path:legacy/profile:h200-pcie5", "gpu_wait_p50",
 				       60000, NULL, "hp.json"), "read-hp2");
 	assert_contains(md, "this run departs from it: h200-pcie5 gives 10×.");
+	free(md);
+
+	/* the profiles table's OS interrupt-thread CPU row says what its numbers do:
+	 * equal under both profiles, then moved by one */
+	struct fb_exec_result pr = PLOT("-o", tmp_path("read-prof"), "--formats", "svg", fixture("headline"),
+					fixture("headline-h200-pcie5"));
+	expect_ok(&pr, "fbplot");
+	fb_exec_free(&pr);
+	md = slurp_in(tmp_path("read-prof"), "report.md");
+	assert_contains(md, "CPU work: within 25 % under every profile here");
+	free(md);
+	const char *moved = fixture_changed("headline-h200-pcie5", "headline/path:native/profile:h200-pcie5",
+					    "os_irq_cpu_per_signal", 200, NULL, "prof.json");
+	pr = PLOT("-o", tmp_path("read-prof2"), "--formats", "svg", fixture("headline"), moved);
+	expect_ok(&pr, "fbplot");
+	fb_exec_free(&pr);
+	md = slurp_in(tmp_path("read-prof2"), "report.md");
+	assert_contains(md, "CPU work, yet it moves with the profile here: native 500 ns → 200 ns");
+	assert_null(strstr(md, "held buffers' re-entry"));
 	free(md);
 
 	/* analogs: every operation within 30 % of its profile, or named with its ratio */

@@ -13,6 +13,7 @@
 
 #include "benchmarks/fence_rig.h"
 #include "benchmarks/profile.h"
+#include "benchmarks/scenarios/analogs.h"
 #include "gpu-model/hw/hw.h"
 #include "lockfree/arch.h"
 #include "src/fb_hist.h"
@@ -311,6 +312,25 @@ static void calibrate_refuses_cleanly_without_a_gpu(void **state)
 	fb_exec_free(&r);
 }
 
+/* The analogs note names a floor only where the numbers it prints make it
+ * one: the report's blocking CPU wait of 29.0 us beside two futex
+ * wake-to-runs of 25.2 us (50.4 us) is no floor, and the note says the
+ * wake-ups overlapped; at 60 us the floor holds. */
+static void analogs_floor_follows_the_numbers(void **state)
+{
+	char buf[256];
+	bm_analogs_floor(BM_OP_EVENT_BLOCK, 25200, 29000, buf, sizeof(buf));
+	assert_null(strstr(buf, "its floor here"));
+	assert_non_null(strstr(buf, "took 29.0 us, less than the two apart: the wake-ups overlapped"));
+	bm_analogs_floor(BM_OP_EVENT_BLOCK, 25200, 60000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "its floor here is two futex wake-to-runs"));
+	assert_non_null(strstr(buf, "2 x 25.2 us"));
+	bm_analogs_floor(BM_OP_CPU_HELD, 25200, 20000, buf, sizeof(buf));
+	assert_null(strstr(buf, "its floor here"));
+	bm_analogs_floor(BM_OP_CPU_HELD, 25200, 46000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "its floor here is the interrupt thread's futex wake-to-run, 25.2 us"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +341,7 @@ int main(void)
 		cmocka_unit_test(a_5us_command_latency_makes_the_gpu_wait_at_least_5us),
 		cmocka_unit_test(under_a_profile_an_idle_engine_polls_1ms_before_it_parks),
 		cmocka_unit_test(analogs_runs_with_the_shipped_profile),
+		cmocka_unit_test(analogs_floor_follows_the_numbers),
 		cmocka_unit_test(headline_runs_with_the_shipped_profile),
 		cmocka_unit_test(calibrate_refuses_cleanly_without_a_gpu),
 	};

@@ -109,5 +109,6 @@ const struct fb_scenario bm_scenario_limits = {
 	.polling_threads = 2,
 	.polling_threads_fn = limits_polling,
 	.default_iterations = 100,
+	.no_program_params = true,   /* no timing profile changes the machine's limits */
 	.run = limits_run,
 };

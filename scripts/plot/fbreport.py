@@ -270,8 +270,20 @@ PROFILE_ROWS = (("GPU wait p50", "gpu_wait_p50", ft.ns, "depends on the profile:
                  "the doorbell write, then the GPU's doorbell-to-fetch and command latency: the profile's GPU side"),
                 ("CPU wait p50", "cpu_wait_p50", ft.ns, "a GPU signal's way plus a wake-up: partly the profile"),
                 ("interrupts per signal", "interrupts_per_signal", ft.ratio, "a count: not the profile"),
-                ("OS interrupt-thread CPU per signal", "os_irq_cpu_per_signal", ft.ns,
-                 "CPU work: the profile only through held buffers' re-entry"))
+                ("OS interrupt-thread CPU per signal", "os_irq_cpu_per_signal", ft.ns, None))
+CPU_MOVED = 0.25   # a CPU-work row "moves with the profile" when a path's value changes by more than this
+
+
+def _cpu_work_why(hs, key):
+    """What the numbers of a CPU-work row say: the same under every profile, or which path moved."""
+    moved = []
+    for i, side in enumerate(("native", "legacy")):
+        vals = [h[key][i] for h in hs if h[key][i]]
+        if len(vals) >= 2 and max(vals) > (1 + CPU_MOVED) * min(vals):
+            moved.append(f"{side} " + " → ".join(ft.ns(v) for v in vals))
+    if not moved:
+        return f"CPU work: within {CPU_MOVED:.0%} under every profile here".replace("%", " %")
+    return "CPU work, yet it moves with the profile here: " + ", ".join(moved)
 
 
 def _headline_profiles(files):
@@ -285,7 +297,7 @@ def _headline_profiles(files):
     for label, key, fmt, why in PROFILE_ROWS:
         cells = [fmt(v) + ft.pm(run, key) if v is not None else "—"
                  for h in hs for v, run in zip(h[key], h["runs"])]
-        rows.append((label, *cells, why))
+        rows.append((label, *cells, why if why is not None else _cpu_work_why(hs, key)))
     ratio = [ft.div(h["gpu_wait_p50"][1], h["gpu_wait_p50"][0]) for h in hs]
     rows.insert(1, ("GPU wait, legacy ÷ native", *[c for r in ratio for c in (f"{r:.3g}×" if r else "—", "")],
                     "a ratio of GPU-side times: the profile's (real hardware: about 3–8×)"))
@@ -377,7 +389,10 @@ def _interrupts(files):
             continue
         g = lambda r, k: r.counters.get(k)  # noqa: E731
         lost = (g(n, "lost_wakeups") or 0) + (g(lg, "lost_wakeups") or 0)
-        rows.append((label, ft.count(g(n, "signals")), ft.count(g(n, "interrupts")) + ft.pm(n, "interrupts"),
+        sig = ft.count(g(n, "signals"))
+        if g(n, "signals") != g(lg, "signals"):   # the paths ran different counts: show both
+            sig += " / " + ft.count(g(lg, "signals"))
+        rows.append((label, sig, ft.count(g(n, "interrupts")) + ft.pm(n, "interrupts"),
                      ft.count(g(lg, "interrupts")) + ft.pm(lg, "interrupts"),
                      ft.ratio(g(n, "interrupts_per_signal")) + ft.pm(n, "interrupts_per_signal"),
                      ft.ratio(g(lg, "interrupts_per_signal")) + ft.pm(lg, "interrupts_per_signal"),
@@ -386,7 +401,7 @@ def _interrupts(files):
                      ft.count(lost)))
     if not rows:
         return doc.Para("_No run holds interrupt counts of both paths._")
-    return _table(("workload", "signals", "interrupts native", "interrupts legacy",
+    return _table(("workload", "signals (native / legacy where they differ)", "interrupts native", "interrupts legacy",
                    "irq/signal native", "irq/signal legacy", "suppression",
                    "spurious native", "spurious legacy", "lost wake-ups"),
                   ("---",) + ("--:",) * 9, rows)

@@ -118,10 +118,15 @@ def div(a, b):
 
 
 def suppression(native, legacy):
-    """1 − interrupts(native) / interrupts(legacy); None when not defined (no legacy interrupts)."""
+    """1 − interrupts per signal native / legacy (the counts' ratio where a run has no per-signal
+    number); None when not defined (no legacy interrupts).  Per signal, because the two paths may
+    run different numbers of signals (isr-scaling's log payloads do)."""
     if native is None or legacy is None:
         return None
-    r = div(native.counters.get("interrupts"), legacy.counters.get("interrupts"))
+    key = "interrupts_per_signal"
+    if native.counters.get(key) is None or legacy.counters.get(key) is None:
+        key = "interrupts"
+    r = div(native.counters.get(key), legacy.counters.get(key))
     return None if r is None else 1.0 - r
 
 
