@@ -155,11 +155,11 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 			umt_down(&t);
 			continue;
 		}
-		/* the engine counts a lowering after the setpriority that shows it,
-		 * and may be preempted in between (it just lowered itself): wait
-		 * for the count too, not only for the nice value */
+		/* the engine counts a lowering before the setpriority that shows it:
+		 * once lowered it may wait long for a CPU on a loaded machine, so
+		 * the count must not depend on its running again */
 		assert_true(fbt_eventually(engine_nice(&t) == 10));
-		assert_true(fbt_eventually(engine_stats(&t).lowered >= 1));
+		assert_true(engine_stats(&t).lowered >= 1);
 		uint64_t lowered = engine_stats(&t).lowered;
 		/* a long WORK: the engine runs it at its own weight */
 		struct hw_cmd work = { .op = HW_CMD_WORK, .arg = 300000000ull };   /* 300 ms */
@@ -169,7 +169,7 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 		assert_int_equal(rt_queue_wait(q, v, 5 * SEC), 0);
 		/* idle again: lowered again */
 		assert_true(fbt_eventually(engine_nice(&t) == 10));
-		assert_true(fbt_eventually(engine_stats(&t).lowered > lowered));
+		assert_true(engine_stats(&t).lowered > lowered);
 		umt_down(&t);
 	}
 }

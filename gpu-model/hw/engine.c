@@ -260,14 +260,17 @@ static void hw_engine_set_idle_prio(struct hw_engine *e, bool idle)
 {
 	if (e->idle_prio == idle)
 		return;
+	/* Counted before the setpriority that lowers: once lowered, the engine
+	 * runs at nice 10 and may wait long for a CPU on a loaded machine, so a
+	 * reader that sees the nice value must already see the count. */
+	if (idle)
+		lf_count(&e->lowered, 1);
 	/* PRIO_PROCESS with a thread id: Linux keeps a nice value per thread */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), idle ? HW_IDLE_NICE : e->base_nice)) {
 		lf_count(&e->lower_failed, 1);
 		return;
 	}
 	e->idle_prio = idle;
-	if (idle)
-		lf_count(&e->lowered, 1);
 }
 
 /* May this thread raise its nice value and lower it back to `nice`?  Linux

@@ -866,7 +866,8 @@ struct hw_engine_stats {
 	uint64_t parks;          /* times the engine parked (entered F1) */
 	uint64_t waits_blocked;  /* WAITs that found the value not yet reached */
 	uint64_t busy_ns;        /* time running commands */
-	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "Idle polling") */
+	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "Idle polling"); counted
+	                          * before the lowering, so a failed one counts here and in lower_failed */
 	uint64_t lower_failed;   /* times the nice value could not be set or returned (polling at its own weight) */
 	/* timing.c: the modelled latencies the engine spent (caps.timing) */
 	uint64_t timed;          /* latencies spent */
