@@ -750,7 +750,101 @@ static void terminate_leaves_destroyed_queues_progress_fences_alone(void **state
 	umt_down(&t);
 }
 
+/* Two destroys of one queue at once: os_hwqueue_destroy(q) is draining q
+ * when a second destroy comes, of q again (an alias) or of its device.  The
+ * first returns and its caller may destroy q's progress fence at once
+ * (ums.h): the second must not drain q from then on (its wait would read the
+ * freed fence).  The hook holds the first destroy's drain (bounded) until
+ * the second is in its own drain of q, then lets the first return; a drain
+ * of q by the second after that is counted. */
+static struct {
+	struct os_hwqueue *q;
+	pthread_t first;
+	_Atomic int phase;              /* 1: first in its drain; 2: second in its drain; 3: first returned */
+	_Atomic unsigned late;          /* drains of q after its destroy returned */
+} twice;
+
+static void twice_hold(struct os_hwqueue *q)
+{
+	if (q != twice.q)
+		return;
+	uint64_t end = lf_now_ns() + 300000000;   /* a second destroy that waits for the first never comes */
+	if (pthread_equal(pthread_self(), twice.first) && atomic_load(&twice.phase) == 0) {
+		atomic_store(&twice.phase, 1);
+		while (atomic_load(&twice.phase) != 2 && lf_now_ns() < end)
+			sched_yield();
+		return;
+	}
+	int expect = 1;
+	if (atomic_compare_exchange_strong(&twice.phase, &expect, 2))
+		while (atomic_load(&twice.phase) != 3 && lf_now_ns() < end)
+			sched_yield();
+	if (atomic_load(&twice.phase) == 3)
+		atomic_fetch_add(&twice.late, 1);
+}
+
+struct twice_call {
+	struct os_hwqueue *q;          /* destroy q, or else its device d */
+	struct os_device *d;
+	int rc;
+};
+
+static void *twice_first(void *arg)
+{
+	struct twice_call *c = arg;
+	twice.first = pthread_self();
+	c->rc = os_hwqueue_destroy(c->q);
+	atomic_store(&twice.phase, 3);
+	return NULL;
+}
+
+static void *twice_second(void *arg)
+{
+	struct twice_call *c = arg;
+	c->rc = c->q ? os_hwqueue_destroy(c->q) : os_device_destroy(c->d);
+	return NULL;
+}
+
+/* The first destroy's result, the second's; *late: the drains counted. */
+static void destroy_twice(bool device, int *rc1, int *rc2, unsigned *late)
+{
+	struct umt t = umt_up_drain(1, 1000);
+	struct rt_queue *k = umt_queue(&t, 0, false);
+	struct os_fence *p;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &p), 0);
+	struct os_hwqueue *q;
+	assert_int_equal(os_hwqueue_create(rt_queue_context(k), 0, 16, p, &q), 0);
+	twice.q = q;
+	atomic_store(&twice.phase, 0);
+	atomic_store(&twice.late, 0);
+	os_test_drain_hook = twice_hold;
+	struct twice_call first = { .q = q }, second = { .q = device ? NULL : q, .d = rt_device_os(t.d) };
+	pthread_t th[2];
+	pthread_create(&th[0], NULL, twice_first, &first);
+	assert_true(fbt_eventually(atomic_load(&twice.phase) >= 1));
+	pthread_create(&th[1], NULL, twice_second, &second);
+	pthread_join(th[0], NULL);
+	assert_int_equal(os_fence_destroy(p), 0);   /* the caller's, once its queue's destroy returned */
+	pthread_join(th[1], NULL);
+	os_test_drain_hook = NULL;
+	*rc1 = first.rc;
+	*rc2 = second.rc;
+	*late = atomic_load(&twice.late);
+	umt_down(&t);
+}
+
+static void a_queue_destroyed_twice_at_once_is_drained_by_one(void **state)
+{
+	int rc1, rc2;
+	unsigned late;
+	destroy_twice(false, &rc1, &rc2, &late);
+	assert_int_equal(late, 0);
+	assert_int_equal(rc1, 0);
+	assert_int_equal(rc2, -EBUSY);   /* the other destroy owns it */
+}
+
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
+	     cmocka_unit_test(a_queue_destroyed_twice_at_once_is_drained_by_one),
 	     cmocka_unit_test(destroyed_km_queue_retires_its_held_buffers),
 	     cmocka_unit_test(terminate_waits_for_a_popped_km_submission),
 	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),

@@ -425,8 +425,10 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	struct os_ums *u = q->u;
 	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
-	if (atomic_load(&q->gone) || q->ctx->d->destroying) {
-		/* destroyed already; or its device's destroy owns it now */
+	if (atomic_load(&q->gone) || q->ctx->d->destroying || q->draining) {
+		/* destroyed already; or another destroy (of q, or of its device)
+		 * owns it now: that one's caller may destroy q's progress fence
+		 * the moment it returns, so this one must not be draining q then */
 		int rc = atomic_load(&q->gone) ? 0 : -EBUSY;
 		pthread_mutex_unlock(&u->lock);
 		return rc;

@@ -259,8 +259,8 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
  * destroy.  The wait runs even if the application suspended the queue's
  * context (before or during it: the queue alone stays on the run list), and
  * D3 is refused while it runs.  0 / -ETIMEDOUT / -ENODEV (its device was
- * terminated during the wait: the rest was dropped) / -EBUSY (its device's
- * destroy owns it).  Once it returns, the OS no longer touches the queue's
+ * terminated during the wait: the rest was dropped) / -EBUSY (another
+ * destroy of it, or its device's destroy, is under way and owns it).  Once it returns, the OS no longer touches the queue's
  * progress fence (an abnormal termination of the device leaves it alone),
  * holds none of its command buffers, and names none of the fences they
  * named: the caller may destroy them. */

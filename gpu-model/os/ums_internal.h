@@ -54,7 +54,8 @@ struct os_hwqueue {
 	                                  * store before its gone load pairs with the destroy's gone store
 	                                  * before its busy load (os_sched_hand, os_hwqueue_sched_wait_locked) */
 	bool resident;                   /* ring allocations resident (u->lock) */
-	unsigned draining;               /* destroys draining it: a user suspend leaves it running (u->lock) */
+	unsigned draining;               /* its os_hwqueue_destroy drains it (0 or 1: a second is -EBUSY); a user
+	                                  * suspend leaves it running (u->lock) */
 	bool destroyed;                  /* by its owner: its progress fence is no more the OS's (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
 	struct os_log *log;              /* logbuf: user-mode queues' native fence logs; NULL for kernel-mode */
