@@ -843,8 +843,19 @@ static void a_queue_destroyed_twice_at_once_is_drained_by_one(void **state)
 	assert_int_equal(rc2, -EBUSY);   /* the other destroy owns it */
 }
 
+static void a_device_destroy_leaves_a_queue_its_own_destroy_drains(void **state)
+{
+	int rc1, rc2;
+	unsigned late;
+	destroy_twice(true, &rc1, &rc2, &late);
+	assert_int_equal(late, 0);
+	assert_int_equal(rc1, 0);
+	assert_int_equal(rc2, 0);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(a_queue_destroyed_twice_at_once_is_drained_by_one),
+	     cmocka_unit_test(a_device_destroy_leaves_a_queue_its_own_destroy_drains),
 	     cmocka_unit_test(destroyed_km_queue_retires_its_held_buffers),
 	     cmocka_unit_test(terminate_waits_for_a_popped_km_submission),
 	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),

@@ -418,6 +418,7 @@ static void os_hwqueue_drain_end_locked(struct os_hwqueue *q)
 	lf_mutex_assert_held(&q->u->lock);
 	q->draining--;
 	q->u->draining--;
+	pthread_cond_broadcast(&q->u->drained);   /* a device destroy may wait for it */
 }
 
 int os_hwqueue_destroy(struct os_hwqueue *q)
@@ -455,8 +456,8 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	return rc;
 }
 
-/* Normal termination, first part (u->lock): no context or queue is created
- * on d any more; D0; contexts the process suspended resume so that what it
+/* Normal termination, first part (u->lock; d->destroying set, so no context
+ * or queue is created on d any more, and no queue destroy of d runs): D0; contexts the process suspended resume so that what it
  * queued completes (and a suspend from now on leaves d's queues running,
  * os_hwqueue_runs_locked; D3 is refused until the drain ends); doorbells
  * disconnected. */
@@ -464,8 +465,6 @@ static void os_device_destroy_begin_locked(struct os_device *d)
 {
 	struct os_ums *u = d->u;
 	lf_mutex_assert_held(&u->lock);
-	d->destroying = true;
-	u->draining++;
 	if (u->d3) {
 		os_power_d0_locked(u);
 		os_power_resume_all_locked(u);
@@ -482,9 +481,25 @@ static void os_device_destroy_begin_locked(struct os_device *d)
 	}
 }
 
+/* Does an os_hwqueue_destroy drain a queue of d now? */
+static bool os_device_queue_draining_locked(const struct os_device *d)
+{
+	lf_mutex_assert_held(&d->u->lock);
+	for (const struct os_context *c = d->contexts; c; c = c->next)
+		for (const struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (q->draining)
+				return true;
+	return false;
+}
+
 /* Normal termination: for each queue, disconnect, wait for the last queued
  * value, destroy.  The process is exiting: contexts it suspended resume so
- * that what it queued completes. */
+ * that what it queued completes.  A queue whose own destroy is draining it
+ * is that destroy's: this one waits for it to end first (its caller may
+ * destroy the queue's progress fence as soon as it returns, so this drain
+ * must not be waiting on that fence then); d->destroying keeps new ones
+ * out.  The wait releases u->lock; it lasts what that drain does (its
+ * bound, drain_timeout_ns). */
 int os_device_destroy(struct os_device *d)
 {
 	struct os_ums *u = d->u;
@@ -494,6 +509,16 @@ int os_device_destroy(struct os_device *d)
 		int rc = d->dead ? 0 : -EBUSY;
 		pthread_mutex_unlock(&u->lock);
 		return rc;
+	}
+	d->destroying = true;
+	u->draining++;
+	while (os_device_queue_draining_locked(d))
+		pthread_cond_wait(&u->drained, &u->lock);
+	if (d->dead) {
+		/* terminated meanwhile: nothing left to drain */
+		u->draining--;
+		pthread_mutex_unlock(&u->lock);
+		return -ENODEV;
 	}
 	os_device_destroy_begin_locked(d);
 	pthread_mutex_unlock(&u->lock);

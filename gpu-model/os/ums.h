@@ -193,9 +193,12 @@ int os_device_create(struct os_ums *u, struct os_device **out);               /*
 /* Normal termination.  0, or -ETIMEDOUT when a queue did not drain in time
  * (destroyed anyway, counted in drain_timeouts); -ENODEV: an abnormal
  * termination came during the drain and dropped the rest; -EBUSY: another
- * os_device_destroy of d is under way.  From its start no context or queue
- * is created on d (-ENODEV), a suspend of d's contexts leaves their queues
- * running, and D3 is refused (os_power_d3) until the drain ends. */
+ * os_device_destroy of d is under way.  An os_hwqueue_destroy of one of d's
+ * queues under way ends first (this waits for it, then leaves that queue
+ * alone).  From its start no context or queue is created on d (-ENODEV),
+ * no queue of d is destroyed on its own (-EBUSY), a suspend of d's contexts
+ * leaves their queues running, and D3 is refused (os_power_d3) until the
+ * drain ends. */
 int os_device_destroy(struct os_device *d);
 /* Abnormal termination (the process died): see above.  Never blocks for GPU work. */
 void os_device_terminate(struct os_device *d);

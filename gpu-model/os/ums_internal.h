@@ -122,6 +122,7 @@ struct os_ums {
 	bool d3;
 	uint64_t d3_since;
 	unsigned draining;               /* destroys draining queues now: D3 is refused (u->lock) */
+	pthread_cond_t drained;          /* an os_hwqueue_destroy's drain ended (with u->lock) */
 	/* threads */
 	int efd;                         /* the scheduler's eventfd: the kernel crossing of a submission */
 	pthread_t sched, power;
