@@ -573,20 +573,29 @@ static void destroyed_km_queue_retires_its_held_buffers(void **state)
 /* The scheduler thread popped a kernel-mode submission and is about to read
  * it when the device is terminated: the termination must not release the
  * progress fence (after which the application frees the buffer) before the
- * scheduler is done with it.  The hook holds the scheduler (bounded) until
- * the application has "freed" the buffer: poisoned in a release build (the
- * scheduler's validation would refuse it), freed under ASan. */
+ * scheduler is done with it.  The hook holds the scheduler until the
+ * application has "freed" the buffer (poisoned in a release build: the
+ * scheduler's validation would refuse it; freed under ASan), or until the
+ * termination says it waits for the scheduler (os_test_sched_wait_hook):
+ * no clock decides, so an application thread descheduled for long still
+ * frees while the scheduler holds; 10 s only bounds a hang. */
 static struct {
-	_Atomic bool entered, freed;
+	_Atomic bool entered, freed, waited;
 } popped;
 
 static void popped_hold(struct os_hwqueue *q)
 {
 	(void)q;
 	atomic_store(&popped.entered, true);
-	uint64_t end = lf_now_ns() + 300000000;   /* a termination that waits for us never frees */
-	while (!atomic_load(&popped.freed) && lf_now_ns() < end)
+	uint64_t end = lf_now_ns() + 10 * SEC;
+	while (!atomic_load(&popped.freed) && !atomic_load(&popped.waited) && lf_now_ns() < end)
 		sched_yield();
+}
+
+static void popped_waited(struct os_hwqueue *q)
+{
+	(void)q;
+	atomic_store(&popped.waited, true);
 }
 
 /* Terminate while the scheduler holds a popped submission; the submissions
@@ -613,11 +622,14 @@ static uint64_t terminate_with_a_popped_km_submission(enum os_ums_fault fault)
 	cmds[1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(os_hwqueue_progress(q)), .value = 1 };
 	atomic_store(&popped.entered, false);
 	atomic_store(&popped.freed, false);
+	atomic_store(&popped.waited, false);
 	os_test_sched_popped_hook = popped_hold;
+	os_test_sched_wait_hook = popped_waited;
 	assert_int_equal(os_hwqueue_submit(q, cmds, 2, 1), 0);
 	assert_true(fbt_eventually(atomic_load(&popped.entered)));
 	os_device_terminate(rt_device_os(t.d));
 	assert_true(os_hwqueue_completed(q) == UINT64_MAX);   /* the application may free the buffer now */
+	usleep(400000);                 /* the application thread descheduled for a while (a loaded machine) */
 #if defined(__SANITIZE_ADDRESS__)
 	if (fault == OS_UMS_FAULT_NONE) {
 		free(cmds);             /* ASan reports a read of it as heap-use-after-free */
@@ -631,6 +643,7 @@ static uint64_t terminate_with_a_popped_km_submission(enum os_ums_fault fault)
 	umt_submit_count(other, &m);
 	assert_int_equal(rt_queue_wait(other, 0, 5 * SEC), 0);
 	os_test_sched_popped_hook = NULL;
+	os_test_sched_wait_hook = NULL;
 	uint64_t rejected = umt_stats(&t).km_rejected;
 	free(cmds);
 	rt_device_destroy(d2);

@@ -19,6 +19,7 @@
 #include "lockfree/thread.h"
 
 void (*os_test_drain_hook)(struct os_hwqueue *q);
+void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
 
 /* ---- devices and contexts ---- */
 
@@ -367,6 +368,8 @@ static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 	 * the destroyer's half of os_sched_hand's Dekker pair; seeing it clear
 	 * acquires the scheduler's release of busy (its reads are done) */
 	while (atomic_load_explicit(&q->sched_busy, memory_order_seq_cst)) {
+		if (!end && os_test_sched_wait_hook)
+			os_test_sched_wait_hook(q);
 		if (!end)
 			end = lf_now_ns() + OS_SCHED_LET_GO_NS;
 		else if (lf_now_ns() > end)

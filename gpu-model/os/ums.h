@@ -224,9 +224,14 @@ bool os_ums_bugchecked(struct os_ums *u);
  *   before it waits: the window in which a D3 or a suspend may come.
  * os_test_sched_popped_hook: the scheduler thread calls it once it popped a
  *   kernel-mode submission of q and found q live, before it reads the
- *   command buffer: the window in which a termination may come. */
+ *   command buffer: the window in which a termination may come.
+ * os_test_sched_wait_hook: a destroy or termination (u->lock held) calls it
+ *   once when it finds the scheduler holding a popped submission of q, before
+ *   it waits for the scheduler to let go: a popped hook that holds the
+ *   scheduler may end its hold then, and only then. */
 extern void (*os_test_drain_hook)(struct os_hwqueue *q);
 extern void (*os_test_sched_popped_hook)(struct os_hwqueue *q);
+extern void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
