@@ -819,9 +819,15 @@ static void *twice_second(void *arg)
 }
 
 /* The first destroy's result, the second's; *late: the drains counted. */
-static void destroy_twice(bool device, int *rc1, int *rc2, unsigned *late)
+static void destroy_twice(enum os_ums_fault fault, bool device, int *rc1, int *rc2, unsigned *late)
 {
-	struct umt t = umt_up_drain(1, 1000);
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 0);
+	os_ums_config_default(&ucfg);
+	ucfg.drain_timeout_ns = SEC;
+	ucfg.ums_fault = fault;
+	struct umt t = umt_up_with(&cfg, &ucfg);
 	struct rt_queue *k = umt_queue(&t, 0, false);
 	struct os_fence *p;
 	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &p), 0);
@@ -837,8 +843,14 @@ static void destroy_twice(bool device, int *rc1, int *rc2, unsigned *late)
 	assert_true(fbt_eventually(atomic_load(&twice.phase) >= 1));
 	pthread_create(&th[1], NULL, twice_second, &second);
 	pthread_join(th[0], NULL);
-	assert_int_equal(os_fence_destroy(p), 0);   /* the caller's, once its queue's destroy returned */
+	/* the caller's, once its queue's destroy returned (ASan: a drain of it
+	 * afterwards reads freed memory); the broken variant's second drain
+	 * does, so there it goes after both */
+	if (fault == OS_UMS_FAULT_NONE)
+		assert_int_equal(os_fence_destroy(p), 0);
 	pthread_join(th[1], NULL);
+	if (fault != OS_UMS_FAULT_NONE)
+		assert_int_equal(os_fence_destroy(p), 0);
 	os_test_drain_hook = NULL;
 	*rc1 = first.rc;
 	*rc2 = second.rc;
@@ -850,20 +862,25 @@ static void a_queue_destroyed_twice_at_once_is_drained_by_one(void **state)
 {
 	int rc1, rc2;
 	unsigned late;
-	destroy_twice(false, &rc1, &rc2, &late);
+	destroy_twice(OS_UMS_FAULT_NONE, false, &rc1, &rc2, &late);
 	assert_int_equal(late, 0);
 	assert_int_equal(rc1, 0);
 	assert_int_equal(rc2, -EBUSY);   /* the other destroy owns it */
+	/* broken: both drain it, the second past the first's return */
+	destroy_twice(OS_UMS_FAULT_DESTROY_SHARED, false, &rc1, &rc2, &late);
+	assert_int_equal(late, 1);
 }
 
 static void a_device_destroy_leaves_a_queue_its_own_destroy_drains(void **state)
 {
 	int rc1, rc2;
 	unsigned late;
-	destroy_twice(true, &rc1, &rc2, &late);
+	destroy_twice(OS_UMS_FAULT_NONE, true, &rc1, &rc2, &late);
 	assert_int_equal(late, 0);
 	assert_int_equal(rc1, 0);
 	assert_int_equal(rc2, 0);
+	destroy_twice(OS_UMS_FAULT_DESTROY_SHARED, true, &rc1, &rc2, &late);
+	assert_int_equal(late, 1);
 }
 
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),

@@ -440,7 +440,8 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	struct os_ums *u = q->u;
 	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
-	if (atomic_load(&q->gone) || q->ctx->d->destroying || q->draining) {
+	bool shared = u->cfg.ums_fault == OS_UMS_FAULT_DESTROY_SHARED;   /* broken on purpose */
+	if (atomic_load(&q->gone) || q->ctx->d->destroying || (q->draining && !shared)) {
 		/* destroyed already; or another destroy (of q, or of its device)
 		 * owns it now: that one's caller may destroy q's progress fence
 		 * the moment it returns, so this one must not be draining q then */
@@ -526,7 +527,7 @@ int os_device_destroy(struct os_device *d)
 	}
 	d->destroying = true;
 	u->draining++;
-	while (os_device_queue_draining_locked(d))
+	while (u->cfg.ums_fault != OS_UMS_FAULT_DESTROY_SHARED && os_device_queue_draining_locked(d))
 		pthread_cond_wait(&u->drained, &u->lock);
 	if (d->dead) {
 		/* terminated meanwhile: nothing left to drain */

@@ -143,6 +143,8 @@ enum os_ums_fault {
 	OS_UMS_FAULT_SCHED_NO_LET_GO,       /* a queue's destroy (a termination's too) does not wait for the
 	                                     * scheduler to let go of a submission it popped: the progress
 	                                     * fence is released while the buffer is still read */
+	OS_UMS_FAULT_DESTROY_SHARED,        /* a queue has no one destroy owning it: a second os_hwqueue_destroy of
+	                                     * it, or its device's destroy, drains it too, past the first's return */
 };
 
 struct os_ums_config {
