@@ -740,6 +740,24 @@ static void queue_destroy_on_a_suspended_context_drains(void **state)
 	}
 }
 
+/* A user-mode queue's logs recreated (a trace session starting, any thread)
+ * while its destroy drains it on a context the application suspended: the
+ * recreate puts the queue back as it found it, on the run list for the
+ * drain, so every queued buffer still runs within the drain bound. */
+static void drain_recreate_logs(struct os_hwqueue *q)
+{
+	drain.d3_rc = os_hwqueue_recreate_logs(q, 2 * HW_LOG_SIZE);
+}
+
+static void log_recreate_during_a_destroy_drain_loses_nothing(void **state)
+{
+	uint64_t ran;
+	int rc = destroy_draining(true, DRAIN_QUEUE, drain_recreate_logs, true, &ran);
+	assert_int_equal(drain.d3_rc, 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ran, 16);
+}
+
 /* A queue destroyed normally is the OS's no more: a later abnormal
  * termination of its device leaves its progress fence alone (the caller may
  * have destroyed it after the queue). */
@@ -890,6 +908,7 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(terminate_waits_for_a_popped_km_submission),
 	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),
 	     cmocka_unit_test(queue_destroy_on_a_suspended_context_drains),
+	     cmocka_unit_test(log_recreate_during_a_destroy_drain_loses_nothing),
 	     cmocka_unit_test(terminate_leaves_destroyed_queues_progress_fences_alone),
 	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),

@@ -120,7 +120,7 @@ void os_context_ddi_locked(struct os_context *c, bool suspend)
  * destroy waits for q's work, and a suspend would make it wait out its
  * bound and drop the work.  D3 is refused while a destroy drains
  * (os_power_d3); an abnormal termination takes q off for good. */
-static bool os_hwqueue_runs_locked(const struct os_hwqueue *q)
+bool os_hwqueue_runs_locked(const struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
 	unsigned s = q->ctx->suspended;

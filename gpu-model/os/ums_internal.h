@@ -173,6 +173,9 @@ static inline void os_ums_thunk(struct os_ums *u)
 void os_ring_allocs_destroy_locked(struct os_device *d);
 /* device.c, u->lock held */
 void os_context_apply_locked(struct os_context *c);
+/* device.c: may q be on the HW scheduler's run list now?  The one rule for
+ * every place that puts a queue on or off it, or asks whether it runs.  u->lock. */
+bool os_hwqueue_runs_locked(const struct os_hwqueue *q);
 /* sched.c: the scheduler thread's body (os_ums_attach starts it on the instance) */
 void *os_sched_main(void *arg);
 /* tdr.c */
