@@ -758,6 +758,47 @@ static void log_recreate_during_a_destroy_drain_loses_nothing(void **state)
 	assert_int_equal(ran, 16);
 }
 
+/* An abnormal termination that comes while a destroy drains a queue on a
+ * context the application suspended (the queue runs for the drain): the
+ * seed's step 2 takes that context's queues off the run list
+ * (DxgkddiSuspendContext) before step 3 destroys them, the drained queue
+ * too, though the context was suspended already. */
+static struct {
+	struct umt *t;
+	size_t from;
+} term;
+
+static void drain_terminate(struct os_hwqueue *q)
+{
+	static struct os_ddi_call scratch[OS_DDI_LOG_MAX];
+	term.from = ddi_since(term.t, 0, scratch, OS_DDI_LOG_MAX);
+	(void)q;
+	os_device_terminate(rt_device_os(term.t->d));
+}
+
+static void abnormal_termination_during_a_drain_suspends_the_drained_context(void **state)
+{
+	struct umt t = umt_up_drain(1, 1000);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 2000000 }, { .op = HW_CMD_COUNT, .stamp = &n } };
+	os_context_suspend(rt_queue_context(q));
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(rt_queue_submit(q, cmds, 2, NULL), 0);
+	term.t = &t;
+	os_test_drain_hook = drain_terminate;
+	int rc = os_hwqueue_destroy(rt_queue_os(q));
+	os_test_drain_hook = NULL;
+	static struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t m = ddi_since(&t, term.from, c, OS_DDI_LOG_MAX);
+	assert_int_equal(rc, -ENODEV);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_SUSPEND_CONTEXT), 1);
+	/* the drain disconnected the doorbell already: step 3's first DDI is its destroy */
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_DESTROY_DOORBELL), 1);
+	assert_true(ddi_all_before(c, m, OS_DDI_SUSPEND_CONTEXT, OS_DDI_DESTROY_DOORBELL));
+	umt_down(&t);
+}
+
 /* A queue destroyed normally is the OS's no more: a later abnormal
  * termination of its device leaves its progress fence alone (the caller may
  * have destroyed it after the queue). */
@@ -909,6 +950,7 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),
 	     cmocka_unit_test(queue_destroy_on_a_suspended_context_drains),
 	     cmocka_unit_test(log_recreate_during_a_destroy_drain_loses_nothing),
+	     cmocka_unit_test(abnormal_termination_during_a_drain_suspends_the_drained_context),
 	     cmocka_unit_test(terminate_leaves_destroyed_queues_progress_fences_alone),
 	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),

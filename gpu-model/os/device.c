@@ -581,6 +581,17 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 }
 
+/* Is a queue of c on the run list for a destroy's drain alone (its context
+ * suspended by the application)? */
+static bool os_context_drains_locked(const struct os_context *c)
+{
+	lf_mutex_assert_held(&c->d->u->lock);
+	for (const struct os_hwqueue *q = c->queues; q; q = q->next)
+		if (!atomic_load(&q->gone) && os_hwqueue_runs_locked(q))
+			return true;
+	return false;
+}
+
 /* Abnormal termination, the seed's order ("Normal and abnormal process
  * termination"): device in error, every context suspended, then each
  * queue's doorbell disconnected (ABORT) and everything destroyed at once
@@ -602,7 +613,9 @@ void os_device_terminate(struct os_device *d)
 	/* 2. DxgkddiSuspendContext for each context: preempted, off the run
 	 * list; the ring allocations stay resident */
 	for (struct os_context *c = d->contexts; c; c = c->next) {
-		bool was_running = c->suspended == 0;
+		/* a context the application suspended runs still, if a destroy
+		 * drains one of its queues (os_hwqueue_runs_locked) */
+		bool was_running = c->suspended == 0 || os_context_drains_locked(c);
 		c->suspended |= OS_SUSPEND_ERROR;
 		if (was_running)
 			os_context_apply_locked(c);
