@@ -827,23 +827,32 @@ static void terminate_leaves_destroyed_queues_progress_fences_alone(void **state
  * first returns and its caller may destroy q's progress fence at once
  * (ums.h): the second must not drain q from then on (its wait would read the
  * freed fence).  The hook holds the first destroy's drain (bounded) until
- * the second is in its own drain of q, then lets the first return; a drain
- * of q by the second after that is counted. */
+ * the second is in its own drain of q, or has returned, or waits for the
+ * first (os_test_destroy_wait_hook), then lets the first return; a drain
+ * of q by the second after that is counted.  No clock decides: 10 s only
+ * bounds a hang. */
 static struct {
 	struct os_hwqueue *q;
 	pthread_t first;
 	_Atomic int phase;              /* 1: first in its drain; 2: second in its drain; 3: first returned */
+	_Atomic bool second_out;        /* the second returned, or waits for the first */
 	_Atomic unsigned late;          /* drains of q after its destroy returned */
 } twice;
+
+static void twice_waits(struct os_device *d)
+{
+	(void)d;
+	atomic_store(&twice.second_out, true);
+}
 
 static void twice_hold(struct os_hwqueue *q)
 {
 	if (q != twice.q)
 		return;
-	uint64_t end = lf_now_ns() + 300000000;   /* a second destroy that waits for the first never comes */
+	uint64_t end = lf_now_ns() + 10 * SEC;
 	if (pthread_equal(pthread_self(), twice.first) && atomic_load(&twice.phase) == 0) {
 		atomic_store(&twice.phase, 1);
-		while (atomic_load(&twice.phase) != 2 && lf_now_ns() < end)
+		while (atomic_load(&twice.phase) != 2 && !atomic_load(&twice.second_out) && lf_now_ns() < end)
 			sched_yield();
 		return;
 	}
@@ -873,7 +882,9 @@ static void *twice_first(void *arg)
 static void *twice_second(void *arg)
 {
 	struct twice_call *c = arg;
+	usleep(400000);                 /* the second destroy's thread descheduled for a while (a loaded machine) */
 	c->rc = c->q ? os_hwqueue_destroy(c->q) : os_device_destroy(c->d);
+	atomic_store(&twice.second_out, true);
 	return NULL;
 }
 
@@ -895,7 +906,9 @@ static void destroy_twice(enum os_ums_fault fault, bool device, int *rc1, int *r
 	twice.q = q;
 	atomic_store(&twice.phase, 0);
 	atomic_store(&twice.late, 0);
+	atomic_store(&twice.second_out, false);
 	os_test_drain_hook = twice_hold;
+	os_test_destroy_wait_hook = twice_waits;
 	struct twice_call first = { .q = q }, second = { .q = device ? NULL : q, .d = rt_device_os(t.d) };
 	pthread_t th[2];
 	pthread_create(&th[0], NULL, twice_first, &first);
@@ -911,6 +924,7 @@ static void destroy_twice(enum os_ums_fault fault, bool device, int *rc1, int *r
 	if (fault != OS_UMS_FAULT_NONE)
 		assert_int_equal(os_fence_destroy(p), 0);
 	os_test_drain_hook = NULL;
+	os_test_destroy_wait_hook = NULL;
 	*rc1 = first.rc;
 	*rc2 = second.rc;
 	*late = atomic_load(&twice.late);

@@ -20,6 +20,7 @@
 
 void (*os_test_drain_hook)(struct os_hwqueue *q);
 void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
+void (*os_test_destroy_wait_hook)(struct os_device *d);
 
 /* ---- devices and contexts ---- */
 
@@ -527,8 +528,12 @@ int os_device_destroy(struct os_device *d)
 	}
 	d->destroying = true;
 	u->draining++;
-	while (u->cfg.ums_fault != OS_UMS_FAULT_DESTROY_SHARED && os_device_queue_draining_locked(d))
+	for (bool told = false; u->cfg.ums_fault != OS_UMS_FAULT_DESTROY_SHARED && os_device_queue_draining_locked(d);
+	     told = true) {
+		if (!told && os_test_destroy_wait_hook)
+			os_test_destroy_wait_hook(d);
 		pthread_cond_wait(&u->drained, &u->lock);
+	}
 	if (d->dead) {
 		/* terminated meanwhile: nothing left to drain */
 		u->draining--;

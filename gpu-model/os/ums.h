@@ -234,6 +234,9 @@ bool os_ums_bugchecked(struct os_ums *u);
 extern void (*os_test_drain_hook)(struct os_hwqueue *q);
 extern void (*os_test_sched_popped_hook)(struct os_hwqueue *q);
 extern void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
+/* os_test_destroy_wait_hook: os_device_destroy calls it once (u->lock held)
+ *   when it finds a queue destroy of d under way, before it waits for it. */
+extern void (*os_test_destroy_wait_hook)(struct os_device *d);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
