@@ -573,20 +573,29 @@ static void destroyed_km_queue_retires_its_held_buffers(void **state)
 /* The scheduler thread popped a kernel-mode submission and is about to read
  * it when the device is terminated: the termination must not release the
  * progress fence (after which the application frees the buffer) before the
- * scheduler is done with it.  The hook holds the scheduler (bounded) until
- * the application has "freed" the buffer: poisoned in a release build (the
- * scheduler's validation would refuse it), freed under ASan. */
+ * scheduler is done with it.  The hook holds the scheduler until the
+ * application has "freed" the buffer (poisoned in a release build: the
+ * scheduler's validation would refuse it; freed under ASan), or until the
+ * termination says it waits for the scheduler (os_test_sched_wait_hook):
+ * no clock decides, so an application thread descheduled for long still
+ * frees while the scheduler holds; 10 s only bounds a hang. */
 static struct {
-	_Atomic bool entered, freed;
+	_Atomic bool entered, freed, waited;
 } popped;
 
 static void popped_hold(struct os_hwqueue *q)
 {
 	(void)q;
 	atomic_store(&popped.entered, true);
-	uint64_t end = lf_now_ns() + 300000000;   /* a termination that waits for us never frees */
-	while (!atomic_load(&popped.freed) && lf_now_ns() < end)
+	uint64_t end = lf_now_ns() + 10 * SEC;
+	while (!atomic_load(&popped.freed) && !atomic_load(&popped.waited) && lf_now_ns() < end)
 		sched_yield();
+}
+
+static void popped_waited(struct os_hwqueue *q)
+{
+	(void)q;
+	atomic_store(&popped.waited, true);
 }
 
 /* Terminate while the scheduler holds a popped submission; the submissions
@@ -613,11 +622,14 @@ static uint64_t terminate_with_a_popped_km_submission(enum os_ums_fault fault)
 	cmds[1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(os_hwqueue_progress(q)), .value = 1 };
 	atomic_store(&popped.entered, false);
 	atomic_store(&popped.freed, false);
+	atomic_store(&popped.waited, false);
 	os_test_sched_popped_hook = popped_hold;
+	os_test_sched_wait_hook = popped_waited;
 	assert_int_equal(os_hwqueue_submit(q, cmds, 2, 1), 0);
 	assert_true(fbt_eventually(atomic_load(&popped.entered)));
 	os_device_terminate(rt_device_os(t.d));
 	assert_true(os_hwqueue_completed(q) == UINT64_MAX);   /* the application may free the buffer now */
+	usleep(400000);                 /* the application thread descheduled for a while (a loaded machine) */
 #if defined(__SANITIZE_ADDRESS__)
 	if (fault == OS_UMS_FAULT_NONE) {
 		free(cmds);             /* ASan reports a read of it as heap-use-after-free */
@@ -631,6 +643,7 @@ static uint64_t terminate_with_a_popped_km_submission(enum os_ums_fault fault)
 	umt_submit_count(other, &m);
 	assert_int_equal(rt_queue_wait(other, 0, 5 * SEC), 0);
 	os_test_sched_popped_hook = NULL;
+	os_test_sched_wait_hook = NULL;
 	uint64_t rejected = umt_stats(&t).km_rejected;
 	free(cmds);
 	rt_device_destroy(d2);
@@ -727,6 +740,65 @@ static void queue_destroy_on_a_suspended_context_drains(void **state)
 	}
 }
 
+/* A user-mode queue's logs recreated (a trace session starting, any thread)
+ * while its destroy drains it on a context the application suspended: the
+ * recreate puts the queue back as it found it, on the run list for the
+ * drain, so every queued buffer still runs within the drain bound. */
+static void drain_recreate_logs(struct os_hwqueue *q)
+{
+	drain.d3_rc = os_hwqueue_recreate_logs(q, 2 * HW_LOG_SIZE);
+}
+
+static void log_recreate_during_a_destroy_drain_loses_nothing(void **state)
+{
+	uint64_t ran;
+	int rc = destroy_draining(true, DRAIN_QUEUE, drain_recreate_logs, true, &ran);
+	assert_int_equal(drain.d3_rc, 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ran, 16);
+}
+
+/* An abnormal termination that comes while a destroy drains a queue on a
+ * context the application suspended (the queue runs for the drain): the
+ * seed's step 2 takes that context's queues off the run list
+ * (DxgkddiSuspendContext) before step 3 destroys them, the drained queue
+ * too, though the context was suspended already. */
+static struct {
+	struct umt *t;
+	size_t from;
+} term;
+
+static void drain_terminate(struct os_hwqueue *q)
+{
+	static struct os_ddi_call scratch[OS_DDI_LOG_MAX];
+	term.from = ddi_since(term.t, 0, scratch, OS_DDI_LOG_MAX);
+	(void)q;
+	os_device_terminate(rt_device_os(term.t->d));
+}
+
+static void abnormal_termination_during_a_drain_suspends_the_drained_context(void **state)
+{
+	struct umt t = umt_up_drain(1, 1000);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 2000000 }, { .op = HW_CMD_COUNT, .stamp = &n } };
+	os_context_suspend(rt_queue_context(q));
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(rt_queue_submit(q, cmds, 2, NULL), 0);
+	term.t = &t;
+	os_test_drain_hook = drain_terminate;
+	int rc = os_hwqueue_destroy(rt_queue_os(q));
+	os_test_drain_hook = NULL;
+	static struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t m = ddi_since(&t, term.from, c, OS_DDI_LOG_MAX);
+	assert_int_equal(rc, -ENODEV);
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_SUSPEND_CONTEXT), 1);
+	/* the drain disconnected the doorbell already: step 3's first DDI is its destroy */
+	assert_int_equal(ddi_count_in(c, m, OS_DDI_DESTROY_DOORBELL), 1);
+	assert_true(ddi_all_before(c, m, OS_DDI_SUSPEND_CONTEXT, OS_DDI_DESTROY_DOORBELL));
+	umt_down(&t);
+}
+
 /* A queue destroyed normally is the OS's no more: a later abnormal
  * termination of its device leaves its progress fence alone (the caller may
  * have destroyed it after the queue). */
@@ -750,11 +822,149 @@ static void terminate_leaves_destroyed_queues_progress_fences_alone(void **state
 	umt_down(&t);
 }
 
+/* Two destroys of one queue at once: os_hwqueue_destroy(q) is draining q
+ * when a second destroy comes, of q again (an alias) or of its device.  The
+ * first returns and its caller may destroy q's progress fence at once
+ * (ums.h): the second must not drain q from then on (its wait would read the
+ * freed fence).  The hook holds the first destroy's drain (bounded) until
+ * the second is in its own drain of q, or has returned, or waits for the
+ * first (os_test_destroy_wait_hook), then lets the first return; a drain
+ * of q by the second after that is counted.  No clock decides: 10 s only
+ * bounds a hang. */
+static struct {
+	struct os_hwqueue *q;
+	pthread_t first;
+	_Atomic int phase;              /* 1: first in its drain; 2: second in its drain; 3: first returned */
+	_Atomic bool second_out;        /* the second returned, or waits for the first */
+	_Atomic unsigned late;          /* drains of q after its destroy returned */
+} twice;
+
+static void twice_waits(struct os_device *d)
+{
+	(void)d;
+	atomic_store(&twice.second_out, true);
+}
+
+static void twice_hold(struct os_hwqueue *q)
+{
+	if (q != twice.q)
+		return;
+	uint64_t end = lf_now_ns() + 10 * SEC;
+	if (pthread_equal(pthread_self(), twice.first) && atomic_load(&twice.phase) == 0) {
+		atomic_store(&twice.phase, 1);
+		while (atomic_load(&twice.phase) != 2 && !atomic_load(&twice.second_out) && lf_now_ns() < end)
+			sched_yield();
+		return;
+	}
+	int expect = 1;
+	if (atomic_compare_exchange_strong(&twice.phase, &expect, 2))
+		while (atomic_load(&twice.phase) != 3 && lf_now_ns() < end)
+			sched_yield();
+	if (atomic_load(&twice.phase) == 3)
+		atomic_fetch_add(&twice.late, 1);
+}
+
+struct twice_call {
+	struct os_hwqueue *q;          /* destroy q, or else its device d */
+	struct os_device *d;
+	int rc;
+};
+
+static void *twice_first(void *arg)
+{
+	struct twice_call *c = arg;
+	twice.first = pthread_self();
+	c->rc = os_hwqueue_destroy(c->q);
+	atomic_store(&twice.phase, 3);
+	return NULL;
+}
+
+static void *twice_second(void *arg)
+{
+	struct twice_call *c = arg;
+	usleep(400000);                 /* the second destroy's thread descheduled for a while (a loaded machine) */
+	c->rc = c->q ? os_hwqueue_destroy(c->q) : os_device_destroy(c->d);
+	atomic_store(&twice.second_out, true);
+	return NULL;
+}
+
+/* The first destroy's result, the second's; *late: the drains counted. */
+static void destroy_twice(enum os_ums_fault fault, bool device, int *rc1, int *rc2, unsigned *late)
+{
+	struct os_config cfg;
+	struct os_ums_config ucfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 0);
+	os_ums_config_default(&ucfg);
+	ucfg.drain_timeout_ns = SEC;
+	ucfg.ums_fault = fault;
+	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct rt_queue *k = umt_queue(&t, 0, false);
+	struct os_fence *p;
+	assert_int_equal(os_fence_create(t.a, OS_FENCE_NATIVE, 0, 0, &p), 0);
+	struct os_hwqueue *q;
+	assert_int_equal(os_hwqueue_create(rt_queue_context(k), 0, 16, p, &q), 0);
+	twice.q = q;
+	atomic_store(&twice.phase, 0);
+	atomic_store(&twice.late, 0);
+	atomic_store(&twice.second_out, false);
+	os_test_drain_hook = twice_hold;
+	os_test_destroy_wait_hook = twice_waits;
+	struct twice_call first = { .q = q }, second = { .q = device ? NULL : q, .d = rt_device_os(t.d) };
+	pthread_t th[2];
+	pthread_create(&th[0], NULL, twice_first, &first);
+	assert_true(fbt_eventually(atomic_load(&twice.phase) >= 1));
+	pthread_create(&th[1], NULL, twice_second, &second);
+	pthread_join(th[0], NULL);
+	/* the caller's, once its queue's destroy returned (ASan: a drain of it
+	 * afterwards reads freed memory); the broken variant's second drain
+	 * does, so there it goes after both */
+	if (fault == OS_UMS_FAULT_NONE)
+		assert_int_equal(os_fence_destroy(p), 0);
+	pthread_join(th[1], NULL);
+	if (fault != OS_UMS_FAULT_NONE)
+		assert_int_equal(os_fence_destroy(p), 0);
+	os_test_drain_hook = NULL;
+	os_test_destroy_wait_hook = NULL;
+	*rc1 = first.rc;
+	*rc2 = second.rc;
+	*late = atomic_load(&twice.late);
+	umt_down(&t);
+}
+
+static void a_queue_destroyed_twice_at_once_is_drained_by_one(void **state)
+{
+	int rc1, rc2;
+	unsigned late;
+	destroy_twice(OS_UMS_FAULT_NONE, false, &rc1, &rc2, &late);
+	assert_int_equal(late, 0);
+	assert_int_equal(rc1, 0);
+	assert_int_equal(rc2, -EBUSY);   /* the other destroy owns it */
+	/* broken: both drain it, the second past the first's return */
+	destroy_twice(OS_UMS_FAULT_DESTROY_SHARED, false, &rc1, &rc2, &late);
+	assert_int_equal(late, 1);
+}
+
+static void a_device_destroy_leaves_a_queue_its_own_destroy_drains(void **state)
+{
+	int rc1, rc2;
+	unsigned late;
+	destroy_twice(OS_UMS_FAULT_NONE, true, &rc1, &rc2, &late);
+	assert_int_equal(late, 0);
+	assert_int_equal(rc1, 0);
+	assert_int_equal(rc2, 0);
+	destroy_twice(OS_UMS_FAULT_DESTROY_SHARED, true, &rc1, &rc2, &late);
+	assert_int_equal(late, 1);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
+	     cmocka_unit_test(a_queue_destroyed_twice_at_once_is_drained_by_one),
+	     cmocka_unit_test(a_device_destroy_leaves_a_queue_its_own_destroy_drains),
 	     cmocka_unit_test(destroyed_km_queue_retires_its_held_buffers),
 	     cmocka_unit_test(terminate_waits_for_a_popped_km_submission),
 	     cmocka_unit_test(d3_or_suspend_during_a_destroy_drain_loses_nothing),
 	     cmocka_unit_test(queue_destroy_on_a_suspended_context_drains),
+	     cmocka_unit_test(log_recreate_during_a_destroy_drain_loses_nothing),
+	     cmocka_unit_test(abnormal_termination_during_a_drain_suspends_the_drained_context),
 	     cmocka_unit_test(terminate_leaves_destroyed_queues_progress_fences_alone),
 	     cmocka_unit_test(context_suspend_keeps_queuing_resume_runs),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),

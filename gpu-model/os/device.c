@@ -19,6 +19,8 @@
 #include "lockfree/thread.h"
 
 void (*os_test_drain_hook)(struct os_hwqueue *q);
+void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
+void (*os_test_destroy_wait_hook)(struct os_device *d);
 
 /* ---- devices and contexts ---- */
 
@@ -119,7 +121,7 @@ void os_context_ddi_locked(struct os_context *c, bool suspend)
  * destroy waits for q's work, and a suspend would make it wait out its
  * bound and drop the work.  D3 is refused while a destroy drains
  * (os_power_d3); an abnormal termination takes q off for good. */
-static bool os_hwqueue_runs_locked(const struct os_hwqueue *q)
+bool os_hwqueue_runs_locked(const struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
 	unsigned s = q->ctx->suspended;
@@ -356,7 +358,18 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
  * progress fence, after which the application frees the buffer and the
  * fences it names.  u->lock held: the scheduler takes no u->lock while it
  * holds one (it validates, copies and submits to q's OS queue).  Bounded:
- * past OS_SCHED_LET_GO_NS the run ends (lf_die) rather than hang. */
+ * past OS_SCHED_LET_GO_NS the run ends (lf_die) rather than hang.
+ * Open exposure: within the hold the scheduler may wait for the video
+ * memory manager (os_queue_submit_buffer makes q's context allocation
+ * resident: a paging buffer on engine 0, up to 10 s, and an eviction that
+ * waits for an engine to leave its victim).  If that engine is hung and the
+ * caller is the TDR watchdog terminating another engine's guilty device,
+ * only the caller could reset it: this wait ends in lf_die where the
+ * watchdog's next pass would have recovered.  It is one more of the
+ * watchdog's waits under u->lock on an engine only it can reset; the cure
+ * belongs there (every hung engine reset before any termination), not in a
+ * shorter bound here, which would let the application free a buffer the
+ * scheduler still reads. */
 static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
@@ -367,6 +380,8 @@ static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 	 * the destroyer's half of os_sched_hand's Dekker pair; seeing it clear
 	 * acquires the scheduler's release of busy (its reads are done) */
 	while (atomic_load_explicit(&q->sched_busy, memory_order_seq_cst)) {
+		if (!end && os_test_sched_wait_hook)
+			os_test_sched_wait_hook(q);
 		if (!end)
 			end = lf_now_ns() + OS_SCHED_LET_GO_NS;
 		else if (lf_now_ns() > end)
@@ -418,6 +433,7 @@ static void os_hwqueue_drain_end_locked(struct os_hwqueue *q)
 	lf_mutex_assert_held(&q->u->lock);
 	q->draining--;
 	q->u->draining--;
+	pthread_cond_broadcast(&q->u->drained);   /* a device destroy may wait for it */
 }
 
 int os_hwqueue_destroy(struct os_hwqueue *q)
@@ -425,8 +441,11 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	struct os_ums *u = q->u;
 	os_ums_thunk(u);
 	pthread_mutex_lock(&u->lock);
-	if (atomic_load(&q->gone) || q->ctx->d->destroying) {
-		/* destroyed already; or its device's destroy owns it now */
+	bool shared = u->cfg.ums_fault == OS_UMS_FAULT_DESTROY_SHARED;   /* broken on purpose */
+	if (atomic_load(&q->gone) || q->ctx->d->destroying || (q->draining && !shared)) {
+		/* destroyed already; or another destroy (of q, or of its device)
+		 * owns it now: that one's caller may destroy q's progress fence
+		 * the moment it returns, so this one must not be draining q then */
 		int rc = atomic_load(&q->gone) ? 0 : -EBUSY;
 		pthread_mutex_unlock(&u->lock);
 		return rc;
@@ -453,8 +472,8 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	return rc;
 }
 
-/* Normal termination, first part (u->lock): no context or queue is created
- * on d any more; D0; contexts the process suspended resume so that what it
+/* Normal termination, first part (u->lock; d->destroying set, so no context
+ * or queue is created on d any more, and no queue destroy of d runs): D0; contexts the process suspended resume so that what it
  * queued completes (and a suspend from now on leaves d's queues running,
  * os_hwqueue_runs_locked; D3 is refused until the drain ends); doorbells
  * disconnected. */
@@ -462,8 +481,6 @@ static void os_device_destroy_begin_locked(struct os_device *d)
 {
 	struct os_ums *u = d->u;
 	lf_mutex_assert_held(&u->lock);
-	d->destroying = true;
-	u->draining++;
 	if (u->d3) {
 		os_power_d0_locked(u);
 		os_power_resume_all_locked(u);
@@ -480,9 +497,25 @@ static void os_device_destroy_begin_locked(struct os_device *d)
 	}
 }
 
+/* Does an os_hwqueue_destroy drain a queue of d now? */
+static bool os_device_queue_draining_locked(const struct os_device *d)
+{
+	lf_mutex_assert_held(&d->u->lock);
+	for (const struct os_context *c = d->contexts; c; c = c->next)
+		for (const struct os_hwqueue *q = c->queues; q; q = q->next)
+			if (q->draining)
+				return true;
+	return false;
+}
+
 /* Normal termination: for each queue, disconnect, wait for the last queued
  * value, destroy.  The process is exiting: contexts it suspended resume so
- * that what it queued completes. */
+ * that what it queued completes.  A queue whose own destroy is draining it
+ * is that destroy's: this one waits for it to end first (its caller may
+ * destroy the queue's progress fence as soon as it returns, so this drain
+ * must not be waiting on that fence then); d->destroying keeps new ones
+ * out.  The wait releases u->lock; it lasts what that drain does (its
+ * bound, drain_timeout_ns). */
 int os_device_destroy(struct os_device *d)
 {
 	struct os_ums *u = d->u;
@@ -492,6 +525,20 @@ int os_device_destroy(struct os_device *d)
 		int rc = d->dead ? 0 : -EBUSY;
 		pthread_mutex_unlock(&u->lock);
 		return rc;
+	}
+	d->destroying = true;
+	u->draining++;
+	for (bool told = false; u->cfg.ums_fault != OS_UMS_FAULT_DESTROY_SHARED && os_device_queue_draining_locked(d);
+	     told = true) {
+		if (!told && os_test_destroy_wait_hook)
+			os_test_destroy_wait_hook(d);
+		pthread_cond_wait(&u->drained, &u->lock);
+	}
+	if (d->dead) {
+		/* terminated meanwhile: nothing left to drain */
+		u->draining--;
+		pthread_mutex_unlock(&u->lock);
+		return -ENODEV;
 	}
 	os_device_destroy_begin_locked(d);
 	pthread_mutex_unlock(&u->lock);
@@ -539,6 +586,17 @@ static void os_device_disconnect_abort_locked(struct os_device *d)
 				os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_ABORT);
 }
 
+/* Is a queue of c on the run list for a destroy's drain alone (its context
+ * suspended by the application)? */
+static bool os_context_drains_locked(const struct os_context *c)
+{
+	lf_mutex_assert_held(&c->d->u->lock);
+	for (const struct os_hwqueue *q = c->queues; q; q = q->next)
+		if (!atomic_load(&q->gone) && os_hwqueue_runs_locked(q))
+			return true;
+	return false;
+}
+
 /* os_context_apply_locked's suspend, with each wait through tdr.c (the
  * watchdog terminating a guilty device must not wait on a hung engine). */
 static void os_terminate_suspend_locked(struct os_context *c)
@@ -572,7 +630,9 @@ void os_device_terminate(struct os_device *d)
 	/* 2. DxgkddiSuspendContext for each context: preempted, off the run
 	 * list; the ring allocations stay resident */
 	for (struct os_context *c = d->contexts; c; c = c->next) {
-		bool was_running = c->suspended == 0;
+		/* a context the application suspended runs still, if a destroy
+		 * drains one of its queues (os_hwqueue_runs_locked) */
+		bool was_running = c->suspended == 0 || os_context_drains_locked(c);
 		c->suspended |= OS_SUSPEND_ERROR;
 		if (was_running)
 			os_terminate_suspend_locked(c);

@@ -483,7 +483,9 @@ int os_hwqueue_recreate_logs(struct os_hwqueue *q, size_t bytes)
 	pthread_mutex_lock(&l->lock);
 	bool lost = os_log_replace_locked(l, bytes);
 	pthread_mutex_unlock(&l->lock);
-	hw_queue_set_scheduled(q->hwq, q->ctx->suspended == 0);
+	/* back as it was: a queue a destroy drains runs even on a context the
+	 * application suspended (os_hwqueue_runs_locked) */
+	hw_queue_set_scheduled(q->hwq, os_hwqueue_runs_locked(q));
 	pthread_mutex_unlock(&u->lock);
 	atomic_fetch_add_explicit(&u->a->logs->recreates, HW_LOG_TYPES, memory_order_relaxed);
 	if (lost) {

@@ -12,7 +12,7 @@
 
 /* ---- engine F-states ---- */
 
-/* Is any queue of engine e, on a context that may run, still owed work?
+/* Is any queue of engine e on the run list (os_hwqueue_runs_locked) still owed work?
  * (last queued > completed: the seed's reason for the last-queued value) */
 static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
 {
@@ -20,7 +20,7 @@ static bool os_engine_pending_locked(struct os_ums *u, unsigned e)
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++) {
 		struct os_hwqueue *q = u->queues[i];
-		if (q->ctx->engine == e && !q->ctx->suspended && !atomic_load(&q->gone) && os_hwqueue_pending(q))
+		if (q->ctx->engine == e && !atomic_load(&q->gone) && os_hwqueue_runs_locked(q) && os_hwqueue_pending(q))
 			return true;
 	}
 	return false;

@@ -68,10 +68,12 @@ int os_ums_attach(struct os_adapter *a, const struct os_ums_config *cfg, struct 
 	u->dummy_bytes = (db_bytes + LF_CACHELINE - 1) / LF_CACHELINE * LF_CACHELINE;
 	u->dummy = lf_alloc(u->dummy_bytes, LF_CACHELINE);
 	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->drained, NULL);
 	u->efd = eventfd(0, EFD_CLOEXEC);
 	if (u->efd < 0) {
 		int rc = -errno;
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		pthread_cond_destroy(&u->drained);
 		pthread_mutex_destroy(&u->lock);
 		lf_free((void *)u->dummy, u->dummy_bytes, LF_CACHELINE);
 		lf_free(u, sizeof(*u), LF_CACHELINE);
@@ -137,6 +139,7 @@ void os_ums_detach(struct os_ums *u)
 		}
 		lf_free(u->devices[i], sizeof(struct os_device), LF_CACHELINE);
 	}
+	pthread_cond_destroy(&u->drained);
 	pthread_mutex_destroy(&u->lock);
 	lf_free((void *)u->dummy, u->dummy_bytes, LF_CACHELINE);
 	lf_free(u, sizeof(*u), LF_CACHELINE);

@@ -152,6 +152,8 @@ enum os_ums_fault {
 	OS_UMS_FAULT_SCHED_NO_LET_GO,       /* a queue's destroy (a termination's too) does not wait for the
 	                                     * scheduler to let go of a submission it popped: the progress
 	                                     * fence is released while the buffer is still read */
+	OS_UMS_FAULT_DESTROY_SHARED,        /* a queue has no one destroy owning it: a second os_hwqueue_destroy of
+	                                     * it, or its device's destroy, drains it too, past the first's return */
 };
 
 struct os_ums_config {
@@ -202,9 +204,12 @@ int os_device_create(struct os_ums *u, struct os_device **out);               /*
 /* Normal termination.  0, or -ETIMEDOUT when a queue did not drain in time
  * (destroyed anyway, counted in drain_timeouts); -ENODEV: an abnormal
  * termination came during the drain and dropped the rest; -EBUSY: another
- * os_device_destroy of d is under way.  From its start no context or queue
- * is created on d (-ENODEV), a suspend of d's contexts leaves their queues
- * running, and D3 is refused (os_power_d3) until the drain ends. */
+ * os_device_destroy of d is under way.  An os_hwqueue_destroy of one of d's
+ * queues under way ends first (this waits for it, then leaves that queue
+ * alone).  From its start no context or queue is created on d (-ENODEV),
+ * no queue of d is destroyed on its own (-EBUSY), a suspend of d's contexts
+ * leaves their queues running, and D3 is refused (os_power_d3) until the
+ * drain ends. */
 int os_device_destroy(struct os_device *d);
 /* Abnormal termination (the process died): see above.  It waits for no GPU
  * work to finish, only for each engine to leave the device's queues and see
@@ -235,9 +240,17 @@ bool os_ums_bugchecked(struct os_ums *u);
  *   before it waits: the window in which a D3 or a suspend may come.
  * os_test_sched_popped_hook: the scheduler thread calls it once it popped a
  *   kernel-mode submission of q and found q live, before it reads the
- *   command buffer: the window in which a termination may come. */
+ *   command buffer: the window in which a termination may come.
+ * os_test_sched_wait_hook: a destroy or termination (u->lock held) calls it
+ *   once when it finds the scheduler holding a popped submission of q, before
+ *   it waits for the scheduler to let go: a popped hook that holds the
+ *   scheduler may end its hold then, and only then. */
 extern void (*os_test_drain_hook)(struct os_hwqueue *q);
 extern void (*os_test_sched_popped_hook)(struct os_hwqueue *q);
+extern void (*os_test_sched_wait_hook)(struct os_hwqueue *q);
+/* os_test_destroy_wait_hook: os_device_destroy calls it once (u->lock held)
+ *   when it finds a queue destroy of d under way, before it waits for it. */
+extern void (*os_test_destroy_wait_hook)(struct os_device *d);
 
 /* A HW context on engine `engine`.  0 / -EINVAL (engine) / -ENOSPC / -ENODEV (device in error). */
 int os_context_create(struct os_device *d, unsigned engine, struct os_context **out);
@@ -273,8 +286,8 @@ int os_hwqueue_create(struct os_context *c, unsigned flags, size_t ring_slots, s
  * destroy.  The wait runs even if the application suspended the queue's
  * context (before or during it: the queue alone stays on the run list), and
  * D3 is refused while it runs.  0 / -ETIMEDOUT / -ENODEV (its device was
- * terminated during the wait: the rest was dropped) / -EBUSY (its device's
- * destroy owns it).  Once it returns, the OS no longer touches the queue's
+ * terminated during the wait: the rest was dropped) / -EBUSY (another
+ * destroy of it, or its device's destroy, is under way and owns it).  Once it returns, the OS no longer touches the queue's
  * progress fence (an abnormal termination of the device leaves it alone),
  * holds none of its command buffers, and names none of the fences they
  * named: the caller may destroy them. */

@@ -54,7 +54,8 @@ struct os_hwqueue {
 	                                  * store before its gone load pairs with the destroy's gone store
 	                                  * before its busy load (os_sched_hand, os_hwqueue_sched_wait_locked) */
 	bool resident;                   /* ring allocations resident (u->lock) */
-	unsigned draining;               /* destroys draining it: a user suspend leaves it running (u->lock) */
+	unsigned draining;               /* its os_hwqueue_destroy drains it (0 or 1: a second is -EBUSY); a user
+	                                  * suspend leaves it running (u->lock) */
 	bool destroyed;                  /* by its owner: its progress fence is no more the OS's (u->lock) */
 	struct os_hwqueue *next;         /* in its context (u->lock) */
 	struct os_log *log;              /* logbuf: user-mode queues' native fence logs; NULL for kernel-mode */
@@ -123,6 +124,7 @@ struct os_ums {
 	bool d3;
 	uint64_t d3_since;
 	unsigned draining;               /* destroys draining queues now: D3 is refused (u->lock) */
+	pthread_cond_t drained;          /* an os_hwqueue_destroy's drain ended (with u->lock) */
 	/* threads */
 	int efd;                         /* the scheduler's eventfd: the kernel crossing of a submission */
 	pthread_t sched, power;
@@ -183,6 +185,9 @@ static inline void os_ums_thunk(struct os_ums *u)
 void os_ring_allocs_destroy_locked(struct os_device *d);
 /* device.c, u->lock held */
 void os_context_apply_locked(struct os_context *c);
+/* device.c: may q be on the HW scheduler's run list now?  The one rule for
+ * every place that puts a queue on or off it, or asks whether it runs.  u->lock. */
+bool os_hwqueue_runs_locked(const struct os_hwqueue *q);
 /* sched.c: the scheduler thread's body (os_ums_attach starts it on the instance) */
 void *os_sched_main(void *arg);
 /* tdr.c */
