@@ -648,6 +648,83 @@ static void watchdog_looks_while_it_waits_for_a_paging_lock_holder(void **state)
 	umt_down(&t);
 }
 
+/* The scheduler thread holds a popped kernel-mode submission of A's queue
+ * and, inside that hold, waits for engine 0 (as it would for a paging
+ * buffer there), which C hung from a user-mode queue; engine 1, hung by A
+ * 300 ms earlier, is reset
+ * first and the watchdog terminates A, which waits, under the OS's lock,
+ * for the scheduler to let go.  Only the watchdog can reset engine 0: it
+ * must look at the engines during that wait.  A blind wait leaves the
+ * scheduler's hold to its own bound (5 s here, then it gives up and says
+ * so); the run would otherwise end in lf_die after 10 s. */
+static struct os_hwqueue *_Atomic tt_hold_q;
+static struct hw_adapter *tt_hold_hw;
+static _Atomic bool tt_hold_gave_up, tt_hold_held;
+
+static void tt_hold_until_engine0_free(struct os_hwqueue *q)
+{
+	struct os_hwqueue *want = q;
+	if (!atomic_compare_exchange_strong(&tt_hold_q, &want, NULL))
+		return;                                 /* not the armed queue, or held once already */
+	atomic_store(&tt_hold_held, true);
+	uint64_t end = lf_now_ns() + 5000000000ull;
+	struct timespec ts = { 0, 1000000 };
+	struct hw_engine_preempt_stats ps;
+	do {                                            /* C hangs engine 0, the watchdog resets it */
+		nanosleep(&ts, NULL);
+		hw_engine_preempt_stats(tt_hold_hw, 0, &ps);
+	} while (!ps.resets && lf_now_ns() < end);
+	if (!ps.resets)
+		atomic_store(&tt_hold_gave_up, true);
+}
+
+static void watchdog_looks_while_the_scheduler_holds_a_submission(void **state)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 2, HW_DOORBELL_DEDICATED, 4, 60000000000ull);
+	cfg.caps.gfx_preempt = HW_GFX_PREEMPT_NONE;
+	struct os_ums_config u;
+	os_ums_config_default(&u);
+	u.drain_timeout_ns = 5000000000ll;
+	u.tdr_delay_ns = TT_MULTI_DELAY_NS;
+	struct umt t = umt_up_with(&cfg, &u);
+	tt_hold_hw = os_adapter_hw(t.a);
+	atomic_store(&tt_hold_gave_up, false);
+	atomic_store(&tt_hold_held, false);
+	struct rt_device *c;
+	assert_int_equal(rt_device_create(t.u, &c), 0);
+	struct rt_fence *fa, *fc;
+	assert_int_equal(rt_fence_create(t.d, 0, &fa), 0);
+	assert_int_equal(rt_fence_create(c, 0, &fc), 0);
+	struct rt_queue *qa = umt_queue(&t, 1, false), *qc;
+	/* user mode: C's hang reaches engine 0 while the scheduler is held */
+	struct rt_queue_desc d0 = { .engine = 0, .user_mode = true };
+	assert_int_equal(rt_queue_create(c, &d0, &qc), 0);
+	struct tt_waiter wa, wc;
+	tt_hang(qa, fa);
+	tt_wait_start(&wa, fa);
+	assert_true(fbt_eventually(hw_engine_running(tt_hold_hw, 1) != NULL));
+	os_test_sched_popped_hook = tt_hold_until_engine0_free;
+	atomic_store(&tt_hold_q, rt_queue_os(qa));
+	struct hw_cmd more = rt_cmd_signal(fa, 2);
+	assert_int_equal(rt_queue_submit(qa, &more, 1, NULL), 0);
+	assert_true(fbt_eventually(atomic_load(&tt_hold_held)));   /* the scheduler holds it */
+	struct timespec lead = { 0, 300000000 };        /* engine 1 reaches TdrDelay a look or two first */
+	nanosleep(&lead, NULL);
+	tt_hang(qc, fc);
+	tt_wait_start(&wc, fc);
+	tt_join(&wa);
+	tt_join(&wc);
+	os_test_sched_popped_hook = NULL;
+	assert_false(atomic_load(&tt_hold_gave_up));   /* engine 0 was reset while A's termination waited */
+	assert_int_equal(wa.rc, -EIO);
+	assert_int_equal(wc.rc, -EIO);
+	struct os_ums_stats s = umt_stats(&t);
+	assert_int_equal(s.tdr_resets, 2);
+	rt_device_destroy(c);
+	umt_down(&t);
+}
+
 /* A TDR ends the device under a process that still holds the CPU VA of a
  * ring allocation (D3DKMTLock2's) no doorbell bound yet: the memory stays
  * until the application destroys the allocation (Windows keeps a removed
@@ -683,6 +760,7 @@ FB_TEST_MAIN(cmocka_unit_test(hung_engine_reset_guilty_lost_innocent_kept),
 	     cmocka_unit_test(switchable_wait_is_not_reset),
 	     cmocka_unit_test(engine_state_change_active_to_hung_starts_timeout_recovery),
 	     cmocka_unit_test(broken_hung_read_as_f1_is_caught),
+	     cmocka_unit_test(watchdog_looks_while_the_scheduler_holds_a_submission),
 	     cmocka_unit_test(guilty_device_hung_on_two_engines_is_recovered),
 	     cmocka_unit_test(engine_hung_by_another_device_does_not_block_termination),
 	     cmocka_unit_test(broken_unwatched_wait_is_caught),

@@ -359,17 +359,15 @@ static int os_hwqueue_drain(struct os_hwqueue *q)
  * fences it names.  u->lock held: the scheduler takes no u->lock while it
  * holds one (it validates, copies and submits to q's OS queue).  Bounded:
  * past OS_SCHED_LET_GO_NS the run ends (lf_die) rather than hang.
- * Open exposure: within the hold the scheduler may wait for the video
- * memory manager (os_queue_submit_buffer makes q's context allocation
- * resident: a paging buffer on engine 0, up to 10 s, and an eviction that
- * waits for an engine to leave its victim).  If that engine is hung and the
- * caller is the TDR watchdog terminating another engine's guilty device,
- * only the caller could reset it: this wait ends in lf_die where the
- * watchdog's next pass would have recovered.  It is one more of the
- * watchdog's waits under u->lock on an engine only it can reset; the cure
- * belongs there (every hung engine reset before any termination), not in a
- * shorter bound here, which would let the application free a buffer the
- * scheduler still reads. */
+ * Within the hold the scheduler may wait for the video memory manager
+ * (os_queue_submit_buffer makes q's context allocation resident: a paging
+ * buffer on engine 0, up to 10 s, and an eviction that waits for an engine
+ * to leave its victim).  If that engine is hung and the caller is the TDR
+ * watchdog terminating another engine's guilty device, only the caller can
+ * reset it: so the watchdog looks at every engine while it waits here
+ * (os_tdr_watch_locked), as in its other waits under u->lock; a shorter
+ * bound instead would let the application free a buffer the scheduler
+ * still reads. */
 static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
@@ -387,6 +385,10 @@ static void os_hwqueue_sched_wait_locked(struct os_hwqueue *q)
 		else if (lf_now_ns() > end)
 			lf_die("os_hwqueue_destroy: the scheduler thread held a submission of queue %llu for 10 s",
 			       (unsigned long long)hw_queue_handle(q->hwq));
+		/* the scheduler may itself wait on an engine (a paging buffer in
+		 * vidmm): on the watchdog's thread, look at the engines meanwhile,
+		 * since nobody else resets a hung one */
+		os_tdr_watch_locked(q->u);
 		sched_yield();
 	}
 }

@@ -269,6 +269,13 @@ void os_tdr_engine_wait_locked(struct os_ums *u, struct hw_queue *hq, bool retir
 	}
 }
 
+void os_tdr_watch_locked(struct os_ums *u)
+{
+	lf_mutex_assert_held(&u->lock);
+	if (os_tdr_self == u && u->cfg.tdr_fault != OS_TDR_FAULT_WAIT_UNWATCHED)
+		os_tdr_look(u);
+}
+
 void os_tdr_retire_locked(struct os_ums *u, struct hw_queue *hq)
 {
 	hw_queue_retire_begin(hq);

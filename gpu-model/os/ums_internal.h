@@ -205,6 +205,11 @@ void os_tdr_report_hung(struct os_ums *u, uint32_t engines);
 void os_tdr_engine_wait_locked(struct os_ums *u, struct hw_queue *hq, bool retire);
 /* hw_queue_retire, through os_tdr_engine_wait_locked. */
 void os_tdr_retire_locked(struct os_ums *u, struct hw_queue *hq);
+/* One look at every engine when the caller is u's watchdog (a wait it
+ * makes under u->lock for another thread that may itself wait on a hung
+ * engine: the scheduler letting go of a popped submission); nothing on any
+ * other thread.  Resets it makes are settled when the watchdog holds nothing. */
+void os_tdr_watch_locked(struct os_ums *u);
 /* power.c */
 void *os_power_main(void *arg);
 /* device.c: DxgkDdiSuspendContext / DxgkDdiResumeContext of c on the DDI log. */
