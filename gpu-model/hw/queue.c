@@ -41,7 +41,8 @@ static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots
 	q->a = a;
 	q->engine = engine;
 	q->um = um;
-	atomic_init(&q->scheduled, true);
+	atomic_init(&q->holds, 0);          /* on the run list: nobody holds it */
+	atomic_init(&q->scheduled, true);   /* HW_FAULT_HOLDS_SPLIT: its derived flag, the same */
 	pthread_mutex_lock(&a->queue_lock);
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
 	if (n == HW_MAX_QUEUES) {

@@ -261,7 +261,11 @@ void os_irq_sync(struct os_adapter *a)
 	 * announce first, then check (seq_cst, a Dekker pair with the stopper's
 	 * store of a->stop and the thread's loads of stop, then irq_syncs):
 	 * either this sees the stop and raises nothing, or the thread's final
-	 * drain sees this call and drains until it is over. */
+	 * drain sees this call and drains until it is over.  The stopper's side
+	 * is a seq_cst store, not an RMW, and enough: this load of stop reading
+	 * false puts this RMW before that store in the single order; the thread
+	 * read stop (acquire, from that store) before its load of irq_syncs, so
+	 * that load follows the store too, and sees this call. */
 	atomic_fetch_add_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
 	if (os_test_irq_sync_hook)
 		os_test_irq_sync_hook(a, 0);
