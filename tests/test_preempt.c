@@ -14,6 +14,7 @@
  */
 #include "tests/fb_test.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1365,7 +1366,127 @@ static void suspension_and_eviction_hold_a_queue_apart(void **state)
 	}
 }
 
+/* The holds race, made deterministic through hw_test_hold_hook: the video
+ * memory manager releases its hold (an allocation brought back) on thread
+ * A; right after its RMW (stage 0) the OS suspends the context on thread B
+ * and waits for the engine to be out of the queue.  From then on nothing of
+ * the queue may run until the resume.  With the split run-list flag
+ * (HW_FAULT_HOLDS_SPLIT) A's stale store lands after B's hold: at stage 1
+ * the test rings the queue (as the application may at any time) and the
+ * engine runs it while it is suspended. */
+struct hr {
+	struct hw_queue *hq;
+	struct os_context *ctx;
+	_Atomic uint64_t *n;
+	_Atomic int go, suspended, stage0;
+	uint64_t n_at_suspend;        /* n once the suspension returned (written by B before `suspended`) */
+};
+static struct hr *hr_now;
+
+static bool hr_wait(_Atomic int *flag, uint64_t bound_ns)
+{
+	struct timespec d = { 0, 100000 };
+	for (uint64_t t0 = lf_now_ns(); !atomic_load(flag);) {
+		if (lf_now_ns() - t0 >= bound_ns)
+			return false;
+		nanosleep(&d, NULL);
+	}
+	return true;
+}
+
+static void hr_hook(struct hw_queue *q, uint32_t who, bool on, int stage)
+{
+	struct hr *h = hr_now;
+	if (!h || q != h->hq || who != HW_HOLD_VIDMM || on)
+		return;
+	if (stage == 0 && !atomic_exchange(&h->stage0, 1)) {
+		atomic_store(&h->go, 1);
+		hr_wait(&h->suspended, 10000000000ull);   /* the test asserts B finished */
+		return;
+	}
+	if (stage == 1 && atomic_load(&h->suspended) && atomic_load(h->n) == h->n_at_suspend) {
+		hw_queue_kick(q);
+		struct timespec d = { 0, 100000 };
+		for (int i = 0; i < 20000 && atomic_load(h->n) == h->n_at_suspend; i++)
+			nanosleep(&d, NULL);   /* up to 2 s for the engine to run what it must not */
+	}
+}
+
+static void *hr_suspender(void *arg)
+{
+	struct hr *h = arg;
+	if (!hr_wait(&h->go, 10000000000ull))
+		return NULL;
+	os_context_suspend(h->ctx);
+	h->n_at_suspend = atomic_load(h->n);
+	atomic_store(&h->suspended, 1);
+	return NULL;
+}
+
+struct hr_resident {
+	struct umt *t;
+	struct hw_ctx_alloc *c;
+	int rc;
+};
+
+static void *hr_make_resident(void *arg)
+{
+	struct hr_resident *r = arg;
+	r->rc = os_ctx_alloc_make_resident(r->t->a, r->c);
+	return NULL;
+}
+
+/* Returns how many of the queue's commands ran while it was suspended. */
+static uint64_t hr_run(enum hw_fault fault)
+{
+	struct os_config cfg;
+	pt_config(&cfg, HW_GFX_PREEMPT_TRIANGLE_BOUNDARY, true, fault);
+	cfg.caps.ctx_local_slots = 3;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct rt_queue *q = pt_queue(&t, true, 0);
+	struct hw_ctx_alloc *c = os_hwqueue_ctx_alloc(rt_queue_os(q));
+	_Atomic uint64_t n = 0, zn = 0;
+	assert_int_equal(rt_queue_wait(q, umt_submit_count(q, &n), PT_DEADLINE_NS), 0);
+	struct rt_queue *z = pt_queue(&t, true, 0);     /* another context on the GPU: q's may move */
+	assert_int_equal(rt_queue_wait(z, umt_submit_count(z, &zn), PT_DEADLINE_NS), 0);
+	assert_int_equal(os_ctx_alloc_evict(t.a, c), 0);
+	uint64_t v = umt_submit_count(q, &n);           /* held by the eviction */
+	struct hr h = { .hq = os_hwqueue_hw(rt_queue_os(q)), .ctx = rt_queue_context(q), .n = &n };
+	struct hr_resident r = { .t = &t, .c = c };
+	pthread_t a, b;
+	hr_now = &h;
+	hw_test_hold_hook = hr_hook;
+	assert_int_equal(pthread_create(&b, NULL, hr_suspender, &h), 0);
+	assert_int_equal(pthread_create(&a, NULL, hr_make_resident, &r), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	hw_test_hold_hook = NULL;
+	hr_now = NULL;
+	assert_int_equal(r.rc, 0);
+	assert_true(atomic_load(&h.suspended));           /* the interleaving happened */
+	uint64_t ran = atomic_load(&n) - h.n_at_suspend;
+	os_context_resume(h.ctx);
+	assert_int_equal(rt_queue_wait(q, v, PT_DEADLINE_NS), 0);
+	assert_int_equal(atomic_load(&n), 2);
+	umt_down(&t);
+	return ran;
+}
+
+static void hold_released_while_another_owner_holds_never_runs_the_queue(void **state)
+{
+	(void)state;
+	assert_int_equal(hr_run(HW_FAULT_NONE), 0);
+}
+
+static void broken_holds_split_run_list_flag_is_caught(void **state)
+{
+	(void)state;
+	assert_int_equal(hr_run(HW_FAULT_HOLDS_SPLIT), 1);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
+	     cmocka_unit_test(hold_released_while_another_owner_holds_never_runs_the_queue),
+	     cmocka_unit_test(broken_holds_split_run_list_flag_is_caught),
 	     cmocka_unit_test(suspension_and_eviction_hold_a_queue_apart),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),

@@ -397,4 +397,107 @@ static void teardown_storm(void **state)
 	storm(true);
 }
 
-FB_TEST_MAIN(cmocka_unit_test(teardown_storm_without_d3), cmocka_unit_test(teardown_storm))
+/* os_adapter_irq_sync against the interrupt thread's stop, made
+ * deterministic through the irq hooks: at the syncing thread's `stage`
+ * (0: announced, stop not yet checked; 1: stop seen clear, record not yet
+ * raised) the adapter is destroyed on another thread, and the interrupt
+ * thread's first round of its final drain waits for the sync to go on.  The
+ * sync must return either way (a record raised after the first round is
+ * still handled), and the destroy must finish. */
+struct irqs {
+	struct os_adapter *a;
+	int stage;
+	pthread_t destroyer;
+	_Atomic int fired, drained, resumed, synced, destroyed;
+};
+static struct irqs *irqs_now;
+
+static bool irqs_wait(_Atomic int *flag, uint64_t bound_ns)
+{
+	struct timespec d = { 0, 100000 };
+	for (uint64_t t0 = lf_now_ns(); !atomic_load(flag);) {
+		if (lf_now_ns() - t0 >= bound_ns)
+			return false;
+		nanosleep(&d, NULL);
+	}
+	return true;
+}
+
+static void *irqs_destroy(void *arg)
+{
+	struct irqs *x = arg;
+	os_adapter_destroy(x->a);
+	atomic_store(&x->destroyed, 1);
+	return NULL;
+}
+
+static void irqs_sync_hook(struct os_adapter *a, int stage)
+{
+	struct irqs *x = irqs_now;
+	if (!x || a != x->a || stage != x->stage || atomic_exchange(&x->fired, 1))
+		return;
+	if (pthread_create(&x->destroyer, NULL, irqs_destroy, x))
+		return;                      /* `drained` stays 0: the test fails */
+	irqs_wait(&x->drained, STORM_WAIT_NS);   /* the interrupt thread's first final round */
+	atomic_store(&x->resumed, 1);
+}
+
+static void irqs_drain_hook(struct os_adapter *a)
+{
+	struct irqs *x = irqs_now;
+	if (!x || a != x->a || atomic_exchange(&x->drained, 1))
+		return;
+	irqs_wait(&x->resumed, STORM_WAIT_NS);
+}
+
+static void *irqs_sync(void *arg)
+{
+	struct irqs *x = arg;
+	os_adapter_irq_sync(x->a);
+	atomic_store(&x->synced, 1);
+	return NULL;
+}
+
+static void irqs_run(int stage)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	char err[256];
+	struct irqs x = { .stage = stage };
+	if (os_adapter_create(&cfg, &x.a, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(os_adapter_start(x.a), 0);
+	irqs_now = &x;
+	os_test_irq_sync_hook = irqs_sync_hook;
+	os_test_irq_drain_hook = irqs_drain_hook;
+	pthread_t s;
+	assert_int_equal(pthread_create(&s, NULL, irqs_sync, &x), 0);
+	bool synced = irqs_wait(&x.synced, STORM_WAIT_NS);
+	bool destroyed = synced && irqs_wait(&x.destroyed, STORM_WAIT_NS);
+	os_test_irq_sync_hook = NULL;   /* before any failure: the later tests run without them */
+	os_test_irq_drain_hook = NULL;
+	irqs_now = NULL;
+	if (!synced)
+		fail_msg("os_adapter_irq_sync lost its record to the interrupt thread's stop (stage %d)", stage);
+	pthread_join(s, NULL);
+	assert_true(atomic_load(&x.fired));
+	assert_true(atomic_load(&x.drained));
+	assert_true(destroyed);
+	pthread_join(x.destroyer, NULL);
+}
+
+static void irq_sync_announced_before_the_stop_returns(void **state)
+{
+	(void)state;
+	irqs_run(0);
+}
+
+static void irq_sync_raised_after_the_final_drain_round_is_handled(void **state)
+{
+	(void)state;
+	irqs_run(1);
+}
+
+FB_TEST_MAIN(cmocka_unit_test(irq_sync_announced_before_the_stop_returns),
+	     cmocka_unit_test(irq_sync_raised_after_the_final_drain_round_is_handled),
+	     cmocka_unit_test(teardown_storm_without_d3), cmocka_unit_test(teardown_storm))

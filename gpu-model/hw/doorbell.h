@@ -154,6 +154,10 @@ void hw_queue_set_scheduled(struct hw_queue *q, bool on);
 #define HW_HOLD_OS    0x1u
 #define HW_HOLD_VIDMM 0x2u
 bool hw_queue_hold(struct hw_queue *q, uint32_t who, bool on);
+/* Tests only: when set, called on the holding thread right after the holds
+ * RMW (stage 0) and, with HW_FAULT_HOLDS_SPLIT, after each store of the
+ * separate run-list flag (stage 1).  NULL in every production path. */
+extern void (*hw_test_hold_hook)(struct hw_queue *q, uint32_t who, bool on, int stage);
 /* On the run list now?  Any thread; a seq_cst load (pairs with a resume's
  * seq_cst store: the OS decides whether to come back for a full ring). */
 bool hw_queue_scheduled(const struct hw_queue *q);

@@ -543,7 +543,7 @@ static bool hw_queue_restore(struct hw_adapter *a, struct hw_engine *e, struct h
 
 bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q)
 {
-	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) ||
+	if (!hw_queue_on_list(q, memory_order_relaxed) ||
 	    atomic_load_explicit(&q->retired, memory_order_relaxed) || q->faulted ||
 	    atomic_load_explicit(&q->flushed, memory_order_acquire))
 		return false;
@@ -582,7 +582,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	 * (the light side of the pair with hw_queue_preempt_wait) */
 	atomic_store_explicit(&e->running, q, memory_order_relaxed);
 	lf_asym_light();
-	if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed))
+	if (!hw_queue_on_list(q, memory_order_relaxed))
 		goto out;
 	run_t0 = hw_tracing(a) ? lf_now_ns() : 0;
 	if (q->waiting) {
@@ -605,7 +605,7 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	 * the split packets of one command back to back */
 	while ((done < HW_BUDGET || (q->mid_buffer && hw_preempt_level(a, q) < 2) ||
 		(q->split_open && !a->caps.preemption_aware)) &&
-	       atomic_load_explicit(&q->scheduled, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
+	       hw_queue_on_list(q, memory_order_relaxed) && hw_queue_fetch(a, q, &c)) {
 		done++;
 		if (c.op != HW_CMD_LOG)
 			hw_cmp_decide(a, e, q, false);   /* logbuf: a signal not followed by its LOG */
@@ -755,7 +755,7 @@ static bool hw_engine_has_work(struct hw_adapter *a, struct hw_engine *e)
 				return true;   /* left to discard */
 			continue;
 		}
-		if (!atomic_load_explicit(&q->scheduled, memory_order_relaxed) || q->faulted ||
+		if (!hw_queue_on_list(q, memory_order_relaxed) || q->faulted ||
 		    atomic_load_explicit(&q->flushed, memory_order_relaxed))
 			continue;      /* suspended: resume kicks; faulted: retired next; flushed: the OS resubmits */
 		if (q->ctx_saved || (q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q)))

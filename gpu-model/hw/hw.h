@@ -83,6 +83,8 @@ enum hw_fault {
 	HW_FAULT_NO_EVAL_LEGACY,   /* HW_PAYLOAD_NULL_EVAL_LEGACY hardware raises its only interrupt, NATIVE_FENCE_SIGNALED
 				    * with a NULL array, for legacy signals too, but without EvaluateLegacyMonitoredFences */
 	HW_FAULT_COMPUTE_AS_GRAPHICS, /* a compute WORK is preempted at the graphics granularity */
+	HW_FAULT_HOLDS_SPLIT,      /* the run list reads a flag stored after the holds RMW, not the holds word: a
+				    * release's stale store puts back a queue another owner has just held (queue.c) */
 };
 
 /* ---- memory segments and context images (gpu-model/hw/segment.c) ----

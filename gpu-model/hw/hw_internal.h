@@ -43,8 +43,9 @@ struct hw_queue {
 	uint64_t known_wptr;              /* engine-private */
 	LF_ALIGNED _Atomic uint64_t kick;           /* a write pointer the engine may run up to (0: none): the max of the kicks not taken */
 	_Atomic(struct hw_doorbell_phys *) phys;    /* connected doorbell register, NULL (KMD writes) */
-	_Atomic bool scheduled;           /* on the HW scheduler's run list: no hold (derived from holds) */
-	_Atomic uint32_t holds;           /* HW_HOLD_*: who keeps it off the run list (each its own bit) */
+	_Atomic uint32_t holds;           /* HW_HOLD_*: who keeps it off the run list (each its own bit); on
+	                                   * it while 0 (hw_queue_on_list) */
+	_Atomic bool scheduled;           /* HW_FAULT_HOLDS_SPLIT only: the run-list flag stored apart */
 	_Atomic bool retired;             /* destroyed: the engine discards what is left */
 	_Atomic bool retire_seen;         /* the engine saw it (release): it never touches q's fences again */
 	/* logbuf: the OS's log buffers (hw_queue_set_log; the engine acquires)
@@ -338,4 +339,14 @@ void hw_engine_bind(struct hw_queue *q, const struct hw_cmd *c);
 void hw_engine_store(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c);
 int hw_segments_create(struct hw_adapter *a);
 void hw_segments_destroy(struct hw_adapter *a);
+/* queue.c: q is on the run list: nobody holds it (hw_queue_hold: the
+ * holds word itself; with HW_FAULT_HOLDS_SPLIT the separate flag derived
+ * from it).  The engine loads it relaxed, after its light fence; the KMD
+ * seq_cst. */
+static inline bool hw_queue_on_list(const struct hw_queue *q, memory_order mo)
+{
+	if (q->a->caps.fault == HW_FAULT_HOLDS_SPLIT)
+		return atomic_load_explicit(&q->scheduled, mo);
+	return atomic_load_explicit(&q->holds, mo) == 0;
+}
 #endif

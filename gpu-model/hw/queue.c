@@ -41,7 +41,8 @@ static int hw_queue_new(struct hw_adapter *a, unsigned engine, size_t ring_slots
 	q->a = a;
 	q->engine = engine;
 	q->um = um;
-	atomic_init(&q->scheduled, true);
+	atomic_init(&q->holds, 0);          /* on the run list: nobody holds it */
+	atomic_init(&q->scheduled, true);   /* HW_FAULT_HOLDS_SPLIT: its derived flag, the same */
 	pthread_mutex_lock(&a->queue_lock);
 	uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_relaxed);
 	if (n == HW_MAX_QUEUES) {
@@ -137,9 +138,9 @@ void hw_queue_kick(struct hw_queue *q)
 	lf_wake_notify(&q->a->engines[q->engine].wake);
 }
 
-/* Wait until the engine is not inside q.  The caller cleared `scheduled`;
- * the heavy fence pairs with the engine's light one between its store of
- * `running` and its load of `scheduled` (lockfree/asym.h, a Dekker pair):
+/* Wait until the engine is not inside q.  The caller took a hold (an RMW of
+ * `holds`); the heavy fence pairs with the engine's light one between its
+ * store of `running` and its load of `holds` (lockfree/asym.h, a Dekker pair):
  * either the engine sees the cleared flag, or this sees q.  The engine enters
  * a queue on every pass and the KMD preempts rarely: the engine's side is the
  * cheap one. */
@@ -165,18 +166,32 @@ void hw_queue_preempt_wait(struct hw_queue *q)
 	hw_queue_preempt_wait_for(q, -1);
 }
 
-/* Set or clear `who` in q->holds and bring `scheduled` to match, without
- * waiting.  Two owners may race: each, after its RMW, stores what it read
- * and stores again until holds did not change meanwhile.  All seq_cst: a
- * stale store (a `true` computed before the other's hold) precedes, in the
- * single order, that other owner's RMW, and so its store of `false` and its
- * preemption wait, which the engine pairs with (the Dekker pair below). */
+/* Tests only (doorbell.h): NULL in every production path. */
+void (*hw_test_hold_hook)(struct hw_queue *q, uint32_t who, bool on, int stage);
+
+/* Set or clear `who` in q->holds, without waiting.  The run list reads the
+ * word itself (hw_queue_on_list: no hold), so one seq_cst RMW both publishes
+ * the hold and decides whether q is on the run list: no second step that a
+ * racing owner's hold could fall behind.  The RMW is the heavy side's store
+ * of the Dekker pair with the engine (hw_queue_preempt_wait_for).
+ *
+ * HW_FAULT_HOLDS_SPLIT, broken on purpose: the run list reads a separate
+ * `scheduled` flag, stored from what the RMW returned, then stored again
+ * until `holds` did not change meanwhile.  A release's stale `true` can land
+ * after the other owner's hold and its preemption wait returned: the engine
+ * enters a queue its owner believes it is out of. */
 static bool hw_queue_hold_set(struct hw_queue *q, uint32_t who, bool on)
 {
 	uint32_t h = on ? atomic_fetch_or_explicit(&q->holds, who, memory_order_seq_cst) | who
 			: atomic_fetch_and_explicit(&q->holds, ~who, memory_order_seq_cst) & ~who;
+	if (hw_test_hold_hook)
+		hw_test_hold_hook(q, who, on, 0);
+	if (q->a->caps.fault != HW_FAULT_HOLDS_SPLIT)
+		return h == 0;
 	for (;;) {
 		atomic_store_explicit(&q->scheduled, h == 0, memory_order_seq_cst);
+		if (hw_test_hold_hook)
+			hw_test_hold_hook(q, who, on, 1);
 		uint32_t again = atomic_load_explicit(&q->holds, memory_order_seq_cst);
 		if (again == h)
 			return h == 0;
@@ -267,7 +282,7 @@ uint64_t hw_queue_executed(const struct hw_queue *q)
 bool hw_queue_scheduled(const struct hw_queue *q)
 {
 	/* seq_cst: after the OS's hold of a buffer (held_total RMW), the other
-	 * half of the store-buffering pair with hw_queue_set_scheduled's store
+	 * half of the store-buffering pair with hw_queue_set_scheduled's RMW
 	 * followed by os_queue_resumed's held_total load */
-	return atomic_load_explicit(&q->scheduled, memory_order_seq_cst);
+	return hw_queue_on_list(q, memory_order_seq_cst);
 }

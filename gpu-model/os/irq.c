@@ -233,6 +233,8 @@ void *os_irq_main(void *arg)
 			os_handle_sync(rec);
 			hw_irq_free(rec);
 		}
+		if (os_test_irq_drain_hook)
+			os_test_irq_drain_hook(a);
 		if (!atomic_load_explicit(&a->irq_syncs, memory_order_seq_cst))
 			break;
 		sched_yield();
@@ -247,6 +249,9 @@ void *os_irq_main(void *arg)
 	return NULL;
 }
 
+void (*os_test_irq_sync_hook)(struct os_adapter *a, int stage);
+void (*os_test_irq_drain_hook)(struct os_adapter *a);
+
 void os_irq_sync(struct os_adapter *a)
 {
 	if (!a->irq_started || os_in_irq_thread)
@@ -256,12 +261,20 @@ void os_irq_sync(struct os_adapter *a)
 	 * announce first, then check (seq_cst, a Dekker pair with the stopper's
 	 * store of a->stop and the thread's loads of stop, then irq_syncs):
 	 * either this sees the stop and raises nothing, or the thread's final
-	 * drain sees this call and drains until it is over. */
+	 * drain sees this call and drains until it is over.  The stopper's side
+	 * is a seq_cst store, not an RMW, and enough: this load of stop reading
+	 * false puts this RMW before that store in the single order; the thread
+	 * read stop (acquire, from that store) before its load of irq_syncs, so
+	 * that load follows the store too, and sees this call. */
 	atomic_fetch_add_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
+	if (os_test_irq_sync_hook)
+		os_test_irq_sync_hook(a, 0);
 	if (atomic_load_explicit(&a->stop, memory_order_seq_cst)) {
 		atomic_fetch_sub_explicit(&a->irq_syncs, 1, memory_order_seq_cst);
 		return;
 	}
+	if (os_test_irq_sync_hook)
+		os_test_irq_sync_hook(a, 1);
 	/* The interrupt queue is FIFO (lf_mpsc): once this record is handled,
 	 * every record raised before it has been.  One thread consumes it; the
 	 * event lives on this stack until it is set (the thread touches the

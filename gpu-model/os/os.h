@@ -401,6 +401,14 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
  * the moment in which a value landing just after the timeout lands.  Set
  * before the waiting threads start; NULL in every production path. */
 extern void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
+/* Tests only, the interrupt thread's stop against os_adapter_irq_sync:
+ * os_test_irq_sync_hook is called on the syncing thread once it announced
+ * itself (stage 0) and once it saw no stop and is about to raise its record
+ * (stage 1); os_test_irq_drain_hook on the interrupt thread after each round
+ * of its final drain (the stop seen), before it decides to exit.  NULL in
+ * every production path. */
+extern void (*os_test_irq_sync_hook)(struct os_adapter *a, int stage);
+extern void (*os_test_irq_drain_hook)(struct os_adapter *a);
 
 /* Tests only: when set, every registration of a CPU waiter (or a GPU wait
  * held on the CPU) for value v calls it twice: OS_TEST_REGISTER_ADD after
