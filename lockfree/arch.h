@@ -97,6 +97,12 @@ static inline uint64_t lf_ticks_ordered(void)
 void lf_ticks_init(void);
 /* A difference of lf_ticks() values in nanoseconds. */
 double lf_ticks_ns(uint64_t ticks);
+/* One lf_ticks() value and one CLOCK_MONOTONIC_RAW reading (ns) taken as
+ * nearly at once as this thread can: the clock read between two counter
+ * reads, the tightest of several tries, the counter at the midpoint.  A
+ * thread preempted between a counter read and a clock read would otherwise
+ * pair two moments milliseconds apart.  Any thread; does not block. */
+void lf_ticks_pair(uint64_t *ticks, uint64_t *raw_ns);
 /* What lf_ticks() counts: "tsc" or "clock_monotonic", and its rate in MHz. */
 const char *lf_ticks_source(void);
 double lf_ticks_mhz(void);

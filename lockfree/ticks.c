@@ -50,6 +50,21 @@ static uint64_t raw_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#define LF_TICKS_PAIR_TRIES 32
+
+void lf_ticks_pair(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < LF_TICKS_PAIR_TRIES; i++) {
+		uint64_t a = lf_ticks(), n = raw_ns(), b = lf_ticks();
+		if (b - a < best) {
+			best = b - a;
+			*ticks = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+}
+
 static void ticks_choose(void)
 {
 #if defined(__x86_64__)
@@ -57,10 +72,14 @@ static void ticks_choose(void)
 	    !file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL, "tsc"))
 		return;
 	lf_ticks_tsc = file_has("/proc/cpuinfo", "flags", "rdtscp") ? 2 : 1;
-	uint64_t n0 = raw_ns(), t0 = lf_ticks(), n1;
-	while ((n1 = raw_ns()) - n0 < LF_TICKS_CAL_NS)
+	/* each end a bracketed pair: a preemption between a clock read and a
+	 * counter read (milliseconds on a loaded machine) would skew the rate
+	 * by that over LF_TICKS_CAL_NS */
+	uint64_t t0, n0, t1, n1;
+	lf_ticks_pair(&t0, &n0);
+	while (raw_ns() - n0 < LF_TICKS_CAL_NS)
 		lf_cpu_relax();
-	uint64_t t1 = lf_ticks();
+	lf_ticks_pair(&t1, &n1);
 	ticks_per_ns = (double)(t1 - t0) / (double)(n1 - n0);
 	if (!(ticks_per_ns > 0.01)) {      /* a counter that does not count: keep the clock */
 		lf_ticks_tsc = 0;
