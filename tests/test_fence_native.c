@@ -520,6 +520,55 @@ static void destroy_with_waiters_releases_them(void **state)
 	fbt_down(a);
 }
 
+/* An any-wait's event is set once, by the first pair reached; then the OS
+ * never touches it again, so the caller may reuse it (or free it) as soon as
+ * it sees it set, as WaitForMultipleObjects's caller reuses its handle once
+ * the wait returns.  The other pairs stay registered until their values are
+ * reached or their fences destroyed: neither may set the reused event.  (The
+ * rewinding race's rig re-arms its events each round at the same address: a
+ * late second hit of the last round's any-wait read as a wait of the new
+ * round released early.)  Returns how often the reused event was found set
+ * (0..4: a pair reached, a pair abandoned, on each path). */
+static int multi_any_reused_event_touched(enum os_fault fault)
+{
+	struct os_config cfg;
+	os_config_default(&cfg);
+	cfg.fault = fault;
+	struct os_adapter *a = fbt_adapter(&cfg);
+	const enum os_fence_type types[2] = { OS_FENCE_NATIVE, OS_FENCE_MONITORED };
+	int touched = 0;
+	for (int k = 0; k < 2; k++) {
+		struct os_fence *f, *g, *h;
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &f), 0);
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &g), 0);
+		assert_int_equal(os_fence_create(a, types[k], 0, 0, &h), 0);
+		struct os_fence *fs[3] = { f, g, h };
+		uint64_t vs[3] = { 1, 1, 1 };
+		struct lf_event any;
+		lf_event_init(&any);
+		assert_int_equal(os_wait_multi(fs, vs, 3, false, &any), 0);
+		assert_int_equal(os_fence_signal_cpu(f, 1), 0);   /* sets its events before it returns */
+		assert_int_equal(lf_event_wait(&any, 0, 0), 0);
+		lf_event_init(&any);                              /* the caller reuses its event */
+		assert_int_equal(os_fence_signal_cpu(g, 1), 0);   /* the second pair reached */
+		touched += lf_event_is_set(&any);
+		lf_event_init(&any);
+		assert_int_equal(os_fence_destroy(h), -EBUSY);    /* the third abandoned */
+		touched += lf_event_is_set(&any);
+		assert_int_equal(os_fence_destroy(f), 0);
+		assert_int_equal(os_fence_destroy(g), 0);
+	}
+	fbt_down(a);
+	return touched;
+}
+
+static void multi_any_event_untouched_after_it_fired(void **state)
+{
+	assert_int_equal(multi_any_reused_event_touched(OS_FAULT_NONE), 0);
+	/* the broken variant sets the event at every hit, as the code once did */
+	assert_int_equal(multi_any_reused_event_touched(OS_FAULT_MULTI_SETS_EVERY_HIT), 4);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
 	     cmocka_unit_test(rewind_gpu_signal_releases_waits),
 	     cmocka_unit_test(cpu_signal_sets_events_before_it_returns),
@@ -527,6 +576,7 @@ FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
 	     cmocka_unit_test(timeout_just_before_the_value_lands_is_not_lost),
 	     cmocka_unit_test(destroy_retires_interrupts_raised_before),
 	     cmocka_unit_test(destroy_with_waiters_releases_them),
+	     cmocka_unit_test(multi_any_event_untouched_after_it_fired),
 	     cmocka_unit_test(cpu_wait_counters_do_not_grow_across_adapters),
 	     cmocka_unit_test(cpu_wait_event_registration_races_signal),
 	     cmocka_unit_test(conditional_interrupt_no_waiter_no_interrupt),

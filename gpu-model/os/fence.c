@@ -117,12 +117,23 @@ static void os_multi_put(struct os_multi *m)
 		lf_free(m, sizeof(*m), LF_CACHELINE);
 }
 
+/* The multi wait is complete (or abandoned): set the caller's event, once.
+ * The caller may reuse or free ev as soon as it sees it set (os.h), so only
+ * the first to get here may touch it: an any wait's later hits, and an
+ * abandon after the wait fired, must not.  acq_rel exchange: exactly one
+ * caller reads false. */
+static void os_multi_fire(struct os_multi *m)
+{
+	if (m->sets_every_hit || !atomic_exchange_explicit(&m->fired, true, memory_order_acq_rel))
+		lf_event_set(m->ev);
+}
+
 /* One (fence, value) of a multi-wait was reached. */
 static void os_multi_hit(struct os_multi *m)
 {
 	uint32_t left = atomic_fetch_sub_explicit(&m->remaining, 1, memory_order_acq_rel) - 1;
 	if (m->all ? left == 0 : true)
-		lf_event_set(m->ev);   /* setting a set event again is harmless */
+		os_multi_fire(m);
 }
 
 /* What one release pass did (the callbacks' argument). */
@@ -170,7 +181,7 @@ static void os_waiter_abandon(struct lf_waiter *lw, void *arg)
 	if (r)
 		r->abandoned++;
 	if (w->kind == OS_WAIT_MULTI)
-		lf_event_set(w->multi->ev);
+		os_multi_fire(w->multi);
 	os_waiter_wake(lw, r);
 }
 
@@ -319,6 +330,8 @@ int os_wait_multi(struct os_fence *const *f, const uint64_t *v, size_t n, bool a
 	struct os_multi *m = lf_alloc(sizeof(*m), LF_CACHELINE);
 	m->ev = ev;
 	m->all = all;
+	m->sets_every_hit = f[0]->a->cfg.fault == OS_FAULT_MULTI_SETS_EVERY_HIT;
+	atomic_init(&m->fired, false);
 	atomic_init(&m->remaining, (uint32_t)n);
 	atomic_init(&m->refs, (uint32_t)n + 1);
 	for (size_t i = 0; i < n; i++) {

@@ -148,6 +148,8 @@ enum os_fault {
 					     threshold alone, ignoring a raising release in progress: a waiter
 					     whose add the raise hides is not released when the signal returns,
 					     or at all after a rewind */
+	OS_FAULT_MULTI_SETS_EVERY_HIT, /* fence.c: a multi wait sets its event at every pair reached (an any
+					  wait) or abandoned, after the caller may have reused it */
 };
 
 /* ---- feature enablement (seed native-gpu-fence, "Querying native fence
@@ -390,7 +392,11 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns);
 int os_fence_wait_event(struct os_fence *f, uint64_t v, struct lf_event *ev);
 
 /* One event for many (fence, value) pairs: set when all (all=true) or any is
- * reached.  At most OS_WAIT_MULTI_MAX pairs (WaitForMultipleObjects's
+ * reached (or a fence destroyed under the wait).  ev is set once, by the pair
+ * that completes the wait; from then on the OS never touches it, so the
+ * caller may reuse or free it as soon as it sees it set (an any wait's other
+ * pairs stay registered until reached or abandoned, and touch only the
+ * wait's own record).  At most OS_WAIT_MULTI_MAX pairs (WaitForMultipleObjects's
  * MAXIMUM_WAIT_OBJECTS).  0; -EINVAL (n == 0); -E2BIG (n > OS_WAIT_MULTI_MAX:
  * nothing is registered); -ERANGE (32-bit GPU, a value too far ahead). */
 #define OS_WAIT_MULTI_MAX 64

@@ -42,8 +42,10 @@ LF_ASSERT_APART(struct os_fence, ws, last64);
 enum os_waiter_kind { OS_WAIT_BLOCKING, OS_WAIT_EVENT, OS_WAIT_MULTI, OS_WAIT_HELD };
 
 struct os_multi {
-	struct lf_event *ev;
+	struct lf_event *ev;            /* the caller's: touched only by the one who fires */
 	bool all;
+	bool sets_every_hit;            /* OS_FAULT_MULTI_SETS_EVERY_HIT (broken on purpose) */
+	_Atomic bool fired;             /* ev was set: nobody touches it again */
 	_Atomic uint32_t remaining;     /* values not yet reached */
 	_Atomic uint32_t refs;          /* nodes still registered + the registering thread */
 };
