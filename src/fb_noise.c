@@ -368,9 +368,10 @@ static void drift(const char *what, double a, double b, fb_noise_warn_fn warn, v
 	char x[32], y[32], w[256];
 	fmt_ns(a, x, sizeof(x));
 	fmt_ns(b, y, sizeof(y));
-	snprintf(w, sizeof(w), "the %s moved from %s before the run to %s after (%+.0f %%, more than %.0f %%): the "
-		 "vCPUs moved or something else ran; ratios to it are suspect", what, x, y, 100.0 * (b / a - 1.0),
-		 100.0 * FB_NOISE_DRIFT);
+	/* said as it is judged: the larger over the smaller, either way */
+	snprintf(w, sizeof(w), "the %s moved from %s before the run to %s after (%s by %.2fx, more than %.2fx "
+		 "either way): the vCPUs moved or something else ran; ratios to it are suspect", what, x, y,
+		 b > a ? "up" : "down", ratio, 1.0 + FB_NOISE_DRIFT);
 	warn(arg, w);
 }
 

@@ -38,7 +38,7 @@
 
 #include "src/fb_limits.h"
 
-#define FB_NOISE_DRIFT        0.5    /* a limit moved by more than 50 % */
+#define FB_NOISE_DRIFT        0.5    /* a limit moved: one reading more than 1.5x the other */
 #define FB_NOISE_OTHERS_CPU   0.2    /* others took more than 20 % of one CPU */
 #define FB_NOISE_STEAL        0.05   /* the hypervisor took more than 5 % */
 #define FB_NOISE_CV           0.10   /* repetitions spread more than 10 % */

@@ -125,13 +125,21 @@ static void moved_limit_is_warned(void **state)
 	struct seen s = { .n = 0 };
 	fb_noise_check_limits(&before, &after, collect, &s);
 	assert_int_equal(s.n, 1);
-	assert_true(seen_has(&s, "the cache-line round trip moved from 50 ns before the run to 420 ns after (+740 %"));
+	assert_true(seen_has(&s, "the cache-line round trip moved from 50 ns before the run to 420 ns after (up by 8.40x, more than 1.50x"));
 	after.cacheline_rtt_ns = 70;          /* +40 %: inside the 50 % */
 	after.futex_wake_ns = 12000;          /* 2.5x faster: moved */
 	s.n = 0;
 	fb_noise_check_limits(&before, &after, collect, &s);
 	assert_int_equal(s.n, 1);
-	assert_true(seen_has(&s, "futex wake-to-run moved from 30.0 us before the run to 12.0 us after (-60 %"));
+	assert_true(seen_has(&s, "futex wake-to-run moved from 30.0 us before the run to 12.0 us after (down by 2.50x, more than 1.50x"));
+	after.futex_wake_ns = 24100;          /* 1.75x apart: judged on the ratio, said as the ratio */
+	before.futex_wake_ns = 42100;
+	s.n = 0;
+	fb_noise_check_limits(&before, &after, collect, &s);
+	assert_int_equal(s.n, 1);
+	assert_true(seen_has(&s, "42.1 us before the run to 24.1 us after (down by 1.75x, more than 1.50x either way)"));
+	assert_false(seen_has(&s, "more than 50 %"));   /* never a percentage the rule did not test */
+	before.futex_wake_ns = 30000;
 	after.futex_wake_ns = NAN;            /* not measured after: nothing to say */
 	s.n = 0;
 	fb_noise_check_limits(&before, &after, collect, &s);
