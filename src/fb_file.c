@@ -401,8 +401,10 @@ static int write_in_place(const struct fb_out *out, const char *data, size_t len
 static int fill_temp(int fd, const struct fb_out *out, const char *data, size_t len)
 {
 	int rc = fb_io_write_all(fd, data, len);
-	if (!rc && (fchmod(fd, out->mode) || fb_io_fsync(fd)))
+	if (!rc && fchmod(fd, out->mode))
 		rc = -errno;
+	if (!rc)
+		rc = fb_io_fsync_all(fd);   /* EINTR retried, as the journal's and the folder's */
 	if (close(fd) && !rc)
 		rc = -errno;
 	return rc;

@@ -424,6 +424,24 @@ static void failed_rename_keeps_the_results(void **state)
 	unlink(out);
 }
 
+/* An fsync of the finished temporary interrupted by a signal (EINTR) is
+ * retried, as the journal's and the folder's are: the results land, exit 0. */
+static void interrupted_fsync_of_the_output_is_retried(void **state)
+{
+	(void)state;
+	const char *out = tmp_path("eintr.json");
+	/* fsync 1: the temporary's data. */
+	struct fb_exec_result r = RUN_FAULT("fsync:1:EINTR", "run", "selftest", "--iterations", "5", "--format", "json",
+					    "--out", out, "-q");
+	if (r.status != 0)
+		fail_msg("an fsync interrupted once: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	json_t *doc = json_load_file(out, 0, NULL);
+	assert_non_null(json_object_get(doc, "benchmarks"));
+	json_decref(doc);
+	unlink(out);
+}
+
 /* In a sticky folder, a file of another user cannot be replaced: refused
  * before any work, not after. */
 static void unreplaceable_out_is_refused_before_any_work(void **state)
@@ -765,6 +783,7 @@ int main(void)
 		cmocka_unit_test(journal_lock_is_the_real_targets),
 		cmocka_unit_test(leftover_temporaries_go_by_their_lock_not_their_pid),
 		cmocka_unit_test(failed_rename_keeps_the_results),
+		cmocka_unit_test(interrupted_fsync_of_the_output_is_retried),
 		cmocka_unit_test(unreplaceable_out_is_refused_before_any_work),
 		cmocka_unit_test(folder_is_fsynced_after_the_rename),
 		cmocka_unit_test(folder_is_fsynced_after_the_journal_is_made),
