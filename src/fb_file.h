@@ -15,7 +15,9 @@
  *                                  (`--out /dev/stdout >> log` keeps what log held)
  *   a FIFO or a character device   in place (opened and written; /dev/null, a pipe
  *                                  perf or a shell reads from).  A FIFO without a
- *                                  reader is waited for, until SIGINT or SIGTERM
+ *                                  reader, or whose reader stopped reading (also
+ *                                  stdout's pipe), is waited for, until SIGINT or
+ *                                  SIGTERM
  *   a folder, a socket, a block    refused
  *   device, a missing folder, a
  *   place no file can be created

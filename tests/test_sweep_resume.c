@@ -19,6 +19,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -604,6 +605,55 @@ static void sigint_ends_a_wait_for_a_fifo_reader(void **state)
 	unlink(fifo);
 }
 
+/* A sweep writing a FIFO whose reader opened it but reads nothing ends on
+ * SIGINT, within a bound: the write, blocked on a full pipe, does not keep
+ * the stop hook waiting for ever.  The pipe is shrunk to one page, so the
+ * output (several pages) fills it. */
+static void sigint_ends_a_write_to_a_fifo_nobody_drains(void **state)
+{
+	(void)state;
+	const char *fifo = tmp_path("stalled.fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	assert_true(fcntl(rd, F_SETPIPE_SZ, 4096) > 0);
+	int cap = fcntl(rd, F_GETPIPE_SZ);
+	const char *argv[] = { fencebench, "sweep", "selftest", "--grid", "wait_ns=1", "--iterations", "5", "--format",
+			       "json", "-q", "--out", fifo, NULL };
+	pid_t pid = fb_exec_start(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_true(pid > 0);
+	const struct timespec tick = { 0, 50 * 1000 * 1000 };
+	int queued = 0;
+	for (int i = 0; i < 1200 && queued < cap; i++) {   /* 60 s at most: the pipe is full, the writer blocked */
+		nanosleep(&tick, NULL);
+		if (ioctl(rd, FIONREAD, &queued))
+			queued = 0;
+	}
+	if (queued < cap) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the sweep never filled the pipe (%d of %d bytes)", queued, cap);
+	}
+	kill(pid, SIGINT);
+	int st = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 200 && !got; i++) {   /* 10 s at most */
+		got = waitpid(pid, &st, WNOHANG);
+		if (!got)
+			nanosleep(&tick, NULL);
+	}
+	if (!got) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("SIGINT while writing a FIFO nobody reads: still running after 10 s");
+	}
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	struct fb_exec_result r = fb_exec_wait(tmpdir, -1, FB_EXEC_SEPARATE);
+	fb_exec_free(&r);
+	close(rd);
+	unlink(fifo);
+}
+
 /* ---- no parameter is cut ---- */
 
 /* Two string values that differ only past byte 127 are two points: both
@@ -789,6 +839,7 @@ int main(void)
 		cmocka_unit_test(folder_is_fsynced_after_the_journal_is_made),
 		cmocka_unit_test(journal_write_errors_are_errors),
 		cmocka_unit_test(sigint_ends_a_wait_for_a_fifo_reader),
+		cmocka_unit_test(sigint_ends_a_write_to_a_fifo_nobody_drains),
 		cmocka_unit_test(long_string_values_are_kept_whole),
 		cmocka_unit_test(killed_anywhere_resumes_exactly),
 		cmocka_unit_test(rerun_without_resume_says_it_drops_the_journal),
