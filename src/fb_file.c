@@ -336,7 +336,9 @@ int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen)
 	identify(out, exists ? &st : NULL);
 	mode_t mask = umask(0);
 	umask(mask);
-	out->mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	/* The permission bits only: the new file is ours, and set-ID bits
+	 * copied from another user's file would make a set-ID file of ours. */
+	out->mode = exists ? st.st_mode & 0777 : 0666 & ~mask;
 	int rc = exists ? check_replaceable(path, out->target, &st, err, errlen) : 0;
 	if (!rc)
 		rc = check_creatable(path, out->target, err, errlen);

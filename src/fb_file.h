@@ -24,7 +24,8 @@
  *
  * The replacing is durable: the temporary is fsync'd, renamed onto the
  * target, and the folder fsync'd.  The new file has the old one's permission
- * bits, and the owner of whoever runs fencebench (as `install` without -o):
+ * bits (rwx, not set-user-ID, set-group-ID or sticky), and the owner of
+ * whoever runs fencebench (as `install` without -o):
  * the old file's owner, ACLs and extra hard links are not carried over (a
  * hard link keeps the old content).  A rename that fails (a sticky folder, a
  * file of another user) keeps the results: the temporary is renamed

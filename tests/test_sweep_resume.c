@@ -443,6 +443,31 @@ static void interrupted_fsync_of_the_output_is_retried(void **state)
 	unlink(out);
 }
 
+/* The replaced file keeps its permission bits, not its set-user-ID and
+ * set-group-ID bits: the new file belongs to whoever runs fencebench, so
+ * root replacing another user's set-ID file would make a set-ID root file. */
+static void replaced_file_keeps_no_set_id_bits(void **state)
+{
+	(void)state;
+	const char *out = tmp_path("setid.json");
+	FILE *f = fopen(out, "w");
+	fputs("old\n", f);
+	fclose(f);
+	assert_int_equal(chmod(out, 06755), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(out, 65534, 65534), 0);
+	assert_int_equal(chmod(out, 06755), 0);   /* chown cleared them */
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--format", "json", "--out", out, "-q");
+	if (r.status != 0)
+		fail_msg("--out a set-ID file: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	struct stat st;
+	assert_int_equal(stat(out, &st), 0);
+	if ((st.st_mode & 07777) != 0755)
+		fail_msg("the replaced file has mode %o, not 755", (unsigned)(st.st_mode & 07777));
+	unlink(out);
+}
+
 /* In a sticky folder, a file of another user cannot be replaced: refused
  * before any work, not after. */
 static void unreplaceable_out_is_refused_before_any_work(void **state)
@@ -834,6 +859,7 @@ int main(void)
 		cmocka_unit_test(leftover_temporaries_go_by_their_lock_not_their_pid),
 		cmocka_unit_test(failed_rename_keeps_the_results),
 		cmocka_unit_test(interrupted_fsync_of_the_output_is_retried),
+		cmocka_unit_test(replaced_file_keeps_no_set_id_bits),
 		cmocka_unit_test(unreplaceable_out_is_refused_before_any_work),
 		cmocka_unit_test(folder_is_fsynced_after_the_rename),
 		cmocka_unit_test(folder_is_fsynced_after_the_journal_is_made),
