@@ -802,6 +802,10 @@ static void killed_anywhere_resumes_exactly(void **state)
 			kill(pid, SIGKILL);
 			r = fb_exec_wait(tmpdir, pid, FB_EXEC_SEPARATE);
 		}
+		/* Killed, or done before the moment came; anything else (a
+		 * sanitizer's report: exit 66) is a failure of its own. */
+		if (r.status != 0 && r.status != 128 + SIGKILL)
+			fail_msg("try %d (seed %u), killed %s: the killed run exits %d: %s", i, seed, how, r.status, r.err);
 		fb_exec_free(&r);
 		struct stat st;
 		if (!stat(out, &st)) {   /* what a crash left as the output is whole, never half-written */
