@@ -80,7 +80,9 @@ int fb_file_flush_stdout(void);
 int fb_file_stdout_error(void);
 
 /* Write text to stdout, all of it, and flush: 0, or -errno with one line
- * "stdout: cannot write: why" (a full disk, a closed pipe). */
+ * "stdout: cannot write: why" (a full disk, a closed pipe); -ECANCELED when
+ * a SIGINT or SIGTERM came while stdout's pipe was full (its reader not
+ * reading): what was written stays written. */
 int fb_file_write_stdout(const char *text, char *err, size_t errlen);
 
 /* Check that path can take the results, before any work: 0 with *out filled
@@ -89,7 +91,10 @@ int fb_file_write_stdout(const char *text, char *err, size_t errlen);
 int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen);
 void fb_out_free(struct fb_out *out);
 /* Write data as the table above says.  On error the target is untouched
- * (atomic case) and no temporary is left.  0, or -errno with one line in err. */
+ * (atomic case) and no temporary is left (a failed rename keeps the results
+ * as TARGET.unsaved.XXXXXX, named in err).  In place, -ECANCELED: a SIGINT or
+ * SIGTERM came while a FIFO's or pipe's reader was not reading.  0, or -errno
+ * with one line in err. */
 int fb_out_write(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen);
 
 /* PATH with ".shardI-of-N" before its extension ("r/s.json" -> "r/s.shard1-of-4.json").  New string. */
