@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -335,7 +336,9 @@ int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen)
 	identify(out, exists ? &st : NULL);
 	mode_t mask = umask(0);
 	umask(mask);
-	out->mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	/* The permission bits only: the new file is ours, and set-ID bits
+	 * copied from another user's file would make a set-ID file of ours. */
+	out->mode = exists ? st.st_mode & 0777 : 0666 & ~mask;
 	int rc = exists ? check_replaceable(path, out->target, &st, err, errlen) : 0;
 	if (!rc)
 		rc = check_creatable(path, out->target, err, errlen);
@@ -370,6 +373,37 @@ static int open_fifo(const char *path)
 	}
 }
 
+/* Write all of data to fd.  A FIFO or pipe is written a page at a time,
+ * each once poll says the pipe has room for it (a free page: the write then
+ * never blocks), so that a reader that stopped reading cannot hold the
+ * writer, and the stop hook waiting on it, for ever: a SIGINT or SIGTERM
+ * (fb_signal_stopping) ends the wait with -ECANCELED, what was written
+ * staying written.  While the pipe is full, a 10 ms poll: nothing tells a
+ * writer that a signal came.  0 or -errno. */
+static int write_until_stopped(int fd, const char *data, size_t len)
+{
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode))
+		return fb_io_write_all(fd, data, len);
+	while (len) {
+		if (fb_signal_stopping())
+			return -ECANCELED;
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int n = poll(&p, 1, 10);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n <= 0)
+			continue;
+		size_t chunk = len < PIPE_BUF ? len : PIPE_BUF;
+		int rc = fb_io_write_all(fd, data, chunk);   /* POLLERR (no reader): EPIPE here */
+		if (rc)
+			return rc;
+		data += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
 static int write_in_place(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen)
 {
 	char p[FB_FILE_SHOWN_MAX];
@@ -386,11 +420,14 @@ static int write_in_place(const struct fb_out *out, const char *data, size_t len
 	if (fd < 0)
 		rc = fd == -1 ? -errno : fd;
 	else
-		rc = fb_io_write_all(fd, data, len);
+		rc = write_until_stopped(fd, data, len);
 	if (fd >= 0 && fd != out->fd && close(fd) && !rc)
 		rc = -errno;
 	if (rc == -EPIPE && fd < 0)
 		snprintf(err, errlen, "--out %s: stopped while waiting for a reader: nothing written",
+			 fb_file_shown(out->path, p, sizeof(p)));
+	else if (rc == -ECANCELED)
+		snprintf(err, errlen, "--out %s: stopped while its reader was not reading: the output is cut short",
 			 fb_file_shown(out->path, p, sizeof(p)));
 	else if (rc)
 		snprintf(err, errlen, "--out %s: cannot write: %s", fb_file_shown(out->path, p, sizeof(p)), strerror(-rc));
@@ -401,8 +438,10 @@ static int write_in_place(const struct fb_out *out, const char *data, size_t len
 static int fill_temp(int fd, const struct fb_out *out, const char *data, size_t len)
 {
 	int rc = fb_io_write_all(fd, data, len);
-	if (!rc && (fchmod(fd, out->mode) || fb_io_fsync(fd)))
+	if (!rc && fchmod(fd, out->mode))
 		rc = -errno;
+	if (!rc)
+		rc = fb_io_fsync_all(fd);   /* EINTR retried, as the journal's and the folder's */
 	if (close(fd) && !rc)
 		rc = -errno;
 	return rc;
@@ -478,8 +517,10 @@ int fb_file_write_stdout(const char *text, char *err, size_t errlen)
 {
 	int rc = fb_file_flush_stdout();
 	if (!rc)
-		rc = fb_io_write_all(STDOUT_FILENO, text, strlen(text));
-	if (rc)
+		rc = write_until_stopped(STDOUT_FILENO, text, strlen(text));
+	if (rc == -ECANCELED)
+		snprintf(err, errlen, "stdout: stopped while its reader was not reading: the output is cut short");
+	else if (rc)
 		snprintf(err, errlen, "stdout: cannot write: %s", strerror(-rc));
 	return rc;
 }

@@ -15,14 +15,17 @@
  *                                  (`--out /dev/stdout >> log` keeps what log held)
  *   a FIFO or a character device   in place (opened and written; /dev/null, a pipe
  *                                  perf or a shell reads from).  A FIFO without a
- *                                  reader is waited for, until SIGINT or SIGTERM
+ *                                  reader, or whose reader stopped reading (also
+ *                                  stdout's pipe), is waited for, until SIGINT or
+ *                                  SIGTERM
  *   a folder, a socket, a block    refused
  *   device, a missing folder, a
  *   place no file can be created
  *
  * The replacing is durable: the temporary is fsync'd, renamed onto the
  * target, and the folder fsync'd.  The new file has the old one's permission
- * bits, and the owner of whoever runs fencebench (as `install` without -o):
+ * bits (rwx, not set-user-ID, set-group-ID or sticky), and the owner of
+ * whoever runs fencebench (as `install` without -o):
  * the old file's owner, ACLs and extra hard links are not carried over (a
  * hard link keeps the old content).  A rename that fails (a sticky folder, a
  * file of another user) keeps the results: the temporary is renamed
@@ -77,7 +80,9 @@ int fb_file_flush_stdout(void);
 int fb_file_stdout_error(void);
 
 /* Write text to stdout, all of it, and flush: 0, or -errno with one line
- * "stdout: cannot write: why" (a full disk, a closed pipe). */
+ * "stdout: cannot write: why" (a full disk, a closed pipe); -ECANCELED when
+ * a SIGINT or SIGTERM came while stdout's pipe was full (its reader not
+ * reading): what was written stays written. */
 int fb_file_write_stdout(const char *text, char *err, size_t errlen);
 
 /* Check that path can take the results, before any work: 0 with *out filled
@@ -86,7 +91,10 @@ int fb_file_write_stdout(const char *text, char *err, size_t errlen);
 int fb_out_open(struct fb_out *out, const char *path, char *err, size_t errlen);
 void fb_out_free(struct fb_out *out);
 /* Write data as the table above says.  On error the target is untouched
- * (atomic case) and no temporary is left.  0, or -errno with one line in err. */
+ * (atomic case) and no temporary is left (a failed rename keeps the results
+ * as TARGET.unsaved.XXXXXX, named in err).  In place, -ECANCELED: a SIGINT or
+ * SIGTERM came while a FIFO's or pipe's reader was not reading.  0, or -errno
+ * with one line in err. */
 int fb_out_write(const struct fb_out *out, const char *data, size_t len, char *err, size_t errlen);
 
 /* PATH with ".shardI-of-N" before its extension ("r/s.json" -> "r/s.shard1-of-4.json").  New string. */

@@ -107,20 +107,25 @@ int fb_io_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+int fb_io_fsync_all(int fd)
+{
+	while (fb_io_fsync(fd))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
 int fb_io_fsync_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir = !slash ? fb_xstrdup(".") : fb_xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 	free(dir);
 	if (fd < 0)
 		return -errno;
-	while (fb_io_fsync(fd)) {
-		if (errno == EINTR)
-			continue;
-		rc = errno == EINVAL ? 0 : -errno;
-		break;
-	}
+	rc = fb_io_fsync_all(fd);
+	if (rc == -EINVAL)
+		rc = 0;
 	close(fd);
 	return rc;
 }

@@ -38,6 +38,9 @@ void fb_io_fault(enum fb_io_op op, unsigned nth, int err);
 /* All of buf: short writes continued, EINTR retried.  0 or -errno (-EIO
  * when write returns 0). */
 int fb_io_write_all(int fd, const void *buf, size_t n);
+/* fsync, EINTR retried (a signal cut it short: the data is not known to
+ * be on disk yet).  0 or -errno. */
+int fb_io_fsync_all(int fd);
 /* fsync the folder that holds path (its entries: a new or renamed file
  * survives a power cut).  0 or -errno; a file system that cannot (EINVAL)
  * counts as done. */

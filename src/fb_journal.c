@@ -103,9 +103,8 @@ static int write_line(int fd, const char *line)
 {
 	off_t start = lseek(fd, 0, SEEK_END);
 	int rc = start < 0 ? -errno : fb_io_write_all(fd, line, strlen(line));
-	while (!rc && fb_io_fsync(fd))
-		if (errno != EINTR)
-			rc = -errno;
+	if (!rc)
+		rc = fb_io_fsync_all(fd);
 	/* Failed: cut the line back (after a failed fsync it may be lost
 	 * later anyway).  Should that fail too, the sweep stops here and the
 	 * reader drops a torn last line. */

@@ -299,11 +299,14 @@ struct wake {
 	/* Sample number the waiter is about to wait for (release: it is past
 	 * recording the previous one). */
 	_Atomic uint32_t parked LF_ALIGNED;
+	/* Set by whichever thread sees the deadline pass (both may, at once:
+	 * relaxed, it orders nothing); read after the joins, which order it.
+	 * The only thing either thread says about the outcome: a plain rc
+	 * stored by both would be a data race. */
 	_Atomic int abort;
 	unsigned samples, gap_us;
 	uint64_t deadline;
 	struct fb_hist *h;
-	int rc;
 };
 
 static bool wake_expired(struct wake *w)
@@ -313,7 +316,6 @@ static bool wake_expired(struct wake *w)
 	if (lf_now_ns() <= w->deadline)
 		return false;
 	atomic_store_explicit(&w->abort, 1, memory_order_relaxed);
-	w->rc = -ETIMEDOUT;
 	return true;
 }
 
@@ -377,7 +379,7 @@ int fb_limits_futex_wake(int cpu_waker, int cpu_waiter, unsigned samples, unsign
 	}
 	pthread_join(waker, NULL);
 	pthread_join(waiter, NULL);
-	return w.rc;
+	return atomic_load_explicit(&w.abort, memory_order_relaxed) ? -ETIMEDOUT : 0;
 }
 
 /* ---- all three ---- */

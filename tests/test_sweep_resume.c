@@ -19,6 +19,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -424,6 +425,49 @@ static void failed_rename_keeps_the_results(void **state)
 	unlink(out);
 }
 
+/* An fsync of the finished temporary interrupted by a signal (EINTR) is
+ * retried, as the journal's and the folder's are: the results land, exit 0. */
+static void interrupted_fsync_of_the_output_is_retried(void **state)
+{
+	(void)state;
+	const char *out = tmp_path("eintr.json");
+	/* fsync 1: the temporary's data. */
+	struct fb_exec_result r = RUN_FAULT("fsync:1:EINTR", "run", "selftest", "--iterations", "5", "--format", "json",
+					    "--out", out, "-q");
+	if (r.status != 0)
+		fail_msg("an fsync interrupted once: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	json_t *doc = json_load_file(out, 0, NULL);
+	assert_non_null(json_object_get(doc, "benchmarks"));
+	json_decref(doc);
+	unlink(out);
+}
+
+/* The replaced file keeps its permission bits, not its set-user-ID and
+ * set-group-ID bits: the new file belongs to whoever runs fencebench, so
+ * root replacing another user's set-ID file would make a set-ID root file. */
+static void replaced_file_keeps_no_set_id_bits(void **state)
+{
+	(void)state;
+	const char *out = tmp_path("setid.json");
+	FILE *f = fopen(out, "w");
+	fputs("old\n", f);
+	fclose(f);
+	assert_int_equal(chmod(out, 06755), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chown(out, 65534, 65534), 0);
+	assert_int_equal(chmod(out, 06755), 0);   /* chown cleared them */
+	struct fb_exec_result r = RUN("run", "selftest", "--iterations", "5", "--format", "json", "--out", out, "-q");
+	if (r.status != 0)
+		fail_msg("--out a set-ID file: exit %d, %s", r.status, r.err);
+	fb_exec_free(&r);
+	struct stat st;
+	assert_int_equal(stat(out, &st), 0);
+	if ((st.st_mode & 07777) != 0755)
+		fail_msg("the replaced file has mode %o, not 755", (unsigned)(st.st_mode & 07777));
+	unlink(out);
+}
+
 /* In a sticky folder, a file of another user cannot be replaced: refused
  * before any work, not after. */
 static void unreplaceable_out_is_refused_before_any_work(void **state)
@@ -586,6 +630,55 @@ static void sigint_ends_a_wait_for_a_fifo_reader(void **state)
 	unlink(fifo);
 }
 
+/* A sweep writing a FIFO whose reader opened it but reads nothing ends on
+ * SIGINT, within a bound: the write, blocked on a full pipe, does not keep
+ * the stop hook waiting for ever.  The pipe is shrunk to one page, so the
+ * output (several pages) fills it. */
+static void sigint_ends_a_write_to_a_fifo_nobody_drains(void **state)
+{
+	(void)state;
+	const char *fifo = tmp_path("stalled.fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	assert_true(fcntl(rd, F_SETPIPE_SZ, 4096) > 0);
+	int cap = fcntl(rd, F_GETPIPE_SZ);
+	const char *argv[] = { fencebench, "sweep", "selftest", "--grid", "wait_ns=1", "--iterations", "5", "--format",
+			       "json", "-q", "--out", fifo, NULL };
+	pid_t pid = fb_exec_start(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_true(pid > 0);
+	const struct timespec tick = { 0, 50 * 1000 * 1000 };
+	int queued = 0;
+	for (int i = 0; i < 1200 && queued < cap; i++) {   /* 60 s at most: the pipe is full, the writer blocked */
+		nanosleep(&tick, NULL);
+		if (ioctl(rd, FIONREAD, &queued))
+			queued = 0;
+	}
+	if (queued < cap) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the sweep never filled the pipe (%d of %d bytes)", queued, cap);
+	}
+	kill(pid, SIGINT);
+	int st = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 200 && !got; i++) {   /* 10 s at most */
+		got = waitpid(pid, &st, WNOHANG);
+		if (!got)
+			nanosleep(&tick, NULL);
+	}
+	if (!got) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("SIGINT while writing a FIFO nobody reads: still running after 10 s");
+	}
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	struct fb_exec_result r = fb_exec_wait(tmpdir, -1, FB_EXEC_SEPARATE);
+	fb_exec_free(&r);
+	close(rd);
+	unlink(fifo);
+}
+
 /* ---- no parameter is cut ---- */
 
 /* Two string values that differ only past byte 127 are two points: both
@@ -709,6 +802,10 @@ static void killed_anywhere_resumes_exactly(void **state)
 			kill(pid, SIGKILL);
 			r = fb_exec_wait(tmpdir, pid, FB_EXEC_SEPARATE);
 		}
+		/* Killed, or done before the moment came; anything else (a
+		 * sanitizer's report: exit 66) is a failure of its own. */
+		if (r.status != 0 && r.status != 128 + SIGKILL)
+			fail_msg("try %d (seed %u), killed %s: the killed run exits %d: %s", i, seed, how, r.status, r.err);
 		fb_exec_free(&r);
 		struct stat st;
 		if (!stat(out, &st)) {   /* what a crash left as the output is whole, never half-written */
@@ -765,11 +862,14 @@ int main(void)
 		cmocka_unit_test(journal_lock_is_the_real_targets),
 		cmocka_unit_test(leftover_temporaries_go_by_their_lock_not_their_pid),
 		cmocka_unit_test(failed_rename_keeps_the_results),
+		cmocka_unit_test(interrupted_fsync_of_the_output_is_retried),
+		cmocka_unit_test(replaced_file_keeps_no_set_id_bits),
 		cmocka_unit_test(unreplaceable_out_is_refused_before_any_work),
 		cmocka_unit_test(folder_is_fsynced_after_the_rename),
 		cmocka_unit_test(folder_is_fsynced_after_the_journal_is_made),
 		cmocka_unit_test(journal_write_errors_are_errors),
 		cmocka_unit_test(sigint_ends_a_wait_for_a_fifo_reader),
+		cmocka_unit_test(sigint_ends_a_write_to_a_fifo_nobody_drains),
 		cmocka_unit_test(long_string_values_are_kept_whole),
 		cmocka_unit_test(killed_anywhere_resumes_exactly),
 		cmocka_unit_test(rerun_without_resume_says_it_drops_the_journal),
