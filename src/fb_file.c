@@ -71,25 +71,31 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* One hop: *p replaced by what the symbolic link *p points to (relative to
+ * its folder); false, *p unchanged, when *p is no link that can be read. */
+static bool link_step(char **p)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(*p, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	char *dir = dir_of(*p), *next = target[0] == '/' ? fb_xstrdup(target) : fb_xasprintf("%s/%s", dir, target);
+	free(dir);
+	free(*p);
+	*p = next;
+	return true;
+}
+
 /* path with every symbolic link of its last component followed (a dangling
  * link gives the path it points to).  New string, or NULL with errno ELOOP. */
 static char *follow_links(const char *path)
 {
-	char *p = fb_xstrdup(path), target[PATH_MAX];
+	char *p = fb_xstrdup(path);
 	struct stat st;
-	for (int hops = 0; hops <= MAX_LINKS; hops++) {
-		if (lstat(p, &st) || !S_ISLNK(st.st_mode))
+	for (int hops = 0; hops <= MAX_LINKS; hops++)
+		if (lstat(p, &st) || !S_ISLNK(st.st_mode) || !link_step(&p))
 			return p;
-		ssize_t n = readlink(p, target, sizeof(target) - 1);
-		if (n < 0)
-			return p;
-		target[n] = '\0';
-		char *dir = dir_of(p), *next = target[0] == '/' ? fb_xstrdup(target)
-						  : fb_xasprintf("%s/%s", dir, target);
-		free(dir);
-		free(p);
-		p = next;
-	}
 	free(p);
 	errno = ELOOP;
 	return NULL;
@@ -233,20 +239,11 @@ static int fd_spelled(const char *p)
  * (/dev/stdout -> /proc/self/fd/1): the fd, or -1. */
 static int named_fd(const char *path)
 {
-	char *p = fb_xstrdup(path), target[PATH_MAX];
+	char *p = fb_xstrdup(path);
 	int fd = -1;
-	for (int hops = 0; hops <= MAX_LINKS && fd < 0; hops++) {
-		fd = fd_spelled(p);
-		ssize_t n = fd >= 0 ? -1 : readlink(p, target, sizeof(target) - 1);
-		if (n < 0)
+	for (int hops = 0; hops <= MAX_LINKS && fd < 0; hops++)
+		if ((fd = fd_spelled(p)) < 0 && !link_step(&p))
 			break;
-		target[n] = '\0';
-		char *dir = dir_of(p), *next = target[0] == '/' ? fb_xstrdup(target)
-						  : fb_xasprintf("%s/%s", dir, target);
-		free(dir);
-		free(p);
-		p = next;
-	}
 	free(p);
 	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
 }
