@@ -258,6 +258,20 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 
 /* ---- CPU waits ---- */
 
+/* A blocking waiter past its deadline with its value reached: return once
+ * the engines have finished the runs in progress (the run that wrote the
+ * value has raised its interrupt, if the CMP raised one) and the interrupt
+ * thread has handled every interrupt raised by then (its releases done).
+ * Blocks for as long as those threads take, never on the application: an
+ * engine run ends at its last command or at a wait (HW_CMD_WAIT makes the
+ * queue unrunnable, it does not block the run). */
+static void os_waiter_settle(struct os_adapter *a)
+{
+	if (a->hw)
+		hw_adapter_engines_barrier(a->hw);
+	os_adapter_irq_sync(a);
+}
+
 int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 {
 	struct os_app_counters *c = os_app_counters(f->a);
@@ -283,9 +297,16 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 		uint64_t at_timeout = os_fence_read(f);
 		if (os_test_wait_timeout_hook)
 			os_test_wait_timeout_hook(f, v);
+		/* Reached but not released: late is not lost yet (an engine or the
+		 * interrupt thread starved past the deadline, under load).  Let the
+		 * release path finish what was raised; only a waiter still in the
+		 * set then was missed by the protocol. */
+		if (at_timeout >= v)
+			os_waiter_settle(f->a);
 		if (lf_waitset_cancel(&f->ws, &w->w)) {
-			/* A waiter whose value was reached but who was not released
-			 * within its deadline: the lost wake-up every run must report as 0. */
+			/* A waiter whose value was reached, with every interrupt raised
+			 * by then handled, and still not released: the lost wake-up
+			 * every run must report as 0. */
 			if (at_timeout >= v) {
 				lf_count(&c->lost_wakeups, 1);
 				return 0;
@@ -293,7 +314,10 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 			lf_count(&c->timeouts, 1);
 			return -ETIMEDOUT;
 		}
-		/* released, racing the timeout: wait for the callback's set */
+		/* released, racing the timeout or after the settle: wait for the
+		 * callback's set */
+		if (at_timeout >= v)
+			lf_count(&c->late_wakeups, 1);
 		lf_event_wait(&w->ev, 0, -1);
 	}
 	rc = atomic_load_explicit(&w->abandoned, memory_order_relaxed) ? -EIDRM : 0;

@@ -381,8 +381,13 @@ int os_fence_signal_cpu_multi(struct os_fence *const *f, const uint64_t *v, size
 /* Blocking CPU wait until value >= v.  0 when reached; -ETIMEDOUT; -ERANGE
  * (32-bit GPU, v too far ahead); -EIDRM (the fence was destroyed under the
  * wait: misuse, but never a hang).  timeout_ns < 0: forever.  A wait that
- * times out is a lost wake-up (os_stats.lost_wakeups, and returns 0) only if
- * the value had been reached when it timed out; a value that lands after the
+ * times out with the value reached first lets the release path finish: it
+ * waits until the engines' runs in progress end and the interrupt thread has
+ * handled every interrupt raised by then (bounded by those threads, never by
+ * the application).  Released by then, it returns 0, late
+ * (os_stats.late_wakeups: a starved engine or interrupt thread, not a
+ * protocol error); still not released, it is a lost wake-up
+ * (os_stats.lost_wakeups, and returns 0).  A value that lands after the
  * timeout, before the waiter gave up its place, makes it a plain timeout
  * (or a release, if the release got there first). */
 int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns);
@@ -622,7 +627,9 @@ struct os_stats {
 	uint64_t waits_blocked;     /* ... that slept */
 	uint64_t self_released;     /* ... completed by their own resample */
 	uint64_t timeouts;          /* ... that timed out with the value not reached */
-	uint64_t lost_wakeups;      /* ... that timed out although the value was reached */
+	uint64_t lost_wakeups;      /* ... that timed out with the value reached and, once every
+	                             * interrupt raised by then was handled, still not released */
+	uint64_t late_wakeups;      /* ... that timed out with the value reached, released by that settle */
 	uint64_t signal_released;   /* waiters released by CPU signals themselves (merged over threads) */
 	uint64_t abandoned;         /* waits released because their fence was destroyed under them */
 	/* GPU (from hw) */

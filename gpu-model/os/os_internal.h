@@ -63,7 +63,7 @@ struct os_waiter {
 /* Counters of one application thread (cache-line private, merged on read). */
 struct os_app_counters {
 	LF_ALIGNED lf_counter waits, waits_fast, waits_blocked, self_released, timeouts, lost_wakeups,
-		signal_released, abandoned;
+		late_wakeups, signal_released, abandoned;
 	struct os_app_counters *next;
 	uint64_t adapter_id;
 	pid_t tid;                      /* the thread it counts for */

@@ -80,6 +80,7 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 		o->self_released += OS_LOAD(c->self_released);
 		o->timeouts += OS_LOAD(c->timeouts);
 		o->lost_wakeups += OS_LOAD(c->lost_wakeups);
+		o->late_wakeups += OS_LOAD(c->late_wakeups);
 		o->signal_released += OS_LOAD(c->signal_released);
 		o->abandoned += OS_LOAD(c->abandoned);
 	}
