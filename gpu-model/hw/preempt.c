@@ -176,6 +176,18 @@ static bool hw_higher_runnable(struct hw_adapter *a, struct hw_engine *e, struct
 	return false;
 }
 
+bool hw_queue_preempt_pending(struct hw_queue *q)
+{
+	struct hw_adapter *a = q->a;
+	struct hw_engine *e = &a->engines[q->engine];
+	/* relaxed, as in hw_preempt_due: the engine's own look at the request
+	 * (nothing is read through it) */
+	int32_t req = atomic_load_explicit(&e->preempt_prio, memory_order_relaxed);
+	if (req > hw_queue_eff_priority(q) && (req == HW_PRIORITY_PREEMPT_ALL || hw_higher_runnable(a, e, q, true)))
+		return true;
+	return atomic_load_explicit(&e->prios, memory_order_relaxed) && hw_higher_runnable(a, e, q, false);
+}
+
 bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
 {
 	if (hw_preempt_level(a, q) < level)
