@@ -412,6 +412,7 @@ static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 		{ .op = HW_CMD_COUNT, .stamp = &end },
 	};
 	uint64_t lv, hv;
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &end, NULL);   /* before the WORK */
 	assert_int_equal(rt_queue_submit(lo, b, 4, &lv), 0);
 	struct hw_display_stats ds;
 	for (int i = 0;; i++) {
@@ -423,8 +424,9 @@ static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &hv), 0);
 	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
-	r->end_at_hi = atomic_load(&end);
+	r->end_at_hi = pt_hold_at_hi(hold, 0);
 	assert_int_equal(rt_queue_wait(lo, lv, PT_DEADLINE_NS), 0);
+	pt_hold_done(hold);
 	struct timespec vs = { 0, 12000000 };       /* two vsyncs: the last flip is latched */
 	nanosleep(&vs, NULL);
 	r->scanout = hw_display_scanout(hw);
@@ -753,15 +755,18 @@ static void pt_split_run(bool um, bool aware, enum hw_fault fault, struct pt_spl
 		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS },                            /* packet 3 */
 		{ .op = HW_CMD_COUNT, .stamp = &c[3] },
 	};
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &c[1], &c[3]);   /* before packet 1's WORK */
 	assert_int_equal(rt_queue_submit(lo, b, 7, NULL), 0);
 	pt_wait_count(&c[0], 1);
+	pt_late();
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	uint64_t v;
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
 	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
-	r->p1_at_hi = atomic_load(&c[1]);
-	r->end_at_hi = atomic_load(&c[3]);
+	r->p1_at_hi = pt_hold_at_hi(hold, 0);
+	r->end_at_hi = pt_hold_at_hi(hold, 1);
 	pt_wait_count(&c[3], 1);
+	pt_hold_done(hold);
 	for (int i = 0; i < 4; i++)
 		r->counts[i] = atomic_load(&c[i]);
 	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
