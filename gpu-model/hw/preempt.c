@@ -490,14 +490,24 @@ static bool hw_work_spin(struct hw_adapter *a, struct hw_engine *e, struct hw_qu
 /* A long WORK: it ends at a time, the engine sleeps toward it and looks
  * every HW_LOOK_NS (or slice) for a request, and every HW_CHUNK_NS for a
  * reset.  A request stops it at the next slice boundary after it was seen
- * (slices are counted from where the WORK started or resumed).  The host
- * CPU sleeps meanwhile, as a GPU's work costs the CPU nothing.  False:
- * preempted (the rest kept) or reset. */
+ * (slices are counted from where the WORK started or resumed); one standing
+ * as the WORK begins is seen then, and stops it at its first boundary
+ * however late the host thread wakes (an oversleep is not GPU time, as in
+ * hw_work_spin).  The host CPU sleeps meanwhile, as a GPU's work costs the
+ * CPU nothing.  False: preempted (the rest kept) or reset. */
 static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
 {
 	uint64_t start = lf_now_ns(), left = q->work_left_ns, slice = q->work_slice_ns;
 	uint64_t end = left == UINT64_MAX ? UINT64_MAX : start + left;
 	uint64_t look = !stoppable ? HW_CHUNK_NS : slice > HW_LOOK_NS ? slice : HW_LOOK_NS;
+	if (stoppable && slice < left && hw_preempt_due(a, e, q, 3)) {
+		lf_sleep_until(start + slice);
+		if (hw_reset_check(e, q))
+			return false;
+		q->work_left_ns = end - (start + slice);
+		hw_preempt_take(a, e, q, 3);
+		return false;
+	}
 	for (;;) {
 		uint64_t now = lf_now_ns();
 		if (now >= end)
