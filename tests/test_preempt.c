@@ -177,7 +177,7 @@ static void pt_hold_done(struct pt_hold *h)
 }
 
 struct pt_result {
-	uint64_t end1_at_hi, end2_at_hi;   /* the low buffers' end counts when the high one completed */
+	uint64_t end1_at_hi, end2_at_hi;   /* the low buffers' end counts when the high one ran (engine-noted) */
 	uint64_t started, end1, end2;      /* at the end */
 	struct hw_engine_preempt_stats st;
 };
