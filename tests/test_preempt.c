@@ -8,9 +8,12 @@
  * buffer.  When the high-priority buffer has completed, where the low one
  * was tells where the engine stopped.  Each runs on kernel-mode queues (the
  * OS scheduler sends the request) and user-mode queues (the run list sees
- * the ring itself).  Orderings are asserted, never durations: the only
- * margin is that the high-priority submission reaches the engine within the
- * low buffer's 200 ms.
+ * the ring itself).  Orderings are asserted, never durations, and none of
+ * them rests on a thread running in time: the engine is held before the low
+ * buffer's last WORK until the request to leave it stands (pt_hold, through
+ * hw_test_cmd_hook), however late the test thread or the OS scheduler ran,
+ * and notes itself where the low queue was when the high buffer ran; where
+ * it stops is its own preemption code's decision.
  */
 #include "tests/fb_test.h"
 
@@ -66,8 +69,115 @@ static void pt_wait_count(_Atomic uint64_t *c, uint64_t v)
 		pt_poll_nap(i);
 }
 
+/* The hold (hw_test_cmd_hook): the engine, about to begin the `at`-th WORK
+ * of queue hq, waits there until a request to leave hq stands
+ * (hw_queue_preempt_pending), at most PT_DEADLINE_NS (then it goes on and
+ * the test fails on `held`).  So the high-priority submission exists before
+ * the low work it must interrupt has run, however late the test thread (or
+ * the OS scheduler handing it over) ran; the hook decides nothing about
+ * where the engine stops.  And where the low queue was when the high one
+ * ran is read by the engine itself, just before the high buffer's COUNT on
+ * `hi` (the counts `src` into `at_hi`), not by a test thread that may read
+ * it late.  Armed by the test thread for one run; the engine thread is the
+ * only other one to touch it. */
+struct pt_hold {
+	/* written before it is published (pt_hold_now) */
+	struct hw_queue *hq;
+	unsigned at;
+	_Atomic uint64_t *hi, *src[2];
+	/* the engine thread's; relaxed: read once the high buffer's COUNT is
+	 * seen (acq_rel RMW after these stores) or once the low queue is done */
+	_Atomic unsigned works;    /* WORKs of hq begun */
+	_Atomic int held;          /* 1: held until the request stood; -1: the bound passed */
+	_Atomic uint64_t at_hi[2]; /* *src when the high buffer's COUNT ran */
+};
+static struct pt_hold pt_hold;
+/* &pt_hold while armed; release (arm) / acquire (hook): its fields are seen written */
+static _Atomic(struct pt_hold *) pt_hold_now;
+/* how late the test thread submits the high-priority buffer (a starved
+ * thread, on purpose: late_high_submission_still_preempts_where_the_granularity_allows) */
+static uint64_t pt_late_ns;
+
+static void pt_hold_wait(struct pt_hold *h, struct hw_queue *q)
+{
+	struct timespec d = { 0, 100000 };
+	for (uint64_t t0 = lf_now_ns(); !hw_queue_preempt_pending(q); nanosleep(&d, NULL)) {
+		if (lf_now_ns() - t0 >= (uint64_t)PT_DEADLINE_NS) {
+			atomic_store_explicit(&h->held, -1, memory_order_relaxed);
+			return;
+		}
+	}
+	atomic_store_explicit(&h->held, 1, memory_order_relaxed);
+}
+
+static void pt_hold_hook(struct hw_queue *q, const struct hw_cmd *c)
+{
+	struct pt_hold *h = atomic_load_explicit(&pt_hold_now, memory_order_acquire);
+	if (!h)
+		return;
+	if (c->op == HW_CMD_COUNT && c->stamp == h->hi) {
+		for (int i = 0; i < 2; i++)
+			if (h->src[i])
+				atomic_store_explicit(&h->at_hi[i], atomic_load(h->src[i]), memory_order_relaxed);
+		return;
+	}
+	if (q == h->hq && c->op == HW_CMD_WORK &&
+	    atomic_fetch_add_explicit(&h->works, 1, memory_order_relaxed) + 1 == h->at)
+		pt_hold_wait(h, q);
+}
+
+/* Installed before any engine thread exists (they read it unguarded); it
+ * acts only on an armed hold. */
+__attribute__((constructor)) static void pt_hold_install(void)
+{
+	hw_test_cmd_hook = pt_hold_hook;
+}
+
+/* Hold the engine before lo's `at`-th WORK (armed before lo's submissions);
+ * record src0, src1 (may be NULL) when the COUNT on hi runs. */
+static struct pt_hold *pt_hold_arm(struct rt_queue *lo, unsigned at, _Atomic uint64_t *hi, _Atomic uint64_t *src0,
+				   _Atomic uint64_t *src1)
+{
+	struct pt_hold *h = &pt_hold;
+	h->hq = os_hwqueue_hw(rt_queue_os(lo));
+	h->at = at;
+	h->hi = hi;
+	h->src[0] = src0;
+	h->src[1] = src1;
+	atomic_store(&h->works, 0);
+	atomic_store(&h->held, 0);
+	atomic_store(&h->at_hi[0], UINT64_MAX);
+	atomic_store(&h->at_hi[1], UINT64_MAX);
+	atomic_store_explicit(&pt_hold_now, h, memory_order_release);
+	return h;
+}
+
+/* The count src[i] had when the high buffer's COUNT ran (UINT64_MAX: it has
+ * not); after that COUNT was seen done (*hi). */
+static uint64_t pt_hold_at_hi(struct pt_hold *h, int i)
+{
+	assert_int_equal(atomic_load(h->hi), 1);   /* acquire: the hook's stores before its COUNT */
+	return atomic_load_explicit(&h->at_hi[i], memory_order_relaxed);
+}
+
+/* The test thread, once the low work started: pt_late_ns late. */
+static void pt_late(void)
+{
+	struct timespec d = { (time_t)(pt_late_ns / 1000000000u), (long)(pt_late_ns % 1000000000u) };
+	if (pt_late_ns)
+		nanosleep(&d, NULL);
+}
+
+/* Once every WORK of the held queue has run (it completed): disarm; the
+ * hold happened, and ended because the request stood. */
+static void pt_hold_done(struct pt_hold *h)
+{
+	atomic_store_explicit(&pt_hold_now, NULL, memory_order_relaxed);
+	assert_int_equal(atomic_load(&h->held), 1);
+}
+
 struct pt_result {
-	uint64_t end1_at_hi, end2_at_hi;   /* the low buffers' end counts when the high one completed */
+	uint64_t end1_at_hi, end2_at_hi;   /* the low buffers' end counts when the high one ran (engine-noted) */
 	uint64_t started, end1, end2;      /* at the end */
 	struct hw_engine_preempt_stats st;
 };
@@ -86,16 +196,19 @@ static void pt_run_kind(struct umt *t, bool um, unsigned nwork, uint64_t units, 
 	b1[n++] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end1 };
 	b2[0] = (struct hw_cmd){ .op = HW_CMD_WORK, .pad = kind, .arg = 4 * PT_WORK_NS, .value = units };
 	b2[1] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = &end2 };
+	struct pt_hold *hold = pt_hold_arm(lo, nwork, &hc, &end1, &end2);   /* before b1's last WORK */
 	assert_int_equal(rt_queue_submit(lo, b1, n, NULL), 0);
 	assert_int_equal(rt_queue_submit(lo, b2, 2, NULL), 0);
 	pt_wait_count(&started, 1);
+	pt_late();
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	uint64_t v;
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
 	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
-	r->end1_at_hi = atomic_load(&end1);
-	r->end2_at_hi = atomic_load(&end2);
+	r->end1_at_hi = pt_hold_at_hi(hold, 0);
+	r->end2_at_hi = pt_hold_at_hi(hold, 1);
 	assert_int_equal(rt_queue_wait(lo, 0, PT_DEADLINE_NS), 0);
+	pt_hold_done(hold);
 	r->started = atomic_load(&started);
 	r->end1 = atomic_load(&end1);
 	r->end2 = atomic_load(&end2);
@@ -163,6 +276,33 @@ static void primitive_boundary_stops_between_commands(void **state)
 		assert_int_equal(r.st.mid_command, 0);     /* never inside a WORK */
 		umt_down(&t);
 	}
+}
+
+/* A starved test thread: the high-priority buffer is submitted 500 ms
+ * after the low work started, later than the whole first low buffer would
+ * take.  The hold keeps the engine before that buffer's last WORK until the
+ * request stands, so each granularity still stops where it may (without it
+ * both low buffers end first). */
+static void late_high_submission_still_preempts_where_the_granularity_allows(void **state)
+{
+	pt_late_ns = 500000000;
+	for (int um = 0; um < 2; um++) {
+		struct umt t = pt_up(HW_GFX_PREEMPT_DMA_BUFFER_BOUNDARY, true, HW_FAULT_NONE);
+		struct pt_result r;
+		pt_run(&t, um, 4, 64, &r);
+		pt_assert_whole(&r);
+		assert_true(pt_dma_respected(&r));
+		assert_int_equal(r.end2_at_hi, 0);
+		umt_down(&t);
+		t = pt_up(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, true, HW_FAULT_NONE);
+		pt_run(&t, um, 4, 64, &r);
+		pt_assert_whole(&r);
+		assert_int_equal(r.end1_at_hi, 0);
+		assert_true(r.st.mid_buffer >= 1);
+		assert_int_equal(r.st.mid_command, 0);
+		umt_down(&t);
+	}
+	pt_late_ns = 0;
 }
 
 static void triangle_boundary_stops_inside_a_command(void **state)
@@ -272,6 +412,7 @@ static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 		{ .op = HW_CMD_COUNT, .stamp = &end },
 	};
 	uint64_t lv, hv;
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &end, NULL);   /* before the WORK */
 	assert_int_equal(rt_queue_submit(lo, b, 4, &lv), 0);
 	struct hw_display_stats ds;
 	for (int i = 0;; i++) {
@@ -283,8 +424,9 @@ static void pt_flip_run(bool mmio, enum os_fault fault, struct pt_flip *r)
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &hv), 0);
 	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
-	r->end_at_hi = atomic_load(&end);
+	r->end_at_hi = pt_hold_at_hi(hold, 0);
 	assert_int_equal(rt_queue_wait(lo, lv, PT_DEADLINE_NS), 0);
+	pt_hold_done(hold);
 	struct timespec vs = { 0, 12000000 };       /* two vsyncs: the last flip is latched */
 	nanosleep(&vs, NULL);
 	r->scanout = hw_display_scanout(hw);
@@ -533,13 +675,16 @@ static void pt_alloc_run(enum hw_fault fault, struct pt_alloc *r)
 	struct hw_cmd b[3] = { { .op = HW_CMD_COUNT, .stamp = &started },
 			       { .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
 			       { .op = HW_CMD_COUNT, .stamp = &end } };
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &end, NULL);
 	assert_int_equal(rt_queue_submit(lo, b, 3, NULL), 0);
 	pt_wait_count(&started, 1);
+	pt_late();
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	uint64_t v;
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
 	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
 	pt_wait_count(&end, 1);
+	pt_hold_done(hold);
 	r->end = atomic_load(&end);
 	hw_ctx_alloc_stats(c, &r->st);
 	assert_int_equal(rt_device_destroy(d2), 0);
@@ -610,15 +755,18 @@ static void pt_split_run(bool um, bool aware, enum hw_fault fault, struct pt_spl
 		{ .op = HW_CMD_WORK, .arg = PT_WORK_NS },                            /* packet 3 */
 		{ .op = HW_CMD_COUNT, .stamp = &c[3] },
 	};
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &c[1], &c[3]);   /* before packet 1's WORK */
 	assert_int_equal(rt_queue_submit(lo, b, 7, NULL), 0);
 	pt_wait_count(&c[0], 1);
+	pt_late();
 	struct hw_cmd h = { .op = HW_CMD_COUNT, .stamp = &hc };
 	uint64_t v;
 	assert_int_equal(rt_queue_submit(hi, &h, 1, &v), 0);
 	assert_int_equal(rt_queue_wait(hi, v, PT_DEADLINE_NS), 0);
-	r->p1_at_hi = atomic_load(&c[1]);
-	r->end_at_hi = atomic_load(&c[3]);
+	r->p1_at_hi = pt_hold_at_hi(hold, 0);
+	r->end_at_hi = pt_hold_at_hi(hold, 1);
 	pt_wait_count(&c[3], 1);
+	pt_hold_done(hold);
 	for (int i = 0; i < 4; i++)
 		r->counts[i] = atomic_load(&c[i]);
 	hw_engine_preempt_stats(os_adapter_hw(t.a), 0, &r->st);
@@ -959,8 +1107,10 @@ static void pt_vidmm_run(enum os_fault fault, struct pt_vm *r)
 	struct hw_cmd b[3] = { { .op = HW_CMD_COUNT, .stamp = &started },
 			       { .op = HW_CMD_WORK, .arg = 4 * PT_WORK_NS, .value = 64 },
 			       { .op = HW_CMD_COUNT, .stamp = &end } };
+	struct pt_hold *hold = pt_hold_arm(lo, 1, &hc, &end, NULL);
 	assert_int_equal(rt_queue_submit(lo, b, 3, NULL), 0);
 	pt_wait_count(&started, 1);
+	pt_late();
 	struct hw_cmd h[2] = { { .op = HW_CMD_WORK, .arg = 2 * PT_WORK_NS, .value = 64 },
 			       { .op = HW_CMD_COUNT, .stamp = &hc } };
 	uint64_t hv;
@@ -973,10 +1123,11 @@ static void pt_vidmm_run(enum os_fault fault, struct pt_vm *r)
 	(void)z2;
 	r->va[2] = hw_ctx_alloc_va(c);
 	assert_int_equal(rt_queue_wait(hi, hv, PT_DEADLINE_NS), 0);
-	r->end_at_hi = atomic_load(&end);
+	r->end_at_hi = pt_hold_at_hi(hold, 0);
 	r->back_rc = os_ctx_alloc_make_resident(t.a, c);
 	r->va[3] = hw_ctx_alloc_va(c);
 	pt_wait_count(&end, 1);
+	pt_hold_done(hold);
 	r->end = atomic_load(&end);
 	hw_ctx_alloc_stats(c, &r->lo);
 	os_vidmm_stats(t.a, &r->vm);
@@ -1490,6 +1641,7 @@ FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
 	     cmocka_unit_test(suspension_and_eviction_hold_a_queue_apart),
 	     cmocka_unit_test(broken_engine_ignoring_its_granularity_is_caught),
 	     cmocka_unit_test(primitive_boundary_stops_between_commands),
+	     cmocka_unit_test(late_high_submission_still_preempts_where_the_granularity_allows),
 	     cmocka_unit_test(triangle_boundary_stops_inside_a_command),
 	     cmocka_unit_test(granularity_none_and_preemption_unaware_never_preempt),
 	     cmocka_unit_test(preempted_hw_wait_resumes_and_completes_once),

@@ -554,6 +554,8 @@ bool hw_queue_runnable(struct hw_adapter *a, struct hw_queue *q)
 	return q->waiting ? hw_wait_satisfied(a, q) : hw_queue_has_cmds(q);
 }
 
+void (*hw_test_cmd_hook)(struct hw_queue *q, const struct hw_cmd *c);
+
 /* Execute up to HW_BUDGET commands of q; returns the number executed. */
 static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q)
 {
@@ -616,6 +618,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		 * OS's markers of a DMA buffer) */
 		if (c.op != HW_CMD_LOG && c.op != HW_CMD_FENCE_ID && c.op != HW_CMD_CONTEXT_SWITCH)
 			hw_timing_spend(e, a->caps.timing.cmd_ns);
+		if (hw_test_cmd_hook)
+			hw_test_cmd_hook(q, &c);     /* tests only (hw.h) */
 		switch (c.op) {
 		case HW_CMD_WORK:
 			/* idle polling: GPU work runs at the engine's own weight.

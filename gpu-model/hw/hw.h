@@ -762,6 +762,24 @@ struct hw_engine_preempt_stats {
 	uint64_t data_faults;    /* HW_CMD_STORE through an unbound slot or an unmapped address */
 };
 void hw_engine_preempt_stats(const struct hw_adapter *a, unsigned engine, struct hw_engine_preempt_stats *out);
+/* Tests only: when set, the engine thread calls it with each command it is
+ * about to run and its queue (the rest of a WORK resumed after a preemption
+ * is not a new command: no call).  A test may block in it, bounded, to hold
+ * the engine at a chosen point of a buffer until the state it needs exists,
+ * typically until hw_queue_preempt_pending(q): what the engine does
+ * afterwards (where it stops) is still decided by its own preemption code.
+ * It may also note there what ran before that command, in the engine's own
+ * order.  Set it before the adapter's engine threads start, never while
+ * they run.  NULL in every production path. */
+extern void (*hw_test_cmd_hook)(struct hw_queue *q, const struct hw_cmd *c);
+/* Whether a request to leave q stands on its engine: one above q's
+ * priority (hw_engine_preempt) with the work it was sent for still there,
+ * or a higher-priority queue the run list sees runnable by itself.  Not an
+ * OS take-back (hw_queue_flush): that is a bounded wait of the OS, which
+ * falls back to a standing request.  Whatever the granularity allows: not
+ * whether or where the engine stops.  q's engine thread only (from
+ * hw_test_cmd_hook); it may poll the engine's doorbells, as the engine does. */
+bool hw_queue_preempt_pending(struct hw_queue *q);
 /* Lazy context switching (seed gpu-preemption, step 4).  An engine keeps
  * the context of the last queue whose commands it ran loaded, idle or not,
  * and loads a queue's context only when one of its commands needs it (not

@@ -176,6 +176,18 @@ static bool hw_higher_runnable(struct hw_adapter *a, struct hw_engine *e, struct
 	return false;
 }
 
+bool hw_queue_preempt_pending(struct hw_queue *q)
+{
+	struct hw_adapter *a = q->a;
+	struct hw_engine *e = &a->engines[q->engine];
+	/* relaxed, as in hw_preempt_due: the engine's own look at the request
+	 * (nothing is read through it) */
+	int32_t req = atomic_load_explicit(&e->preempt_prio, memory_order_relaxed);
+	if (req > hw_queue_eff_priority(q) && (req == HW_PRIORITY_PREEMPT_ALL || hw_higher_runnable(a, e, q, true)))
+		return true;
+	return atomic_load_explicit(&e->prios, memory_order_relaxed) && hw_higher_runnable(a, e, q, false);
+}
+
 bool hw_preempt_due(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, unsigned level)
 {
 	if (hw_preempt_level(a, q) < level)
@@ -478,14 +490,24 @@ static bool hw_work_spin(struct hw_adapter *a, struct hw_engine *e, struct hw_qu
 /* A long WORK: it ends at a time, the engine sleeps toward it and looks
  * every HW_LOOK_NS (or slice) for a request, and every HW_CHUNK_NS for a
  * reset.  A request stops it at the next slice boundary after it was seen
- * (slices are counted from where the WORK started or resumed).  The host
- * CPU sleeps meanwhile, as a GPU's work costs the CPU nothing.  False:
- * preempted (the rest kept) or reset. */
+ * (slices are counted from where the WORK started or resumed); one standing
+ * as the WORK begins is seen then, and stops it at its first boundary
+ * however late the host thread wakes (an oversleep is not GPU time, as in
+ * hw_work_spin).  The host CPU sleeps meanwhile, as a GPU's work costs the
+ * CPU nothing.  False: preempted (the rest kept) or reset. */
 static bool hw_work_sleep(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, bool stoppable)
 {
 	uint64_t start = lf_now_ns(), left = q->work_left_ns, slice = q->work_slice_ns;
 	uint64_t end = left == UINT64_MAX ? UINT64_MAX : start + left;
 	uint64_t look = !stoppable ? HW_CHUNK_NS : slice > HW_LOOK_NS ? slice : HW_LOOK_NS;
+	if (stoppable && slice < left && hw_preempt_due(a, e, q, 3)) {
+		lf_sleep_until(start + slice);
+		if (hw_reset_check(e, q))
+			return false;
+		q->work_left_ns = end - (start + slice);
+		hw_preempt_take(a, e, q, 3);
+		return false;
+	}
 	for (;;) {
 		uint64_t now = lf_now_ns();
 		if (now >= end)
