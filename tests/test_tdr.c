@@ -687,6 +687,8 @@ static void watchdog_looks_while_the_scheduler_holds_a_submission(void **state)
 	os_ums_config_default(&u);
 	u.drain_timeout_ns = 5000000000ll;
 	u.tdr_delay_ns = TT_MULTI_DELAY_NS;
+	atomic_store(&tt_hold_q, NULL);
+	os_test_sched_popped_hook = tt_hold_until_engine0_free;   /* before the threads start: armed later */
 	struct umt t = umt_up_with(&cfg, &u);
 	tt_hold_hw = os_adapter_hw(t.a);
 	atomic_store(&tt_hold_gave_up, false);
@@ -704,8 +706,7 @@ static void watchdog_looks_while_the_scheduler_holds_a_submission(void **state)
 	tt_hang(qa, fa);
 	tt_wait_start(&wa, fa);
 	assert_true(fbt_eventually(hw_engine_running(tt_hold_hw, 1) != NULL));
-	os_test_sched_popped_hook = tt_hold_until_engine0_free;
-	atomic_store(&tt_hold_q, rt_queue_os(qa));
+	atomic_store(&tt_hold_q, rt_queue_os(qa));   /* armed: the next submission of qa the scheduler pops */
 	struct hw_cmd more = rt_cmd_signal(fa, 2);
 	assert_int_equal(rt_queue_submit(qa, &more, 1, NULL), 0);
 	assert_true(fbt_eventually(atomic_load(&tt_hold_held)));   /* the scheduler holds it */
@@ -715,7 +716,6 @@ static void watchdog_looks_while_the_scheduler_holds_a_submission(void **state)
 	tt_wait_start(&wc, fc);
 	tt_join(&wa);
 	tt_join(&wc);
-	os_test_sched_popped_hook = NULL;
 	assert_false(atomic_load(&tt_hold_gave_up));   /* engine 0 was reset while A's termination waited */
 	assert_int_equal(wa.rc, -EIO);
 	assert_int_equal(wc.rc, -EIO);
@@ -723,6 +723,7 @@ static void watchdog_looks_while_the_scheduler_holds_a_submission(void **state)
 	assert_int_equal(s.tdr_resets, 2);
 	rt_device_destroy(c);
 	umt_down(&t);
+	os_test_sched_popped_hook = NULL;            /* after the threads stopped */
 }
 
 /* A TDR ends the device under a process that still holds the CPU VA of a
