@@ -5,10 +5,10 @@ each from the run's numbers, the tolerances stated where they are checked.  Stan
 import fbresults as fr
 import fbtext as ft
 
-# what the issue's real machine gave for CPU-held / GPU wait, and the range it expects
+# what the reference H200 machine gave for CPU-held / GPU wait, and the range it expects
 # from real hardware (3.3-4.0x without kernel-mode re-entry, up to ~8x with it)
 REAL_RATIO = (3.0, 8.0)
-TOLERANCE = 0.30          # the issue's target: within +-30 % of the profile
+TOLERANCE = 0.30          # the target: within +-30 % of the profile
 # analogs' operations, in its order: (counter stem, what it is)
 ANALOG_OPS = (("write_seen", "GPU write seen by a CPU poll"),
               ("enqueue", "enqueue call (CPU side)"),
@@ -40,15 +40,15 @@ def headline_profiles(files):
     calibrated = [(p, n, lg) for p, n, lg in got if p != "ideal"]
     if not calibrated:
         return shape, ("No calibrated profile ran here: real hardware gives a legacy/native GPU-wait ratio of "
-                       f"about {REAL_RATIO[0]:g}–{REAL_RATIO[1]:g}× (issue 20), which the ideal profile does not "
+                       f"about {REAL_RATIO[0]:g}–{REAL_RATIO[1]:g}×, which the ideal profile does not "
                        "model.")
     out = [(p, _ratio(n, lg, "gpu_wait_p50")) for p, n, lg in calibrated]
     bad = [f"{p} gives {r:.3g}×" for p, r in out if not REAL_RATIO[0] <= r <= REAL_RATIO[1]]
     if not bad:
         return shape, (f"This is what a real machine predicts: under {', '.join(p for p, _ in out)} the ratio is "
-                       f"within the {REAL_RATIO[0]:g}–{REAL_RATIO[1]:g}× real hardware gives (issue 20).")
+                       f"within the {REAL_RATIO[0]:g}–{REAL_RATIO[1]:g}× real hardware gives.")
     return shape, (f"Real hardware gives a legacy/native GPU-wait ratio of about {REAL_RATIO[0]:g}–"
-                   f"{REAL_RATIO[1]:g}× (issue 20); this run departs from it: {'; '.join(bad)}.")
+                   f"{REAL_RATIO[1]:g}×; this run departs from it: {'; '.join(bad)}.")
 
 
 def analogs(files):
