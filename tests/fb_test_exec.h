@@ -12,6 +12,9 @@
  *                                     FB_EXEC_SEPARATE  stdout in .out, stderr in .err
  *                                     FB_EXEC_MERGED    stderr onto stdout, both in .out
  *                                                       in the order written; .err NULL
+ *   fb_exec_args(dir, prog, args)   fb_exec of prog with the NULL-terminated args after it,
+ *                                   stdout and stderr apart; fails the test when it
+ *                                   could not be started (RUN(...) in the tests that use it)
  *   fb_exec_start(dir, argv, capture)  the same, without waiting: the child's pid (-1: not
  *                                   started), for a test that acts on it while it runs
  *   fb_exec_wait(dir, pid, capture) wait for it and collect as fb_exec does
@@ -123,6 +126,22 @@ static inline struct fb_exec_result fb_exec(const char *dir, const char *const *
 					    enum fb_exec_capture capture)
 {
 	return fb_exec_wait(dir, fb_exec_start(dir, argv, capture), capture);
+}
+
+/* prog args... (at most 62 args), stdout and stderr apart; fails the test
+ * when the child could not be started or waited for. */
+static inline struct fb_exec_result fb_exec_args(const char *dir, const char *prog, const char *const *args)
+{
+	const char *argv[64] = { prog };
+	size_t n = 1;
+	for (; args[n - 1]; n++) {
+		assert_true(n < 63);
+		argv[n] = args[n - 1];
+	}
+	argv[n] = NULL;
+	struct fb_exec_result r = fb_exec(dir, argv, FB_EXEC_SEPARATE);
+	assert_int_not_equal(r.status, -1);   /* spawned and waited for */
+	return r;
 }
 
 static inline void fb_exec_free(struct fb_exec_result *r)

@@ -36,14 +36,7 @@ static char tmpdir[] = "/tmp/fb_test_cli.XXXXXX";
 /* Run fencebench with the NULL-terminated args; stdout and stderr captured apart. */
 static struct fb_exec_result run_args(const char *const *args)
 {
-	const char *argv[64] = { fencebench };
-	size_t n = 1;
-	for (; args[n - 1]; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
-	assert_int_not_equal(r.status, -1);   /* spawned and waited for */
-	return r;
+	return fb_exec_args(tmpdir, fencebench, args);
 }
 #define RUN(...) run_args((const char *const[]){ __VA_ARGS__, NULL })
 

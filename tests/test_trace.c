@@ -464,14 +464,7 @@ static void no_trace_without_start(void **state)
 
 static struct fb_exec_result run_fencebench(const char *const *args)
 {
-	const char *argv[32] = { fencebench };
-	size_t n = 1;
-	for (; args[n - 1]; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
-	assert_int_not_equal(r.status, -1);
-	return r;
+	return fb_exec_args(tmpdir, fencebench, args);
 }
 #define FENCEBENCH(...) run_fencebench((const char *const[]){ __VA_ARGS__, NULL })
 
