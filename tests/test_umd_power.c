@@ -129,6 +129,16 @@ static struct hw_engine_stats engine_stats(struct umt *t)
 	return s;
 }
 
+/* An idle engine whose creator already runs at nice 10 or above (`nice make
+ * test`) has no lower weight to poll at: it keeps its own and counts no
+ * lowering (never a nice value below its creator's). */
+static void idle_engine_keeps_a_creators_weight_at_or_above_ten(struct umt *t, int own)
+{
+	fbt_settle();
+	assert_int_equal(engine_nice(t), own);
+	assert_int_equal(engine_stats(t).lowered, 0);
+}
+
 static void idle_polling_runs_at_the_lowest_weight(void **state)
 {
 	errno = 0;
@@ -148,10 +158,8 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 			fb_skip("this process may not lower its nice value again (no CAP_SYS_NICE, RLIMIT_NICE too "
 				"low): engines poll at their own weight here");
 		}
-		if (normal) {
-			fbt_settle();
-			assert_int_equal(engine_nice(&t), own);
-			assert_int_equal(engine_stats(&t).lowered, 0);
+		if (normal || own >= 10) {
+			idle_engine_keeps_a_creators_weight_at_or_above_ten(&t, own);
 			umt_down(&t);
 			continue;
 		}
@@ -172,6 +180,29 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 		assert_true(engine_stats(&t).lowered > lowered);
 		umt_down(&t);
 	}
+}
+
+/* The same with the creator at nice 15: the engine never polls at a weight
+ * above its creator's (nice 10 would be one). */
+static void idle_polling_under_a_creator_at_nice_15_keeps_its_weight(void **state)
+{
+	errno = 0;
+	int own = getpriority(PRIO_PROCESS, (id_t)gettid());
+	assert_int_equal(errno, 0);
+	if (own >= 15)
+		fb_skip("this test already runs at nice 15 or above: idle_polling_runs_at_the_lowest_weight covers it");
+	assert_int_equal(setpriority(PRIO_PROCESS, (id_t)gettid(), 15), 0);
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1: it polls throughout */
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	idle_engine_keeps_a_creators_weight_at_or_above_ten(&t, 15);
+	umt_down(&t);
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), own))
+		fb_skip("this thread may not return to its nice value (no CAP_SYS_NICE): later tests run at nice 15");
 }
 
 /* "Engine D-state transitions", D0 -> D3: contexts suspended, doorbells
@@ -970,6 +1001,7 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
 	     cmocka_unit_test(engine_f1_round_trip),
 	     cmocka_unit_test(idle_polling_runs_at_the_lowest_weight),
+	     cmocka_unit_test(idle_polling_under_a_creator_at_nice_15_keeps_its_weight),
 	     cmocka_unit_test(device_d3_round_trip_by_connect),
 	     cmocka_unit_test(device_d3_round_trip_by_km_submission),
 	     cmocka_unit_test(normal_termination_loses_nothing),
