@@ -232,6 +232,21 @@ static int bm_vk_make_instance(struct bm_vk *vk, char *err, size_t errlen)
 
 /* ---- the physical device ---- */
 
+/* The index to use among n devices: o->device, or with -1 the first that
+ * is not a CPU implementation (else 0). */
+static uint32_t bm_vk_choose(struct bm_vk *vk, const struct bm_vk_opts *o, const VkPhysicalDevice *pd, uint32_t n)
+{
+	if (o->device >= 0)
+		return (uint32_t)o->device;
+	for (uint32_t i = 0; i < n; i++) {
+		VkPhysicalDeviceProperties2 p = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
+		vk->fn.vkGetPhysicalDeviceProperties2(pd[i], &p);
+		if (p.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+			return i;
+	}
+	return 0;
+}
+
 static int bm_vk_pick(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, size_t errlen)
 {
 	uint32_t n = 0;
@@ -244,8 +259,11 @@ static int bm_vk_pick(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, s
 	if (!pd)
 		return -ENOMEM;
 	VkResult r = vk->fn.vkEnumeratePhysicalDevices(vk->instance, &n, pd);
-	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && o->device >= 0 && (uint32_t)o->device < n)
-		vk->phys = pd[o->device];
+	uint32_t i = bm_vk_choose(vk, o, pd, n);
+	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n) {
+		vk->phys = pd[i];
+		vk->index = i;
+	}
 	free(pd);
 	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
 		return bm_vk_fail(r, "vkEnumeratePhysicalDevices", err, errlen);
@@ -405,7 +423,7 @@ static int bm_vk_open_steps(struct bm_vk *vk, const struct bm_vk_opts *o, char *
 		return rc;
 	bm_vk_identify(vk);
 	if (vk->id.type == VK_PHYSICAL_DEVICE_TYPE_CPU && !o->allow_cpu) {
-		snprintf(err, errlen, "Vulkan device %d, %s (%s), is a CPU implementation, not a GPU", o->device,
+		snprintf(err, errlen, "Vulkan device %u, %s (%s), is a CPU implementation, not a GPU", vk->index,
 			 vk->id.name, vk->id.driver_name);
 		return -EPERM;
 	}

@@ -12,8 +12,9 @@
  * Bring-up (bm_vk_open): the loader, an instance (Vulkan 1.2 or newer; with
  * validation, VK_LAYER_KHRONOS_validation with synchronization validation
  * on, and a VK_EXT_debug_utils messenger that counts every warning and
- * error it reports), the physical device by index (a CPU implementation,
- * VK_PHYSICAL_DEVICE_TYPE_CPU, refused unless allow_cpu), a device with
+ * error it reports), the physical device by index, or the first GPU
+ * (a CPU implementation, VK_PHYSICAL_DEVICE_TYPE_CPU, refused unless
+ * allow_cpu), a device with
  * timelineSemaphore and synchronization2 enabled, and up to two queues:
  *
  *   queue 0 (A)  the first family with graphics or compute (graphics and
@@ -95,7 +96,8 @@ struct bm_vk_fn {
 #undef BM_VK_MEMBER
 
 struct bm_vk_opts {
-	int device;        /* index in vkEnumeratePhysicalDevices' order */
+	int device;        /* index in vkEnumeratePhysicalDevices' order; -1: the
+			    * first that is not a CPU implementation (else 0) */
 	bool allow_cpu;    /* accept VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe) */
 	bool validate;     /* the validation layer (or FENCEBENCH_VK_VALIDATE=1) */
 };
@@ -126,6 +128,7 @@ struct bm_vk {
 	VkInstance instance;
 	VkDebugUtilsMessengerEXT messenger;
 	VkPhysicalDevice phys;
+	uint32_t index;            /* phys's index in vkEnumeratePhysicalDevices' order */
 	VkDevice dev;
 	struct bm_vk_identity id;
 	VkPhysicalDeviceMemoryProperties mem;
