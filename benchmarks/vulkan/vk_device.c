@@ -10,6 +10,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,8 +448,39 @@ int bm_vk_open(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, size_t e
 	return rc;
 }
 
+/* dl_iterate_phdr's callback: each loaded object's path into the list. */
+static int bm_vk_list_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct { char **name; size_t n, max; } *l = data;
+	if (info->dlpi_name && *info->dlpi_name && l->n < l->max)
+		l->name[l->n++] = strdup(info->dlpi_name);
+	return 0;
+}
+
+/* Keep every loaded library mapped for the rest of the process
+ * (RTLD_NOLOAD | RTLD_NODELETE on each).  The loader unloads its drivers
+ * when the instance goes, and lavapipe its LLVM: what they keep for the
+ * process (LLVM's caches) would then look leaked to LeakSanitizer, from
+ * code no longer mapped.  A driver stays loaded, as CUDA's does in
+ * calibrate's CUDA probe.  dlopen is called outside dl_iterate_phdr, which
+ * holds the dynamic linker's lock. */
+static void bm_vk_pin_libraries(void)
+{
+	char *name[512];
+	struct { char **name; size_t n, max; } l = { name, 0, sizeof(name) / sizeof(name[0]) };
+	dl_iterate_phdr(bm_vk_list_one, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		void *h = name[i] ? dlopen(name[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) : NULL;
+		if (h)
+			dlclose(h);   /* our reference only: NODELETE keeps it mapped */
+		free(name[i]);
+	}
+}
+
 void bm_vk_close(struct bm_vk *vk)
 {
+	if (vk->lib)
+		bm_vk_pin_libraries();
 	if (vk->dev) {
 		vk->fn.vkDeviceWaitIdle(vk->dev);
 		vk->fn.vkDestroyDevice(vk->dev, NULL);
@@ -457,8 +489,6 @@ void bm_vk_close(struct bm_vk *vk)
 		vk->fn.vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
 	if (vk->instance)
 		vk->fn.vkDestroyInstance(vk->instance, NULL);
-	if (vk->lib)
-		dlclose(vk->lib);
 	vk->dev = VK_NULL_HANDLE;
 	vk->messenger = VK_NULL_HANDLE;
 	vk->instance = VK_NULL_HANDLE;

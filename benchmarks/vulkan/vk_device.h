@@ -123,7 +123,7 @@ struct bm_vk_queue {
 };
 
 struct bm_vk {
-	void *lib;                 /* dlopen("libvulkan.so.1") */
+	void *lib;                 /* dlopen("libvulkan.so.1"), never closed */
 	struct bm_vk_fn fn;
 	VkInstance instance;
 	VkDebugUtilsMessengerEXT messenger;
@@ -150,9 +150,10 @@ struct bm_vk {
  * 0, or -errno with one line in err; on error vk holds nothing (closed).
  * Blocks in the driver's initialization; the calling thread only. */
 int bm_vk_open(struct bm_vk *vk, const struct bm_vk_opts *opts, char *err, size_t errlen);
-/* Wait for the device to go idle and destroy the device, the messenger,
- * the instance and close the loader.  Objects made from vk must be
- * destroyed first.  Safe on a zeroed or closed vk. */
+/* Wait for the device to go idle and destroy the device, the messenger
+ * and the instance.  Objects made from vk must be destroyed first.  The
+ * loader, its drivers and their libraries stay mapped for the rest of the
+ * process (pinned: see vk_device.c).  Safe on a zeroed or closed vk. */
 void bm_vk_close(struct bm_vk *vk);
 
 /* Validation messages (warnings and errors) so far; 0 without validation. */
