@@ -146,6 +146,8 @@ static void calibrate_writes_a_lavapipe_profile(void **state)
 	assert_non_null(strstr(origin, "api: Vulkan 1."));
 	assert_non_null(strstr(origin, "date: 20"));
 	assert_non_null(strstr(origin, "one queue"));
+	assert_non_null(strstr(origin, "queue_wait: B's wait on A's signal is resolved by the implementation's queue "
+				       "thread on the CPU"));
 	assert_non_null(strstr(origin, "gpu_wait_local (Vulkan does not place"));
 	for (int op = 0; op < BM_OPS; op++)
 		if (p.has[op] != (op != BM_OP_GPU_WAIT_LOCAL && op != BM_OP_KM_SUBMIT))
