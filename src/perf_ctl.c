@@ -2,6 +2,7 @@
  * fd:CTL,ACK`: write enable/disable, wait for perf's ack.  Contract in
  * src/perf.h ("perf stat --control"). */
 #include "src/perf.h"
+#include "src/perf_sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,7 +78,7 @@ static int fb_perf_write_all(int fd, const char *buf, size_t len)
 	sigpending(&pending);
 	bool was_pending = sigismember(&pending, SIGPIPE);
 	while (len) {
-		ssize_t w = write(fd, buf, len);
+		ssize_t w = fb_perf_sys()->write(fd, buf, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
@@ -111,7 +112,7 @@ static int fb_perf_ctl_wait_ack(struct fb_perf_ctl *c)
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = c->ack_fd, .events = POLLIN };
-		int r = poll(&p, 1, (int)((deadline - now + 999999u) / 1000000u));
+		int r = fb_perf_sys()->poll(&p, 1, (int)((deadline - now + 999999u) / 1000000u));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -121,7 +122,7 @@ static int fb_perf_ctl_wait_ack(struct fb_perf_ctl *c)
 		if (!(p.revents & POLLIN))
 			return p.revents & POLLNVAL ? -EBADF : p.revents & POLLHUP ? -EPIPE : -EIO;
 		char ch;
-		ssize_t got = read(c->ack_fd, &ch, 1);
+		ssize_t got = fb_perf_sys()->read(c->ack_fd, &ch, 1);
 		if (got < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (got < 0)

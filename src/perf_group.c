@@ -33,7 +33,7 @@ int fb_perf_group_open(const struct fb_perf_spec *s, pid_t tid, struct fb_perf_g
 		a.disabled = i == 0;          /* the leader gates the whole group */
 		a.inherit = 0;
 		a.read_format = FB_PERF_READ_FORMAT;
-		int fd = perf_event_open(&a, tid, -1, i ? g->fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = fb_perf_sys()->event_open(&a, tid, -1, i ? g->fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			rc = -errno;
 			fb_perf_group_close(g);
@@ -49,17 +49,17 @@ int fb_perf_group_open(const struct fb_perf_spec *s, pid_t tid, struct fb_perf_g
 
 void fb_perf_group_enable(struct fb_perf_group *g)
 {
-	ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+	fb_perf_sys()->ioctl(g->fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 }
 
 void fb_perf_group_disable(struct fb_perf_group *g)
 {
-	ioctl(g->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	fb_perf_sys()->ioctl(g->fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
 void fb_perf_group_reset(struct fb_perf_group *g)
 {
-	ioctl(g->fd[0], PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+	fb_perf_sys()->ioctl(g->fd[0], PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
 }
 
 size_t fb_perf_group_count(const struct fb_perf_group *g)
@@ -95,7 +95,7 @@ int fb_perf_group_read(struct fb_perf_group *g, struct fb_perf_value *out, size_
 	ssize_t got;
 
 	do
-		got = read(g->fd[0], buf, want);
+		got = fb_perf_sys()->read(g->fd[0], buf, want);
 	while (got < 0 && errno == EINTR);
 	if (got < 0)
 		return -errno;
@@ -117,7 +117,7 @@ void fb_perf_group_close(struct fb_perf_group *g)
 		return;
 	/* members first, the leader last */
 	for (size_t i = g->n; i-- > 0;) {
-		close(g->fd[i]);
+		fb_perf_sys()->close(g->fd[i]);
 		free(g->name[i]);
 	}
 	free(g);

@@ -128,10 +128,10 @@ static int fb_perf_probe(const struct perf_event_attr *attr)
 	a.size = sizeof(a);
 	a.disabled = 1;
 	a.read_format = FB_PERF_READ_FORMAT;
-	fd = perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = fb_perf_sys()->event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	close(fd);
+	fb_perf_sys()->close(fd);
 	return 0;
 }
 
