@@ -436,8 +436,11 @@ static void report_role(struct fb_run *run, struct fb_role *r, struct perf_notes
 		}
 		if (!v[k].counted) {
 			add_absent(run, key, event_unit(event), "not counted");
+			/* enabled but never on the PMU: worth a note (a thread that never
+			 * ran in the region, time_enabled 0 too, is only idle) */
 			snprintf(key, sizeof(key), "%s on %s", event, r->role);
-			note_add(pn->not_counted, sizeof(pn->not_counted), ", ", key);
+			if (v[k].time_enabled)
+				note_add(pn->not_counted, sizeof(pn->not_counted), ", ", key);
 			continue;
 		}
 		add_metric(run, key, v[k].value, event_unit(event), FB_LIMIT_NONE);
@@ -460,7 +463,7 @@ static void report_perf(struct fb_run *run)
 	if (pn.scaled[0])
 		note(run, "perf: multiplexed, so scaled (estimates): %s", pn.scaled);
 	if (pn.not_counted[0])
-		note(run, "perf: <not counted> (never ran in the region): %s%s", pn.not_counted,
+		note(run, "perf: <not counted> (enabled, never on the PMU in the region): %s%s", pn.not_counted,
 		     nmi_watchdog_on() ? "; the NMI watchdog holds a counter (kernel.nmi_watchdog=0 frees it)" : "");
 	if (pn.unread[0])
 		note(run, "perf: counters not read on %s: %s", pn.unread, strerror(-pn.read_rc));

@@ -47,7 +47,8 @@ struct fake_pmu {
 	unsigned opens;          /* successful perf_event_open calls */
 	unsigned fds;            /* handed out so far */
 	uint64_t enabled, running;   /* every group's times */
-	uint64_t tick;               /* added to both times at every read: a PMU that counts all along */
+	uint64_t tick, tick_enabled; /* added at every read: to both times (a PMU that counts all
+				      * along), to time_enabled only (one that never schedules the event) */
 	uint64_t count[FAKE_FDS];    /* per fd (fd - FAKE_FD0) */
 	int leader[FAKE_FDS];        /* per fd: the index of its group's leader */
 	unsigned size[FAKE_FDS];     /* per leader: events in its group */
@@ -82,7 +83,7 @@ static ssize_t fake_read(int fd, void *buf, size_t len)
 		return read(fd, buf, len);
 	uint64_t *w = buf;
 	int lead = fd - FAKE_FD0;
-	pmu->enabled += pmu->tick;
+	pmu->enabled += pmu->tick + pmu->tick_enabled;
 	pmu->running += pmu->tick;
 	size_t nr = 0;
 	for (unsigned i = 0; i < pmu->fds; i++)   /* the leader, then its members in open order */
@@ -298,15 +299,16 @@ static size_t perf_metrics(json_t *doc)
 
 /* ---- (3) not counted is never a 0 ------------------------------------------------ */
 
-/* An event that never ran in the region (time_running 0: e.g. the NMI
- * watchdog holds the counter) is perf stat's <not counted> in every format:
- * JSON null with the reason in fencebench.absent, "<not counted>" on the
- * console and in CSV; a counted one beside it keeps its number. */
+/* An event enabled but never on the PMU in the region (time_running 0: e.g.
+ * the NMI watchdog holds the counter) is perf stat's <not counted> in every
+ * format: JSON null with the reason in fencebench.absent, "<not counted>" on
+ * the console and in CSV, and one note for the run. */
 static void not_counted_is_never_a_zero(void **state)
 {
 	(void)state;
 	static const char *const args[] = { "--perf-events", "task-clock,context-switches" };
-	pmu_start();   /* the times never move: every event reads running == 0 */
+	pmu_start();
+	pmu->tick_enabled = 1000;   /* enabled all along, never running */
 	json_t *doc = run_t(args, 2);
 	char *console = run_t_as("console", args, 2), *csv = run_t_as("csv", args, 2);
 	pmu_stop();
