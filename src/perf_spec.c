@@ -211,6 +211,29 @@ static int fb_perf_event_encode(const char *name, struct fb_perf_event *ev, char
 	return 0;
 }
 
+/* name as counted in user space only: a trailing perf modifier group loses
+ * its k and gains a u ("cycles:uk" -> "cycles:u", "cycles:pp" ->
+ * "cycles:ppu"; perf itself appends a u: "cycles:uku"); any other name
+ * gets ":u".  malloc'd. */
+static char *fb_perf_user_only_name(const char *name)
+{
+	const char *group = fb_perf_modifier_group(name);
+	size_t len = strlen(name) + 3;
+	char *out = fb_xcalloc(1, len);
+	if (!group) {
+		snprintf(out, len, "%s:u", name);
+		return out;
+	}
+	size_t n = (size_t)(group - name);
+	memcpy(out, name, n);
+	for (const char *m = group; *m; m++)
+		if (*m != 'k' && *m != 'u')
+			out[n++] = *m;
+	out[n++] = 'u';
+	out[n] = '\0';
+	return out;
+}
+
 /* Check this machine can count ev; fall back to user-only counting when the kernel
  * forbids kernel-side counting (perf_event_paranoid), as perf stat does.
  * 0 (*user_only set when the fallback applied), or -errno with the message in err. */
@@ -223,9 +246,7 @@ static int fb_perf_event_check(struct fb_perf_event *ev, bool *user_only, char *
 		u.exclude_kernel = 1;
 		u.exclude_hv = 1;
 		if (fb_perf_probe(&u) == 0) {
-			size_t len = strlen(ev->name) + 3;
-			char *name = fb_xcalloc(1, len);
-			snprintf(name, len, "%s:u", ev->name);
+			char *name = fb_perf_user_only_name(ev->name);
 			free(ev->name);
 			ev->name = name;
 			ev->attr = u;

@@ -43,6 +43,7 @@
 
 struct fake_pmu {
 	int open_errno;          /* != 0: opens on a thread (tid > 0) fail so; probes (tid 0) succeed */
+	bool user_only;          /* kernel-side counting forbidden (perf_event_paranoid 2): EACCES */
 	unsigned max_group;      /* != 0: a group takes at most this many events (more: EINVAL, as x86) */
 	unsigned opens;          /* successful perf_event_open calls */
 	unsigned fds;            /* handed out so far */
@@ -61,6 +62,10 @@ static int fake_open(struct perf_event_attr *attr, pid_t tid, int cpu, int group
 	(void)cpu, (void)flags;
 	if (tid > 0 && pmu->open_errno) {
 		errno = pmu->open_errno;
+		return -1;
+	}
+	if (pmu->user_only && !attr->exclude_kernel) {
+		errno = EACCES;
 		return -1;
 	}
 	int lead = group_fd < 0 ? (int)pmu->fds : group_fd - FAKE_FD0;
@@ -563,6 +568,28 @@ static void modifiers_mean_what_perf_says(void **state)
 	fb_perf_spec_free(s);
 }
 
+/* With kernel-side counting forbidden, the user-only fallback names the
+ * event by what it counts: "task-clock:uk" as "task-clock:u" (the k
+ * dropped; perf would write "task-clock:uku"), never "task-clock:uk:u",
+ * which is no event name; a bare name gains ":u". */
+static void the_user_only_fallback_names_what_is_counted(void **state)
+{
+	(void)state;
+	struct fb_perf_spec *s = NULL;
+	char err[256] = "";
+	pmu_start();
+	pmu->user_only = true;
+	int rc = fb_perf_spec_parse("task-clock:uk,context-switches", &s, err, sizeof(err));
+	pmu_stop();
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(fb_perf_spec_name(s, 0), "task-clock:u");
+	assert_string_equal(fb_perf_spec_name(s, 1), "context-switches:u");
+	assert_non_null(fb_perf_spec_note(s));
+	assert_non_null(strstr(fb_perf_spec_note(s), "CAP_PERFMON"));
+	fb_perf_spec_free(s);
+}
+
 /* pinned/exclusive are taken on a group's leader only: a member with one is
  * refused when the list is parsed, not by every thread's group open. */
 static void group_only_modifiers_are_refused_on_a_member(void **state)
@@ -597,6 +624,7 @@ int main(void)
 		cmocka_unit_test(a_full_control_fifo_costs_the_timeout_not_a_hang),
 		cmocka_unit_test(modifiers_mean_what_perf_says),
 		cmocka_unit_test(group_only_modifiers_are_refused_on_a_member),
+		cmocka_unit_test(the_user_only_fallback_names_what_is_counted),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, pmu_setup, pmu_teardown);
 }
