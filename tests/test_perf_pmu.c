@@ -44,6 +44,7 @@
 struct fake_pmu {
 	int open_errno;          /* != 0: opens on a thread (tid > 0) fail so; probes (tid 0) succeed */
 	bool user_only;          /* kernel-side counting forbidden (perf_event_paranoid 2): EACCES */
+	int read_errno;          /* != 0: reads of a counter fail so */
 	unsigned max_group;      /* != 0: a group takes at most this many events (more: EINVAL, as x86) */
 	unsigned opens;          /* successful perf_event_open calls */
 	unsigned fds;            /* handed out so far */
@@ -86,6 +87,10 @@ static ssize_t fake_read(int fd, void *buf, size_t len)
 {
 	if (fd < FAKE_FD0)
 		return read(fd, buf, len);
+	if (pmu->read_errno) {
+		errno = pmu->read_errno;
+		return -1;
+	}
 	uint64_t *w = buf;
 	int lead = fd - FAKE_FD0;
 	pmu->enabled += pmu->tick + pmu->tick_enabled;
@@ -355,6 +360,25 @@ static void refused_counters_are_null_not_missing(void **state)
 	json_decref(doc);
 }
 
+/* ---- (8) a failed read is reported --------------------------------------------- */
+
+/* A read of the counters that fails is said once for the run, naming the
+ * roles, and their counts are <not counted>: never dropped in silence. */
+static void a_failed_read_is_reported(void **state)
+{
+	(void)state;
+	static const char *const args[] = { "--perf-events", "task-clock" };
+	pmu_start();
+	pmu->read_errno = EIO;
+	json_t *doc = run_t(args, 2);
+	pmu_stop();
+	assert_non_null(doc);
+	assert_int_equal(notes_with(doc, "counters not read on app, role-a, role-b"), 1);
+	json_t *e = json_array_get(json_object_get(doc, "benchmarks"), 0);
+	assert_true(json_is_null(json_object_get(e, "perf.app.task-clock")));
+	json_decref(doc);
+}
+
 /* ---- (6) one note per kind per run ---------------------------------------------- */
 
 /* perf_event_paranoid 3 or 4 without CAP_PERFMON: every role thread's open
@@ -618,6 +642,7 @@ int main(void)
 		cmocka_unit_test(refused_counters_are_one_note_per_run),
 		cmocka_unit_test(not_counted_is_never_a_zero),
 		cmocka_unit_test(refused_counters_are_null_not_missing),
+		cmocka_unit_test(a_failed_read_is_reported),
 		cmocka_unit_test(perf_events_none_counts_nothing),
 		cmocka_unit_test(under_perf_control_own_counters_are_off_unless_asked),
 		cmocka_unit_test(a_late_ack_never_answers_the_next_command),
