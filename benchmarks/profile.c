@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "benchmarks/embedded.h"
 #include "benchmarks/profile.h"
 #include "lockfree/die.h"
 
@@ -107,20 +108,36 @@ static int bm_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Add NAME (of NAME.json) to names[0..*n) unless it is there: false when full. */
+static bool bm_name_add(char **names, size_t *n, size_t max, const char *file)
+{
+	size_t len = strlen(file);
+	if (len <= 5 || strcmp(file + len - 5, ".json"))
+		return true;
+	for (size_t i = 0; i < *n; i++)
+		if (strlen(names[i]) == len - 5 && !strncmp(names[i], file, len - 5))
+			return true;
+	if (*n == max)
+		return false;
+	names[(*n)++] = strndup(file, len - 5);
+	return true;
+}
+
 void bm_profile_describe(void)
 {
 	static char help[1024];
 	char dir[PATH_MAX], *names[32];
-	size_t n = 0;
+	size_t n = 0, max = sizeof(names) / sizeof(names[0]);
 	bm_profile_dir(dir, sizeof(dir));
 	DIR *d = opendir(dir);
-	for (struct dirent *e; d && n < sizeof(names) / sizeof(names[0]) && (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		if (len > 5 && !strcmp(e->d_name + len - 5, ".json"))
-			names[n++] = strndup(e->d_name, len - 5);
-	}
+	for (struct dirent *e; d && (e = readdir(d)) && bm_name_add(names, &n, max, e->d_name);)
+		;
 	if (d)
 		closedir(d);
+	const struct bm_embedded *b;   /* the built-in copies: a binary copied alone has them */
+	for (size_t i = 0; (b = bm_embedded_in("benchmarks/profiles", ".json", i)) &&
+			   bm_name_add(names, &n, max, strrchr(b->path, '/') + 1); i++)
+		;
 	if (!n)
 		return;   /* none found: the help keeps naming the folder */
 	qsort(names, n, sizeof(names[0]), bm_name_cmp);
@@ -255,6 +272,44 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	return rc;
 }
 
+/* The built-in copy of what `text` names when its file is not there: a
+ * shipped name (benchmarks/profiles/NAME.json) or that path itself. */
+static const struct bm_embedded *bm_profile_builtin(const char *text)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(text);
+	if (strchr(text, '/') || (n > 5 && !strcmp(text + n - 5, ".json")))
+		return bm_embedded_find(text);
+	snprintf(path, sizeof(path), "benchmarks/profiles/%.200s.json", text);
+	return bm_embedded_find(path);
+}
+
+/* The profile's JSON: its file, else (no such file) the built-in copy;
+ * out->file says which.  NULL with one line in err. */
+static json_t *bm_profile_json(const char *text, struct bm_profile *out, char *err, size_t errlen)
+{
+	json_error_t je;
+	bm_profile_path(text, out->file, sizeof(out->file));
+	json_t *root = json_load_file(out->file, JSON_REJECT_DUPLICATES, &je);
+	if (root)
+		return root;
+	if (!access(out->file, R_OK)) {
+		bm_pbad(text, err, errlen, "%s:%d: %s", out->file, je.line, je.text);
+		return NULL;
+	}
+	int e = errno;
+	const struct bm_embedded *b = e == ENOENT ? bm_profile_builtin(text) : NULL;
+	if (!b) {
+		bm_pbad(text, err, errlen, "no such profile (%s: %s)", out->file, strerror(e));
+		return NULL;
+	}
+	snprintf(out->file, sizeof(out->file), "%s (built in)", b->path);
+	root = json_loadb((const char *)b->text, b->len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		bm_pbad(text, err, errlen, "%s:%d: %s", out->file, je.line, je.text);
+	return root;
+}
+
 int bm_profile_load(const char *text, struct bm_profile *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
@@ -263,14 +318,9 @@ int bm_profile_load(const char *text, struct bm_profile *out, char *err, size_t 
 		return 0;
 	if (!*text)
 		return bm_pbad(text, err, errlen, "empty: give ideal, a profile name or a .json file");
-	bm_profile_path(text, out->file, sizeof(out->file));
-	json_error_t je;
-	json_t *root = json_load_file(out->file, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		if (access(out->file, R_OK))
-			return bm_pbad(text, err, errlen, "no such profile (%s: %s)", out->file, strerror(errno));
-		return bm_pbad(text, err, errlen, "%s:%d: %s", out->file, je.line, je.text);
-	}
+	json_t *root = bm_profile_json(text, out, err, errlen);
+	if (!root)
+		return -EINVAL;
 	int rc = bm_read_top(text, root, out, err, errlen);
 	json_decref(root);
 	return rc;

@@ -6,7 +6,9 @@
  * side's and the kernel-mode submission path's latencies of one real
  * machine.  `--set profile=NAME` picks benchmarks/profiles/NAME.json (found
  * beside the executable's ../benchmarks/profiles, else under the working
- * directory); `--set profile=PATH` (a '/' or ".json" in it) a file; the
+ * directory, else the copy built into the binary: benchmarks/embedded.h);
+ * `--set profile=PATH` (a '/' or ".json" in it) a file, or the built-in
+ * copy of that shipped path when there is no such file; the
  * default "ideal" is built in (every latency 0: the model's own speed).  A
  * file that does not parse is refused at the command line, in one line,
  * before anything runs.
@@ -54,7 +56,7 @@ const char *bm_op_key(enum bm_op op);
 #define BM_PROFILE_ORIGIN_MAX 2048
 struct bm_profile {
 	struct rt_profile rt;
-	char file[4096];                        /* "" for the built-in ideal */
+	char file[4096];                        /* "" for the built-in ideal; "PATH (built in)" for a built-in copy */
 	char origin[BM_PROFILE_ORIGIN_MAX];     /* "machine: ...; probe: ..." in one line ("" for ideal) */
 	bool has[BM_OPS];                       /* "measured" names the op */
 	double measured_ns[BM_OPS];
@@ -65,7 +67,7 @@ struct bm_profile {
 /* The common parameters main() hands to fb_program_params: { profile }. */
 extern struct fb_param bm_common_params[];
 /* Name the shipped profiles (benchmarks/profiles/NAME.json, beside the
- * executable or under the working directory) in the profile parameter's
+ * executable or under the working directory, and the built-in ones) in the profile parameter's
  * help.  main() calls it once, before fb_main; it blocks on the folder's
  * listing only. */
 void bm_profile_describe(void);

@@ -72,7 +72,10 @@
 struct bm_replay;
 
 /* Read and check a file / a text (`origin` names it in messages).  0;
- * -ENOENT (no file), -EINVAL (bad JSON or content): a one-line message in err. */
+ * -ENOENT (no file), -EINVAL (bad JSON or content): a one-line message in err.
+ * A shipped workload's path (benchmarks/workloads/NAME.json, relative to the
+ * working directory) whose file is not there reads the copy built into the
+ * binary (benchmarks/embedded.h): a binary copied alone still runs them. */
 int bm_replay_load(const char *path, struct bm_replay **out, char *err, size_t errlen);
 int bm_replay_parse(const char *text, const char *origin, struct bm_replay **out, char *err, size_t errlen);
 void bm_replay_free(struct bm_replay *r);

@@ -460,7 +460,8 @@ void fb_noise_check_cv(json_t *entries, const char *point_key, fb_noise_warn_fn 
 					spread_check(&sp, key, json_number_value(v), reps, sec, m);
 			}
 		json_object_foreach(json_object_get(m, "units"), k, u) {
-			if (steady_metric(k, json_string_value(u) ? json_string_value(u) : ""))
+			if (steady_metric(k, json_string_value(u) ? json_string_value(u) : "") &&
+			    json_is_number(json_object_get(e, k)))
 				spread_check(&sp, k, json_number_value(json_object_get(e, k)), reps, sec, m);
 		}
 	}

@@ -25,6 +25,15 @@ static double num_at(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Why metric key of entry e has no value ("not counted"), or NULL when it has one. */
+static const char *absent_at(json_t *e, const char *key)
+{
+	if (!json_is_null(json_object_get(e, key)))
+		return NULL;
+	const char *why = json_string_value(json_object_get(json_object_get(meta(e), "absent"), key));
+	return why ? why : "not counted";
+}
+
 /* The entry that stands for a section × path: the iteration when there is
  * one repetition, the "mean" aggregate otherwise. */
 static bool representative(json_t *e)
@@ -131,6 +140,10 @@ static void cell(json_t *e, const char *metric, char *buf, size_t len)
 	const char *unit = str_at(json_object_get(meta(e), "units"), metric);
 	char pm[96];
 	size_t used;
+	if (absent_at(e, metric)) {   /* as perf stat prints it */
+		snprintf(buf, len, "<%s>", absent_at(e, metric));
+		return;
+	}
 	fb_output_value(num_at(e, metric), unit, buf, len);
 	fb_output_plus_minus(e, metric, pm, sizeof(pm));
 	used = strlen(buf);
@@ -454,7 +467,7 @@ static void csv_columns(json_t *points, json_t *params, json_t *counters)
 			json_object_foreach(json_object_get(meta(e), "params"), key, v)
 				json_object_set_new(params, key, json_true());
 			json_object_foreach(e, key, v)
-				if (!is_gb_field(key) && json_is_number(v))
+				if (!is_gb_field(key) && (json_is_number(v) || json_is_null(v)))
 					json_object_set_new(counters, key, json_true());
 		}
 	}
@@ -503,7 +516,10 @@ static char *render_csv(json_t *points)
 			fputs(",ns", f);
 			json_object_foreach(counters, key, v) {
 				fputc(',', f);
-				csv_num(f, num_at(e, key));
+				if (absent_at(e, key))   /* as perf stat -x prints it */
+					fprintf(f, "<%s>", absent_at(e, key));
+				else
+					csv_num(f, num_at(e, key));
 			}
 			fputc('\n', f);
 		}

@@ -101,7 +101,7 @@ char *fb_results_point_key(const struct fb_params *point)
 static json_t *meta_object(struct fb_session *s, const struct fb_params *point, const char *section,
 			   enum fb_path path, const struct fb_run *run)
 {
-	json_t *units = json_object(), *limits = json_object();
+	json_t *units = json_object(), *limits = json_object(), *absent = json_object();
 	for (size_t i = 0; i < run->nmetrics; i++) {
 		const struct fb_metric *m = &run->metrics[i];
 		if (strcmp(m->section, section))
@@ -109,11 +109,17 @@ static json_t *meta_object(struct fb_session *s, const struct fb_params *point, 
 		json_object_set_new(units, m->name, json_string(m->unit));
 		if (m->limit != FB_LIMIT_NONE)
 			json_object_set_new(limits, m->name, json_string(fb_limit_name(m->limit)));
+		if (m->absent)
+			json_object_set_new(absent, m->name, json_string(m->absent));
 	}
 	char *key = fb_results_point_key(point);
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "scenario", point->scenario->name,
 			      "section", section, "path", path == FB_PATH_NONE ? "" : fb_path_name(path),
 			      "point", key, "params", fb_results_params(point), "units", units, "limits", limits);
+	if (json_object_size(absent))   /* the metrics that are null, and why ("not counted") */
+		json_object_set_new(o, "absent", absent);
+	else
+		json_decref(absent);
 	free(key);
 	return o;
 }
@@ -125,6 +131,10 @@ static void put_counters(struct fb_session *s, json_t *e, const struct fb_run *r
 		const struct fb_metric *m = &run->metrics[i];
 		if (strcmp(m->section, section))
 			continue;
+		if (m->absent) {   /* null, never a 0: the reason is in fencebench.absent */
+			json_object_set_new(e, m->name, json_null());
+			continue;
+		}
 		put_num(e, m->name, m->value);
 		double lim = fb_limits_value(&s->limits, m->limit);
 		if (m->limit == FB_LIMIT_NONE || !isfinite(lim) || lim <= 0)
@@ -181,6 +191,15 @@ static double statistic(const char *agg, double *v, size_t n)
 	return mean != 0 ? sd / mean : 0.0;
 }
 
+/* key is null (absent) in every entry of it[0..n-1]. */
+static bool absent_in_all(json_t *const *it, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_null(json_object_get(it[i], key)))
+			return false;
+	return true;
+}
+
 /* The aggregate `agg` of the iteration entries it[0..n-1] (same run_name). */
 static json_t *aggregate_entry(json_t *const *it, size_t n, const char *agg)
 {
@@ -199,6 +218,10 @@ static json_t *aggregate_entry(json_t *const *it, size_t n, const char *agg)
 	const char *key;
 	json_t *val;
 	json_object_foreach(first, key, val) {
+		if (json_is_null(val) && absent_in_all(it, n, key)) {
+			json_object_set_new(e, key, json_null());   /* no value in any repetition: none here */
+			continue;
+		}
 		if (!json_is_number(val) || !strcmp(key, "repetitions") || !strcmp(key, "repetition_index") ||
 		    !strcmp(key, "threads") || !strcmp(key, "iterations"))
 			continue;

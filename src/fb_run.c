@@ -98,18 +98,17 @@ static void note(struct fb_run *run, const char *fmt, ...)
 void fb_run_thread(struct fb_run *run, const char *role, pid_t tid)
 {
 	struct fb_perf_group *g = NULL;
+	int rc = 0;
 	pthread_mutex_lock(&run->lock);
 	if (run->session->spec) {
-		int rc = fb_perf_group_open(run->session->spec, tid, &g);
-		if (rc) {
-			note(run, "perf: no counters on thread %s (tid %d): %s", role, (int)tid, strerror(-rc));
-			g = NULL;
-		} else if (run->counting) {
+		rc = fb_perf_group_open(run->session->spec, tid, &g);
+		if (rc)
+			g = NULL;   /* said once per run, for every role it hit: note_perf_failures */
+		else if (run->counting)
 			fb_perf_group_enable(g);
-		}
 	}
 	run->roles = fb_xrealloc(run->roles, (run->nroles + 1) * sizeof(*run->roles));
-	run->roles[run->nroles++] = (struct fb_role){ fb_xstrdup(role), tid, g };
+	run->roles[run->nroles++] = (struct fb_role){ fb_xstrdup(role), tid, g, rc };
 	pthread_mutex_unlock(&run->lock);
 }
 
@@ -220,13 +219,20 @@ static void add_metric_draws(struct fb_run *run, const char *name, double value,
 {
 	run->metrics = fb_xrealloc(run->metrics, (run->nmetrics + 1) * sizeof(*run->metrics));
 	run->metrics[run->nmetrics++] = (struct fb_metric){
-		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(unit ? unit : ""), value, limit, draws,
+		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(unit ? unit : ""), value, limit, draws, NULL,
 	};
 }
 
 static void add_metric(struct fb_run *run, const char *name, double value, const char *unit, enum fb_limit limit)
 {
 	add_metric_draws(run, name, value, unit, limit, NULL);
+}
+
+/* A metric with no value, and why (a static string: "not counted", "not supported"). */
+static void add_absent(struct fb_run *run, const char *name, const char *unit, const char *why)
+{
+	add_metric(run, name, NAN, unit, FB_LIMIT_NONE);
+	run->metrics[run->nmetrics - 1].absent = why;
 }
 
 /* Bootstrap replicates of percentiles pct[0..n-1] of h (fb_boot.h), one
@@ -331,28 +337,136 @@ static const char *event_unit(const char *event)
 	return strstr(event, "clock") ? "ns" : "events";
 }
 
-/* Counters of every role as metrics "perf.<role>.<event>" of the main section. */
-static void report_perf(struct fb_run *run)
+/* Append "SEP WHAT" to a note being built in buf (cut at its size). */
+static void note_add(char *buf, size_t len, const char *sep, const char *what)
 {
+	size_t used = strlen(buf);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s%s", used ? sep : "", what);
+}
+
+/* The events a split moved out of the first group (the same on every thread:
+ * one spec, one PMU), said once for the run.  Caller holds run->lock. */
+static void note_perf_split(struct fb_run *run)
+{
+	for (size_t i = 0; i < run->nroles; i++) {
+		const struct fb_perf_group *g = run->roles[i].group;
+		if (!g || fb_perf_group_kernel_groups(g) < 2)
+			continue;
+		char moved[256] = "";
+		for (size_t k = 0; fb_perf_group_moved(g, k); k++)
+			note_add(moved, sizeof(moved), ", ", fb_perf_group_moved(g, k));
+		note(run, "perf: the PMU takes no group of all %zu events: %s moved to %zu further group(s), "
+		     "each multiplexed on its own (scaled where it ran part of the time)", fb_perf_group_count(g),
+		     moved, fb_perf_group_kernel_groups(g) - 1);
+		return;
+	}
+}
+
+/* One note per failure kind (errno) for the run, naming the roles it hit:
+ * never one per thread (a thread id would defeat the session's de-duplication
+ * and flood stderr where perf_event_paranoid forbids counting). */
+static void note_perf_failures(struct fb_run *run)
+{
+	pthread_mutex_lock(&run->lock);
+	for (size_t i = 0; i < run->nroles; i++) {
+		int rc = run->roles[i].open_rc;
+		bool first = true;
+		for (size_t k = 0; k < i && first; k++)
+			first = run->roles[k].open_rc != rc;
+		if (!rc || !first)
+			continue;
+		char roles[256] = "";
+		size_t hit = 0;
+		for (size_t k = i; k < run->nroles; k++)
+			if (run->roles[k].open_rc == rc) {
+				note_add(roles, sizeof(roles), ", ", run->roles[k].role);
+				hit++;
+			}
+		note(run, "perf: no counters on %zu of %zu role threads (%s): %s", hit, run->nroles, roles,
+		     strerror(-rc));
+	}
+	note_perf_split(run);
+	pthread_mutex_unlock(&run->lock);
+}
+
+/* Why a role whose group did not open has no counts: perf stat's words. */
+static const char *open_failure_word(int rc)
+{
+	return rc == -ENOENT || rc == -EOPNOTSUPP || rc == -ENODEV || rc == -EINVAL ? "not supported"
+										     : "not counted";
+}
+
+/* kernel.nmi_watchdog is on: it holds a hardware counter on every CPU. */
+static bool nmi_watchdog_on(void)
+{
+	int on = 0;
+	FILE *f = fopen("/proc/sys/kernel/nmi_watchdog", "r");
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	return on > 0;
+}
+
+/* What report_perf says once for the run: each a list of "EVENT on ROLE" or roles. */
+struct perf_notes {
+	char scaled[384], not_counted[384], unread[256];
+	int read_rc;
+};
+
+/* Role r's events as metrics "perf.<role>.<event>": a value, or none and why. */
+static void report_role(struct fb_run *run, struct fb_role *r, struct perf_notes *pn)
+{
+	const struct fb_perf_spec *spec = run->session->spec;
 	struct fb_perf_value v[FB_PERF_MAX_EVENTS];
 	char key[256];
-	char *saved = run->section;
-	run->section = fb_xstrdup("");
-	for (size_t i = 0; i < run->nroles; i++) {
-		struct fb_role *r = &run->roles[i];
-		if (!r->group)
+	int rc = r->group ? fb_perf_group_read(r->group, v, FB_PERF_MAX_EVENTS) : 0;
+	if (rc) {
+		note_add(pn->unread, sizeof(pn->unread), ", ", r->role);
+		pn->read_rc = rc;
+	}
+	for (size_t k = 0; k < fb_perf_spec_count(spec) && k < FB_PERF_MAX_EVENTS; k++) {
+		const char *event = fb_perf_spec_name(spec, k);
+		snprintf(key, sizeof(key), "perf.%s.%s", r->role, event);
+		if (!r->group || rc) {
+			add_absent(run, key, event_unit(event), r->group ? "not counted" : open_failure_word(r->open_rc));
 			continue;
-		size_t n = fb_perf_group_count(r->group);
-		if (fb_perf_group_read(r->group, v, FB_PERF_MAX_EVENTS))
+		}
+		if (!v[k].counted) {
+			add_absent(run, key, event_unit(event), "not counted");
+			/* enabled but never on the PMU: worth a note (a thread that never
+			 * ran in the region, time_enabled 0 too, is only idle) */
+			snprintf(key, sizeof(key), "%s on %s", event, r->role);
+			if (v[k].time_enabled)
+				note_add(pn->not_counted, sizeof(pn->not_counted), ", ", key);
 			continue;
-		for (size_t k = 0; k < n && k < FB_PERF_MAX_EVENTS; k++) {
-			snprintf(key, sizeof(key), "perf.%s.%s", r->role, v[k].name);
-			add_metric(run, key, v[k].value, event_unit(v[k].name), FB_LIMIT_NONE);
-			if (v[k].scaled)
-				note(run, "perf: %s on %s was multiplexed: its count is scaled (an estimate)",
-				     v[k].name, r->role);
+		}
+		add_metric(run, key, v[k].value, event_unit(event), FB_LIMIT_NONE);
+		if (v[k].scaled) {
+			snprintf(key, sizeof(key), "%s on %s", event, r->role);
+			note_add(pn->scaled, sizeof(pn->scaled), ", ", key);
 		}
 	}
+}
+
+/* Counters of every role as metrics "perf.<role>.<event>" of the main section;
+ * one note per kind for the run (never one per event and thread). */
+static void report_perf(struct fb_run *run)
+{
+	struct perf_notes pn = { .read_rc = 0 };
+	char *saved = run->section;
+	run->section = fb_xstrdup("");
+	for (size_t i = 0; run->session->spec && i < run->nroles; i++)
+		report_role(run, &run->roles[i], &pn);
+	if (pn.scaled[0])
+		note(run, "perf: multiplexed, so scaled (estimates): %s", pn.scaled);
+	if (pn.not_counted[0])
+		note(run, "perf: <not counted> (enabled, never on the PMU in the region): %s%s", pn.not_counted,
+		     nmi_watchdog_on() ? "; the NMI watchdog holds a counter (kernel.nmi_watchdog=0 frees it)" : "");
+	if (pn.unread[0])
+		note(run, "perf: counters not read on %s: %s", pn.unread, strerror(-pn.read_rc));
 	if (run->have_joules)
 		add_metric(run, "energy_pkg", run->joules, "J", FB_LIMIT_NONE);
 	free(run->section);
@@ -370,6 +484,7 @@ int fb_run_execute(struct fb_run *run)
 	groups_count(run, true);
 	region_open(run);
 	int rc = s->run(run);
+	note_perf_failures(run);
 	if (run->in_region) {
 		if (!run->implicit)
 			note(run, "%s: the measured region was left open; closed at the end of the run", s->name);

@@ -39,6 +39,8 @@ struct fb_metric {
 	double value;
 	enum fb_limit limit;
 	float *draws;                   /* FB_BOOT_RESAMPLES bootstrap replicates (src/fb_boot.h), or NULL */
+	const char *absent;             /* NULL, or why there is no value (static: "not counted",
+					 * "not supported"): value NAN, JSON null, "<not counted>" */
 };
 
 /* A role thread and its perf group (NULL when perf could not open one). */
@@ -46,6 +48,7 @@ struct fb_role {
 	char *role;
 	pid_t tid;
 	struct fb_perf_group *group;
+	int open_rc;                    /* -errno of the group's open when it failed (group NULL), else 0 */
 };
 
 /* What every run of a session shares. */

@@ -145,10 +145,13 @@ static int open_perf(struct fb_session *s, const struct fb_opts *o, char *err, s
 		rc = check_perf_fd("--perf-ack-fd", o->perf_ack_fd, err, errlen);
 	if (rc)
 		return rc;
-	if (o->perf_events) {
+	/* fencebench's own counters: the list asked for; none for "none"; none
+	 * by default under perf stat --control (perf counts the region, and two
+	 * sets of counters would compete for the same PMU); else the default. */
+	if (o->perf_events && strcmp(o->perf_events, "none")) {
 		if (fb_perf_spec_parse(o->perf_events, &s->spec, msg, sizeof(msg)))
 			return input_error(err, errlen, "--perf-events: ", msg);
-	} else {
+	} else if (!o->perf_events && o->perf_ctl_fd < 0) {
 		s->spec = fb_perf_spec_default();
 	}
 	if (o->perf_ctl_fd >= 0) {
@@ -214,8 +217,10 @@ static void open_rapl(struct fb_session *s)
 {
 	int rc = fb_rapl_open(&s->rapl);
 	if (rc && rc != -ENODEV) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "RAPL package energy not readable: %s", strerror(-rc));
+		char msg[256];
+		snprintf(msg, sizeof(msg), "RAPL package energy not readable: %s%s", strerror(-rc),
+			 rc == -EACCES || rc == -EPERM ? " (system-wide counting needs kernel.perf_event_paranoid <= 0 "
+							 "or CAP_PERFMON)" : "");
 		fb_session_note(s, msg);
 	}
 	if (rc)
@@ -328,6 +333,9 @@ int fb_session_start(struct fb_session *s, char *err, size_t errlen)
 	struct fb_noise_machine m;
 	if (s->spec && fb_perf_spec_note(s->spec))
 		fb_session_note(s, fb_perf_spec_note(s->spec));
+	if (s->ctl && !s->spec)
+		fb_session_note(s, "perf: perf stat counts the region (--perf-ctl-fd); fencebench's own counters "
+			       "are off (--perf-events LIST counts per role thread as well)");
 	open_rapl(s);
 	fb_noise_machine("", s->cpus.ids, s->cpus.n, &m);
 	fb_noise_check_machine(&m, warn_cb, s);
@@ -620,7 +628,9 @@ static json_t *perf_object(struct fb_session *s)
 	json_t *events = json_array();
 	for (size_t i = 0; s->spec && i < fb_perf_spec_count(s->spec); i++)
 		json_array_append_new(events, json_string(fb_perf_spec_name(s->spec, i)));
-	const char *note = s->spec ? fb_perf_spec_note(s->spec) : "perf counters unavailable";
+	const char *note = s->spec ? fb_perf_spec_note(s->spec)
+			 : s->opts->perf_events ? "fencebench's own counters off (--perf-events none)"
+			 : "fencebench's own counters off: perf stat counts the region (--perf-ctl-fd)";
 	return json_pack("{s:o, s:s?, s:b, s:b}", "events", events, "note", note,
 			 "ctl_fd", s->ctl != NULL, "rapl", s->rapl != NULL);
 }

@@ -11,12 +11,15 @@
  * in the kernel and would read 0.  When the kernel refuses kernel-side counting
  * (kernel.perf_event_paranoid >= 2 without CAP_PERFMON) the spec falls back to
  * user-only counting the way `perf stat` does, renames the event "name:u" and
- * says so in its note.  RAPL counts system-wide and needs root (or paranoid <= 0).
+ * says so in its note.  RAPL counts system-wide: it needs CAP_PERFMON (root has
+ * it) or kernel.perf_event_paranoid <= 0.
  *
  * Threads.  A spec is immutable once built: any thread may read it and open
  * groups from it concurrently.  A group is a set of file descriptors: enable,
- * disable, reset and read are single syscalls, safe from any thread and with
- * each other; close must not race with anything else on the same group.
+ * disable and read are syscalls on them, safe from any thread and with each
+ * other; reset also records the reading that later reads subtract, so it
+ * must not race a read or another reset of the same group; close must not
+ * race with anything else on the same group.
  * A perf ctl and a rapl handle belong to one thread at a time.
  * Nothing here is on a hot path: everything may block briefly in syscalls,
  * fb_perf_ctl_enable/disable block up to their timeout.
@@ -83,36 +86,54 @@ void fb_perf_spec_free(struct fb_perf_spec *s);
 struct fb_perf_group;
 
 /* Open the spec's events on thread `tid` (0 = the calling thread), leader first,
- * leader disabled, members enabled (they count while the leader does);
+ * leader disabled, members enabled (they count while the leader does); a
+ * member the PMU refuses with EINVAL (the group no longer fits its counters)
+ * starts a further group, led the same way (fb_perf_group_kernel_groups);
  * read_format TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|GROUP; O_CLOEXEC; not inherited.
  * Counts survive the thread's exit until close.  0 and *out, or -errno of the
  * failing perf_event_open (-ESRCH: no such thread). Any thread. */
 int fb_perf_group_open(const struct fb_perf_spec *s, pid_t tid, struct fb_perf_group **out);
-/* Start / stop counting the whole group (one ioctl on the leader). */
+/* Start / stop counting the whole group (one ioctl on each kernel group's leader). */
 void fb_perf_group_enable(struct fb_perf_group *g);
 void fb_perf_group_disable(struct fb_perf_group *g);
-/* Zero the group's counts (time_enabled/running keep running: scaling stays right). */
-void fb_perf_group_reset(struct fb_perf_group *g);
+/* Zero the group's counts and read the group once: later reads report the
+ * counts and the times since this reset (time_enabled/time_running keep
+ * running in the kernel, so they are taken as deltas from this read: a
+ * multiplexed count is scaled by how long it ran in the region, not since
+ * open, as perf stat scales the deltas between two reads).
+ * 0, or -errno of the ioctl or the read (then the times count from open). */
+int fb_perf_group_reset(struct fb_perf_group *g);
 size_t fb_perf_group_count(const struct fb_perf_group *g);
+/* How many kernel groups the events went into: 1, or more when the PMU
+ * refused them as one (EINVAL for a member: more events than counters) and
+ * the rest was opened as further groups, each counted and multiplexed on
+ * its own (perf stat's weak-group fallback). */
+size_t fb_perf_group_kernel_groups(const struct fb_perf_group *g);
+/* The i-th event moved out of the first group by such a split (spec order),
+ * NULL past the last. */
+const char *fb_perf_group_moved(const struct fb_perf_group *g, size_t i);
 
 /* One event's reading.  value = raw × time_enabled / time_running.
  * scaled = true when the event was multiplexed (ran less than it was enabled):
- * the value is then an estimate and must be shown as such.  An event enabled but
- * never scheduled reads value 0, scaled true ("not counted"). */
+ * the value is then an estimate and must be shown as such.  An event that did
+ * not run (time_running 0: never scheduled, or never enabled) was not
+ * counted: value NAN, counted false, as perf stat's "<not counted>" (never a 0). */
 struct fb_perf_value {
 	const char *name;        /* the group's copy of the spec name; valid until close */
 	double value;
 	uint64_t raw, time_enabled, time_running;
-	bool scaled;
+	bool scaled, counted;
 };
 
-/* Read the group in one read() of the leader into out[0 .. min(n, count) - 1].
+/* Read the group in one read() of the leader into out[0 .. min(n, count) - 1]:
+ * counts and times since the last fb_perf_group_reset (since open before one).
  * 0, or -errno (-EIO: the kernel returned a short or inconsistent group). Any thread. */
 int fb_perf_group_read(struct fb_perf_group *g, struct fb_perf_value *out, size_t n);
 /* NULL is ignored. */
 void fb_perf_group_close(struct fb_perf_group *g);
 
-/* The scaling rule of fb_perf_group_read, alone (pure; for tests and other readers). */
+/* The scaling rule of fb_perf_group_read, alone (pure; for tests and other
+ * readers): NAN (not counted) when time_running is 0. */
 double fb_perf_scale(uint64_t raw, uint64_t time_enabled, uint64_t time_running, bool *scaled);
 
 /* ---- perf stat --delay=-1 --control fd:CTL,ACK ---------------------------------- */
@@ -127,9 +148,13 @@ struct fb_perf_ctl;
 int fb_perf_ctl_open(int ctl_fd, int ack_fd, struct fb_perf_ctl **out);
 /* How long enable/disable wait for an ack (default 2000 ms). */
 void fb_perf_ctl_set_timeout_ms(struct fb_perf_ctl *c, int timeout_ms);
-/* Send the command and wait for the ack.  Blocks up to the timeout.
- * 0, -ETIMEDOUT (no ack in time), -EPIPE (perf went away; SIGPIPE is not raised),
- * -EPROTO (something other than "ack" came back), or another -errno. */
+/* Send the command and wait for its ack.  Blocks up to the timeout, the
+ * write included (a FIFO nobody reads never hangs the caller).  Acks are
+ * matched to commands in order: after a timeout, the late ack is taken as
+ * the timed-out command's when it comes, never as a later command's.
+ * 0, -ETIMEDOUT (no room to write, or no ack in time), -EPIPE (perf went
+ * away; SIGPIPE is not raised), -EPROTO (something other than "ack" came
+ * back), or another -errno. */
 int fb_perf_ctl_enable(struct fb_perf_ctl *c);
 int fb_perf_ctl_disable(struct fb_perf_ctl *c);
 /* Frees the handle; the descriptors stay open (they belong to the caller). NULL ignored. */

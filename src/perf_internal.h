@@ -7,6 +7,7 @@
 #include <perfmon/pfmlib_perf_event.h> /* also perf_event_attr and libpfm4's perf_event_open() stub */
 
 #include "src/perf.h"
+#include "src/perf_sys.h"
 
 /* Every read carries the times, so multiplexed counts can be scaled (and said to be). */
 #define FB_PERF_READ_FORMAT \

@@ -1,6 +1,7 @@
 /* src/perf_rapl.c — RAPL package energy through perf's power PMU, counted
  * system-wide on one CPU per package.  Contract in src/perf.h ("RAPL"). */
 #include "src/perf.h"
+#include "src/perf_sys.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -152,7 +153,7 @@ int fb_rapl_open_at(const char *pmu_dir, struct fb_rapl **out)
 	if (fb_sysfs_read(pmu_dir, "events/energy-pkg.scale", buf, sizeof(buf)) == 0 && buf[0])
 		r->scale = strtod(buf, NULL);
 	for (int i = 0; i < ncpu; i++) {
-		int fd = perf_event_open(&a, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = fb_perf_sys()->event_open(&a, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			rc = -errno;
 			fb_rapl_close(r);
@@ -177,7 +178,7 @@ int fb_rapl_read_joules(struct fb_rapl *r, double *joules)
 		uint64_t v;
 		ssize_t got;
 		do
-			got = read(r->fd[i], &v, sizeof(v));
+			got = fb_perf_sys()->read(r->fd[i], &v, sizeof(v));
 		while (got < 0 && errno == EINTR);
 		if (got < 0)
 			return -errno;
@@ -194,6 +195,6 @@ void fb_rapl_close(struct fb_rapl *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->n; i++)
-		close(r->fd[i]);
+		fb_perf_sys()->close(r->fd[i]);
 	free(r);
 }

@@ -64,6 +64,27 @@ static int fb_pfm_encode(const char *name, struct perf_event_attr *attr, char **
 	return ret;
 }
 
+/* perf's event modifiers (tools/perf parse-events), case-sensitive: those
+ * mapped to libpfm4 here, and all of them.  libpfm4 reads its attributes
+ * without regard to case, so "cycles:H" (perf: host only) handed to it raw
+ * would become ":h" (hypervisor only) and read 0. */
+static const char fb_perf_mods_mapped[] = "ukhpGHe";
+static const char fb_perf_mods_perf[] = "ukhpGHeIPSDWbR";
+
+/* The trailing ":group" of name when it is made only of perf's modifier
+ * letters, or of capitals whose lower case is one ("cycles:U", which libpfm4
+ * would read as :u), else NULL (a libpfm4 attribute: "INST_RETIRED:ANY_P"). */
+static const char *fb_perf_modifier_group(const char *name)
+{
+	const char *colon = strrchr(name, ':');
+	if (!colon || colon == name || colon[-1] == ':' || !colon[1])
+		return NULL;
+	for (const char *m = colon + 1; *m; m++)
+		if (!strchr(fb_perf_mods_perf, *m) && !(isupper((unsigned char)*m) && strchr(fb_perf_mods_perf, tolower((unsigned char)*m))))
+			return NULL;
+	return colon + 1;
+}
+
 /* perf writes modifiers as one group of letters ("cycles:upp"), libpfm4 as
  * separate attributes ("cycles:u:precise=2").  Rewrite the trailing group into
  * out; false when the name does not end in a perf modifier group. */
@@ -75,7 +96,7 @@ static bool fb_perf_modifiers_to_pfm(const char *name, char *out, size_t outlen)
 
 	if (!colon || colon == name || colon[-1] == ':' || !colon[1])
 		return false;
-	if (strspn(colon + 1, "ukhpGHe") != strlen(colon + 1))
+	if (strspn(colon + 1, fb_perf_mods_mapped) != strlen(colon + 1))
 		return false;
 	n = (size_t)(colon - name);
 	if (n + 1 > outlen)
@@ -84,7 +105,7 @@ static bool fb_perf_modifiers_to_pfm(const char *name, char *out, size_t outlen)
 	out[n] = '\0';
 	for (const char *m = colon + 1; *m; m++) {
 		const char *add = *m == 'u' ? ":u" : *m == 'k' ? ":k" : *m == 'h' ? ":h"
-				: *m == 'G' ? ":mg=1:mh=0" : *m == 'H' ? ":mh=1:mg=0"
+				: *m == 'G' || *m == 'H' ? "" /* fb_perf_host_guest */
 				: *m == 'e' ? ":excl" : NULL;
 		if (!add) {
 			precise++;
@@ -101,6 +122,21 @@ static bool fb_perf_modifiers_to_pfm(const char *name, char *out, size_t outlen)
 			return false;
 	}
 	return true;
+}
+
+/* perf's G (guest only) and H (host only) of a modifier group, set on attr
+ * as perf sets them; libpfm4's mg/mh defaults would count both.  The
+ * encoding string says the same (its "mg=1"/"mh=1" turned off). */
+static void fb_perf_host_guest(const char *group, struct perf_event_attr *attr, char *fstr)
+{
+	bool guest = strchr(group, 'G'), host = strchr(group, 'H');
+	if (guest == host)
+		return;   /* neither, or both: count both, libpfm4's default */
+	attr->exclude_guest = !guest;
+	attr->exclude_host = !host;
+	char *off = fstr ? strstr(fstr, guest ? ":mh=1" : ":mg=1") : NULL;
+	if (off)
+		off[4] = '0';
 }
 
 /* ---- specs -------------------------------------------------------------------------- */
@@ -128,10 +164,10 @@ static int fb_perf_probe(const struct perf_event_attr *attr)
 	a.size = sizeof(a);
 	a.disabled = 1;
 	a.read_format = FB_PERF_READ_FORMAT;
-	fd = perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = fb_perf_sys()->event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	close(fd);
+	fb_perf_sys()->close(fd);
 	return 0;
 }
 
@@ -146,14 +182,22 @@ static int fb_perf_event_encode(const char *name, struct fb_perf_event *ev, char
 {
 	char *fstr = NULL;
 	char alt[512];
-	int ret = fb_pfm_encode(name, &ev->attr, &fstr);
+	const char *group = fb_perf_modifier_group(name);
+	size_t bad = group ? strspn(group, fb_perf_mods_mapped) : 0;
+	int ret;
 
-	if (ret == PFM_ERR_ATTR && fb_perf_modifiers_to_pfm(name, alt, sizeof(alt))) {
-		free(fstr);
-		fstr = NULL;
-		if (fb_pfm_encode(alt, &ev->attr, &fstr) == PFM_SUCCESS)
-			ret = PFM_SUCCESS;
+	if (group && group[bad]) {
+		fb_perf_errf(err, errlen, "perf event '%s': modifier '%c' is not supported (supported: u k h p G H e; "
+			     "modifiers are case-sensitive, as in perf)", name, group[bad]);
+		return -EINVAL;
 	}
+	/* perf's letters mean what perf says: spelled out for libpfm4 first */
+	if (group && fb_perf_modifiers_to_pfm(name, alt, sizeof(alt)))
+		ret = fb_pfm_encode(alt, &ev->attr, &fstr);
+	else
+		ret = fb_pfm_encode(name, &ev->attr, &fstr);
+	if (ret == PFM_SUCCESS && group)
+		fb_perf_host_guest(group, &ev->attr, fstr);
 	if (ret != PFM_SUCCESS) {
 		free(fstr);
 		fb_perf_errf(err, errlen, "%s perf event '%s' (libpfm4: %s); see `perf list`",
@@ -165,6 +209,29 @@ static int fb_perf_event_encode(const char *name, struct fb_perf_event *ev, char
 	ev->encoding = fb_xstrdup(fstr ? fstr : name);
 	free(fstr);
 	return 0;
+}
+
+/* name as counted in user space only: a trailing perf modifier group loses
+ * its k and gains a u ("cycles:uk" -> "cycles:u", "cycles:pp" ->
+ * "cycles:ppu"; perf itself appends a u: "cycles:uku"); any other name
+ * gets ":u".  malloc'd. */
+static char *fb_perf_user_only_name(const char *name)
+{
+	const char *group = fb_perf_modifier_group(name);
+	size_t len = strlen(name) + 3;
+	char *out = fb_xcalloc(1, len);
+	if (!group) {
+		snprintf(out, len, "%s:u", name);
+		return out;
+	}
+	size_t n = (size_t)(group - name);
+	memcpy(out, name, n);
+	for (const char *m = group; *m; m++)
+		if (*m != 'k' && *m != 'u')
+			out[n++] = *m;
+	out[n++] = 'u';
+	out[n] = '\0';
+	return out;
 }
 
 /* Check this machine can count ev; fall back to user-only counting when the kernel
@@ -179,9 +246,7 @@ static int fb_perf_event_check(struct fb_perf_event *ev, bool *user_only, char *
 		u.exclude_kernel = 1;
 		u.exclude_hv = 1;
 		if (fb_perf_probe(&u) == 0) {
-			size_t len = strlen(ev->name) + 3;
-			char *name = fb_xcalloc(1, len);
-			snprintf(name, len, "%s:u", ev->name);
+			char *name = fb_perf_user_only_name(ev->name);
 			free(ev->name);
 			ev->name = name;
 			ev->attr = u;
@@ -199,7 +264,7 @@ static int fb_perf_event_check(struct fb_perf_event *ev, bool *user_only, char *
 	}
 	if (rc == -EACCES || rc == -EPERM) {
 		fb_perf_errf(err, errlen, "perf event '%s': permission denied "
-			     "(kernel.perf_event_paranoid=%d); run as root or lower the sysctl",
+			     "(kernel.perf_event_paranoid=%d); needs CAP_PERFMON (root has it) or the sysctl at 2 or lower",
 			     ev->name, fb_perf_paranoid());
 		return -EACCES;
 	}
@@ -284,13 +349,20 @@ static int fb_perf_spec_build(const char *list, bool probe, struct fb_perf_spec 
 		if (rc)
 			goto fail;
 		s->n++;
+		if (s->n > 1 && (s->ev[s->n - 1].attr.pinned || s->ev[s->n - 1].attr.exclusive)) {
+			/* the kernel takes these on a group's leader only: say so now, not per thread */
+			fb_perf_errf(err, errlen, "perf event '%s': pinned and exclusive (:pinned, :excl, :e) apply "
+				     "to a group's leader only: list it first", name);
+			rc = -EINVAL;
+			goto fail;
+		}
 		if (probe && (rc = fb_perf_event_check(&s->ev[s->n - 1], &user_only, err, errlen)))
 			goto fail;
 	}
 	if (user_only)
 		fb_perf_spec_add_note(s, "kernel.perf_event_paranoid=%d forbids kernel-side counting: "
 				      "counting user space only (:u), so context-switches read 0; "
-				      "run as root or set the sysctl to 1", fb_perf_paranoid());
+				      "kernel side too with CAP_PERFMON (root has it) or the sysctl at 1 or lower", fb_perf_paranoid());
 	*out = s;
 	return 0;
 fail:

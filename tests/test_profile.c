@@ -4,13 +4,19 @@
  * before anything runs; a profile's latencies are spent in the model
  * (a 5 us command-processor latency makes the native GPU wait at least
  * 5 us: a lower bound, which load can only raise); `analogs` runs under
- * the shipped profile; `calibrate` refuses cleanly without a GPU. */
+ * the shipped profile; `calibrate` refuses cleanly without a GPU; every
+ * shipped data file is built into the binary as it is in the tree, and the
+ * shipped profile loads from that copy where no tree is at hand. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "benchmarks/embedded.h"
 #include "benchmarks/fence_rig.h"
 #include "benchmarks/profile.h"
 #include "benchmarks/scenarios/analogs.h"
@@ -335,10 +341,78 @@ static void analogs_floor_follows_the_numbers(void **state)
 	assert_non_null(strstr(buf, "its floor here is the interrupt thread's futex wake-to-run, 25.2 us"));
 }
 
+/* Every shipped data file is built in, byte for byte (benchmarks/embedded.h):
+ * a copy that drifted from its file, or a file left out, fails here. */
+static void every_shipped_file_is_built_in_as_it_is(void **state)
+{
+	(void)state;
+	static const char *const dirs[] = { "benchmarks/profiles", "benchmarks/workloads" };
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		size_t on_disk = 0, built_in = 0;
+		DIR *dir = opendir(dirs[d]);
+		assert_non_null(dir);
+		for (struct dirent *e; (e = readdir(dir));) {
+			size_t n = strlen(e->d_name);
+			if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
+				continue;
+			char path[512];
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], e->d_name);
+			char *text = fb_slurp(path);
+			assert_non_null(text);
+			const struct bm_embedded *b = bm_embedded_find(path);
+			if (!b)
+				fail_msg("%s is not built in", path);
+			assert_int_equal(b->len, strlen(text));
+			assert_memory_equal(b->text, text, b->len);
+			assert_int_equal(b->text[b->len], 0);
+			free(text);
+			on_disk++;
+		}
+		closedir(dir);
+		while (bm_embedded_in(dirs[d], ".json", built_in))
+			built_in++;
+		assert_int_equal(built_in, on_disk);
+		assert_true(on_disk > 0);
+	}
+	assert_null(bm_embedded_find("benchmarks/profiles/no-such.json"));
+	assert_non_null(bm_embedded_find("./" SHIPPED));
+}
+
+/* A binary with no tree beside it and none under its working directory
+ * (one file copied to a lab machine) still loads the shipped profile by
+ * name and by its path, from the built-in copy, and says so; a name that
+ * is neither still fails in one line. */
+static void the_shipped_profile_loads_without_a_tree(void **state)
+{
+	(void)state;
+	struct bm_profile disk, p, q;
+	char err[512] = "", cwd[PATH_MAX];
+	assert_int_equal(bm_profile_load(SHIPPED, &disk, err, sizeof(err)), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(tmpdir), 0);
+	int by_name = bm_profile_load("h200-pcie5", &p, err, sizeof(err));
+	char file[sizeof(p.file)];
+	snprintf(file, sizeof(file), "%s", p.file);
+	int by_path = bm_profile_load(SHIPPED, &q, err, sizeof(err));
+	int none = bm_profile_load("no-such-profile", &p, err, sizeof(err));
+	assert_int_equal(chdir(cwd), 0);
+	if (by_name)
+		fail_msg("by name, without a tree: %s", err);
+	assert_string_equal(file, SHIPPED " (built in)");
+	assert_int_equal(by_path, 0);
+	assert_memory_equal(&q.rt, &disk.rt, sizeof(q.rt));
+	assert_string_equal(q.file, SHIPPED " (built in)");
+	assert_int_equal(none, -EINVAL);
+	assert_non_null(strstr(err, "no such profile"));
+	assert_null(strchr(err, '\n'));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped_profile_names_its_origin),
+		cmocka_unit_test(every_shipped_file_is_built_in_as_it_is),
+		cmocka_unit_test(the_shipped_profile_loads_without_a_tree),
 		cmocka_unit_test(ideal_is_every_latency_zero),
 		cmocka_unit_test(bad_files_are_refused_in_one_line),
 		cmocka_unit_test(the_command_line_refuses_a_bad_profile),

@@ -2,10 +2,13 @@
  * clear line naming what is wrong, and the seed's workloads shipped as
  * replay files (benchmarks/workloads/) give the same counts as the C
  * workloads: per queue executes, lists, commands, work, signals and waits,
- * the final fence values, GPU signals and interrupts on the native path. */
+ * the final fence values, GPU signals and interrupts on the native path;
+ * the shipped files load from the binary's built-in copies without a tree. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "benchmarks/replay.h"
 #include "src/fb_scenario.h"
@@ -378,8 +381,35 @@ static void frame_json_is_silent_and_its_missing_wait_reported(void **state)
 	}
 }
 
+/* A binary run where there is no tree (one file copied to a lab machine)
+ * still runs the shipped frame graphs by their paths, from the copies built
+ * into it (benchmarks/embedded.h); a path that names no shipped file is
+ * still "no such file". */
+static void shipped_workloads_load_without_a_tree(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/fb_test_replay.XXXXXX", cwd[4096], err[512] = "";
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	struct bm_replay *r = NULL, *none = NULL;
+	int rc = bm_replay_load("benchmarks/workloads/frame.json", &r, err, sizeof(err));
+	char err2[512] = "";
+	int rc2 = bm_replay_load("benchmarks/workloads/no-such.json", &none, err2, sizeof(err2));
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(rmdir(dir), 0);
+	if (rc)
+		fail_msg("frame.json without a tree: %s", err);
+	assert_string_equal(bm_replay_name(r), "frame");
+	bm_replay_free(r);
+	assert_int_equal(rc2, -ENOENT);
+	assert_null(none);
+	assert_non_null(strstr(err2, "no-such.json"));
+}
+
 FB_TEST_MAIN(cmocka_unit_test(bad_files_are_refused_with_one_clear_line),
 	     cmocka_unit_test(deadlocked_frame_graphs_are_refused_at_once), cmocka_unit_test(string_parameters_round_trip),
 	     cmocka_unit_test(frame_json_counts_as_the_c_frame), cmocka_unit_test(ring_heap_json_counts_as_the_c_ring),
 	     cmocka_unit_test(frame_json_is_silent_and_its_missing_wait_reported),
-	     cmocka_unit_test(pipeline_json_counts_as_the_c_pipeline))
+	     cmocka_unit_test(pipeline_json_counts_as_the_c_pipeline),
+	     cmocka_unit_test(shipped_workloads_load_without_a_tree))

@@ -56,12 +56,20 @@ static bool context_key_varies(const char *k)
 	return false;
 }
 
-/* a and b are equal but for JSON reals (timing values, which may also be
- * missing on one side: a limit that could not be measured is left out).
+/* A measured value: a real, or null where a perf count was not counted (its
+ * thread did not run in the region: timing too), with the reason in the
+ * entry's "absent". */
+static bool measured(json_t *v)
+{
+	return json_is_real(v) || json_is_null(v);
+}
+
+/* a and b are equal but for measured values (timing values, which may also
+ * be missing on one side: a limit that could not be measured is left out).
  * false with where and what differs in why. */
 static bool same_but_timing(json_t *a, json_t *b, const char *where, char *why, size_t len, bool top)
 {
-	if (json_is_real(a) && json_is_real(b))
+	if (measured(a) && measured(b))
 		return true;
 	if (json_typeof(a) != json_typeof(b) || !a || !b) {
 		snprintf(why, len, "%s: %s vs %s", where, a ? "present" : "missing", b ? "present" : "missing");
@@ -75,14 +83,16 @@ static bool same_but_timing(json_t *a, json_t *b, const char *where, char *why, 
 		json_t *v;
 		json_object_foreach(a, k, v) {
 			/* A timing value that was not finite is left out (JSON has no NaN). */
-			if ((top && context_key_varies(k)) || (json_is_real(v) && !json_object_get(b, k)))
+			if ((top && context_key_varies(k)) || (measured(v) && !json_object_get(b, k)) ||
+			    !strcmp(k, "absent"))
 				continue;
 			snprintf(sub, sizeof(sub), "%s.%s", where, k);
 			if (!same_but_timing(v, json_object_get(b, k), sub, why, len, false))
 				return false;
 		}
 		json_object_foreach(b, k, v) {
-			if (!(top && context_key_varies(k)) && !json_is_real(v) && !json_object_get(a, k)) {
+			if (!(top && context_key_varies(k)) && !measured(v) && strcmp(k, "absent") &&
+			    !json_object_get(a, k)) {
 				snprintf(why, len, "%s.%s: only in the second", where, k);
 				return false;
 			}
