@@ -163,7 +163,8 @@ static bool bm_vk_has_layer(struct bm_vk *vk)
 static int bm_vk_instance_fail(VkResult r, char *err, size_t errlen)
 {
 	if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
-		snprintf(err, errlen, "no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
+		snprintf(err, errlen, "no Vulkan driver found or none loaded (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER; "
+			 "VK_LOADER_DEBUG=driver shows why)");
 		return -ENODEV;
 	}
 	if (r == VK_ERROR_LAYER_NOT_PRESENT) {
