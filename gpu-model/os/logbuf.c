@@ -47,6 +47,7 @@ struct os_log_batch {
 	struct os_log *logs[HW_QUEUE_HANDLES];
 	struct hw_queue *hwqs[HW_QUEUE_HANDLES];
 	uint64_t pos[HW_QUEUE_HANDLES][HW_LOG_TYPES];
+	bool parent[HW_QUEUE_HANDLES];   /* read as the signaled fence's parent device's (it looks for the signaler) */
 };
 
 #define OS_LOGS_MAX_DEVICES 256   /* device log lists per adapter (os_logs_device) */
@@ -377,8 +378,9 @@ static void os_log_batch_begin(struct os_adapter *a)
 	b->n = 0;
 }
 
-/* Take l into the interrupt's batch (once) if it has new entries. */
-static void os_log_batch_add(struct os_adapter *a, struct os_log *l)
+/* Take l into the interrupt's batch (once) if it has new entries; parent:
+ * as a log of the signaled fence's device (its read looks for the signaler). */
+static void os_log_batch_add(struct os_adapter *a, struct os_log *l, bool parent)
 {
 	struct os_log_batch *b = &a->logs->batch;
 	if (l->batch_gen == b->gen)
@@ -394,10 +396,12 @@ static void os_log_batch_add(struct os_adapter *a, struct os_log *l)
 	if (!fresh)
 		return;
 	b->logs[b->n] = l;
+	b->parent[b->n] = parent;
 	b->hwqs[b->n++] = l->hwq;
 }
 
-/* The one update for the batch's queues, then each read to where it stood. */
+/* The one update for the batch's queues, then each read to where it stood
+ * (rec: the fence-array interrupt whose signaler the parent logs look for). */
 static size_t os_log_batch_read(struct os_adapter *a, bool release, bool *overrun, const struct hw_irq_rec *rec)
 {
 	struct os_log_batch *b = &a->logs->batch;
@@ -413,7 +417,8 @@ static size_t os_log_batch_read(struct os_adapter *a, bool release, bool *overru
 		bool ov = false;
 		pthread_mutex_lock(&l->lock);
 		for (int t = 0; t < HW_LOG_TYPES; t++)
-			released += os_log_read_one_locked(l, (enum hw_log_type)t, release, &ov, rec, b->pos[i][t]);
+			released += os_log_read_one_locked(l, (enum hw_log_type)t, release, &ov, b->parent[i] ? rec : NULL,
+							   b->pos[i][t]);
 		pthread_mutex_unlock(&l->lock);
 		if (ov)
 			os_logs_overran(a, atomic_load_explicit(&l->dev, memory_order_relaxed));
@@ -450,7 +455,7 @@ static void os_logs_add_engine(struct os_adapter *a, unsigned engine)
 	for (uint64_t h = (uint64_t)engine * HW_MAX_QUEUES + 1; h <= (uint64_t)(engine + 1) * HW_MAX_QUEUES; h++) {
 		struct os_log *l = os_log_by_handle(a, h);
 		if (l)
-			os_log_batch_add(a, l);
+			os_log_batch_add(a, l, false);
 	}
 }
 
@@ -485,7 +490,7 @@ static void os_logs_read_parents(struct os_adapter *a, const struct hw_irq_rec *
 		/* acquire: pairs with os_log_set_device's release */
 		for (struct os_log *l = atomic_load_explicit(&a->logs->dev_logs[dev], memory_order_acquire); l;
 		     l = l->dev_next)
-			os_log_batch_add(a, l);
+			os_log_batch_add(a, l, true);
 	}
 	if (engine)
 		os_logs_add_engine(a, rec->engine);
@@ -517,7 +522,7 @@ static void os_logs_add_named(struct os_adapter *a, const struct hw_irq_rec *rec
 			*overrun = true;
 			continue;
 		}
-		os_log_batch_add(a, l);
+		os_log_batch_add(a, l, false);
 	}
 }
 
