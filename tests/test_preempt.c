@@ -953,9 +953,10 @@ static struct umt pt_up_compute(enum hw_gfx_preempt g, enum hw_compute_preempt c
  * with a request standing as it begins (the hold), before the engine
  * leaves it: the whole WORK when the granularity cannot stop inside it,
  * else what ran before the mid-command stop (mid_command_run_ns). */
-static uint64_t pt_run_before_leaving(enum hw_gfx_preempt g, enum hw_compute_preempt c, uint32_t kind)
+static uint64_t pt_run_before_leaving(enum hw_gfx_preempt g, enum hw_compute_preempt c, uint32_t kind,
+				      enum hw_fault fault)
 {
-	struct umt t = pt_up_compute(g, c, HW_FAULT_NONE);
+	struct umt t = pt_up_compute(g, c, fault);
 	struct pt_result r;
 	pt_run_kind(&t, true, 1, 64, kind, &r);
 	pt_assert_whole(&r);
@@ -986,13 +987,19 @@ static void finer_preemption_granularity_leaves_the_work_no_later(void **state)
 			enum hw_gfx_preempt g = (enum hw_gfx_preempt)(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY + l);
 			enum hw_compute_preempt c = (enum hw_compute_preempt)(HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY + l);
 			/* the other kind's granularity the coarsest: only this kind's applies */
-			run[l] = kind ? pt_run_before_leaving(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, c, HW_WORK_COMPUTE)
-				      : pt_run_before_leaving(g, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY, HW_WORK_GRAPHICS);
+			run[l] = kind ? pt_run_before_leaving(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, c, HW_WORK_COMPUTE,
+							      HW_FAULT_NONE)
+				      : pt_run_before_leaving(g, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY, HW_WORK_GRAPHICS,
+							      HW_FAULT_NONE);
 			assert_int_equal(run[l], want[l]);
 			if (l)
 				assert_true(run[l] < run[l - 1]);
 		}
 	}
+	/* broken (HW_FAULT_PREEMPT_ANYWHERE, the granularity ignored): the
+	 * command level stops inside the WORK, at the finest slice */
+	assert_int_equal(pt_run_before_leaving(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY,
+					       HW_WORK_GRAPHICS, HW_FAULT_PREEMPT_ANYWHERE), want[3]);
 }
 
 static void compute_preemption_granularity_dma_buffer_boundary(void **state)
