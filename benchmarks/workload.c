@@ -596,7 +596,9 @@ int bm_pipeline_step(struct bm_pipeline *p)
 	int rc = 0;
 	if (fn > p->cg_latency)
 		rc = rt_cqueue_wait(w->compute, p->graphics_fence, fn - p->cg_latency);
-	if (!rc && fn > p->cpu_latency)
+	/* the CpuLatency throttle: compute never more than CpuLatency frames
+	 * (+ the one submitted next) past its completion */
+	if (!rc && fn > p->cpu_latency && !p->broken_no_cpu_throttle)
 		rc = bm_wl_cpu_wait(w, p->compute_fence, fn - p->cpu_latency);
 	if (rc)
 		return rc;

@@ -170,6 +170,7 @@ struct bm_pipeline {
 	struct bm_wl *w;
 	unsigned cpu_latency, cg_latency;   /* CpuLatency, ComputeGraphicsLatency */
 	bool broken_no_compute_wait;        /* tests only: graphics never waits for the compute fence */
+	bool broken_no_cpu_throttle;        /* tests only: the CPU never waits for compute (no CpuLatency throttle) */
 	struct rt_fence *compute_fence, *graphics_fence;
 	struct rt_clist *compute[BM_PIPE_SLOTS], *graphics[BM_PIPE_SLOTS];   /* per copy when validating, else [0] */
 	struct rt_resource *pipe[BM_PIPE_SLOTS];

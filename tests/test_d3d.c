@@ -831,6 +831,58 @@ static void rewind_compares_new_waits_against_the_lower_value(void **state)
 	}
 }
 
+/* Seed multi-engine-synchronization, fences: "If a fence is rewound, any new
+ * waits ... will be compared against the new lower fence value".  A queue's
+ * Wait too (a GPU wait on the native path, a wait the OS holds on the
+ * legacy one): the queue waits for 10 and passes; the fence is rewound to
+ * 3; a Wait for 3 passes; a Wait for 8 must hold the queue's later work
+ * (its signal of g) until the fence passes 8 again.  True when it held.
+ * `fault`: the adapter's (HW_FAULT_WAIT_HIGH_WATER: a native WAIT that
+ * compares the highest value its queue read). */
+static bool rewind_queue_wait_held(size_t m, enum hw_fault fault)
+{
+	struct rt_stack_config cfg;
+	rt_stack_config_default(&cfg, modes[m].path);
+	cfg.os.caps.engines = 3;
+	cfg.os.caps.fault = fault;
+	struct rt_stack *s = NULL;
+	char err[256] = "";
+	if (rt_stack_create(&cfg, &s, err, sizeof(err)))
+		fail_msg("rt_stack_create: %s", err);
+	struct rt_cqueue *q = queue(s, RT_LIST_DIRECT, modes[m].user_mode);
+	struct rt_fence *f = fence(s, 0), *g = fence(s, 0);
+	assert_int_equal(rt_fence_signal(f, 10), 0);
+	assert_int_equal(rt_cqueue_wait(q, f, 10), 0);
+	assert_int_equal(rt_cqueue_signal(q, g, 1), 0);
+	assert_int_equal(rt_fence_wait(g, 1, WAIT_NS), 0);        /* the queue saw 10 */
+	assert_int_equal(rt_fence_signal(f, 3), 0);              /* rewind */
+	assert_int_equal(rt_fence_completed(f), 3);
+	assert_int_equal(rt_cqueue_wait(q, f, 3), 0);
+	assert_int_equal(rt_cqueue_signal(q, g, 2), 0);
+	assert_int_equal(rt_fence_wait(g, 2, WAIT_NS), 0);        /* the lower value passes */
+	assert_int_equal(rt_cqueue_wait(q, f, 8), 0);            /* registered after the rewind */
+	assert_int_equal(rt_cqueue_signal(q, g, 3), 0);
+	bool held = rt_fence_wait(g, 3, 20 * MS) == -ETIMEDOUT && rt_fence_completed(g) == 2;
+	assert_int_equal(rt_fence_signal(f, 8), 0);
+	assert_int_equal(rt_fence_wait(g, 3, WAIT_NS), 0);
+	assert_int_equal(rt_cqueue_finish(q, WAIT_NS), 0);
+	rt_cqueue_destroy(q);
+	down(s);
+	return held;
+}
+
+static void rewind_then_queue_wait_compares_against_the_lower_value(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		if (!rewind_queue_wait_held(m, HW_FAULT_NONE))
+			fail_msg("mode %zu: the work behind a Wait for 8 ran with the fence rewound to 3", m);
+		/* broken: the GPU's WAIT compares the 10 it saw before the rewind */
+		if (modes[m].path == RT_PATH_NATIVE)
+			assert_false(rewind_queue_wait_held(m, HW_FAULT_WAIT_HIGH_WATER));
+	}
+}
+
 /* The rewinding sequence, as an application meets it: the queue signals 5
  * then 10 and goes idle; GetCompletedValue() reads 10; a CPU Signal(0); it
  * reads 0; a new wait for 1 must time out, though the interrupts of 5 and 10
@@ -1151,6 +1203,7 @@ FB_TEST_MAIN(cmocka_unit_test(queue_types_run_on_their_engines), cmocka_unit_tes
 	     cmocka_unit_test(several_events_wait_for_one_value), cmocka_unit_test(uint64_max_is_accepted),
 	     cmocka_unit_test(multiple_fence_completion_any_and_all), cmocka_unit_test(wait_for_multiple_events),
 	     cmocka_unit_test(rewind_compares_new_waits_against_the_lower_value),
+	     cmocka_unit_test(rewind_then_queue_wait_compares_against_the_lower_value),
 	     cmocka_unit_test(rewind_race_keeps_a_satisfied_wait_satisfied),
 	     cmocka_unit_test(rewind_then_new_wait_is_not_released_by_older_values),
 	     cmocka_unit_test(destroyed_fence_never_leaves_an_event_waiting),

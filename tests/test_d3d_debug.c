@@ -362,6 +362,36 @@ static void copy_initial_states_belong_to_the_3d_compute_type_class(void **state
 	}
 }
 
+/* Seed multi-engine-synchronization, "Multi-queue resource access": "The
+ * resource states that are shared between the two type classes
+ * (COPY_SOURCE and COPY_DEST) are considered different states for each type
+ * class" — and each is a state of its own within the copy class: a
+ * resource a copy queue moved to COPY_SOURCE is read there as a copy
+ * source, written as a copy destination only after a barrier to COPY_DEST
+ * (without it: reported, naming both states). */
+static void copy_source_and_copy_dest_are_different_states_in_the_copy_class(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		struct fix x;
+		up(&x, (enum rt_path)p);
+		struct rt_resource *buf = res(&x, "buf", RT_STATE_COMMON);
+		barrier(x.copy, buf, RT_STATE_COMMON, RT_STATE_COPY_SOURCE);
+		use(x.copy, buf, RT_STATE_COPY_SOURCE, false);          /* read as a copy source */
+		assert_int_equal(rt_debug_errors(x.v), 0);
+		use(x.copy, buf, RT_STATE_COPY_DEST, true);             /* written as a destination */
+		assert_int_equal(rt_debug_errors(x.v), 1);
+		assert_true(message_has(x.v, 0, "copy0", "uses buf as COPY_DEST on a copy queue",
+					"in COPY_SOURCE of the copy class"));
+		barrier(x.copy, buf, RT_STATE_COPY_SOURCE, RT_STATE_COPY_DEST);
+		use(x.copy, buf, RT_STATE_COPY_DEST, true);
+		assert_int_equal(rt_debug_errors(x.v), 1);
+		use(x.copy, buf, RT_STATE_COPY_SOURCE, false);          /* and back: reported too */
+		assert_int_equal(rt_debug_errors(x.v), 2);
+		down(&x);
+	}
+}
+
 /* Seed multi-engine-synchronization, "Multi-queue resource access": "it is
  * not permitted to write to the resource simultaneously on different
  * queues.  'Simultaneously' here means unsynchronized, noting unsynchronized
@@ -437,5 +467,6 @@ FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_
 	     cmocka_unit_test(pipeline_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(async_compute_is_silent_and_its_missing_wait_reported),
 	     cmocka_unit_test(copy_initial_states_belong_to_the_3d_compute_type_class),
+	     cmocka_unit_test(copy_source_and_copy_dest_are_different_states_in_the_copy_class),
 	     cmocka_unit_test(two_unsynchronized_writers_are_reported),
 	     cmocka_unit_test(async_graphics_waits_for_the_first_compute_frame))

@@ -73,6 +73,50 @@ static void interrupt_walks_fences_with_pending_waits(void **state)
 	fbt_down(a);
 }
 
+/* "When a command buffer completes execution on the GPU, the graphics
+ * kernel: Goes through the list of fence objects with pending waits that
+ * could be signaled for this process".  Two processes, four monitored
+ * fences each, every one waited on: a GPU signal of one of process 1's
+ * looks at process 1's four, not process 2's (and the other way round). */
+static void interrupt_walks_the_signaling_process_fences_only(void **state)
+{
+	struct os_adapter *a = legacy_adapter(false);
+	struct os_process *p[2];
+	struct os_fence *f[2][4];
+	struct lf_event ev[2][4];
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(os_process_create(&p[k]), 0);
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(os_process_fence_create(p[k], a, OS_FENCE_MONITORED, 0, 0, &f[k][i]), 0);
+			lf_event_init(&ev[k][i]);
+			assert_int_equal(os_fence_wait_event(f[k][i], 1, &ev[k][i]), 0);
+		}
+	}
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	fbt_signal_gpu(q, f[0][2], 1);
+	assert_int_equal(lf_event_wait(&ev[0][2], 0, 5000000000ll), 0);
+	struct os_stats s = fbt_settled_stats(a);
+	assert_int_equal(s.gpu_interrupts, 1);
+	assert_int_equal(s.fences_scanned, 4);   /* process 1's */
+	assert_int_equal(s.released, 1);
+	fbt_signal_gpu(q, f[1][0], 1);
+	assert_int_equal(lf_event_wait(&ev[1][0], 0, 5000000000ll), 0);
+	s = fbt_settled_stats(a);
+	assert_int_equal(s.gpu_interrupts, 2);
+	assert_int_equal(s.fences_scanned, 8);   /* and process 2's */
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 4; i++) {
+			if ((k == 0 && i == 2) || (k == 1 && i == 0))
+				continue;
+			assert_false(lf_event_is_set(&ev[k][i]));
+			os_fence_signal_cpu(f[k][i], 1);
+			assert_int_equal(lf_event_wait(&ev[k][i], 0, 5000000000ll), 0);
+		}
+	fbt_down(a);
+	os_process_destroy(p[0]);
+	os_process_destroy(p[1]);
+}
+
 /* "GPU wait": no wait on the GPU; "command buffers submitted after the wait
  * operation aren't scheduled for execution until the wait is satisfied". */
 static void gpu_wait_held_on_cpu_until_signaled(void **state)
@@ -561,6 +605,7 @@ FB_TEST_MAIN(cmocka_unit_test(rewind_cpu_signal_releases_waits),
 	     cmocka_unit_test(no64bit_atomics_downward_signals),
 	     cmocka_unit_test(gpu_signal_always_interrupts),
 	     cmocka_unit_test(interrupt_walks_fences_with_pending_waits),
+	     cmocka_unit_test(interrupt_walks_the_signaling_process_fences_only),
 	     cmocka_unit_test(gpu_wait_held_on_cpu_until_signaled),
 	     cmocka_unit_test(cpu_signal_unwaits_blocking_waiter),
 	     cmocka_unit_test(no64bit_atomics_wraparound_and_range))

@@ -342,6 +342,42 @@ static void dxgkddi_update_monitored_values_when_cpu_wait_conditions_change(void
 	fbt_down(a);
 }
 
+/* "The OS has to modify MonitoredValue when a new CPU waiter is added ...
+ * or if an existing CPU waiter is retired."  A CPU wait for 5 times out:
+ * MonitoredValue goes back up at once (one DxgkDdiUpdateMonitoredValues,
+ * UINT64_MAX), so the GPU's signal of 5, which only the retired wait wanted,
+ * raises no interrupt; a wait that is still there (for 9) keeps its
+ * MonitoredValue (8) through another's retirement. */
+static void retired_cpu_waiter_raises_monitored_value(void **state)
+{
+	struct os_adapter *a = adapter_with(true, OS_FAULT_NONE);
+	struct os_fence *f;
+	assert_int_equal(os_fence_create(a, OS_FENCE_NATIVE, 0, 0, &f), 0);
+	uint64_t h = os_fence_handle(f);
+	struct os_queue *q = fbt_queue(a, 0, 64);
+	assert_int_equal(os_fence_wait_cpu(f, 5, 1000000), -ETIMEDOUT);
+	assert_true(atomic_load(os_fence_hw(f)->mv) == UINT64_MAX);
+	struct os_ddi_call c[8];
+	size_t n = ddi_log_of(a, OS_DDI_UPDATE_MONITORED_VALUES, h, c, 8);
+	assert_int_equal(n, 2);                              /* 4 (the wait), UINT64_MAX (retired) */
+	assert_true(c[0].value == 4 && c[1].value == UINT64_MAX);
+	struct os_stats s0 = fbt_settled_stats(a);
+	fbt_signal_gpu(q, f, 5);
+	assert_true(fbt_eventually(os_fence_value(f) == 5));
+	struct os_stats s1 = fbt_settled_stats(a);
+	assert_int_equal(s1.gpu_interrupts - s0.gpu_interrupts, 0);
+	/* a waiter that stays keeps its place through another's retirement */
+	struct lf_event e9;
+	lf_event_init(&e9);
+	assert_int_equal(os_fence_wait_event(f, 9, &e9), 0);
+	assert_int_equal(os_fence_wait_cpu(f, 7, 1000000), -ETIMEDOUT);
+	assert_true(atomic_load(os_fence_hw(f)->mv) == 8);
+	fbt_signal_gpu(q, f, 9);
+	assert_int_equal(lf_event_wait(&e9, 0, 5 * SEC), 0);
+	os_fence_destroy(f);
+	fbt_down(a);
+}
+
 /* "Instructing KMD to update batches of values": a NULL-payload interrupt's
  * scan releases eight fences' waiters and updates their MonitoredValues in
  * one DxgkDdiUpdateMonitoredValues call (count 8); a CPU signal of five
@@ -738,6 +774,7 @@ FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
 	     cmocka_unit_test(cross_adapter_fence_wait_and_signal_on_the_same_gpu_stay_on_the_gpu),
 	     cmocka_unit_test(cross_adapter_fence_wait_held_on_the_cpu_caught),
 	     cmocka_unit_test(dxgkddi_update_monitored_values_when_cpu_wait_conditions_change),
+	     cmocka_unit_test(retired_cpu_waiter_raises_monitored_value),
 	     cmocka_unit_test(batch_ddis_update_many_fences_in_one_call),
 	     cmocka_unit_test(driver_initialization_data_six_native_fence_ddis_logged),
 	     cmocka_unit_test(nonshareable_fences_packed_within_the_same_process),

@@ -371,6 +371,44 @@ static void overrun_without_fallback_loses_waiter(void **state)
 	umt_down(&t);
 }
 
+/* Seed, "Log buffer overrun is permitted": "it falls back to the
+ * nonoptimized path that reads the live value of every fence owned by the
+ * same device".  Two devices: the first one's queue overruns its log
+ * (overrun_round), the second has NB fences with waiters not yet due: each
+ * fallback reads none of the second device's fences (fences_scanned counts
+ * what the handler read), and the first device's waiter is released. */
+static void overrun_fallback_reads_the_same_devices_fences_only(void **state)
+{
+	enum { NB = 32 };
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct rt_device *other;
+	assert_int_equal(rt_device_create(t.u, &other), 0);
+	struct rt_fence *fo[NB];
+	struct lf_event eo[NB];
+	for (int i = 0; i < NB; i++) {
+		assert_int_equal(rt_fence_create(other, 0, &fo[i]), 0);
+		lf_event_init(&eo[i]);
+		assert_int_equal(rt_fence_wait_event(fo[i], 1, &eo[i]), 0);
+	}
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	struct os_stats s0 = fbt_settled_stats(t.a);
+	struct lf_event ev;
+	overrun_round(&t, q, &ev);
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	struct os_stats s1 = fbt_settled_stats(t.a);
+	uint64_t fallbacks = s1.log_fallbacks - s0.log_fallbacks, scanned = s1.fences_scanned - s0.fences_scanned;
+	assert_true(fallbacks >= 1);
+	assert_true(scanned >= fallbacks);              /* the first device's fence at least */
+	assert_true(scanned < fallbacks * NB);          /* none of the other device's NB */
+	for (int i = 0; i < NB; i++) {
+		assert_false(lf_event_is_set(&eo[i]));
+		assert_int_equal(rt_fence_signal(fo[i], 1), 0);
+		assert_int_equal(lf_event_wait(&eo[i], 0, 5000000000ll), 0);
+	}
+	assert_int_equal(rt_device_destroy(other), 0);
+	umt_down(&t);
+}
+
 /* The test plays the GPU on idle queues: CurrentValue written without the
  * CMP (no interrupt), the signal logged in q's log. */
 static void gpu_signal_logged(struct rt_queue *q, struct rt_fence *f, uint64_t v)
@@ -469,4 +507,5 @@ FB_TEST_MAIN(cmocka_unit_test(log_buffers_user_mode_queues_only),
 	     cmocka_unit_test(optimized_payload_array_and_bad_handle),
 	     cmocka_unit_test(recreate_with_unread_signals_loses_nothing),
 	     cmocka_unit_test(overrun_falls_back_nothing_lost),
-	     cmocka_unit_test(overrun_without_fallback_loses_waiter))
+	     cmocka_unit_test(overrun_without_fallback_loses_waiter),
+	     cmocka_unit_test(overrun_fallback_reads_the_same_devices_fences_only))

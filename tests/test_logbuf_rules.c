@@ -66,6 +66,43 @@ static void log_buffer_mechanism_three_mappings_cpu_gpu_cmp(void **state)
 	umt_down(&t);
 }
 
+/* "Log buffer mechanism": the logs are mapped "so that they can are
+ * read/write to KMD, the GPU engine, and CMP", and the GPU writes "the log
+ * payload to the corresponding log buffer GPU VA/CMP VA".  A wait's entry
+ * is the CMP's (the GPU scheduler observed the queue unblocked): it goes
+ * through LogBufferSystemProcessGpuVa, whatever the process's mapping; with
+ * that mapping gone the CMP cannot write it (a page fault, the entry not
+ * written).  Signal entries stay the engine's (above). */
+static void log_buffer_mechanism_cmp_writes_wait_entries_through_the_cmp_va(void **state)
+{
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_FENCE_ARRAY, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct hw_va_space *proc = hw_adapter_process_vas(hw), *sys = hw_adapter_system_vas(hw);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	struct rt_fence *g;
+	assert_int_equal(rt_fence_create(t.d, 1, &g), 0);
+	struct hw_log *waits = os_log_hw(umt_queue_log(q), HW_LOG_WAITS);
+	struct hw_cmd w = rt_cmd_wait(g, 1);
+	assert_int_equal(rt_queue_submit(q, &w, 1, NULL), 0);
+	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
+	assert_int_equal(log_pos(q, HW_LOG_WAITS), 1);
+	assert_int_equal(hw_adapter_va_faults(hw), 0);
+	/* the process's mapping of the wait log gone: the CMP does not use it */
+	hw_va_unmap(proc, waits->gpu_va, waits->bytes);
+	assert_int_equal(rt_queue_submit(q, &w, 1, NULL), 0);
+	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
+	assert_int_equal(log_pos(q, HW_LOG_WAITS), 2);
+	assert_int_equal(hw_adapter_va_faults(hw), 0);
+	/* the CMP's mapping gone: the wait entry cannot be written */
+	hw_va_unmap(sys, waits->sys_va, waits->bytes);
+	assert_int_equal(rt_queue_submit(q, &w, 1, NULL), 0);
+	assert_int_equal(rt_queue_wait(q, 0, 5000000000ll), 0);
+	assert_int_equal(log_pos(q, HW_LOG_WAITS), 2);
+	assert_true(hw_adapter_va_faults(hw) >= 1);
+	assert_int_equal(log_pos(q, HW_LOG_SIGNALS), 3);   /* the progress writes: the engine's, logged */
+	umt_down(&t);
+}
+
 /* One signal with a CPU waiter on a user-mode queue, optimized payload: is
  * the waiter released by the interrupt's read of the queue's log?  Once the
  * entry is in the log the interrupt was raised (the right order) or, in the
@@ -165,6 +202,50 @@ static void synchronously_updating_update_native_fence_logs_before_reading(void 
 	assert_string_equal(os_ddi_name(OS_DDI_UPDATE_NATIVE_FENCE_LOGS), "DxgkDdiUpdateNativeFenceLogs");
 	assert_true(read_with_update(OS_FAULT_NO_LOG_UPDATE, &calls) > 0);   /* caught */
 	assert_int_equal(calls, 0);
+}
+
+/* Seed, "Synchronously updating the native fence log", in the interrupt
+ * handler: "For each HWQueue Log: Read FirstFreeEntryIndex and determine if
+ * new entries are written.  For every HWQueue log with new entries: Call
+ * DxgkDdiUpdateNativeFenceLogs and provide the kernel handles for those
+ * HWQueues."  One call for the interrupt, naming every queue with new
+ * entries and no other.  Three user-mode queues on one engine whose
+ * interrupts name no queue (the OS reads every log of the engine): b
+ * signals a fence nobody waits on (entries, no interrupt), c runs nothing,
+ * a waits on a signaled fence and signals one a CPU waiter waits on (new
+ * entries in both its logs, one interrupt).  That interrupt makes one call,
+ * for a and b (its count 2), not one per queue and log type, none for c. */
+static void synchronously_updating_one_update_call_per_interrupt_for_every_queue_with_new_entries(void **state)
+{
+	struct umt t = umt_up_logs(1, HW_PAYLOAD_OPTIMIZED_NULL, HW_FAULT_NONE, OS_FAULT_NONE);
+	struct rt_queue *qa = umt_queue(&t, 0, true), *qb = umt_queue(&t, 0, true), *qc = umt_queue(&t, 0, true);
+	struct rt_fence *f, *g, *h;
+	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
+	assert_int_equal(rt_fence_create(t.d, 1, &g), 0);
+	assert_int_equal(rt_fence_create(t.d, 0, &h), 0);
+	assert_int_equal(rt_queue_signal(qb, h, 1), 0);
+	assert_true(fbt_eventually(log_pos(qb, HW_LOG_SIGNALS) == 2));     /* h and qb's progress */
+	struct os_stats s0 = fbt_settled_stats(t.a);
+	uint64_t u0 = os_adapter_ddi_count(t.a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS);
+	assert_int_equal(log_pos(qc, HW_LOG_SIGNALS) + log_pos(qc, HW_LOG_WAITS), 0);
+	struct lf_event ev;
+	lf_event_init(&ev);
+	assert_int_equal(rt_fence_wait_event(f, 1, &ev), 0);
+	struct hw_cmd c[2] = { rt_cmd_wait(g, 1), rt_cmd_signal(f, 1) };
+	assert_int_equal(rt_queue_submit(qa, c, 2, NULL), 0);
+	assert_int_equal(lf_event_wait(&ev, 0, 5000000000ll), 0);
+	struct os_stats s1 = fbt_settled_stats(t.a);
+	assert_int_equal(s1.gpu_interrupts - s0.gpu_interrupts, 1);
+	assert_int_equal(os_adapter_ddi_count(t.a, OS_DDI_UPDATE_NATIVE_FENCE_LOGS) - u0, 1);
+	struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(t.a, log, OS_DDI_LOG_MAX), k = n;
+	while (k > 0 && log[k - 1].ddi != OS_DDI_UPDATE_NATIVE_FENCE_LOGS)
+		k--;
+	assert_true(k > 0);
+	assert_int_equal(log[k - 1].count, 2);                            /* a and b, not c */
+	assert_true(log[k - 1].handle == qhandle(qa) || log[k - 1].handle == qhandle(qb));
+	assert_int_equal(log_pos(qc, HW_LOG_SIGNALS) + log_pos(qc, HW_LOG_WAITS), 0);
+	umt_down(&t);
 }
 
 /* "Native fence log buffer design": a WAIT_UNBLOCKED entry's
@@ -275,5 +356,7 @@ FB_TEST_MAIN(cmocka_unit_test(log_buffer_mechanism_three_mappings_cpu_gpu_cmp),
 	     cmocka_unit_test(order_of_operations_value_then_log_payload_then_interrupt),
 	     cmocka_unit_test(synchronously_updating_barrier_after_first_free_entry_index),
 	     cmocka_unit_test(synchronously_updating_update_native_fence_logs_before_reading),
+	     cmocka_unit_test(log_buffer_mechanism_cmp_writes_wait_entries_through_the_cmp_va),
+	     cmocka_unit_test(synchronously_updating_one_update_call_per_interrupt_for_every_queue_with_new_entries),
 	     cmocka_unit_test(log_buffer_design_fence_observed_and_fence_end_moments),
 	     cmocka_unit_test(future_hardware_current_scans_parent_device_queue_logs))

@@ -949,6 +949,59 @@ static struct umt pt_up_compute(enum hw_gfx_preempt g, enum hw_compute_preempt c
 	return umt_up_with(&cfg, NULL);
 }
 
+/* How much of one low WORK (4 x PT_WORK_NS, 64 sub-units) of `kind` runs,
+ * with a request standing as it begins (the hold), before the engine
+ * leaves it: the whole WORK when the granularity cannot stop inside it,
+ * else what ran before the mid-command stop (mid_command_run_ns). */
+static uint64_t pt_run_before_leaving(enum hw_gfx_preempt g, enum hw_compute_preempt c, uint32_t kind,
+				      enum hw_fault fault)
+{
+	struct umt t = pt_up_compute(g, c, fault);
+	struct pt_result r;
+	pt_run_kind(&t, true, 1, 64, kind, &r);
+	pt_assert_whole(&r);
+	umt_down(&t);
+	if (r.st.mid_command == 0)
+		return 4 * PT_WORK_NS;
+	assert_int_equal(r.st.mid_command, 1);
+	return r.st.mid_command_run_ns;
+}
+
+/* Seed, "Memory mapping considerations": "Request mid-DMA buffer
+ * preemption from the GPU when the Dxgkrnl scheduler sends a preemption
+ * command. Hardware devices that have a finer granularity of mid-DMA buffer
+ * preemption should produce a better customer experience."  The same WORK
+ * at every level from the command boundary down, graphics (PRIMITIVE,
+ * TRIANGLE, PIXEL, SHADER) and compute (DISPATCH, THREAD_GROUP, THREAD,
+ * SHADER): each finer level leaves it no later than the coarser one, and
+ * each level inside a command after exactly one of its slices (64 sub-units,
+ * cut HW_WORK_FANOUT ways per finer level). */
+static void finer_preemption_granularity_leaves_the_work_no_later(void **state)
+{
+	const uint64_t whole = 4 * PT_WORK_NS;
+	const uint64_t want[4] = { whole, whole / 64, whole / (64 * HW_WORK_FANOUT),
+				   whole / (64 * HW_WORK_FANOUT * HW_WORK_FANOUT) };
+	for (int kind = 0; kind < 2; kind++) {
+		uint64_t run[4];
+		for (int l = 0; l < 4; l++) {
+			enum hw_gfx_preempt g = (enum hw_gfx_preempt)(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY + l);
+			enum hw_compute_preempt c = (enum hw_compute_preempt)(HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY + l);
+			/* the other kind's granularity the coarsest: only this kind's applies */
+			run[l] = kind ? pt_run_before_leaving(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, c, HW_WORK_COMPUTE,
+							      HW_FAULT_NONE)
+				      : pt_run_before_leaving(g, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY, HW_WORK_GRAPHICS,
+							      HW_FAULT_NONE);
+			assert_int_equal(run[l], want[l]);
+			if (l)
+				assert_true(run[l] < run[l - 1]);
+		}
+	}
+	/* broken (HW_FAULT_PREEMPT_ANYWHERE, the granularity ignored): the
+	 * command level stops inside the WORK, at the finest slice */
+	assert_int_equal(pt_run_before_leaving(HW_GFX_PREEMPT_PRIMITIVE_BOUNDARY, HW_COMPUTE_PREEMPT_DISPATCH_BOUNDARY,
+					       HW_WORK_GRAPHICS, HW_FAULT_PREEMPT_ANYWHERE), want[3]);
+}
+
 static void compute_preemption_granularity_dma_buffer_boundary(void **state)
 {
 	for (int um = 0; um < 2; um++) {
@@ -1260,6 +1313,57 @@ static void broken_device_context_allocation_evicted_is_caught(void **state)
 	assert_int_equal(r.rc_ok, 0);
 	assert_int_equal(r.dev_va_end, 0);           /* evicted while its device lives */
 	assert_true(r.st.ctx_faults >= 1);           /* its context found it gone */
+}
+
+/* Is there a DxgkCbDestroyContextAllocation of allocation c on t's DDI
+ * log, from entry `from` on?  (An address may be reused once destroyed.)
+ * from == SIZE_MAX: the log's length. */
+static size_t pt_ctx_alloc_destroyed(struct umt *t, size_t from, const struct hw_ctx_alloc *c)
+{
+	static struct os_ddi_call log[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(t->a, log, OS_DDI_LOG_MAX);
+	assert_true(n < OS_DDI_LOG_MAX);                 /* nothing fell off the log */
+	if (from == SIZE_MAX)
+		return n;
+	for (size_t i = from; i < n; i++)
+		if (log[i].ddi == OS_DDI_DESTROY_CONTEXT_ALLOCATION && log[i].handle == (uint64_t)(uintptr_t)c)
+			return 1;
+	return 0;
+}
+
+/* Seed step 6: "Call the DxgkCbDestroyContextAllocation function to destroy
+ * GPU context allocations and device context allocations that were created
+ * with DxgkCbCreateContextAllocation."  A device with a device context
+ * allocation and a queue (its GPU context allocation), ended normally and
+ * abnormally: both allocations destroyed with it, each call on the DDI log. */
+static void context_allocations_destroyed_with_their_device(void **state)
+{
+	struct umt t = umt_up(1, HW_DOORBELL_DEDICATED, 4, 60 * 1000000000ll);
+	for (int abnormal = 0; abnormal < 2; abnormal++) {
+		struct rt_device *d;
+		struct rt_queue *q;
+		struct rt_queue_desc desc = { .engine = 0, .user_mode = abnormal == 0 };
+		assert_int_equal(rt_device_create(t.u, &d), 0);
+		assert_int_equal(rt_queue_create(d, &desc, &q), 0);
+		_Atomic uint64_t n = 0;
+		umt_submit_count(q, &n);
+		assert_int_equal(rt_queue_wait(q, 0, PT_DEADLINE_NS), 0);
+		struct hw_ctx_alloc *qa = os_hwqueue_ctx_alloc(rt_queue_os(q));
+		struct os_createcontextallocation args = {
+			.SharedAcrossContexts = true, .hDevice = rt_device_os(d), .Size = 64,
+		};
+		assert_int_equal(os_create_context_allocation(t.u, &args), 0);
+		assert_non_null(qa);
+		size_t from = pt_ctx_alloc_destroyed(&t, SIZE_MAX, NULL);
+		if (abnormal)
+			rt_device_terminate(d);
+		else
+			assert_int_equal(os_device_destroy(rt_device_os(d)), 0);
+		assert_true(pt_ctx_alloc_destroyed(&t, from, qa));
+		assert_true(pt_ctx_alloc_destroyed(&t, from, args.hAllocation));
+		rt_device_destroy(d);
+	}
+	umt_down(&t);
 }
 
 /* ---- DMA buffers that name allocations (issue 22) ---- */
@@ -1636,6 +1740,8 @@ static void broken_holds_split_run_list_flag_is_caught(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(dma_boundary_engine_never_stops_mid_buffer),
+	     cmocka_unit_test(context_allocations_destroyed_with_their_device),
+	     cmocka_unit_test(finer_preemption_granularity_leaves_the_work_no_later),
 	     cmocka_unit_test(hold_released_while_another_owner_holds_never_runs_the_queue),
 	     cmocka_unit_test(broken_holds_split_run_list_flag_is_caught),
 	     cmocka_unit_test(suspension_and_eviction_hold_a_queue_apart),

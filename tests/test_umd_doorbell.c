@@ -11,65 +11,6 @@
 
 #define SEC 1000000000ll
 
-struct raw_queue {
-	struct os_fence *progress;
-	struct os_hwqueue *q;
-	struct os_ring_alloc *rb, *rbc;
-	struct os_doorbell_map m;
-	struct hw_cmd ib[2];
-	uint64_t wptr;
-};
-
-/* The UMD's ring allocations, resident (seed: "UMD is responsible for
- * making the ring buffer and ring buffer control allocations resident
- * before creating a doorbell"). */
-static void raw_ring_allocs(struct os_device *d, struct raw_queue *r)
-{
-	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER, 64, &r->rb), 0);
-	assert_int_equal(os_ring_alloc_create(d, OS_RING_BUFFER_CONTROL, 0, &r->rbc), 0);
-	assert_int_equal(os_ring_alloc_make_resident(r->rb), 0);
-	assert_int_equal(os_ring_alloc_make_resident(r->rbc), 0);
-}
-
-/* A user-mode HW queue of c with its own progress fence; no ring allocations yet. */
-static void raw_hwqueue_create(struct umt *t, struct os_context *c, struct raw_queue *r)
-{
-	assert_int_equal(os_fence_create(t->a, OS_FENCE_NATIVE, 0, 0, &r->progress), 0);
-	assert_int_equal(os_hwqueue_create(c, OS_HWQUEUE_USER_MODE_SUBMISSION, 64, r->progress, &r->q), 0);
-}
-
-static void raw_queue_open(struct umt *t, struct os_device *d, struct os_context *c, struct raw_queue *r)
-{
-	raw_hwqueue_create(t, c, r);
-	raw_ring_allocs(d, r);
-	assert_int_equal(os_doorbell_create(r->q, r->rb, r->rbc, &r->m), 0);
-	r->wptr = 0;
-}
-
-/* The UMD's steps, written out: last queued, visible, ring through the mapping. */
-static void raw_submit(struct raw_queue *r, uint64_t v, _Atomic uint64_t *counter)
-{
-	r->ib[0] = (struct hw_cmd){ .op = HW_CMD_COUNT, .stamp = counter };
-	r->ib[1] = (struct hw_cmd){ .op = HW_CMD_SIGNAL, .fence = os_fence_hw(r->progress), .value = v };
-	struct hw_cmd entry = { .op = HW_CMD_INDIRECT, .ib = r->ib, .arg = 2 };
-	atomic_store(r->m.last_queued, v);
-	assert_true(lf_ring_push_spsc(r->m.ring, &entry));
-	r->wptr++;
-	hw_doorbell_write(atomic_load(r->m.cpuva), hw_doorbell_ring_value(r->m.value, r->wptr));
-}
-
-static uint64_t raw_status(const struct raw_queue *r)
-{
-	return atomic_load(r->m.status);
-}
-
-/* A device of t's user-mode submission with one context (engine 0). */
-static void device_open(struct umt *t, struct os_device **d, struct os_context **c)
-{
-	assert_int_equal(os_device_create(t->u, d), 0);
-	assert_int_equal(os_context_create(*d, 0, c), 0);
-}
-
 /* A new device and context of t with one user-mode queue, its doorbell connected. */
 static void connected_queue_open(struct umt *t, struct os_device **d, struct os_context **c, struct raw_queue *r)
 {
@@ -327,12 +268,7 @@ static void residency_model_runtime_ring_allocations_resident_broken_variant_ref
  * doorbell lived, and allowed once it was destroyed. */
 static bool ring_destroy_refused_while_doorbell_lives(enum os_ums_fault fault)
 {
-	struct os_config cfg;
-	struct os_ums_config ucfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
-	os_ums_config_default(&ucfg);
-	ucfg.ums_fault = fault;
-	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct umt t = umt_up_ums_fault(1, 2, 5 * SEC, fault);
 	struct os_device *d;
 	struct os_context *c;
 	struct raw_queue r;
@@ -404,7 +340,11 @@ static void device_termination_destroys_ring_buffer_allocations(void **state)
  * refused at attach. */
 static void doorbell_memory_size_from_usermodesubmission_caps(void **state)
 {
-	static const unsigned sizes[] = { 0, 8, 32, 64 };
+	/* sizes whose dummy page differs: a page of one line, two lines, a
+	 * whole 4 KiB page (the dummy page is the doorbell's size in whole
+	 * cache lines) */
+	static const unsigned sizes[] = { 0, 8, 72, 128, 200, 4096 };
+	static const size_t dummy[] = { 64, 64, 128, 128, 256, 4096 };
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		struct os_config cfg;
 		umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
@@ -419,14 +359,15 @@ static void doorbell_memory_size_from_usermodesubmission_caps(void **state)
 		assert_true(k < nlog);
 		assert_int_equal(log[k].value, want);
 		assert_int_equal(os_ums_doorbell_bytes(t.u), want);
-		assert_true(os_ums_dummy_page_bytes(t.u) >= want);
+		assert_int_equal(os_ums_dummy_page_bytes(t.u), dummy[i]);
 		struct rt_queue *q = umt_queue(&t, 0, true);
 		_Atomic uint64_t n = 0;
 		umt_submit_count(q, &n);
 		assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+		assert_int_equal(os_doorbell_mapped_bytes(rt_queue_os(q)), want);
 		umt_down(&t);
 	}
-	static const unsigned bad[] = { 4, 12, 128 };
+	static const unsigned bad[] = { 4, 12, 8192 };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct os_config cfg;
 		struct os_ums_config ucfg;
@@ -442,20 +383,270 @@ static void doorbell_memory_size_from_usermodesubmission_caps(void **state)
 	}
 }
 
-/* The doorbell mapping CreateDoorbell returns has the caps' size. */
+/* The doorbell mapping CreateDoorbell returns has the caps' size, on the
+ * dummy page; connect maps the physical doorbell at that size, and a
+ * victimization rotates it back to the dummy page at that size.  200
+ * bytes: neither a register (8) nor a line (64). */
 static void doorbell_mapping_has_the_caps_doorbell_size(void **state)
 {
 	struct os_config cfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 2, 5 * SEC);
-	cfg.caps.doorbell_bytes = 32;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 1, 5 * SEC);
+	cfg.caps.doorbell_bytes = 200;
 	struct umt t = umt_up_with(&cfg, NULL);
 	struct os_device *d;
 	struct os_context *c;
 	device_open(&t, &d, &c);
-	struct raw_queue r;
+	struct raw_queue r, r2;
 	raw_queue_open(&t, d, c, &r);
-	assert_int_equal(r.m.bytes, 32);
+	assert_int_equal(r.m.bytes, 200);
+	assert_int_equal(os_doorbell_mapped_bytes(r.q), 200);            /* the dummy page */
+	assert_int_equal(os_ums_dummy_page_bytes(t.u), 256);
+	assert_int_equal(os_doorbell_connect(r.q), 0);
+	assert_int_equal(raw_status(&r), OS_DOORBELL_CONNECTED);
+	assert_int_equal(os_doorbell_mapped_bytes(r.q), 200);            /* the physical doorbell */
+	raw_queue_open(&t, d, c, &r2);
+	assert_int_equal(os_doorbell_connect(r2.q), 0);                  /* victimizes r */
+	assert_int_equal(raw_status(&r), OS_DOORBELL_DISCONNECTED_RETRY);
+	assert_int_equal(os_doorbell_mapped_bytes(r.q), 200);
+	assert_int_equal(os_doorbell_mapped_bytes(r2.q), 200);
+	assert_int_equal(os_doorbell_destroy(r.q), 0);
+	assert_int_equal(os_doorbell_mapped_bytes(r.q), 0);              /* no doorbell, no mapping */
+	two_queues_close(&t, d, &r, &r2);
+}
+
+/* ---- victimization: the order, the pool ---- */
+
+/* What the victim's application could read the moment its physical
+ * doorbell was released (os_test_doorbell_release_hook). */
+static struct {
+	struct os_hwqueue *victim;
+	_Atomic(_Atomic uint64_t *) *cpuva;   /* the victim's mapping */
+	_Atomic uint64_t *phys;               /* the register it had */
+	unsigned releases;
+	uint64_t status;
+	_Atomic uint64_t *mapped;
+} rel;
+
+static void release_seen(struct os_hwqueue *q)
+{
+	if (q != rel.victim)
+		return;
+	rel.releases++;
+	rel.status = os_doorbell_status(q);
+	rel.mapped = atomic_load(rel.cpuva);
+}
+
+/* Seed, "Victimizing doorbell pseudocode in KMD": "KMD calls Dxgkrnl's
+ * DxgkCbDisconnectDoorbellCB(hDoorbell1->hHwQueue).  Dxgkrnl rotates the
+ * UMD-visible CPUVA of this doorbell to a dummy page and updates the status
+ * value to D3DDDI_DOORBELL_STATUS_DISCONNECTED_RETRY.  KMD gets back
+ * control and does the actual victimization/disconnection ...
+ * PhysicalDoorbell1 is available for use."  True when, at the release of
+ * the victim's physical doorbell, the victim already read RETRY through a
+ * mapping on the dummy page (a victim that still reads CONNECTED there
+ * rings the register its successor gets). */
+static bool victim_moved_before_its_doorbell_is_released(enum os_ums_fault fault)
+{
+	memset(&rel, 0, sizeof(rel));
+	os_test_doorbell_release_hook = release_seen;   /* before the threads start */
+	struct umt t = umt_up_ums_fault(1, 1, 5 * SEC, fault);
+	struct os_device *d;
+	struct os_context *c;
+	device_open(&t, &d, &c);
+	struct raw_queue r1, r2;
+	raw_queue_open(&t, d, c, &r1);
+	raw_queue_open(&t, d, c, &r2);
+	_Atomic uint64_t *dummy = atomic_load(r1.m.cpuva);
+	assert_int_equal(os_doorbell_connect(r1.q), 0);
+	rel.phys = atomic_load(r1.m.cpuva);
+	rel.cpuva = r1.m.cpuva;
+	rel.victim = r1.q;
+	assert_int_equal(os_doorbell_connect(r2.q), 0);                   /* victimizes r1 */
+	assert_int_equal(umt_stats(&t).victimizations, 1);
+	assert_int_equal(rel.releases, 1);
+	assert_ptr_equal(atomic_load(r2.m.cpuva), rel.phys);               /* the register went to r2 */
+	bool moved = rel.status == OS_DOORBELL_DISCONNECTED_RETRY && rel.mapped == dummy;
+	if (!moved)
+		assert_true(rel.status == OS_DOORBELL_CONNECTED && rel.mapped == rel.phys);
+	rel.victim = NULL;
+	two_queues_close(&t, d, &r1, &r2);
+	os_test_doorbell_release_hook = NULL;                              /* the threads are gone */
+	return moved;
+}
+
+static void victimization_moves_the_victim_before_releasing_its_doorbell(void **state)
+{
+	assert_true(victim_moved_before_its_doorbell_is_released(OS_UMS_FAULT_NONE));
+	/* broken: released first, the victim still reads CONNECTED on the register */
+	assert_false(victim_moved_before_its_doorbell_is_released(OS_UMS_FAULT_RELEASE_BEFORE_RETRY));
+}
+
+/* Seed, "Doorbells": "There are limited doorbells that are shared across
+ * all hardware queues created on the GPU."  One physical doorbell, two
+ * devices (two processes' D3D devices): a queue of the second device
+ * connects by victimizing the first device's doorbell, and its work runs.
+ * True when it did. */
+static bool second_device_takes_first_devices_doorbell(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_ums_fault(1, 1, 5 * SEC, fault);
+	struct hw_adapter *hw = os_adapter_hw(t.a);
+	struct os_device *da, *db;
+	struct os_context *ca, *cb;
+	struct raw_queue ra, rb;
+	connected_queue_open(&t, &da, &ca, &ra);
+	device_open(&t, &db, &cb);
+	raw_queue_open(&t, db, cb, &rb);
+	int rc = os_doorbell_connect(rb.q);
+	bool took = rc == 0;
+	if (took) {
+		assert_int_equal(raw_status(&ra), OS_DOORBELL_DISCONNECTED_RETRY);
+		assert_int_equal(raw_status(&rb), OS_DOORBELL_CONNECTED);
+		assert_ptr_equal(hw_doorbell_owner(hw, 0), os_hwqueue_hw(rb.q));
+		assert_int_equal(umt_stats(&t).victimizations, 1);
+		_Atomic uint64_t n = 0;
+		raw_submit(&rb, 1, &n);
+		assert_int_equal(os_fence_wait_cpu(rb.progress, 1, 5 * SEC), 0);
+		assert_int_equal(atomic_load(&n), 1);
+	} else {
+		assert_int_equal(rc, -EBUSY);
+		assert_int_equal(raw_status(&ra), OS_DOORBELL_CONNECTED);      /* nothing was taken */
+		assert_int_equal(umt_stats(&t).victimizations, 0);
+	}
+	assert_int_equal(os_device_destroy(da), 0);
+	assert_int_equal(os_device_destroy(db), 0);
+	os_fence_destroy(ra.progress);
+	os_fence_destroy(rb.progress);
+	umt_down(&t);
+	return took;
+}
+
+static void dedicated_doorbells_one_pool_across_processes(void **state)
+{
+	assert_true(second_device_takes_first_devices_doorbell(OS_UMS_FAULT_NONE));
+	/* broken: a pool per device, the second device finds no doorbell to take */
+	assert_false(second_device_takes_first_devices_doorbell(OS_UMS_FAULT_POOL_PER_DEVICE));
+}
+
+/* ---- a dedicated ring names its queue ---- */
+
+/* Seed, "Doorbells", dedicated model: "When a doorbell is rung, the GPU
+ * scheduler knows exactly which hardware queue submitted new work."  Three
+ * queues of one engine with connected doorbells, one of them rung 20 times:
+ * the engine's write-pointer reads caused by rings (looks).  Returns looks
+ * per ring seen, times 100. */
+static uint64_t looks_per_ring_x100(enum hw_fault fault)
+{
+	struct os_config cfg;
+	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 5 * SEC);
+	cfg.caps.fault = fault;
+	struct umt t = umt_up_with(&cfg, NULL);
+	struct os_device *d;
+	struct os_context *c;
+	device_open(&t, &d, &c);
+	struct raw_queue r[3];
+	for (int i = 0; i < 3; i++) {
+		raw_queue_open(&t, d, c, &r[i]);
+		assert_int_equal(os_doorbell_connect(r[i].q), 0);
+	}
+	struct hw_engine_um_stats before = umt_engine(&t, 0);
+	_Atomic uint64_t n = 0;
+	for (uint64_t v = 1; v <= 20; v++) {
+		raw_submit(&r[0], v, &n);
+		/* the engine looked before it ran the buffer whose signal ends the wait */
+		assert_int_equal(os_fence_wait_cpu(r[0].progress, v, 5 * SEC), 0);
+	}
+	struct hw_engine_um_stats after = umt_engine(&t, 0);
+	uint64_t rings = after.rings - before.rings, looks = after.looks - before.looks;
+	assert_int_equal(atomic_load(&n), 20);
+	assert_true(rings >= 1 && rings <= 20);     /* rings the engine saw (several may be seen as one) */
+	assert_int_equal(os_device_destroy(d), 0);
+	for (int i = 0; i < 3; i++)
+		os_fence_destroy(r[i].progress);
+	umt_down(&t);
+	return looks * 100 / rings;
+}
+
+static void dedicated_doorbell_ring_looks_at_its_queue_only(void **state)
+{
+	assert_int_equal(looks_per_ring_x100(HW_FAULT_NONE), 100);
+	/* broken: a dedicated ring read as a global one, every connected queue looked at */
+	assert_int_equal(looks_per_ring_x100(HW_FAULT_DEDICATED_POLLS_ALL), 300);
+}
+
+/* ---- a queue's destroy leaves the UMD's ring allocations ---- */
+
+/* Seed, "Residency model of doorbell memory and ring buffer allocations":
+ * "The only scenario in which Dxgkrnl destroys ring buffer allocations is
+ * during device termination."  A queue with a connected doorbell and work
+ * done is destroyed on its own: true when both ring allocations outlive
+ * it (not destroyed, CPU VA valid, no reference left) and the UMD's own
+ * destroy of each then succeeds. */
+static bool ring_allocations_outlive_their_queue(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_ums_fault(1, 2, 5 * SEC, fault);
+	struct os_device *d;
+	struct os_context *c;
+	struct raw_queue r;
+	connected_queue_open(&t, &d, &c, &r);
+	_Atomic uint64_t n = 0;
+	raw_submit(&r, 1, &n);
+	assert_int_equal(os_fence_wait_cpu(r.progress, 1, 5 * SEC), 0);
+	assert_int_equal(os_hwqueue_destroy(r.q), 0);
+	bool alive = !os_ring_alloc_destroyed(r.rb) && !os_ring_alloc_destroyed(r.rbc) &&
+		     os_ring_alloc_cpuva(r.rb) && os_ring_alloc_cpuva(r.rbc);
+	if (alive) {
+		assert_int_equal(os_ring_alloc_refs(r.rb), 0);
+		assert_int_equal(os_ring_alloc_refs(r.rbc), 0);
+		assert_int_equal(os_ring_alloc_destroy(r.rb), 0);       /* the UMD's to destroy */
+		assert_int_equal(os_ring_alloc_destroy(r.rbc), 0);
+	} else {
+		assert_int_equal(os_ring_alloc_destroy(r.rb), -EIDRM);
+	}
 	one_queue_close(&t, d, &r);
+	return alive;
+}
+
+static void destroying_a_hwqueue_leaves_the_umd_ring_allocations_alive(void **state)
+{
+	assert_true(ring_allocations_outlive_their_queue(OS_UMS_FAULT_NONE));
+	/* broken: the queue's destroy takes them along */
+	assert_false(ring_allocations_outlive_their_queue(OS_UMS_FAULT_QUEUE_DESTROYS_RINGS));
+}
+
+/* The runtime's ABORT fallback (the seed's cleanup_fallback: destroy the
+ * HW queue, the doorbell and the ring buffer, re-create on kernel-mode
+ * submission) destroys the ring allocations itself, and a -EIDRM there
+ * (somebody else destroyed them while the device lives) fails the
+ * submission instead of being ignored.  Returns the submission's result. */
+static int abort_fallback_submission(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_ums_fault(1, 2, 5 * SEC, fault);
+	struct rt_queue *q = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q, &n);
+	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
+	os_doorbell_abort(rt_queue_os(q));             /* device lost for this doorbell: ABORT */
+	struct hw_cmd cmd = { .op = HW_CMD_COUNT, .stamp = &n };
+	uint64_t v = 0;
+	int rc = rt_queue_submit(q, &cmd, 1, &v);
+	struct rt_queue_stats st;
+	rt_queue_stats(q, &st);
+	if (!rc) {
+		assert_false(rt_queue_user_mode(q));
+		assert_int_equal(st.fallbacks, 1);
+		assert_int_equal(rt_queue_wait(q, v, 5 * SEC), 0);
+		assert_int_equal(atomic_load(&n), 2);
+	} else {
+		assert_int_equal(st.fallbacks, 0);
+	}
+	umt_down(&t);
+	return rc;
+}
+
+static void abort_fallback_reports_ring_allocations_destroyed_under_it(void **state)
+{
+	assert_int_equal(abort_fallback_submission(OS_UMS_FAULT_NONE), 0);
+	assert_int_equal(abort_fallback_submission(OS_UMS_FAULT_QUEUE_DESTROYS_RINGS), -EIDRM);
 }
 
 /* ---- victimization: LRU, a suspended queue ---- */
@@ -479,12 +670,7 @@ static void ring_until_used_after(struct raw_queue *r, uint64_t *v, _Atomic uint
  * else its connect).  Returns the two victims' queue indices (-1: none). */
 static void lru_victims(enum os_ums_fault fault, int victims[2])
 {
-	struct os_config cfg;
-	struct os_ums_config ucfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 3, 5 * SEC);
-	os_ums_config_default(&ucfg);
-	ucfg.ums_fault = fault;
-	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct umt t = umt_up_ums_fault(1, 3, 5 * SEC, fault);
 	struct hw_adapter *hw = os_adapter_hw(t.a);
 	struct os_device *d;
 	struct os_context *c;
@@ -726,6 +912,11 @@ FB_TEST_MAIN(cmocka_unit_test(victimization_follows_the_kmd_pseudocode),
 	     cmocka_unit_test(device_termination_destroys_ring_buffer_allocations),
 	     cmocka_unit_test(doorbell_memory_size_from_usermodesubmission_caps),
 	     cmocka_unit_test(doorbell_mapping_has_the_caps_doorbell_size),
+	     cmocka_unit_test(victimization_moves_the_victim_before_releasing_its_doorbell),
+	     cmocka_unit_test(dedicated_doorbells_one_pool_across_processes),
+	     cmocka_unit_test(dedicated_doorbell_ring_looks_at_its_queue_only),
+	     cmocka_unit_test(destroying_a_hwqueue_leaves_the_umd_ring_allocations_alive),
+	     cmocka_unit_test(abort_fallback_reports_ring_allocations_destroyed_under_it),
 	     cmocka_unit_test(victimize_doorbell_least_recently_used_of_several),
 	     cmocka_unit_test(victimize_suspended_hwqueue_doorbell_then_reconnect),
 	     cmocka_unit_test(d3dkmt_destroy_doorbell_disconnects_ring_buffer_stays),

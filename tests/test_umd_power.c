@@ -398,13 +398,7 @@ static bool ddi_all_before(const struct os_ddi_call *c, size_t n, enum os_ddi a,
 
 static struct umt umt_up_fault(enum os_ums_fault fault)
 {
-	struct os_config cfg;
-	struct os_ums_config ucfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1 disconnects meanwhile */
-	os_ums_config_default(&ucfg);
-	ucfg.drain_timeout_ns = 5 * SEC;
-	ucfg.ums_fault = fault;
-	return umt_up_with(&cfg, &ucfg);
+	return umt_up_ums_fault(1, 4, 60 * SEC, fault);   /* no F1 disconnects meanwhile */
 }
 
 /* Three contexts on engine 0 (two user-mode queues with connected doorbells,
@@ -633,12 +627,7 @@ static void popped_waited(struct os_hwqueue *q)
  * the scheduler refused afterwards (it read the application's freed buffer). */
 static uint64_t terminate_with_a_popped_km_submission(enum os_ums_fault fault)
 {
-	struct os_config cfg;
-	struct os_ums_config ucfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 0);
-	os_ums_config_default(&ucfg);
-	ucfg.ums_fault = fault;
-	struct umt t = umt_up_with(&cfg, &ucfg);
+	struct umt t = umt_up_ums_fault(1, 4, 0, fault);
 	struct rt_queue *k = umt_queue(&t, 0, false);
 	struct rt_device *d2;
 	assert_int_equal(rt_device_create(t.u, &d2), 0);
@@ -687,6 +676,161 @@ static void terminate_waits_for_a_popped_km_submission(void **state)
 	assert_int_equal(terminate_with_a_popped_km_submission(OS_UMS_FAULT_NONE), 0);
 	/* broken: the termination does not wait; the scheduler reads the freed buffer */
 	assert_int_equal(terminate_with_a_popped_km_submission(OS_UMS_FAULT_SCHED_NO_LET_GO), 1);
+}
+
+/* ---- normal termination: the doorbell first, then the wait ---- */
+
+/* What each drained user-mode queue's doorbell was when its drain's wait
+ * began (os_test_drain_hook, on the destroying thread). */
+static struct {
+	struct umt *t;
+	unsigned drained, disconnected_first;
+} dorder;
+
+static void drain_order_seen(struct os_hwqueue *q)
+{
+	dorder.drained++;
+	uint64_t h = hw_queue_handle(os_hwqueue_hw(q));
+	static struct os_ddi_call c[OS_DDI_LOG_MAX];
+	size_t n = os_adapter_ddi_log(dorder.t->a, c, OS_DDI_LOG_MAX);
+	bool logged = false;
+	for (size_t i = 0; i < n; i++)
+		logged |= c[i].ddi == OS_DDI_DISCONNECT_DOORBELL && c[i].handle == h;
+	if (logged && os_doorbell_status(q) == OS_DOORBELL_DISCONNECTED_RETRY)
+		dorder.disconnected_first++;
+}
+
+/* Seed, "Normal and abnormal process termination", normal: "For each
+ * HWQueue of the device/context: 1. Dxgkrnl calls DxgkDdiDisconnectDoorbell
+ * to disconnect the doorbell.  2. Dxgkrnl waits for the last queued
+ * HwQueueProgressFenceLastQueuedValueCPUVirtualAddress to be completed on
+ * the GPU."  Two user-mode queues with connected doorbells and work queued;
+ * one destroyed on its own, then the device: true when every drain's wait
+ * began with its doorbell disconnected (DDI logged, status RETRY), and
+ * nothing queued was lost. */
+static bool normal_termination_disconnects_before_waiting(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_fault(fault);
+	struct rt_queue *q1 = umt_queue(&t, 0, true), *q2 = umt_queue(&t, 0, true);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd cmds[2] = { { .op = HW_CMD_WORK, .arg = 1000000 }, { .op = HW_CMD_COUNT, .stamp = &n } };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rt_queue_submit(q1, cmds, 2, NULL), 0);
+		assert_int_equal(rt_queue_submit(q2, cmds, 2, NULL), 0);
+	}
+	memset(&dorder, 0, sizeof(dorder));
+	dorder.t = &t;
+	os_test_drain_hook = drain_order_seen;          /* called on this thread only */
+	assert_int_equal(os_hwqueue_destroy(rt_queue_os(q1)), 0);
+	assert_int_equal(rt_device_destroy(t.d), 0);
+	t.d = NULL;
+	os_test_drain_hook = NULL;
+	assert_int_equal(dorder.drained, 2);
+	assert_int_equal(atomic_load(&n), 8);
+	bool first = dorder.disconnected_first == dorder.drained;
+	umt_down(&t);
+	return first;
+}
+
+static void normal_termination_disconnects_doorbell_before_waiting_for_last_queued(void **state)
+{
+	assert_true(normal_termination_disconnects_before_waiting(OS_UMS_FAULT_NONE));
+	/* broken: the wait runs with the doorbell still connected */
+	assert_false(normal_termination_disconnects_before_waiting(OS_UMS_FAULT_DRAIN_BEFORE_DISCONNECT));
+}
+
+/* ---- suspend and resume: every HW queue of the context ---- */
+
+/* Seed, "Hardware context suspension": "Suspending a hardware context: 1.
+ * Dxgkrnl calls DxgkddiSuspendContext.  2. KMD removes all HWQueues of the
+ * context from the HW scheduler's list." and "Resuming: ... 2. KMD adds all
+ * HWQueues of the context to HW scheduler's list."  One context with two
+ * user-mode queues (doorbells connected): true when the suspend took both
+ * off the run list, one DDI call for the context, and the resume put both
+ * back and ran what each queued meanwhile. */
+static bool suspend_resume_every_queue_of_the_context(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_fault(fault);
+	struct os_device *d;
+	struct os_context *c;
+	assert_int_equal(os_device_create(t.u, &d), 0);
+	assert_int_equal(os_context_create(d, 0, &c), 0);
+	struct raw_queue r[2];
+	_Atomic uint64_t n = 0;
+	for (int i = 0; i < 2; i++) {
+		raw_queue_open(&t, d, c, &r[i]);
+		assert_int_equal(os_doorbell_connect(r[i].q), 0);
+		raw_submit(&r[i], 1, &n);
+		assert_int_equal(os_fence_wait_cpu(r[i].progress, 1, 5 * SEC), 0);
+	}
+	uint64_t suspends = os_adapter_ddi_count(t.a, OS_DDI_SUSPEND_CONTEXT);
+	os_context_suspend(c);
+	assert_int_equal(os_adapter_ddi_count(t.a, OS_DDI_SUSPEND_CONTEXT), suspends + 1);
+	/* hw_queue_set_scheduled(false) returned: off the list now, or never taken off */
+	bool off = !hw_queue_scheduled(os_hwqueue_hw(r[0].q)) && !hw_queue_scheduled(os_hwqueue_hw(r[1].q));
+	for (int i = 0; i < 2; i++) {
+		raw_submit(&r[i], 2, &n);                  /* queued while suspended: the doorbell stays */
+		assert_int_equal(raw_status(&r[i]), OS_DOORBELL_CONNECTED);
+	}
+	os_context_resume(c);
+	bool on = hw_queue_scheduled(os_hwqueue_hw(r[0].q)) && hw_queue_scheduled(os_hwqueue_hw(r[1].q));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(os_fence_wait_cpu(r[i].progress, 2, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 4);
+	assert_int_equal(os_device_destroy(d), 0);
+	for (int i = 0; i < 2; i++)
+		os_fence_destroy(r[i].progress);
+	umt_down(&t);
+	return off && on;
+}
+
+static void suspend_and_resume_act_on_every_hwqueue_of_a_context(void **state)
+{
+	assert_true(suspend_resume_every_queue_of_the_context(OS_UMS_FAULT_NONE));
+	/* broken: only the context's first queue leaves the run list */
+	assert_false(suspend_resume_every_queue_of_the_context(OS_UMS_FAULT_SUSPEND_ONE_QUEUE));
+}
+
+/* ---- F1: that engine's doorbells only ---- */
+
+/* Seed, "Engine F-state transitions": "When KMD raises a
+ * DXGK_INTERRUPT_GPU_ENGINE_STATE_CHANGE interrupt with
+ * EngineStateChange.NewState set to DXGK_ENGINE_STATE_TRANSITION_TO_F1,
+ * Dxgkrnl disconnects all doorbells of HWQueues on this engine".  Two
+ * engines, a queue with a connected doorbell on each, no engine idle long
+ * enough to ask by itself (60 s): engine 0 raises TransitionToF1.  True
+ * when engine 1's doorbell stayed connected (engine 0's was disconnected). */
+static bool f1_leaves_the_other_engines_doorbells(enum os_ums_fault fault)
+{
+	struct umt t = umt_up_ums_fault(2, 4, 60 * SEC, fault);
+	struct rt_queue *q0 = umt_queue(&t, 0, true), *q1 = umt_queue(&t, 1, true);
+	_Atomic uint64_t n = 0;
+	umt_submit_count(q0, &n);                        /* connects each doorbell */
+	umt_submit_count(q1, &n);
+	assert_int_equal(rt_queue_wait(q0, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(umt_stats(&t).f1_requests, 0);
+	assert_int_equal(hw_engine_state_raise(os_adapter_hw(t.a), 0, HW_ENGINE_STATE_TRANSITION_TO_F1), 0);
+	/* the power thread counts the request and disconnects under one hold of the lock */
+	assert_true(fbt_eventually(umt_stats(&t).f1_requests == 1));
+	assert_int_equal(os_doorbell_status(rt_queue_os(q0)), OS_DOORBELL_DISCONNECTED_RETRY);
+	bool kept = os_doorbell_status(rt_queue_os(q1)) == OS_DOORBELL_CONNECTED;
+	assert_int_equal(umt_stats(&t).f1_disconnects, kept ? 1 : 2);
+	/* both go on: engine 0 back to F0 by the reconnect */
+	umt_submit_count(q0, &n);
+	umt_submit_count(q1, &n);
+	assert_int_equal(rt_queue_wait(q0, 0, 5 * SEC), 0);
+	assert_int_equal(rt_queue_wait(q1, 0, 5 * SEC), 0);
+	assert_int_equal(atomic_load(&n), 4);
+	umt_down(&t);
+	return kept;
+}
+
+static void f1_disconnects_only_that_engines_doorbells(void **state)
+{
+	assert_true(f1_leaves_the_other_engines_doorbells(OS_UMS_FAULT_NONE));
+	/* broken: every engine's doorbells go */
+	assert_false(f1_leaves_the_other_engines_doorbells(OS_UMS_FAULT_F1_EVERY_ENGINE));
 }
 
 /* A D3 or a user suspend that comes while a destroy drains: the drain still
@@ -988,6 +1132,9 @@ static void a_device_destroy_leaves_a_queue_its_own_destroy_drains(void **state)
 }
 
 FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
+	     cmocka_unit_test(normal_termination_disconnects_doorbell_before_waiting_for_last_queued),
+	     cmocka_unit_test(suspend_and_resume_act_on_every_hwqueue_of_a_context),
+	     cmocka_unit_test(f1_disconnects_only_that_engines_doorbells),
 	     cmocka_unit_test(a_queue_destroyed_twice_at_once_is_drained_by_one),
 	     cmocka_unit_test(a_device_destroy_leaves_a_queue_its_own_destroy_drains),
 	     cmocka_unit_test(destroyed_km_queue_retires_its_held_buffers),

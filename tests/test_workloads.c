@@ -194,6 +194,50 @@ static void pipeline_runs_the_seed_loop(void **state)
 	}
 }
 
+/* Seed multi-engine-synchronization, the pipelined example: "if
+ * (FrameNumber > CpuLatency) { pComputeFence->SetEventOnFenceCompletion(
+ * FrameNumber - CpuLatency, handle); WaitForSingleObject(handle, INFINITE); }"
+ * before ++FrameNumber: compute is never submitted more than CpuLatency + 1
+ * frames past its completion.  After every turn, every mode.  Broken (no
+ * throttle), with compute held behind a gate fence so that nothing of it
+ * completes: the CPU runs all ten frames ahead. */
+static void pipeline_cpu_throttle_keeps_compute_within_cpu_latency(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct bm_wl w;
+		up(&w, &modes[m]);
+		struct bm_pipeline p;
+		assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 200000, 300000, 1), 0);
+		uint64_t lead = 0;
+		for (int i = 0; i < 20; i++) {
+			assert_int_equal(bm_pipeline_step(&p), 0);
+			/* completed only grows: read after the turn, it is at least what the throttle waited for */
+			uint64_t ahead = p.frame - rt_fence_completed(p.compute_fence);
+			lead = ahead > lead ? ahead : lead;
+		}
+		assert_true(lead <= 3 + 1);
+		assert_int_equal(bm_pipeline_drain(&p), 0);
+		bm_pipeline_fini(&p);
+		assert_int_equal(bm_wl_down(&w), 0);
+	}
+	struct bm_wl w;
+	up(&w, &modes[0]);
+	struct rt_fence *gate = NULL;
+	assert_int_equal(rt_fence_create(w.d, 0, &gate), 0);
+	struct bm_pipeline p;
+	assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 200000, 300000, 1), 0);
+	p.broken_no_cpu_throttle = true;
+	assert_int_equal(rt_cqueue_wait(w.compute, gate, 1), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(bm_pipeline_step(&p), 0);
+	assert_int_equal(p.frame - rt_fence_completed(p.compute_fence), 10);   /* past the throttle */
+	assert_int_equal(rt_fence_signal(gate, 1), 0);
+	assert_int_equal(bm_pipeline_drain(&p), 0);
+	bm_pipeline_fini(&p);
+	assert_int_equal(bm_wl_down(&w), 0);
+}
+
 /* The asynchronous loop: both stages advance, neither past its CpuLatency
  * throttle, graphics re-records its lists, both drain; nothing lost. */
 static void async_compute_runs_both_stages(void **state)
@@ -335,5 +379,6 @@ static void async_graphics_signals_before_render(void **state)
 FB_TEST_MAIN(cmocka_unit_test(deadlock_fails_naming_each_wait), cmocka_unit_test(slow_progress_is_not_a_stall),
 	     cmocka_unit_test(ring_heap_length_3_trace), cmocka_unit_test(ring_heap_without_the_wait_is_caught),
 	     cmocka_unit_test(ring_heap_render_never_passes_copy), cmocka_unit_test(frame_runs_the_seed_sequence),
-	     cmocka_unit_test(pipeline_runs_the_seed_loop), cmocka_unit_test(async_compute_runs_both_stages),
+	     cmocka_unit_test(pipeline_runs_the_seed_loop),
+	     cmocka_unit_test(pipeline_cpu_throttle_keeps_compute_within_cpu_latency), cmocka_unit_test(async_compute_runs_both_stages),
 	     cmocka_unit_test(async_graphics_signals_before_render))

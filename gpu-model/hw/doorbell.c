@@ -135,6 +135,7 @@ void hw_doorbell_write(_Atomic uint64_t *reg, uint64_t value)
 /* The CMP reads q's write pointer now; q on engine e: directly, else a kick. */
 static void hw_engine_look(struct hw_engine *e, struct hw_queue *q)
 {
+	lf_count(&e->looks, 1);
 	if (q->engine == e->index) {
 		uint64_t w = lf_ring_write_index(q->ring);
 		if (w > q->known_wptr)
@@ -192,6 +193,18 @@ static unsigned hw_engine_poll_one(struct hw_adapter *a, struct hw_engine *e, st
 	 * the ring control would, not run on a promise. */
 	if (owner)
 		hw_engine_look(e, owner);
+	/* Seed user-mode-work-submission, "Doorbells": "When a doorbell is
+	 * rung, the GPU scheduler knows exactly which hardware queue submitted
+	 * new work": the owner only.  HW_FAULT_DEDICATED_POLLS_ALL: broken on
+	 * purpose, every connected queue of the engine as on a global doorbell. */
+	if (a->caps.fault == HW_FAULT_DEDICATED_POLLS_ALL) {
+		uint32_t n = atomic_load_explicit(&e->nqueues, memory_order_acquire);
+		for (uint32_t k = 0; k < n; k++) {
+			struct hw_queue *q = e->queues[k];
+			if (q->um && q != owner && atomic_load_explicit(&q->phys, memory_order_acquire))
+				hw_engine_look(e, q);
+		}
+	}
 	return 1;
 }
 
@@ -261,6 +274,7 @@ void hw_engine_um_stats(const struct hw_adapter *a, unsigned engine, struct hw_e
 	const struct hw_engine *e = &a->engines[engine];
 	out->rings = atomic_load_explicit(&e->rings, memory_order_relaxed);
 	out->global_polls = atomic_load_explicit(&e->global_polls, memory_order_relaxed);
+	out->looks = atomic_load_explicit(&e->looks, memory_order_relaxed);
 	out->state_irqs = atomic_load_explicit(&e->state_irqs, memory_order_relaxed);
 	out->f1_entries = atomic_load_explicit(&e->parks, memory_order_relaxed);
 	out->f1_ns = atomic_load_explicit(&e->f1_ns, memory_order_relaxed);

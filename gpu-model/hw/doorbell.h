@@ -92,7 +92,7 @@
 #define HW_DOORBELLS_DEFAULT      16
 #define HW_F1_TIMEOUT_DEFAULT_NS  1000000ull     /* 1 ms idle with doorbells connected -> ask for F1 */
 #define HW_DOORBELL_SIZE          8u             /* DXGK_USERMODESUBMISSION_CAPS: doorbell memory size, bytes (default) */
-#define HW_DOORBELL_MAX_BYTES     64u            /* the largest: a register has a cache line of its own */
+#define HW_DOORBELL_MAX_BYTES     4096u          /* the largest: a page of the BAR (the register is its first 8 bytes) */
 #define HW_DB_GLOBAL              (1ull << 63)   /* a global-doorbell value: HW_DB_GLOBAL | queue id */
 #define HW_DB_WPTR_BITS           40             /* a dedicated value: (queue id + 1) << 40 | write pointer */
 #define HW_DB_WPTR_MASK           ((1ull << HW_DB_WPTR_BITS) - 1)
@@ -243,6 +243,8 @@ enum hw_fstate hw_engine_fstate(const struct hw_adapter *a, unsigned engine);
 struct hw_engine_um_stats {
 	uint64_t rings;          /* doorbell rings seen (changes of a register's value) */
 	uint64_t global_polls;   /* global rings that covered several queues: every connected queue polled */
+	uint64_t looks;          /* write pointers read because of a ring: a dedicated ring names its queue, so
+	                          * one look a ring; a global ring that covered several queues, one per queue */
 	uint64_t state_irqs;     /* engine-state-change interrupts raised (Active -> TransitionToF1) */
 	uint64_t f1_entries;     /* times the engine parked (F0 -> F1) */
 	uint64_t f1_ns;          /* time parked */

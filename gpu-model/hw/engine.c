@@ -394,6 +394,22 @@ static void hw_log_then_decide(struct hw_adapter *a, struct hw_engine *e, struct
 
 /* ---- the engine thread ---- */
 
+/* Broken on purpose (HW_FAULT_WAIT_HIGH_WATER): the value a WAIT compares
+ * is the highest the queue ever read of its fence.  Seed
+ * multi-engine-synchronization: "If a fence is rewound, any new waits ...
+ * will be compared against the new lower fence value": this one is not.
+ * The engine thread's. */
+static uint64_t hw_wait_high_water_broken(struct hw_queue *q, uint64_t cv)
+{
+	if (q->wait_high_fence != q->wait_fence) {
+		q->wait_high_fence = q->wait_fence;
+		q->wait_high = 0;
+	}
+	if (cv > q->wait_high)
+		q->wait_high = cv;
+	return q->wait_high;
+}
+
 static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue *q)
 {
 	/* va.c: the WAIT reads CurrentValue through the process's GPU VA (a
@@ -405,6 +421,8 @@ static bool hw_wait_satisfied(const struct hw_adapter *a, const struct hw_queue 
 	 * the second half of the store-buffering pair with a signaler's CV
 	 * exchange + waiting_queues load (hw_notify_waiters) */
 	uint64_t cv = atomic_load_explicit(cv_at, memory_order_seq_cst);
+	if (a->caps.fault == HW_FAULT_WAIT_HIGH_WATER)
+		cv = hw_wait_high_water_broken((struct hw_queue *)q, cv);
 	if (a->caps.no_64bit_atomics)
 		return (int32_t)((uint32_t)cv - (uint32_t)q->wait_value) >= 0;
 	return cv >= q->wait_value;

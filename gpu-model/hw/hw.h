@@ -85,6 +85,10 @@ enum hw_fault {
 	HW_FAULT_COMPUTE_AS_GRAPHICS, /* a compute WORK is preempted at the graphics granularity */
 	HW_FAULT_HOLDS_SPLIT,      /* the run list reads a flag stored after the holds RMW, not the holds word: a
 				    * release's stale store puts back a queue another owner has just held (queue.c) */
+	HW_FAULT_DEDICATED_POLLS_ALL, /* a ring on a dedicated doorbell is taken as a global one: the engine reads the
+				    * write pointer of every queue with a connected doorbell (doorbell.c) */
+	HW_FAULT_WAIT_HIGH_WATER,  /* a queue's WAIT compares the highest value it ever read of the fence, not
+				    * CurrentValue: a wait registered after a rewind passes on the old value (engine.c) */
 };
 
 /* ---- memory segments and context images (gpu-model/hw/segment.c) ----
@@ -214,7 +218,7 @@ struct hw_caps {
 	enum hw_doorbell_model doorbell_model;  /* dedicated (0) or one global doorbell */
 	unsigned doorbells;           /* physical dedicated doorbells, 1..HW_MAX_DOORBELLS; 0: HW_DOORBELLS_DEFAULT */
 	unsigned doorbell_bytes;      /* DXGK_USERMODESUBMISSION_CAPS doorbell memory size: a multiple of 8 up to
-	                               * HW_DOORBELL_MAX_BYTES (a register's line); 0: HW_DOORBELL_SIZE */
+	                               * HW_DOORBELL_MAX_BYTES (a page); 0: HW_DOORBELL_SIZE */
 	uint32_t no_um_engines;       /* bit e: node e lacks UserModeSubmissionSupported */
 	uint64_t f1_timeout_ns;       /* idle this long with doorbells connected: ask for F1; 0: HW_F1_TIMEOUT_DEFAULT_NS */
 	uint64_t gpu_ts_hz;           /* GPU timestamp counter frequency; 0: HW_GPU_TS_HZ_DEFAULT */
@@ -752,6 +756,9 @@ struct hw_engine_preempt_stats {
 	uint64_t at_buffer_end;  /* ... at the end of a DMA buffer */
 	uint64_t mid_buffer;     /* ... between two commands of one DMA buffer */
 	uint64_t mid_command;    /* ... inside a WORK, between two of its slices */
+	uint64_t mid_command_run_ns; /* the WORK's modelled ns run, from where it started or resumed, before
+	                          * each mid-command stop (summed): with a request standing as the WORK
+	                          * begins, one slice of the granularity (hw_work_run) */
 	uint64_t ctx_saves, ctx_restores;
 	uint64_t ctx_switches;   /* ContextSwitch packets: switches to the null context */
 	uint64_t at_split;       /* preemptions at the end of a split packet (another context ran between two) */

@@ -32,6 +32,8 @@ struct hw_queue {
 	bool waiting;
 	struct hw_fence *wait_fence;
 	uint64_t wait_value;
+	const struct hw_fence *wait_high_fence;   /* HW_FAULT_WAIT_HIGH_WATER only: the fence whose highest */
+	uint64_t wait_high;                       /* value seen the broken WAIT compares against (engine) */
 	/* engine-private: the command buffer (HW_CMD_INDIRECT) being run */
 	const struct hw_cmd *ib;
 	uint64_t ib_n, ib_pos;
@@ -75,6 +77,7 @@ struct hw_queue {
 	uint32_t work_tag;                /* trace.c: the name tag of the WORK running or interrupted */
 	uint64_t work_left_ns;            /* the WORK running or interrupted: ns still to run (0: none; UINT64_MAX: never ends) */
 	uint64_t work_slice_ns;
+	uint64_t work_run_left_ns;        /* work_left_ns where this run of the WORK started or resumed (engine) */
 	_Atomic int32_t priority;         /* the OS writes, the engine reads (relaxed) */
 	_Atomic(struct hw_ctx_alloc *) dev_alloc;   /* its device's context allocation (NULL: none; the OS sets, release) */
 	bool ctx_loaded_once;             /* engine-private: its context was loaded before (an image to check) */
@@ -143,7 +146,7 @@ struct hw_engine {
 	_Atomic uint32_t fstate;                    /* enum hw_fstate (engine writes) */
 	uint64_t f1_asked_ns;                       /* engine-private: last engine-state-change interrupt */
 	uint64_t db_seen[HW_MAX_DOORBELLS + 1];     /* engine-private: register values seen ([HW_MAX_DOORBELLS]: global) */
-	LF_ALIGNED lf_counter rings, global_polls, state_irqs, f1_ns, discarded;
+	LF_ALIGNED lf_counter rings, global_polls, looks, state_irqs, f1_ns, discarded;
 	/* preempt.c: requests (any thread) | the engine's answer and counts */
 	LF_ALIGNED _Atomic int32_t preempt_prio;    /* a pending request: leave queues below this (INT32_MIN: none) */
 	_Atomic bool prios;                         /* some queue of this engine has a priority other than 0 */
@@ -154,6 +157,7 @@ struct hw_engine {
 	bool preempted_now;                         /* engine-private: the last run ended in a preemption */
 	_Atomic(const struct hw_queue *) ctx_loaded; /* whose context is loaded (NULL: the null context; engine writes, release) */
 	lf_counter preemptions, at_buffer_end, mid_buffer, mid_command, ctx_saves, ctx_restores, resets, ctx_switches, at_split;
+	lf_counter mid_command_run_ns;   /* WORK ns run before a mid-command stop (preempt.c) */
 	lf_counter ctx_faults, ctx_bad_images, paging_ops, data_faults;   /* segment.c */
 };
 /* the wake word (notifiers) | the run list (creators, signalers read it) |

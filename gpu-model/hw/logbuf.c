@@ -104,14 +104,23 @@ void hw_log_write(const struct hw_adapter *a, struct hw_log *log, uint64_t n, ui
 	}
 }
 
-/* The log the engine writes through: its LogBufferGpuVa in the process's
- * GPU VA space (va.c); a log the OS did not map (a test's own) through its
- * CPU VA.  NULL: a GPU page fault (counted). */
-static struct hw_log *hw_log_gpu_view(struct hw_adapter *a, struct hw_log *log)
+/* The log as its writer reaches it.  Seed native-gpu-fence, "Log buffer
+ * mechanism": the logs have "a GPU VA in process address space
+ * (LogBufferGpuVa), and the CMP VA (LogBufferSystemProcessGpuVa), so that
+ * they can are read/write to KMD, the GPU engine, and CMP", and "Write the
+ * log payload to the corresponding log buffer GPU VA/CMP VA".  A signal's
+ * entry is the engine's, written when it executes the signal: through
+ * LogBufferGpuVa in the process's GPU VA space.  A wait's entry is the
+ * CMP's: "the GPU scheduler observes HWQueueA is unblocked" (its
+ * FenceEndGpuTimestamp) and writes it through LogBufferSystemProcessGpuVa in
+ * the system (paging) process's space.  A log the OS did not map (a test's
+ * own): its CPU VA.  NULL: a GPU page fault (counted). */
+static struct hw_log *hw_log_view(struct hw_adapter *a, struct hw_log *log, bool cmp)
 {
-	if (!log->gpu_va)
+	uint64_t va = cmp ? log->sys_va : log->gpu_va;
+	if (!log->gpu_va && !log->sys_va)
 		return log;
-	struct hw_log *w = hw_va_resolve(a->proc_vas, log->gpu_va);
+	struct hw_log *w = va ? hw_va_resolve(cmp ? a->sys_vas : a->proc_vas, va) : NULL;
 	if (!w)
 		hw_va_fault(a);
 	return w;
@@ -128,13 +137,13 @@ struct hw_log *hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const str
 	struct hw_log *log = atomic_load_explicit(&q->log[t], memory_order_acquire);
 	if (!log)
 		return NULL;              /* no log buffer (yet): nothing to write */
-	log = hw_log_gpu_view(a, log);
+	bool wait = op == HW_LOG_OP_WAIT_UNBLOCKED;
+	log = hw_log_view(a, log, wait);
 	if (!log)
-		return NULL;              /* LogBufferGpuVa maps nothing: a page fault */
+		return NULL;              /* its VA maps nothing: a page fault */
 	/* Seed, "Native fence log buffer design": FenceEndGpuTimestamp is the GPU
 	 * time the signal executed (GPUT1) or the wait was seen unblocked (GPUT2),
 	 * taken then on the GPU's counter, not when this LOG runs */
-	bool wait = op == HW_LOG_OP_WAIT_UNBLOCKED;
 	uint64_t end = wait ? q->wait_end_ts : q->signal_end_ts;
 	/* the signal's write number, when this entry logs the queue's last signal */
 	uint64_t seq = !wait && c->fence && c->fence == q->signal_fence ? q->signal_seq : 0;

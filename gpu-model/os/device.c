@@ -145,10 +145,16 @@ void os_context_apply_locked(struct os_context *c)
 {
 	lf_mutex_assert_held(&c->d->u->lock);
 	os_context_ddi_locked(c, c->suspended != 0);
+	/* seed user-mode-work-submission, "Hardware context suspension": "KMD
+	 * removes all HWQueues of the context" / "adds all HWQueues of the
+	 * context"; OS_UMS_FAULT_SUSPEND_ONE_QUEUE: broken on purpose, the first */
+	bool one = c->d->u->cfg.ums_fault == OS_UMS_FAULT_SUSPEND_ONE_QUEUE;
 	for (struct os_hwqueue *q = c->queues; q; q = q->next) {
 		if (atomic_load_explicit(&q->gone, memory_order_relaxed))
 			continue;
 		os_hwqueue_schedule_locked(q, os_hwqueue_runs_locked(q));
+		if (one)
+			break;
 	}
 }
 
@@ -329,11 +335,18 @@ int32_t os_hwqueue_priority(const struct os_hwqueue *q)
 
 /* ---- destruction ---- */
 
-/* Disconnect the doorbell and have the CMP look at the final write pointer. */
+/* Disconnect the doorbell and have the CMP look at the final write pointer:
+ * a normal termination's first step, before its wait (seed, "Normal and
+ * abnormal process termination": "1. Dxgkrnl calls
+ * DxgkDdiDisconnectDoorbell to disconnect the doorbell.  2. Dxgkrnl waits
+ * for the last queued HwQueueProgressFenceLastQueuedValueCPUVirtualAddress
+ * to be completed on the GPU").  OS_UMS_FAULT_DRAIN_BEFORE_DISCONNECT:
+ * broken on purpose, the doorbell stays connected through the wait and is
+ * disconnected only when the queue goes (os_hwqueue_gone_locked). */
 static void os_hwqueue_quiesce_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
-	if (q->um && q->db.created)
+	if (q->um && q->db.created && q->u->cfg.ums_fault != OS_UMS_FAULT_DRAIN_BEFORE_DISCONNECT)
 		os_doorbell_disconnect_locked(q, q->db.aborted ? OS_DOORBELL_DISCONNECTED_ABORT
 							       : OS_DOORBELL_DISCONNECTED_RETRY);
 	hw_queue_kick(q->hwq);
@@ -419,6 +432,26 @@ static void os_hwqueue_gone_locked(struct os_hwqueue *q)
 	os_ctx_alloc_destroy(q->u->a, q->um ? &q->ctx_alloc : &q->kq->ctx_alloc);
 }
 
+static void os_ring_alloc_free_locked(struct os_ring_alloc *r);
+
+/* A queue's own destroy: the queue and its doorbell go, the UMD's ring
+ * allocations stay (seed, "Residency model of doorbell memory and ring
+ * buffer allocations": "The only scenario in which Dxgkrnl destroys ring
+ * buffer allocations is during device termination"); the UMD destroys them.
+ * OS_UMS_FAULT_QUEUE_DESTROYS_RINGS: broken on purpose, destroyed with it. */
+static void os_hwqueue_gone_rings_stay_locked(struct os_hwqueue *q)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	struct os_ring_alloc *rb = q->db.rb, *rbc = q->db.rbc;
+	os_hwqueue_gone_locked(q);
+	if (q->u->cfg.ums_fault != OS_UMS_FAULT_QUEUE_DESTROYS_RINGS)
+		return;
+	if (rb && !rb->dead)
+		os_ring_alloc_free_locked(rb);
+	if (rbc && !rbc->dead)
+		os_ring_alloc_free_locked(rbc);
+}
+
 /* A destroy drains q from now on (os_hwqueue_runs_locked): a context the
  * application suspended lets q run for it. */
 static void os_hwqueue_drain_begin_locked(struct os_hwqueue *q)
@@ -466,7 +499,7 @@ int os_hwqueue_destroy(struct os_hwqueue *q)
 	 * or an abnormal termination, which dropped what was queued and whose
 	 * progress-fence signal ended the wait. */
 	if (!atomic_load(&q->gone))
-		os_hwqueue_gone_locked(q);
+		os_hwqueue_gone_rings_stay_locked(q);
 	else if (os_device_in_error(q->ctx->d))
 		rc = -ENODEV;
 	q->destroyed = true;
@@ -655,6 +688,10 @@ void os_device_terminate(struct os_device *d)
 	}
 	os_ring_allocs_destroy_locked(d);
 	d->dead = true;
+	/* ctxalloc.c: the device context allocation goes with the device, an
+	 * abnormal end too (seed gpu-preemption, step 6: DxgkCbDestroyContextAllocation
+	 * "to destroy GPU context allocations and device context allocations") */
+	os_ctx_alloc_destroy(u->a, &d->ctx_alloc);
 	/* D3D12 device removal: fences read UINT64_MAX, waiters return; the
 	 * queues' progress fences and the device's own, all under the lock: a
 	 * waiter released here may destroy the device at once, and

@@ -20,6 +20,8 @@
 
 /* ---- doorbells ---- */
 
+void (*os_test_doorbell_release_hook)(struct os_hwqueue *q);
+
 /* The ring allocations a CreateDoorbell brings: 0, or why they are refused
  * (ums.h).  Seed: "UMD is responsible for making the ring buffer and ring
  * buffer control allocations resident before creating a doorbell." */
@@ -87,6 +89,7 @@ int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *rb, struct os
 		q->db.rbc = (struct os_ring_alloc *)rbc;
 		/* the doorbell is not assigned yet: the mapping is the dummy page */
 		q->db.created = true;
+		q->db.map_bytes = u->db_bytes;   /* the dummy page, mapped at the doorbell's size */
 		atomic_store_explicit(&q->db.cpuva, u->dummy, memory_order_release);
 		atomic_store_explicit(&q->db.status, OS_DOORBELL_DISCONNECTED_RETRY, memory_order_seq_cst);
 		out->cpuva = &q->db.cpuva;
@@ -110,24 +113,28 @@ void os_doorbell_release_locked(struct os_hwqueue *q)
 			q->db.rbc->refs--;
 	}
 	q->db.rb = q->db.rbc = NULL;
+	q->db.map_bytes = 0;
 }
 
-/* DxgkCbDisconnectDoorbell + the KMD's disconnection.  Status first, then
- * the mapping (so an application that sees the dummy page sees the status),
- * then a barrier on every CPU (the rotation's TLB shootdown), then the
- * register is latched (a ring that made it is not lost). */
-void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status)
+/* DxgkCbDisconnectDoorbell: the status, then the mapping rotated to the
+ * dummy page (so an application that sees the dummy page sees the status). */
+static void os_doorbell_retarget_locked(struct os_hwqueue *q, enum os_doorbell_status status)
 {
 	lf_mutex_assert_held(&q->u->lock);
-	struct os_ums *u = q->u;
-	if (status == OS_DOORBELL_DISCONNECTED_ABORT)
-		q->db.aborted = true;
 	/* seq_cst: ordered before the latch RMW in hw_doorbell_disconnect */
 	atomic_store_explicit(&q->db.status, status, memory_order_seq_cst);
 	/* release: pairs with the application's acquire load of the mapping */
-	atomic_store_explicit(&q->db.cpuva, u->dummy, memory_order_release);
-	if (!q->db.connected)
-		return;
+	atomic_store_explicit(&q->db.cpuva, q->u->dummy, memory_order_release);
+	q->db.map_bytes = q->db.created ? q->u->db_bytes : 0;
+}
+
+/* The KMD's actual disconnection: a barrier on every CPU (the rotation's
+ * TLB shootdown), then the register is latched (a ring that made it is not
+ * lost) and released. */
+static void os_doorbell_release_phys_locked(struct os_hwqueue *q, enum os_doorbell_status status)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	struct os_ums *u = q->u;
 	os_ddi_log(u->a, OS_DDI_DISCONNECT_DOORBELL, hw_queue_handle(q->hwq), status);
 	/* The rotation's TLB shootdown: a barrier on every CPU running the
 	 * process, the heavy side of the ringer's Dekker pair (doorbell.h).
@@ -139,38 +146,82 @@ void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status
 		u->phys_owner[q->db.phys] = NULL;
 	q->db.phys = -1;
 	q->db.connected = false;
+	if (os_test_doorbell_release_hook)
+		os_test_doorbell_release_hook(q);
+}
+
+/* Seed, "Victimizing doorbell pseudocode in KMD": the KMD calls
+ * DxgkCbDisconnectDoorbell ("Dxgkrnl rotates the UMD-visible CPUVA of this
+ * doorbell to a dummy page and updates the status value to
+ * D3DDDI_DOORBELL_STATUS_DISCONNECTED_RETRY"), then "gets back control and
+ * does the actual victimization/disconnection": status and mapping first,
+ * the physical doorbell released after.  OS_UMS_FAULT_RELEASE_BEFORE_RETRY:
+ * the broken order, released while the victim still reads CONNECTED and
+ * rings through the register its successor gets. */
+void os_doorbell_disconnect_locked(struct os_hwqueue *q, enum os_doorbell_status status)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	if (status == OS_DOORBELL_DISCONNECTED_ABORT)
+		q->db.aborted = true;
+	bool broken = q->u->cfg.ums_fault == OS_UMS_FAULT_RELEASE_BEFORE_RETRY;
+	if (broken && q->db.connected)
+		os_doorbell_release_phys_locked(q, status);
+	os_doorbell_retarget_locked(q, status);
+	if (q->db.connected)
+		os_doorbell_release_phys_locked(q, status);
+}
+
+/* May q's connect take physical doorbell i from its owner?  Any queue's:
+ * seed, "Doorbells": "There are limited doorbells that are shared across
+ * all hardware queues created on the GPU", every device's and process's.
+ * OS_UMS_FAULT_POOL_PER_DEVICE: broken on purpose, its own device's only. */
+static bool os_doorbell_may_victimize_locked(const struct os_hwqueue *q, unsigned i)
+{
+	lf_mutex_assert_held(&q->u->lock);
+	return q->u->cfg.ums_fault != OS_UMS_FAULT_POOL_PER_DEVICE || q->u->phys_owner[i]->ctx->d == q->ctx->d;
 }
 
 /* A physical doorbell for q: a free one, else the least recently used
- * connected one, victimized (the KMD's VictimizeDoorbell). */
-static unsigned os_doorbell_pick_locked(struct os_ums *u)
+ * connected one, victimized (the KMD's VictimizeDoorbell).  Its index, or
+ * -EBUSY (none q may take). */
+static int os_doorbell_pick_locked(struct os_hwqueue *q)
 {
+	struct os_ums *u = q->u;
 	lf_mutex_assert_held(&u->lock);
-	unsigned n = hw_doorbell_count(u->hw), victim = 0;
+	unsigned n = hw_doorbell_count(u->hw);
+	int victim = -EBUSY;
 	bool mru = u->cfg.ums_fault == OS_UMS_FAULT_VICTIM_MRU;   /* broken on purpose */
 	uint64_t best = mru ? 0 : UINT64_MAX;
 	for (unsigned i = 0; i < n; i++) {
 		if (!u->phys_owner[i])
-			return i;
+			return (int)i;
+		if (!os_doorbell_may_victimize_locked(q, i))
+			continue;
 		uint64_t t = hw_doorbell_last_use(u->hw, i);
-		if (mru ? t > best : t < best) {
+		if (victim < 0 || (mru ? t > best : t < best)) {
 			best = t;
-			victim = i;
+			victim = (int)i;
 		}
 	}
+	if (victim < 0)
+		return victim;
 	os_doorbell_disconnect_locked(u->phys_owner[victim], OS_DOORBELL_DISCONNECTED_RETRY);
 	lf_count(&u->victimizations, 1);
 	return victim;
 }
 
-static void os_doorbell_connect_locked(struct os_hwqueue *q)
+/* 0 / -EBUSY (no physical doorbell for q). */
+static int os_doorbell_connect_locked(struct os_hwqueue *q)
 {
 	lf_mutex_assert_held(&q->u->lock);
 	struct os_ums *u = q->u;
 	unsigned engine = q->ctx->engine;
 	unsigned phys = 0;
 	if (hw_doorbell_model(u->hw) == HW_DOORBELL_DEDICATED) {
-		phys = os_doorbell_pick_locked(u);
+		int i = os_doorbell_pick_locked(q);
+		if (i < 0)
+			return i;
+		phys = (unsigned)i;
 		u->phys_owner[phys] = q;
 	}
 	if (hw_engine_fstate(u->hw, engine) == HW_F1)
@@ -179,13 +230,16 @@ static void os_doorbell_connect_locked(struct os_hwqueue *q)
 	_Atomic uint64_t *reg = hw_doorbell_connect(u->hw, phys, q->hwq);   /* wakes the engine: F0 */
 	q->db.phys = (int)phys;
 	q->db.connected = true;
-	/* Dxgkrnl maps the register (release: the register is set up before the
-	 * application can write it), then reports the status */
+	/* Dxgkrnl maps the register, the caps' doorbell size of it (release:
+	 * the register is set up before the application can write it), then
+	 * reports the status */
+	q->db.map_bytes = u->db_bytes;
 	atomic_store_explicit(&q->db.cpuva, reg, memory_order_release);
 	bool notify = u->cfg.notify_engines & (1u << engine);
 	atomic_store_explicit(&q->db.status, notify ? OS_DOORBELL_CONNECTED_NOTIFY : OS_DOORBELL_CONNECTED,
 			      memory_order_seq_cst);
 	lf_count(&u->connects, 1);
+	return 0;
 }
 
 int os_doorbell_connect(struct os_hwqueue *q)
@@ -204,7 +258,7 @@ int os_doorbell_connect(struct os_hwqueue *q)
 	bool was_d3 = u->d3;
 	if (was_d3)
 		os_power_d0_locked(u);
-	os_doorbell_connect_locked(q);
+	rc = os_doorbell_connect_locked(q);
 	if (was_d3)
 		os_power_resume_all_locked(u);
 unlock:
@@ -232,6 +286,14 @@ int os_doorbell_destroy(struct os_hwqueue *q)
 enum os_doorbell_status os_doorbell_status(const struct os_hwqueue *q)
 {
 	return (enum os_doorbell_status)atomic_load_explicit(&q->db.status, memory_order_seq_cst);
+}
+
+size_t os_doorbell_mapped_bytes(const struct os_hwqueue *q)
+{
+	pthread_mutex_lock(&q->u->lock);
+	size_t n = q->db.map_bytes;
+	pthread_mutex_unlock(&q->u->lock);
+	return n;
 }
 
 int os_notify_work_submission(struct os_hwqueue *q)

@@ -258,6 +258,21 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 
 /* ---- CPU waits ---- */
 
+/* Seed native-gpu-fence, "Monitored value": "The OS has to modify
+ * MonitoredValue when a new CPU waiter is added ... or if an existing CPU
+ * waiter is retired."  A CPU wait that timed out leaves only a cancelled
+ * node, which would keep MonitoredValue low until a later release: every
+ * such wait would cost one more interrupt.  So the place goes at once
+ * (the waiter's thread, as a CPU signaler would): a release pass against the
+ * current value drops the node and raises MonitoredValue (os_fence_process:
+ * one DxgkDdiUpdateMonitoredValues when it changed).  A fence whose set does
+ * not publish MonitoredValue (monitored, cross-adapter) has nothing to raise. */
+static void os_waiter_retired(struct os_fence *f)
+{
+	if (os_fence_owns_mv(f))
+		os_fence_process(f, OS_WRITE_NONE, NULL);
+}
+
 /* A blocking waiter past its deadline with its value reached: return once
  * the engines have finished the runs in progress (the run that wrote the
  * value has raised its interrupt, if the CMP raised one) and the interrupt
@@ -312,6 +327,7 @@ int os_fence_wait_cpu(struct os_fence *f, uint64_t v, int64_t timeout_ns)
 				return 0;
 			}
 			lf_count(&c->timeouts, 1);
+			os_waiter_retired(f);
 			return -ETIMEDOUT;
 		}
 		/* released, racing the timeout or after the settle: wait for the

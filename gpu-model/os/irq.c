@@ -37,18 +37,36 @@ static struct os_write os_signaled_write(const struct hw_irq_rec *rec, const str
 	return OS_WRITE_NONE;
 }
 
+/* Seed context-monitoring-legacy-monitored-fence, "GPU signal": when a
+ * command buffer completes the kernel "Goes through the list of fence
+ * objects with pending waits that could be signaled for this process".
+ * The process is the one of the fence the signal wrote (its packed pages
+ * say which: hw_fence.process); a shared fence may be signaled by any
+ * process's queue, so it is always looked at; a record naming no live
+ * fence (sig NULL) looks at every process's.  Native fences: as asked. */
+static bool os_scan_wants(const struct os_adapter *a, const struct os_fence *f, bool native, bool legacy,
+			  bool log_fallback, const struct os_fence *sig)
+{
+	if (f->type == OS_FENCE_NATIVE)
+		return native && (!log_fallback || os_logs_fallback_reads(a, atomic_load_explicit(&f->log_dev,
+										       memory_order_acquire)));
+	return legacy && (!sig || f->hw.shareable || f->hw.process == sig->hw.process);
+}
+
 /* Walk the scan table: every fence of the kind asked for that has CPU waiters
  * (the signaled one, if rec names it, against the value written). */
-static size_t os_scan(struct os_adapter *a, bool native, bool legacy, const struct hw_irq_rec *rec)
+static size_t os_scan(struct os_adapter *a, bool native, bool legacy, bool log_fallback, const struct hw_irq_rec *rec)
 {
 	size_t released = 0, scanned = 0;
 	uint32_t n = atomic_load_explicit(&a->table_hw, memory_order_acquire);
 	struct os_fence *batch[OS_BATCH];
 	size_t nb = 0;
+	/* the interrupt thread is inside its handle-table read section */
+	const struct os_fence *sig = legacy && rec && rec->signaled ? os_lookup(a, rec->signaled) : NULL;
 
 	for (uint32_t i = 0; i <= n; i++) {
 		struct os_fence *f = i < n ? atomic_load_explicit(&a->table[i], memory_order_acquire) : NULL;
-		if (f && (f->type == OS_FENCE_NATIVE ? native : legacy)) {
+		if (f && os_scan_wants(a, f, native, legacy, log_fallback, sig)) {
 			scanned++;
 			if (f->x)
 				os_cross_propagate(f, os_signaled_write(rec, f));   /* cross-adapter: pass the value on */
@@ -125,7 +143,8 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 
 	/* ISR: the payload; logbuf: optimized payloads read HW queue logs (an
 	 * overrun sets scan_native) */
-	released += os_logs_interrupt(a, rec, &scan_native);
+	bool log_fallback = false;
+	released += os_logs_interrupt(a, rec, &log_fallback);
 	switch (rec->kind) {
 	case HW_IRQ_NATIVE_FENCE_SIGNALED:
 		if (rec->nfences == 0 && !rec->optimized) {
@@ -174,8 +193,11 @@ static void os_handle(struct os_adapter *a, struct hw_irq_rec *rec)
 				os_cross_propagate(f, sv);
 		}
 	}
+	/* a log's overrun alone: its device's fences (os_logs_fallback_reads) */
+	bool per_device = log_fallback && !scan_native;
+	scan_native |= log_fallback;
 	if (scan_native || scan_legacy)
-		released += os_scan(a, scan_native, scan_legacy, rec);
+		released += os_scan(a, scan_native, scan_legacy, per_device, rec);
 	if (atomic_load_explicit(&a->held_total, memory_order_seq_cst))
 		lf_count(&a->held_released, os_queues_feed_held(a));
 	lf_count(&a->released, released);

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "gpu-model/os/os_internal.h"
@@ -31,6 +32,22 @@ struct os_log {
 	uint64_t read[HW_LOG_TYPES];      /* entries consumed: the cached FirstFreeEntryIndex + WraparoundCount */
 	uint64_t last_ts[HW_LOG_TYPES];   /* last nonzero FenceEndGpuTimestamp */
 	struct os_log *dev_next;          /* the next log of its device's list (written once, before publication) */
+	uint64_t batch_gen;               /* the interrupt batch that took it last (interrupt thread only) */
+	_Atomic uint32_t dev;             /* its device's log list (os_logs_device; 0: none): set once (the ums
+	                                   * lock), after the interrupt thread may find the log by its handle */
+};
+
+/* One interrupt's logs (os_log_batch_*): every log it reads with new
+ * entries, and where each of its logs stood before the one
+ * DxgkDdiUpdateNativeFenceLogs call for all of them.  The interrupt
+ * thread's only (in struct os_logs). */
+struct os_log_batch {
+	uint64_t gen;
+	size_t n;
+	struct os_log *logs[HW_QUEUE_HANDLES];
+	struct hw_queue *hwqs[HW_QUEUE_HANDLES];
+	uint64_t pos[HW_QUEUE_HANDLES][HW_LOG_TYPES];
+	bool parent[HW_QUEUE_HANDLES];   /* read as the signaled fence's parent device's (it looks for the signaler) */
 };
 
 #define OS_LOGS_MAX_DEVICES 256   /* device log lists per adapter (os_logs_device) */
@@ -44,6 +61,11 @@ struct os_logs {
 	_Atomic(struct os_log *) dev_logs[OS_LOGS_MAX_DEVICES + 1];
 	_Atomic uint32_t ndevs;
 	_Atomic uint64_t last_signaler;   /* the HW queue a parent-device scan found had signaled */
+	struct os_log_batch batch;        /* the interrupt thread's */
+	/* the interrupt thread's: the devices whose logs overran in the interrupt
+	 * being handled (bit d), or every device (fb_all) */
+	bool fb_all;
+	uint64_t fb_devs[(OS_LOGS_MAX_DEVICES + 1 + 63) / 64];
 	/* any reader, under its log's lock: relaxed RMWs */
 	_Atomic uint64_t entries, updates, overruns, fallbacks, released, ts_zero, ts_repeated,
 		ts_backwards, bad_entries, bad_handles, recreates, unflushed, signalers;
@@ -103,6 +125,9 @@ void os_log_set_device(struct os_log *l, uint32_t dev)
 {
 	if (!dev)
 		return;
+	/* relaxed: a flag the interrupt thread reads alone (which device's
+	 * fences an overrun reads); 0 until then reads every fence */
+	atomic_store_explicit(&l->dev, dev, memory_order_relaxed);
 	_Atomic(struct os_log *) *head = &l->a->logs->dev_logs[dev];
 	l->dev_next = atomic_load_explicit(head, memory_order_relaxed);   /* one writer: the ums lock */
 	/* release: the interrupt thread walking the list sees an initialized log */
@@ -256,24 +281,34 @@ static bool os_log_copy_chunk(const struct hw_log *log, uint64_t from, size_t n,
 	return now - from < log->capacity;
 }
 
-/* Read one log's new entries (l->lock held).  Returns waiters released;
- * *overrun set when unread entries were overwritten. */
+#define OS_LOG_UPDATE_NOW UINT64_MAX   /* os_log_read_one_locked: read the header, update this log alone */
+
+/* Read one log's new entries (l->lock held), up to position `upto`, which
+ * the caller read before its DxgkDdiUpdateNativeFenceLogs (an interrupt's
+ * batch), or OS_LOG_UPDATE_NOW: read the header and update this log alone
+ * (a reader outside the interrupt: os_log_read, a recreation).  Returns
+ * waiters released; *overrun set when unread entries were overwritten. */
 static size_t os_log_read_one_locked(struct os_log *l, enum hw_log_type t, bool release, bool *overrun,
-				     const struct hw_irq_rec *rec)
+				     const struct hw_irq_rec *rec, uint64_t upto)
 {
 	struct hw_log *log = l->log[t];
-	uint64_t pos = hw_log_pos(log, hw_log_header(log));
+	uint64_t pos = upto;
 	size_t released = 0;
-	if (pos == l->read[t])
-		return 0;
-	/* Seed, "Synchronously updating the native fence log": for every log
-	 * with new entries, DxgkDdiUpdateNativeFenceLogs before reading them
-	 * (skipped by the broken OS_FAULT_NO_LOG_UPDATE, which the unflushed
-	 * count below catches) */
-	if (l->a->cfg.fault != OS_FAULT_NO_LOG_UPDATE) {
-		os_kmd_update_native_fence_logs(l->a, &l->hwq, 1, pos);
-		OS_LOG_COUNT(l, updates, 1);
+	if (upto == OS_LOG_UPDATE_NOW) {
+		pos = hw_log_pos(log, hw_log_header(log));
+		if (pos == l->read[t])
+			return 0;
+		/* Seed, "Synchronously updating the native fence log":
+		 * DxgkDdiUpdateNativeFenceLogs before reading new entries
+		 * (skipped by the broken OS_FAULT_NO_LOG_UPDATE, which the
+		 * unflushed count below catches) */
+		if (l->a->cfg.fault != OS_FAULT_NO_LOG_UPDATE) {
+			os_kmd_update_native_fence_logs(l->a, &l->hwq, 1, pos);
+			OS_LOG_COUNT(l, updates, 1);
+		}
 	}
+	if (pos <= l->read[t])
+		return 0;   /* read already, or a recreation moved past it */
 	uint64_t flushed = hw_log_flushed(log);
 	while (l->read[t] < pos) {
 		struct os_log_copy c[OS_LOG_CHUNK];
@@ -304,8 +339,92 @@ static size_t os_log_read_all(struct os_log *l, bool release, bool *overrun, con
 	size_t released = 0;
 	pthread_mutex_lock(&l->lock);
 	for (int t = 0; t < HW_LOG_TYPES; t++)
-		released += os_log_read_one_locked(l, (enum hw_log_type)t, release, overrun, rec);
+		released += os_log_read_one_locked(l, (enum hw_log_type)t, release, overrun, rec, OS_LOG_UPDATE_NOW);
 	pthread_mutex_unlock(&l->lock);
+	return released;
+}
+
+/* ---- an interrupt's logs: one DxgkDdiUpdateNativeFenceLogs for all ----
+ *
+ * Seed native-gpu-fence, "Synchronously updating the native fence log", in
+ * the interrupt handler: "For each HWQueue Log: Read FirstFreeEntryIndex
+ * and determine if new entries are written.  For every HWQueue log with new
+ * entries: Call DxgkDdiUpdateNativeFenceLogs and provide the kernel handles
+ * for those HWQueues. ...  Dxgkrnl reads log entries".  So: the logs the
+ * interrupt reads are gathered first (os_log_batch_add: where each stands),
+ * then one call names every queue with new entries in either log, and no
+ * other (os_log_batch_read), then each is read up to where it stood. */
+
+/* A log of device dev overran in this interrupt (dev 0: a device not known). */
+static void os_logs_overran(struct os_adapter *a, uint32_t dev)
+{
+	struct os_logs *ls = a->logs;
+	if (!dev)
+		ls->fb_all = true;
+	else
+		ls->fb_devs[dev / 64] |= 1ull << (dev % 64);
+}
+
+bool os_logs_fallback_reads(const struct os_adapter *a, uint32_t dev)
+{
+	const struct os_logs *ls = a->logs;
+	return ls->fb_all || !dev || (ls->fb_devs[dev / 64] >> (dev % 64) & 1);
+}
+
+static void os_log_batch_begin(struct os_adapter *a)
+{
+	struct os_log_batch *b = &a->logs->batch;
+	b->gen++;
+	b->n = 0;
+}
+
+/* Take l into the interrupt's batch (once) if it has new entries; parent:
+ * as a log of the signaled fence's device (its read looks for the signaler). */
+static void os_log_batch_add(struct os_adapter *a, struct os_log *l, bool parent)
+{
+	struct os_log_batch *b = &a->logs->batch;
+	if (l->batch_gen == b->gen)
+		return;
+	l->batch_gen = b->gen;
+	bool fresh = false;
+	pthread_mutex_lock(&l->lock);
+	for (int t = 0; t < HW_LOG_TYPES; t++) {
+		b->pos[b->n][t] = hw_log_pos(l->log[t], hw_log_header(l->log[t]));
+		fresh |= b->pos[b->n][t] != l->read[t];
+	}
+	pthread_mutex_unlock(&l->lock);
+	if (!fresh)
+		return;
+	b->logs[b->n] = l;
+	b->parent[b->n] = parent;
+	b->hwqs[b->n++] = l->hwq;
+}
+
+/* The one update for the batch's queues, then each read to where it stood
+ * (rec: the fence-array interrupt whose signaler the parent logs look for). */
+static size_t os_log_batch_read(struct os_adapter *a, bool release, bool *overrun, const struct hw_irq_rec *rec)
+{
+	struct os_log_batch *b = &a->logs->batch;
+	size_t released = 0;
+	if (!b->n)
+		return 0;
+	if (a->cfg.fault != OS_FAULT_NO_LOG_UPDATE) {
+		os_kmd_update_native_fence_logs(a, b->hwqs, b->n, b->pos[0][HW_LOG_SIGNALS]);
+		atomic_fetch_add_explicit(&a->logs->updates, b->n, memory_order_relaxed);
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		struct os_log *l = b->logs[i];
+		bool ov = false;
+		pthread_mutex_lock(&l->lock);
+		for (int t = 0; t < HW_LOG_TYPES; t++)
+			released += os_log_read_one_locked(l, (enum hw_log_type)t, release, &ov, b->parent[i] ? rec : NULL,
+							   b->pos[i][t]);
+		pthread_mutex_unlock(&l->lock);
+		if (ov)
+			os_logs_overran(a, atomic_load_explicit(&l->dev, memory_order_relaxed));
+		*overrun |= ov;
+	}
+	b->n = 0;
 	return released;
 }
 
@@ -328,18 +447,16 @@ void os_logs_read_every(struct os_adapter *a)
 }
 
 /* Every log of the engine's queues (a NULL hHWQueue: seed, "it falls back to
- * rescan the log buffer of all HWQueues on this engine"). */
-static size_t os_logs_read_engine(struct os_adapter *a, unsigned engine, bool release, bool *overrun)
+ * rescan the log buffer of all HWQueues on this engine"), into the batch. */
+static void os_logs_add_engine(struct os_adapter *a, unsigned engine)
 {
-	size_t released = 0;
 	if (engine >= HW_MAX_ENGINES)
-		return 0;
+		return;
 	for (uint64_t h = (uint64_t)engine * HW_MAX_QUEUES + 1; h <= (uint64_t)(engine + 1) * HW_MAX_QUEUES; h++) {
 		struct os_log *l = os_log_by_handle(a, h);
 		if (l)
-			released += os_log_read_all(l, release, overrun, NULL);
+			os_log_batch_add(a, l, false);
 	}
-	return released;
 }
 
 /* Seed native-gpu-fence, "Future hardware requirements": current hardware
@@ -352,6 +469,7 @@ static size_t os_logs_read_engine(struct os_adapter *a, unsigned engine, bool re
  * engine's logs. */
 static void os_logs_read_parents(struct os_adapter *a, const struct hw_irq_rec *rec, bool *overrun)
 {
+	os_log_batch_begin(a);
 	uint32_t done[HW_IRQ_MAX_FENCES];
 	size_t ndone = 0;
 	bool engine = rec->nfences == 0 || a->cfg.fault == OS_FAULT_LOG_SCAN_ENGINE;
@@ -372,10 +490,11 @@ static void os_logs_read_parents(struct os_adapter *a, const struct hw_irq_rec *
 		/* acquire: pairs with os_log_set_device's release */
 		for (struct os_log *l = atomic_load_explicit(&a->logs->dev_logs[dev], memory_order_acquire); l;
 		     l = l->dev_next)
-			os_log_read_all(l, false, overrun, rec);
+			os_log_batch_add(a, l, true);
 	}
 	if (engine)
-		os_logs_read_engine(a, rec->engine, false, overrun);
+		os_logs_add_engine(a, rec->engine);
+	os_log_batch_read(a, false, overrun, rec);
 }
 
 uint64_t os_logs_last_signaler(struct os_adapter *a)
@@ -391,21 +510,20 @@ uint64_t os_log_unread(struct os_log *l, enum hw_log_type t)
 	return n;
 }
 
-/* Optimized payload: the named queues' logs; a name without logs cannot say
- * which fences signaled, so the caller reads every fence. */
-static size_t os_logs_read_named(struct os_adapter *a, const struct hw_irq_rec *rec, bool *overrun)
+/* Optimized payload: the named queues' logs, into the batch; a name without
+ * logs cannot say which fences signaled, so the caller reads every fence. */
+static void os_logs_add_named(struct os_adapter *a, const struct hw_irq_rec *rec, bool *overrun)
 {
-	size_t released = 0;
 	for (uint32_t i = 0; i < rec->nqueues; i++) {
 		struct os_log *l = os_log_by_handle(a, rec->hwqueues[i]);
 		if (!l) {
 			atomic_fetch_add_explicit(&a->logs->bad_handles, 1, memory_order_relaxed);
+			os_logs_overran(a, 0);   /* no log, no device: every fence */
 			*overrun = true;
 			continue;
 		}
-		released += os_log_read_all(l, true, overrun, NULL);
+		os_log_batch_add(a, l, false);
 	}
-	return released;
 }
 
 size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, bool *fallback)
@@ -413,9 +531,13 @@ size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, boo
 	struct os_logs *ls = a->logs;
 	size_t released = 0;
 	bool overrun = false;
+	ls->fb_all = false;
+	memset(ls->fb_devs, 0, sizeof(ls->fb_devs));
 	if (atomic_load_explicit(&ls->resync, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&ls->resync, false, memory_order_acq_rel))
+	    atomic_exchange_explicit(&ls->resync, false, memory_order_acq_rel)) {
+		ls->fb_all = true;   /* which device's entries were dropped is not known */
 		*fallback = true;
+	}
 	if (rec->kind != HW_IRQ_NATIVE_FENCE_SIGNALED)
 		return 0;
 	if (!rec->optimized) {
@@ -424,10 +546,12 @@ size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, boo
 		os_logs_read_parents(a, rec, &overrun);
 		return 0;
 	}
+	os_log_batch_begin(a);
 	if (rec->nqueues == 0)
-		released = os_logs_read_engine(a, rec->engine, true, &overrun);
+		os_logs_add_engine(a, rec->engine);
 	else
-		released = os_logs_read_named(a, rec, &overrun);
+		os_logs_add_named(a, rec, &overrun);
+	released = os_log_batch_read(a, true, &overrun, NULL);
 	atomic_fetch_add_explicit(&ls->released, released, memory_order_relaxed);
 	if (overrun && a->cfg.fault != OS_FAULT_NO_LOG_FALLBACK) {
 		/* "it falls back to the nonoptimized path that reads the live value
@@ -448,7 +572,7 @@ static bool os_log_replace_locked(struct os_log *l, size_t bytes)
 	for (int t = 0; t < HW_LOG_TYPES; t++) {
 		struct hw_log *old = l->log[t];
 		bool unread = hw_log_pos(old, hw_log_header(old)) != l->read[t];
-		os_log_read_one_locked(l, (enum hw_log_type)t, false, &overrun, NULL);
+		os_log_read_one_locked(l, (enum hw_log_type)t, false, &overrun, NULL, OS_LOG_UPDATE_NOW);
 		if (t == HW_LOG_SIGNALS && (unread || overrun))
 			lost = true;
 		/* the engine is out of the queue: the header no longer moves */

@@ -637,7 +637,7 @@ struct os_stats {
 	uint64_t gpu_interrupts;
 	/* native fence log buffers (os/logbuf.c) */
 	uint64_t log_entries;       /* log entries read */
-	uint64_t log_updates;       /* UpdateNativeFenceLogs calls (one per log with new entries) */
+	uint64_t log_updates;       /* HW queues named in UpdateNativeFenceLogs calls (each with new entries) */
 	uint64_t log_overruns;      /* reads that found unread entries overwritten */
 	uint64_t log_fallbacks;     /* optimized interrupts that fell back to reading every fence */
 	uint64_t log_released;      /* waiters released against logged values */

@@ -237,6 +237,13 @@ void os_log_set_device(struct os_log *l, uint32_t dev);              /* after th
  * logged values; *fallback set when a log overran (scan every fence).  Other
  * payloads: read the engine's logs for their timestamps only.  Returns waiters released. */
 size_t os_logs_interrupt(struct os_adapter *a, const struct hw_irq_rec *rec, bool *fallback);
+/* Interrupt thread, after os_logs_interrupt set *fallback: does the fallback
+ * read a native fence of log device `dev` (f->log_dev)?  Seed, "Log buffer
+ * overrun is permitted": "the live value of every fence owned by the same
+ * device" as the queue whose log overran; a fence of no device, or a
+ * fallback whose device is not known (a handle without a log, a recreation
+ * that dropped entries): read. */
+bool os_logs_fallback_reads(const struct os_adapter *a, uint32_t dev);
 void os_logs_stats(const struct os_adapter *a, struct os_stats *o);
 /* queue.c */
 size_t os_queues_feed_held(struct os_adapter *a);             /* interrupt thread: submit satisfied held buffers */

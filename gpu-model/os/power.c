@@ -35,10 +35,14 @@ static void os_power_f1_locked(struct os_ums *u, unsigned e)
 	lf_count(&u->f1_requests, 1);
 	if (os_engine_pending_locked(u, e))
 		return;
+	/* seed, "Engine F-state transitions": "Dxgkrnl disconnects all doorbells
+	 * of HWQueues on this engine"; OS_UMS_FAULT_F1_EVERY_ENGINE: broken on
+	 * purpose, every engine's */
+	bool every = u->cfg.ums_fault == OS_UMS_FAULT_F1_EVERY_ENGINE;
 	uint32_t n = atomic_load_explicit(&u->nqueues, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++) {
 		struct os_hwqueue *q = u->queues[i];
-		if (q->um && q->ctx->engine == e && q->db.connected) {
+		if (q->um && (every || q->ctx->engine == e) && q->db.connected) {
 			os_doorbell_disconnect_locked(q, OS_DOORBELL_DISCONNECTED_RETRY);
 			lf_count(&u->f1_disconnects, 1);
 		}

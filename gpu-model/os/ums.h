@@ -38,9 +38,12 @@
  * KMD latches the register (hw_doorbell_disconnect): an application that
  * rang and then read CONNECTED was not lost.
  * Dedicated doorbells are virtualized: a connect with every physical doorbell
- * taken victimizes the least recently used one (the KMD's VictimizeDoorbell:
+ * taken victimizes the least recently used one, whichever device or process
+ * holds it (one pool: "limited doorbells that are shared across all
+ * hardware queues created on the GPU"), the KMD's VictimizeDoorbell:
  * DxgkCbDisconnectDoorbell -> RETRY + dummy page, then the actual
- * disconnection, then the register goes to the new queue).
+ * disconnection (the register released), then the register goes to the
+ * new queue.
  *
  * Power.  Engine F1: an engine idle with doorbells connected raises an
  * engine-state-change interrupt; the OS power thread disconnects every
@@ -154,6 +157,15 @@ enum os_ums_fault {
 	                                     * fence is released while the buffer is still read */
 	OS_UMS_FAULT_DESTROY_SHARED,        /* a queue has no one destroy owning it: a second os_hwqueue_destroy of
 	                                     * it, or its device's destroy, drains it too, past the first's return */
+	OS_UMS_FAULT_RELEASE_BEFORE_RETRY,  /* a disconnect (a victimization's) releases the physical doorbell
+	                                     * before the victim's status and mapping change */
+	OS_UMS_FAULT_DRAIN_BEFORE_DISCONNECT, /* normal termination waits for the last queued value, then
+	                                     * disconnects the doorbell */
+	OS_UMS_FAULT_SUSPEND_ONE_QUEUE,     /* suspend and resume act on the context's first HW queue only */
+	OS_UMS_FAULT_F1_EVERY_ENGINE,       /* TransitionToF1 of one engine disconnects every engine's doorbells */
+	OS_UMS_FAULT_POOL_PER_DEVICE,       /* dedicated doorbells are a pool per device: a connect victimizes only
+	                                     * its own device's doorbells (-EBUSY when it holds none) */
+	OS_UMS_FAULT_QUEUE_DESTROYS_RINGS,  /* destroying a HW queue destroys the UMD's ring allocations */
 };
 
 struct os_ums_config {
@@ -422,14 +434,27 @@ struct os_doorbell_map {
 int os_doorbell_create(struct os_hwqueue *q, struct os_ring_alloc *ring_buffer, struct os_ring_alloc *ring_control,
 		       struct os_doorbell_map *out);
 /* D3DKMTConnectDoorbell.  Connected already: nothing to do.  In D3: wakes the
- * device first.  May victimize another queue's doorbell.  0 (the status word
- * says which); -ENOENT (no doorbell); -ENODEV (aborted, device in error). */
+ * device first.  May victimize another queue's doorbell, of any device.  0
+ * (the status word says which); -ENOENT (no doorbell); -ENODEV (aborted,
+ * device in error); -EBUSY only under OS_UMS_FAULT_POOL_PER_DEVICE. */
 int os_doorbell_connect(struct os_hwqueue *q);
 /* D3DKMTDestroyDoorbell: disconnect and forget it, drop its references on
  * the ring allocations (which stay).  0 / -ENOENT. */
 int os_doorbell_destroy(struct os_hwqueue *q);
 /* The status word as the application reads it (tests, diagnostics). */
 enum os_doorbell_status os_doorbell_status(const struct os_hwqueue *q);
+/* The bytes the application's doorbell mapping covers now: the caps'
+ * doorbell memory size, on the dummy page or on the physical doorbell
+ * (seed, "DXGKQAITYPE_USERMODESUBMISSION_CAPS": at D3DKMTConnectDoorbell
+ * "Dxgkrnl needs to rotate the DoorbellCpuVirtualAddress to a
+ * DoorbellPhysicalAddress provided by KMD.  Again, Dxgkrnl needs to know
+ * the doorbell size"); 0 without a doorbell.  Any thread (u->lock). */
+size_t os_doorbell_mapped_bytes(const struct os_hwqueue *q);
+/* Tests only: when set, a disconnect calls it (u->lock held) right after
+ * the physical doorbell of q was released (hw_doorbell_disconnect): what
+ * q's application reads there is what a ringer racing the release sees.
+ * Set before the threads that disconnect start; NULL in every production path. */
+extern void (*os_test_doorbell_release_hook)(struct os_hwqueue *q);
 /* D3DKMTNotifyWorkSubmission: the KMD learns of the ring (and has the CMP look). */
 int os_notify_work_submission(struct os_hwqueue *q);
 /* Device lost for this queue's doorbell (a TDR, a GPU stop): disconnect with

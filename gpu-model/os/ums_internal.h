@@ -26,6 +26,7 @@ struct os_doorbell {
 	/* under u->lock */
 	int phys;                                      /* physical doorbell held, -1: none */
 	bool created, connected, aborted;
+	size_t map_bytes;                              /* what the mapping covers: the caps' size (0: none) */
 	struct os_ring_alloc *rb, *rbc;                /* the ring allocations it references (created) */
 };
 /* one line read on every submission */

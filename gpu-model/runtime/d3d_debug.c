@@ -223,11 +223,19 @@ static void rt_check_state_locked(struct rt_debug *v, int t, const struct rt_dop
 	struct rt_resource *r = op->res;
 	enum rt_state s = (enum rt_state)op->state;
 	if (q->copy_class) {
-		if (r->state == RT_STATE_COMMON || (rt_state_copy(r->state) && r->copy_class_state))
+		/* COMMON serves every copy use (implicit transitions); a copy-class
+		 * COPY_* state serves its own use only: COPY_SOURCE and COPY_DEST
+		 * are different states in the copy class as in the other */
+		if (r->state == RT_STATE_COMMON || (rt_state_copy(r->state) && r->copy_class_state && r->state == s))
 			return;
-		rt_debug_report_locked(v, "%s (execute #%llu) uses %s on a copy queue while it is in %s of the "
-				       "compute/3D class: a copy queue uses COMMON or copy-class COPY_* states",
-				       q->name, (unsigned long long)op->exec, r->name, rt_state_name(r->state));
+		if (rt_state_copy(r->state) && r->copy_class_state)
+			rt_debug_report_locked(v, "%s (execute #%llu) uses %s as %s on a copy queue while it is in %s of "
+					       "the copy class: no barrier moves it", q->name, (unsigned long long)op->exec,
+					       r->name, rt_state_name(s), rt_state_name(r->state));
+		else
+			rt_debug_report_locked(v, "%s (execute #%llu) uses %s on a copy queue while it is in %s of the "
+					       "compute/3D class: a copy queue uses COMMON or copy-class COPY_* states",
+					       q->name, (unsigned long long)op->exec, r->name, rt_state_name(r->state));
 		return;
 	}
 	if (r->state == s && !(rt_state_copy(s) && r->copy_class_state))

@@ -412,10 +412,17 @@ static int rt_queue_take_ib(struct rt_queue *q, uint64_t v, struct hw_cmd **ib)
 static int rt_queue_fallback(struct rt_queue *q)
 {
 	os_hwqueue_destroy(q->osq);
-	/* the doorbell went with the queue: the ring allocations are the UMD's to destroy */
-	os_ring_alloc_destroy(q->rb);
-	os_ring_alloc_destroy(q->rbc);
+	/* The doorbell went with the queue: the ring allocations are the UMD's
+	 * to destroy (seed user-mode-work-submission: "User mode is responsible
+	 * for destroying the HWQueue, doorbell, ring buffer"), and they are
+	 * there to destroy unless the device ended ("The only scenario in which
+	 * Dxgkrnl destroys ring buffer allocations is during device
+	 * termination"), which the open below reports (-ENODEV).  Another
+	 * -EIDRM is a kernel that destroyed them under the UMD: reported. */
+	int rb = q->rb ? os_ring_alloc_destroy(q->rb) : 0, rbc = q->rbc ? os_ring_alloc_destroy(q->rbc) : 0;
 	q->rb = q->rbc = NULL;
+	if ((rb || rbc) && !os_device_in_error(q->d->od))
+		return rb ? rb : rbc;
 	lf_count(&q->fallbacks, 1);
 	return rt_queue_open_os(q, false);
 }
