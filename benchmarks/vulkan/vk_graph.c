@@ -175,13 +175,14 @@ static void vkg_pump_all_locked(struct vkg *g)
  * (native: as far as its Waits' Signals were submitted). */
 static int vkg_enqueue(struct vkg *g, struct bm_queue *q, struct vkg_op *o)
 {
+	enum vkg_kind kind = o->kind;       /* o is freed once submitted */
 	pthread_mutex_lock(&g->lock);
 	if (q->tail)
 		q->tail->next = o;
 	else
 		q->head = o;
 	q->tail = o;
-	if (g->legacy && o->kind == VKG_WAIT) {
+	if (g->legacy && kind == VKG_WAIT) {
 		g->held_waits++;
 		if (!q->held) {
 			q->held = true;
@@ -190,7 +191,7 @@ static int vkg_enqueue(struct vkg *g, struct bm_queue *q, struct vkg_op *o)
 	}
 	if (!q->held) {
 		vkg_pump_locked(g, q);
-		if (!g->legacy && o->kind == VKG_SIGNAL)
+		if (!g->legacy && kind == VKG_SIGNAL)
 			vkg_pump_all_locked(g);
 	}
 	int rc = g->error;                  /* a submission that failed, here or on the scheduler thread */
