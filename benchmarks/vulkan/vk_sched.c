@@ -99,6 +99,16 @@ static void vkg_set_add(VkSemaphore *sems, uint64_t *vals, size_t *n, VkSemaphor
 static size_t vkg_sched_set_locked(struct vkg *g, VkSemaphore *sems, uint64_t *vals)
 {
 	size_t n = 0;
+	if (g->nphys == 1 && g->nout) {
+		/* One device queue completes its Signals in submission order: the
+		 * oldest outstanding one comes first, and a held Wait's value comes
+		 * with one of them.  One semaphore, no WAIT_ANY (which Mesa's
+		 * lavapipe serves by spinning on the CPU). */
+		sems[0] = g->outstanding[0].f->sem;
+		vals[0] = g->outstanding[0].v;
+		g->sched_gpu = true;
+		return 1;
+	}
 	for (size_t i = 0; i < g->nq; i++) {
 		struct vkg_op *o = g->q[i]->held ? g->q[i]->head : NULL;
 		if (o && o->kind == VKG_WAIT && o->f->submitted >= o->v)
