@@ -5,7 +5,7 @@
 #   lockfree/*.c                                  -> liblockfree.a
 #   gpu-model/*/*.c                               -> libgpumodel.a
 #   src/*.c (the harness; names no scenario)      -> libharness.a
-#   benchmarks/*.c benchmarks/scenarios/*.c       -> libbenchmarks.a
+#   benchmarks/*.c benchmarks/{scenarios,vulkan}/*.c -> libbenchmarks.a
 #   benchmarks/main.c                             -> fencebench (fb_main over bm_scenarios)
 #   tests/test_*.c                                -> one cmocka binary each
 #   benchmarks/micro/*.c + src/gbench/gbench.cc   -> fb_bench (Google Benchmark)
@@ -140,8 +140,10 @@ run: $(FENCEBENCH)
 	@echo "fencebench: JSON written to $(RUN_OUT)"
 
 # Sanitizer suites: separate build trees, same tests.
+# The Vulkan validation layer's own leaks: tests/lsan.supp says what and why.
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZER=address,undefined OPT=-O1 unit
+	@LSAN_OPTIONS="suppressions=$(CURDIR)/tests/lsan.supp print_suppressions=0 $(LSAN_OPTIONS)" \
+	  $(MAKE) --no-print-directory BUILD=build-asan SANITIZER=address,undefined OPT=-O1 unit
 # liburcu is not instrumented: tests/tsan.supp says what is suppressed and why.
 tsan:
 	@TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \

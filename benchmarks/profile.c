@@ -179,10 +179,13 @@ static int bm_read_origin(const char *text, json_t *o, struct bm_profile *p, cha
 	return 0;
 }
 
-static int bm_read_measured(const char *text, json_t *o, struct bm_profile *p, char *err, size_t errlen)
+/* An object of ops (bm_op_keys) to ns, into has[] and ns[]: "measured",
+ * "gpu_side". */
+static int bm_read_ops(const char *text, json_t *o, const char *what, bool *has, double *ns, char *err,
+		       size_t errlen)
 {
 	if (!json_is_object(o))
-		return bm_pbad(text, err, errlen, "\"measured\" must be an object of ns");
+		return bm_pbad(text, err, errlen, "\"%s\" must be an object of ns", what);
 	const char *k;
 	json_t *v;
 	json_object_foreach(o, k, v) {
@@ -190,11 +193,11 @@ static int bm_read_measured(const char *text, json_t *o, struct bm_profile *p, c
 		for (op = 0; op < BM_OPS && strcmp(bm_op_keys[op], k); op++)
 			;
 		if (op == BM_OPS)
-			return bm_pbad(text, err, errlen, "\"measured\" has no operation \"%.64s\"", k);
+			return bm_pbad(text, err, errlen, "\"%s\" has no operation \"%.64s\"", what, k);
 		if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e9)
-			return bm_pbad(text, err, errlen, "measured.%s must be a number of ns in (0, 1e9]", k);
-		p->has[op] = true;
-		p->measured_ns[op] = json_number_value(v);
+			return bm_pbad(text, err, errlen, "%s.%s must be a number of ns in (0, 1e9]", what, k);
+		has[op] = true;
+		ns[op] = json_number_value(v);
 	}
 	return 0;
 }
@@ -218,7 +221,7 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	if (!json_is_string(name) || !bm_name_ok(json_string_value(name)) || !strcmp(json_string_value(name), "ideal"))
 		return bm_pbad(text, err, errlen, "\"name\" must be [a-z0-9_.-], 1..63 characters, not \"ideal\"");
 	snprintf(p->rt.name, sizeof(p->rt.name), "%s", json_string_value(name));
-	static const char *const known[] = { "name", "origin", "adapter", "kernel", "measured", "derivation" };
+	static const char *const known[] = { "name", "origin", "adapter", "kernel", "measured", "gpu_side", "derivation" };
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v) {
@@ -227,7 +230,7 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 			;
 		if (i == sizeof(known) / sizeof(known[0]))
 			return bm_pbad(text, err, errlen, "unknown key \"%.64s\" (name, origin, adapter, kernel, measured, "
-				       "derivation)", key);
+				       "gpu_side, derivation)", key);
 	}
 	int rc = bm_read_origin(text, json_object_get(root, "origin"), p, err, errlen);
 	if (!rc && !json_object_get(root, "adapter"))
@@ -239,7 +242,13 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 		rc = bm_read_fields(text, json_object_get(root, "kernel"), "kernel", os, sizeof(os) / sizeof(os[0]),
 				    OS_TIMING_MAX_NS, err, errlen);
 	if (!rc && json_object_get(root, "measured"))
-		rc = bm_read_measured(text, json_object_get(root, "measured"), p, err, errlen);
+		rc = bm_read_ops(text, json_object_get(root, "measured"), "measured", p->has, p->measured_ns, err, errlen);
+	if (!rc && json_object_get(root, "gpu_side"))
+		rc = bm_read_ops(text, json_object_get(root, "gpu_side"), "gpu_side", p->has_gpu, p->gpu_ns, err, errlen);
+	for (int op = 0; !rc && op < BM_OPS; op++)
+		if (p->has_gpu[op] && !p->has[op])
+			rc = bm_pbad(text, err, errlen, "gpu_side.%s is the GPU-side part of an op \"measured\" lacks",
+				     bm_op_keys[op]);
 	json_t *d = json_object_get(root, "derivation");
 	if (!rc && d && !json_is_object(d))
 		rc = bm_pbad(text, err, errlen, "\"derivation\" must be an object of strings");

@@ -16,7 +16,9 @@
  *     "origin": { "machine": "...", ... },       strings: where the numbers come from
  *     "adapter": { "cmd_ns": 600, ... },          struct hw_timing's fields, integer ns
  *     "kernel": { "km_call_ns": 1500, ... },      struct os_timing's fields, integer ns
- *     "measured": { "write_seen_ns": 3905, ... }, what the real machine took (BM_OP_*), ns
+ *     "measured": { "write_seen_ns": 3905, ... }, what the real machine took (BM_OP_*), ns;
+ *                                                 an op without an analog on the probe's API is absent
+ *     "gpu_side": { "write_seen_ns": 850, ... },  optional: the GPU-side part of an op, by GPU timestamps
  *     "derivation": { "cmd_ns": "...", ... } }    optional: how each value was chosen
  *
  * Threads: bm_profile_of and the parameter's check may run on any thread;
@@ -49,13 +51,15 @@ enum bm_op {
 /* "write_seen_ns" ...: the key in "measured". */
 const char *bm_op_key(enum bm_op op);
 
-#define BM_PROFILE_ORIGIN_MAX 512
+#define BM_PROFILE_ORIGIN_MAX 2048
 struct bm_profile {
 	struct rt_profile rt;
 	char file[4096];                        /* "" for the built-in ideal */
 	char origin[BM_PROFILE_ORIGIN_MAX];     /* "machine: ...; probe: ..." in one line ("" for ideal) */
 	bool has[BM_OPS];                       /* "measured" names the op */
 	double measured_ns[BM_OPS];
+	bool has_gpu[BM_OPS];                   /* "gpu_side" names the op */
+	double gpu_ns[BM_OPS];
 };
 
 /* The common parameters main() hands to fb_program_params: { profile }. */

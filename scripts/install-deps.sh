@@ -19,6 +19,10 @@ PACKAGES=(
   spin                           # the CMP/OS protocol model (tests/model)
   linux-perf                     # perf stat / perf record on fencebench runs
   parallel                       # GNU parallel: the sweep guide's shard example, run by check-docs
+  libvulkan-dev                  # the Vulkan headers and loader: calibrate --api vulkan (opened at run time)
+  mesa-vulkan-drivers            # lavapipe, a CPU Vulkan: the Vulkan probe's tests run on it without a GPU
+  vulkan-validationlayers        # the Khronos validation layer: the Vulkan tests fail on any message
+  glslang-tools                  # glslangValidator: GLSL to SPIR-V for the compute shaders of frame graphs on Vulkan
 )
 
 missing=()

@@ -94,6 +94,10 @@ static void bad_files_are_refused_in_one_line(void **state)
 		"kernel.km_sched_ns");
 	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"measured\": { \"teleport_ns\": 1 } }",
 		"no operation \"teleport_ns\"");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"gpu_side\": { \"teleport_ns\": 1 } }",
+		"\"gpu_side\" has no operation \"teleport_ns\"");
+	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"gpu_side\": { \"write_seen_ns\": 1 } }",
+		"gpu_side.write_seen_ns is the GPU-side part of an op \"measured\" lacks");
 	refused("{ \"name\": \"x\", " ORIGIN ", \"adapter\": {}, \"colour\": 1 }", "unknown key \"colour\"");
 	refused("{ \"name\": \"x\", \"name\": \"y\", " ORIGIN ", \"adapter\": {} }", "duplicate");
 	struct bm_profile p;
@@ -282,8 +286,8 @@ static void headline_runs_with_the_shipped_profile(void **state)
 	json_decref(doc);
 }
 
-/* Without an NVIDIA driver, calibrate says so in one line and exits 2,
- * writing nothing. */
+/* Without an NVIDIA driver, calibrate --api cuda says so in one line and
+ * exits 2, writing nothing (without --api: tests/test_vulkan.c). */
 static void calibrate_refuses_cleanly_without_a_gpu(void **state)
 {
 	(void)state;
@@ -295,7 +299,7 @@ static void calibrate_refuses_cleanly_without_a_gpu(void **state)
 		return;
 	}
 	const char *out = fb_tmp_path(tmpdir, "cal.json");
-	const char *argv[] = { fencebench, "calibrate", "--out", out, NULL };
+	const char *argv[] = { fencebench, "calibrate", "--api", "cuda", "--out", out, NULL };
 	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
 	assert_int_equal(r.status, 2);
 	assert_int_equal(fb_count_lines(r.err), 1);

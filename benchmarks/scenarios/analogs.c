@@ -304,8 +304,12 @@ static void an_report(struct fb_run *run, enum bm_op op, const struct fb_hist *h
 		snprintf(name, sizeof(name), "%.*s_late_per_delay", (int)n, key);
 		fb_run_metric(run, name, (double)r->late_ns / (double)r->timed, "ns");
 	}
-	if (!p->has[op])
+	if (!p->has[op]) {
+		if (!rt_profile_is_ideal(&p->rt))
+			fb_run_note(run, "analogs: %.*s: the model's p50 %.2f us beside n/a (profile %s measured no %.*s)",
+				    (int)n, key, (double)fb_hist_percentile(h, 50.0) / 1e3, p->rt.name, (int)n, key);
 		return;
+	}
 	double model = (double)fb_hist_percentile(h, 50.0), real = p->measured_ns[op], ratio = model / real;
 	snprintf(name, sizeof(name), "%.*s_profile", (int)n, key);
 	fb_run_metric(run, name, real, "ns");

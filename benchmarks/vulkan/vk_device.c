@@ -10,6 +10,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,21 @@ static int bm_vk_make_instance(struct bm_vk *vk, char *err, size_t errlen)
 
 /* ---- the physical device ---- */
 
+/* The index to use among n devices: o->device, or with -1 the first that
+ * is not a CPU implementation (else 0). */
+static uint32_t bm_vk_choose(struct bm_vk *vk, const struct bm_vk_opts *o, const VkPhysicalDevice *pd, uint32_t n)
+{
+	if (o->device >= 0)
+		return (uint32_t)o->device;
+	for (uint32_t i = 0; i < n; i++) {
+		VkPhysicalDeviceProperties2 p = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
+		vk->fn.vkGetPhysicalDeviceProperties2(pd[i], &p);
+		if (p.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+			return i;
+	}
+	return 0;
+}
+
 static int bm_vk_pick(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, size_t errlen)
 {
 	uint32_t n = 0;
@@ -244,8 +260,11 @@ static int bm_vk_pick(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, s
 	if (!pd)
 		return -ENOMEM;
 	VkResult r = vk->fn.vkEnumeratePhysicalDevices(vk->instance, &n, pd);
-	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && o->device >= 0 && (uint32_t)o->device < n)
-		vk->phys = pd[o->device];
+	uint32_t i = bm_vk_choose(vk, o, pd, n);
+	if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n) {
+		vk->phys = pd[i];
+		vk->index = i;
+	}
 	free(pd);
 	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
 		return bm_vk_fail(r, "vkEnumeratePhysicalDevices", err, errlen);
@@ -405,7 +424,7 @@ static int bm_vk_open_steps(struct bm_vk *vk, const struct bm_vk_opts *o, char *
 		return rc;
 	bm_vk_identify(vk);
 	if (vk->id.type == VK_PHYSICAL_DEVICE_TYPE_CPU && !o->allow_cpu) {
-		snprintf(err, errlen, "Vulkan device %d, %s (%s), is a CPU implementation, not a GPU", o->device,
+		snprintf(err, errlen, "Vulkan device %u, %s (%s), is a CPU implementation, not a GPU", vk->index,
 			 vk->id.name, vk->id.driver_name);
 		return -EPERM;
 	}
@@ -429,8 +448,39 @@ int bm_vk_open(struct bm_vk *vk, const struct bm_vk_opts *o, char *err, size_t e
 	return rc;
 }
 
+/* dl_iterate_phdr's callback: each loaded object's path into the list. */
+static int bm_vk_list_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct { char **name; size_t n, max; } *l = data;
+	if (info->dlpi_name && *info->dlpi_name && l->n < l->max)
+		l->name[l->n++] = strdup(info->dlpi_name);
+	return 0;
+}
+
+/* Keep every loaded library mapped for the rest of the process
+ * (RTLD_NOLOAD | RTLD_NODELETE on each).  The loader unloads its drivers
+ * when the instance goes, and lavapipe its LLVM: what they keep for the
+ * process (LLVM's caches) would then look leaked to LeakSanitizer, from
+ * code no longer mapped.  A driver stays loaded, as CUDA's does in
+ * calibrate's CUDA probe.  dlopen is called outside dl_iterate_phdr, which
+ * holds the dynamic linker's lock. */
+static void bm_vk_pin_libraries(void)
+{
+	char *name[512];
+	struct { char **name; size_t n, max; } l = { name, 0, sizeof(name) / sizeof(name[0]) };
+	dl_iterate_phdr(bm_vk_list_one, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		void *h = name[i] ? dlopen(name[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) : NULL;
+		if (h)
+			dlclose(h);   /* our reference only: NODELETE keeps it mapped */
+		free(name[i]);
+	}
+}
+
 void bm_vk_close(struct bm_vk *vk)
 {
+	if (vk->lib)
+		bm_vk_pin_libraries();
 	if (vk->dev) {
 		vk->fn.vkDeviceWaitIdle(vk->dev);
 		vk->fn.vkDestroyDevice(vk->dev, NULL);
@@ -439,8 +489,6 @@ void bm_vk_close(struct bm_vk *vk)
 		vk->fn.vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
 	if (vk->instance)
 		vk->fn.vkDestroyInstance(vk->instance, NULL);
-	if (vk->lib)
-		dlclose(vk->lib);
 	vk->dev = VK_NULL_HANDLE;
 	vk->messenger = VK_NULL_HANDLE;
 	vk->instance = VK_NULL_HANDLE;

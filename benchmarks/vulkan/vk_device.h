@@ -12,8 +12,9 @@
  * Bring-up (bm_vk_open): the loader, an instance (Vulkan 1.2 or newer; with
  * validation, VK_LAYER_KHRONOS_validation with synchronization validation
  * on, and a VK_EXT_debug_utils messenger that counts every warning and
- * error it reports), the physical device by index (a CPU implementation,
- * VK_PHYSICAL_DEVICE_TYPE_CPU, refused unless allow_cpu), a device with
+ * error it reports), the physical device by index, or the first GPU
+ * (a CPU implementation, VK_PHYSICAL_DEVICE_TYPE_CPU, refused unless
+ * allow_cpu), a device with
  * timelineSemaphore and synchronization2 enabled, and up to two queues:
  *
  *   queue 0 (A)  the first family with graphics or compute (graphics and
@@ -95,7 +96,8 @@ struct bm_vk_fn {
 #undef BM_VK_MEMBER
 
 struct bm_vk_opts {
-	int device;        /* index in vkEnumeratePhysicalDevices' order */
+	int device;        /* index in vkEnumeratePhysicalDevices' order; -1: the
+			    * first that is not a CPU implementation (else 0) */
 	bool allow_cpu;    /* accept VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe) */
 	bool validate;     /* the validation layer (or FENCEBENCH_VK_VALIDATE=1) */
 };
@@ -121,11 +123,12 @@ struct bm_vk_queue {
 };
 
 struct bm_vk {
-	void *lib;                 /* dlopen("libvulkan.so.1") */
+	void *lib;                 /* dlopen("libvulkan.so.1"), never closed */
 	struct bm_vk_fn fn;
 	VkInstance instance;
 	VkDebugUtilsMessengerEXT messenger;
 	VkPhysicalDevice phys;
+	uint32_t index;            /* phys's index in vkEnumeratePhysicalDevices' order */
 	VkDevice dev;
 	struct bm_vk_identity id;
 	VkPhysicalDeviceMemoryProperties mem;
@@ -147,9 +150,10 @@ struct bm_vk {
  * 0, or -errno with one line in err; on error vk holds nothing (closed).
  * Blocks in the driver's initialization; the calling thread only. */
 int bm_vk_open(struct bm_vk *vk, const struct bm_vk_opts *opts, char *err, size_t errlen);
-/* Wait for the device to go idle and destroy the device, the messenger,
- * the instance and close the loader.  Objects made from vk must be
- * destroyed first.  Safe on a zeroed or closed vk. */
+/* Wait for the device to go idle and destroy the device, the messenger
+ * and the instance.  Objects made from vk must be destroyed first.  The
+ * loader, its drivers and their libraries stay mapped for the rest of the
+ * process (pinned: see vk_device.c).  Safe on a zeroed or closed vk. */
 void bm_vk_close(struct bm_vk *vk);
 
 /* Validation messages (warnings and errors) so far; 0 without validation. */

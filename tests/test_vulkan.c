@@ -1,0 +1,250 @@
+/* tests/test_vulkan.c — calibrate's Vulkan probe (benchmarks/vulkan/) on
+ * lavapipe, Mesa's CPU implementation of Vulkan, under the Khronos
+ * validation layer with synchronization validation on:
+ *
+ *   - the probe measures every op it has an analog of with no validation
+ *     message, and a deliberately broken probe (BM_VK_PROBE_BROKEN,
+ *     mk/vulkan.mk: its fill's destination lacks the transfer-destination
+ *     usage) is caught by the same count;
+ *   - `calibrate --api vulkan --allow-cpu` writes a profile that
+ *     bm_profile_load loads, says it came from a CPU implementation, and
+ *     that `run analogs` runs under, n/a beside the ops it lacks;
+ *   - without --allow-cpu lavapipe is refused, and without any Vulkan
+ *     driver calibrate says so: one line, exit 2, nothing written.
+ *
+ * Rounds are few (10): the suite runs on 2 CPUs, and these tests check
+ * behaviour and counts, never speed.  A machine without the loader or
+ * lavapipe skips, saying so (scripts/install-deps.sh installs both).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "benchmarks/calibrate.h"
+#include "benchmarks/profile.h"
+#include "tests/fb_test_exec.h"
+
+#define LVP_ICD "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+
+extern const struct bm_probe bm_probe_vulkan_broken;   /* mk/vulkan.mk */
+
+static char fencebench[PATH_MAX + 16];
+static char tmpdir[] = "/tmp/fb_test_vulkan.XXXXXX";
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
+
+/* The loader, lavapipe and the validation layer are installed: else skip. */
+static bool need_lavapipe(void)
+{
+	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib || access(LVP_ICD, R_OK)) {
+		if (lib)
+			dlclose(lib);
+		fb_skip("no Vulkan loader or lavapipe here (scripts/install-deps.sh installs them)");
+		return false;
+	}
+	dlclose(lib);
+	return true;
+}
+
+/* Only lavapipe, whatever else this machine has: the tests know its shape. */
+static void only_lavapipe(void)
+{
+	setenv("VK_DRIVER_FILES", LVP_ICD, 1);
+	setenv("VK_ICD_FILENAMES", LVP_ICD, 1);
+}
+
+/* A test that runs the binary on lavapipe: false (skipped) without it. */
+static bool lavapipe_and_binary(void)
+{
+	if (!need_lavapipe())
+		return false;
+	fb_need_binary(fencebench);
+	only_lavapipe();
+	return true;
+}
+
+/* Run probe p in this process on lavapipe with validation: the validation
+ * messages over its whole life, the first one's text in first. */
+static uint64_t probe_messages(const struct bm_probe *p, char *first, size_t len)
+{
+	struct bm_cal_opts o = { .rounds = 10, .device = -1, .allow_cpu = true, .validate = true };
+	static struct bm_cal_result r;
+	void *self = NULL;
+	char err[512] = "";
+	int rc = p->open(&o, &self, err, sizeof(err));
+	if (rc) {
+		p->close(self, first, len);
+		fail_msg("open: %s", err);
+	}
+	rc = bm_cal_measure(p, self, &o, &r, err, sizeof(err));
+	uint64_t n = p->close(self, first, len);
+	if (rc)
+		fail_msg("measure: %s", err);
+	for (int op = 0; op < BM_OPS; op++)
+		if (r.has[op] != (op != BM_OP_GPU_WAIT_LOCAL && op != BM_OP_KM_SUBMIT))
+			fail_msg("%s: measured %d", bm_op_key(op), r.has[op]);
+	return n;
+}
+
+/* The probe is clean under validation; the broken one is caught. */
+static void the_probe_is_clean_under_validation_and_a_broken_one_is_caught(void **state)
+{
+	(void)state;
+	if (!need_lavapipe())
+		return;
+	only_lavapipe();
+	char first[512] = "";
+	uint64_t n = probe_messages(&bm_probe_vulkan, first, sizeof(first));
+	if (n)
+		fail_msg("%llu validation messages, the first: %s", (unsigned long long)n, first);
+	n = probe_messages(&bm_probe_vulkan_broken, first, sizeof(first));
+	if (!n)
+		fail_msg("the broken probe (a fill into a buffer without TRANSFER_DST usage) drew no validation message");
+	assert_non_null(strstr(first, "vkCmdFillBuffer"));
+}
+
+/* calibrate --api vulkan --allow-cpu, 10 rounds, profile name into out. */
+static struct fb_exec_result calibrate_lavapipe(const char *name, const char *out)
+{
+	const char *argv[] = { fencebench, "calibrate", "--api", "vulkan", "--allow-cpu", "--rounds", "10",
+			       "--name", name, "--out", out, NULL };
+	return fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+}
+
+static const char *must_load(const char *path, struct bm_profile *p)
+{
+	char err[512] = "";
+	if (bm_profile_load(path, p, err, sizeof(err)))
+		fail_msg("%s", err);
+	return p->origin;
+}
+
+/* calibrate --api vulkan --allow-cpu under validation writes a profile
+ * that loads, measured only where Vulkan has an analog, from a CPU. */
+static void calibrate_writes_a_lavapipe_profile(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	setenv("FENCEBENCH_VK_VALIDATE", "1", 1);
+	const char *out = fb_tmp_path(tmpdir, "lvp.json");
+	struct fb_exec_result r = calibrate_lavapipe("lvp", out);
+	unsetenv("FENCEBENCH_VK_VALIDATE");
+	if (r.status)
+		fail_msg("calibrate exited %d: %s", r.status, r.err ? r.err : "");
+	assert_null(strstr(r.err, "validation message"));
+	assert_non_null(strstr(r.err, "calibrate: cpu_held"));
+	fb_exec_free(&r);
+	struct bm_profile p;
+	const char *origin = must_load(out, &p);
+	assert_string_equal(p.rt.name, "lvp");
+	assert_non_null(strstr(origin, "implementation: cpu"));
+	assert_non_null(strstr(origin, "llvmpipe"));
+	assert_non_null(strstr(origin, "api: Vulkan 1."));
+	assert_non_null(strstr(origin, "date: 20"));
+	assert_non_null(strstr(origin, "one queue"));
+	assert_non_null(strstr(origin, "gpu_wait_local (Vulkan does not place"));
+	for (int op = 0; op < BM_OPS; op++)
+		if (p.has[op] != (op != BM_OP_GPU_WAIT_LOCAL && op != BM_OP_KM_SUBMIT))
+			fail_msg("the profile %s %s", p.has[op] ? "measures" : "lacks", bm_op_key(op));
+	assert_true(p.rt.hw.cmd_ns + p.rt.hw.doorbell_ns + p.rt.hw.visible_sys_ns > 0);
+}
+
+/* analogs under the Vulkan profile: each op beside it, n/a where it has none. */
+static void analogs_runs_under_a_vulkan_profile(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	const char *prof = fb_tmp_path(tmpdir, "lvp2.json"), *out = fb_tmp_path(tmpdir, "an.json");
+	struct fb_exec_result r = calibrate_lavapipe("lvp2", prof);
+	assert_int_equal(r.status, 0);
+	fb_exec_free(&r);
+	char set[PATH_MAX + 16];
+	snprintf(set, sizeof(set), "profile=%s", prof);
+	const char *argv[] = { fencebench, "run", "analogs", "--set", set, "--set", "rounds=50",
+			       "--format", "json", "--out", out, "-q", NULL };
+	r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("analogs exited %d: %s", r.status, r.err ? r.err : "");
+	fb_exec_free(&r);
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_non_null(doc);
+	json_t *b = json_array_get(json_object_get(doc, "benchmarks"), 0);
+	struct bm_profile p;
+	must_load(prof, &p);
+	assert_true(json_real_value(json_object_get(b, "write_seen_profile")) == p.measured_ns[BM_OP_WRITE_SEEN]);
+	assert_true(json_real_value(json_object_get(b, "cpu_held_profile")) == p.measured_ns[BM_OP_CPU_HELD]);
+	assert_null(json_object_get(b, "gpu_wait_local_profile"));
+	assert_non_null(json_object_get(b, "gpu_wait_local_p50"));
+	int na = 0;
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(json_object_get(doc, "context"), "notes"), i, n)
+		na += strstr(json_string_value(n), "beside n/a (profile lvp2 measured no gpu_wait_local)") ||
+		      strstr(json_string_value(n), "beside n/a (profile lvp2 measured no km_submit)");
+	assert_int_equal(na, 2);
+	json_decref(doc);
+}
+
+/* Run calibrate with argv; expect exit 2, one line on stderr holding want,
+ * nothing on stdout and no file written. */
+static void refused(const char *const *argv, const char *out, const char *want)
+{
+	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	if (r.status != 2 || fb_count_lines(r.err) != 1 || !strstr(r.err, want))
+		fail_msg("exit %d, stderr '%s' (want exit 2 and one line with '%s')", r.status, r.err ? r.err : "",
+			 want);
+	assert_string_equal(r.out, "");
+	assert_int_equal(access(out, F_OK), -1);
+	fb_exec_free(&r);
+}
+
+/* lavapipe is a CPU: refused without --allow-cpu, by --api vulkan and by
+ * the search of every API alike. */
+static void lavapipe_is_refused_without_allow_cpu(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	const char *out = fb_tmp_path(tmpdir, "no.json");
+	const char *vk[] = { fencebench, "calibrate", "--api", "vulkan", "--out", out, NULL };
+	refused(vk, out, "is a CPU implementation, not a GPU (--allow-cpu measures it anyway)");
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (cuda) {
+		dlclose(cuda);
+		return;   /* an NVIDIA driver: the search would find it first */
+	}
+	const char *any[] = { fencebench, "calibrate", "--out", out, NULL };
+	refused(any, out, "no GPU here: CUDA driver API: no NVIDIA driver");
+}
+
+/* No Vulkan driver at all (the loader pointed at nothing): one line, exit 2. */
+static void no_vulkan_driver_is_one_line_exit_2(void **state)
+{
+	(void)state;
+	fb_need_binary(fencebench);
+	setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
+	setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
+	const char *out = fb_tmp_path(tmpdir, "none.json");
+	const char *vk[] = { fencebench, "calibrate", "--api", "vulkan", "--allow-cpu", "--out", out, NULL };
+	refused(vk, out, "fencebench: calibrate: no Vulkan");
+	unsetenv("VK_DRIVER_FILES");
+	unsetenv("VK_ICD_FILENAMES");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(the_probe_is_clean_under_validation_and_a_broken_one_is_caught),
+		cmocka_unit_test(calibrate_writes_a_lavapipe_profile),
+		cmocka_unit_test(analogs_runs_under_a_vulkan_profile),
+		cmocka_unit_test(lavapipe_is_refused_without_allow_cpu),
+		cmocka_unit_test(no_vulkan_driver_is_one_line_exit_2),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
