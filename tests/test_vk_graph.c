@@ -91,6 +91,9 @@ static void check_counts(struct bm_wl *w, const struct bm_wl_snap *a, enum rt_pa
 	assert_int_equal(b.held_waits - a->held_waits, path == RT_PATH_LEGACY ? waits : 0);
 	assert_int_equal(b.cpu_waits - a->cpu_waits, cpu_waits);
 	assert_true(b.gpu_signals > a->gpu_signals);
+	/* lavapipe has timestamps: GPU busy per queue type, and the direct queue worked */
+	assert_true(b.has_busy);
+	assert_true(b.busy_ns[0] > a->busy_ns[0]);
 }
 
 static void frame_both_strategies(void **state)

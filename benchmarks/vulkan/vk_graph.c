@@ -222,10 +222,16 @@ static int vkg_queue_create(void *be, enum rt_list_type t, const char *name, str
 	q->phys = t == RT_LIST_COMPUTE && g->nphys > 1 ? 1 : 0;
 	q->slot = (unsigned)g->nq;
 	char err[160];
+	VkQueryPoolCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+				     .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2 * VKG_CBS };
 	int rc = vkg_timeline(g, &q->progress);
 	if (!rc)
 		rc = bm_vk_cmd_pool(&g->vk, q->phys, &q->pool, err, sizeof(err));
+	if (!rc && g->ts_bits[q->phys] && g->fn.vkCreateQueryPool(g->d, &qi, NULL, &q->qp))
+		q->qp = VK_NULL_HANDLE;         /* no GPU idle for it */
 	if (rc) {
+		if (q->pool)
+			bm_vk_cmd_pool_destroy(&g->vk, q->pool);
 		if (q->progress)
 			g->fn.vkDestroySemaphore(g->d, q->progress, NULL);
 		free(q);
@@ -539,6 +545,14 @@ static void vkg_snap(void *be, struct bm_be_counters *o)
 	o->host.sched_wakeups = g->sched_wakeups;
 	o->gpu_signals = g->gpu_signals;
 	o->held_waits = g->held_waits;
+	for (size_t i = 0; i < g->nq; i++) {   /* GPU busy by queue type, as the model's by engine */
+		struct bm_queue *q = g->q[i];
+		if (!q->qp)
+			continue;
+		vkg_busy_locked(g, q);
+		o->busy_ns[q->type == RT_LIST_COMPUTE ? 1 : q->type == RT_LIST_COPY ? 2 : 0] += q->busy_ns;
+		o->has_busy = true;
+	}
 	pthread_mutex_unlock(&g->lock);
 	o->has_interrupts = g->has_irq && vkg_irq_read("/proc/interrupts", &o->interrupts, NULL, 0);
 	o->validating = g->vk.validating;
@@ -716,6 +730,8 @@ static void vkg_free(struct vkg *g, bool device_ok)
 			free(o);
 		}
 		if (device_ok) {
+			if (q->qp)
+				g->fn.vkDestroyQueryPool(g->d, q->qp, NULL);
 			bm_vk_cmd_pool_destroy(&g->vk, q->pool);   /* its command buffers with it */
 			g->fn.vkDestroySemaphore(g->d, q->progress, NULL);
 		}

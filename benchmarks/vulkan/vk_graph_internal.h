@@ -86,6 +86,9 @@ struct bm_queue {
 	VkCommandBuffer cb[VKG_CBS];
 	uint64_t cb_tag[VKG_CBS];       /* the progress value of its batch (0: never used) */
 	size_t ncb, next_cb;
+	VkQueryPool qp;                 /* two timestamps per command buffer (none: the family has none) */
+	bool cb_timed[VKG_CBS];         /* its timestamps not yet added to busy_ns */
+	uint64_t busy_ns;               /* GPU time of its completed work, from the timestamps */
 	struct vkg_op *head, *tail;     /* ops kept back (native) or held (legacy) */
 	bool held;                      /* legacy: the scheduler owns the FIFO until it empties */
 	struct vkg_wait waits[VKG_WAITS];   /* native: waits for the next batch */
@@ -163,6 +166,8 @@ uint64_t vkg_value(struct vkg *g, struct bm_fence *f);
 int vkg_spin_up(struct vkg *g, char *err, size_t errlen);
 void vkg_spin_down(struct vkg *g);
 int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, size_t n, VkCommandBuffer *out);
+/* q's completed work's GPU time added to q->busy_ns (its timestamps read) */
+void vkg_busy_locked(struct vkg *g, struct bm_queue *q);
 /* vk_sched.c: the legacy scheduler thread */
 int vkg_sched_start(struct vkg *g);
 void vkg_sched_stop(struct vkg *g);

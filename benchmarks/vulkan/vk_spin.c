@@ -139,8 +139,34 @@ static void vkg_spin_cmds(struct vkg *g, VkCommandBuffer cb, unsigned slot, cons
 	}
 }
 
-/* A free command buffer of q: one whose batch completed, or a new one. */
-static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, VkCommandBuffer *out)
+/* Command buffer i of q completed: its work's GPU time (its two
+ * timestamps) into q->busy_ns, once.  g->lock held. */
+static void vkg_cb_account_locked(struct vkg *g, struct bm_queue *q, size_t i)
+{
+	if (!q->cb_timed[i])
+		return;
+	q->cb_timed[i] = false;
+	uint64_t ts[2];
+	if (g->fn.vkGetQueryPoolResults(g->d, q->qp, (uint32_t)(2 * i), 2, sizeof(ts), ts, sizeof(uint64_t),
+					VK_QUERY_RESULT_64_BIT))
+		return;                         /* not available: its batch did not run (device lost) */
+	uint32_t bits = g->ts_bits[q->phys];
+	uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+	q->busy_ns += (uint64_t)((double)((ts[1] - ts[0]) & mask) * g->ts_period_ns);
+}
+
+void vkg_busy_locked(struct vkg *g, struct bm_queue *q)
+{
+	uint64_t done = 0;
+	g->fn.vkGetSemaphoreCounterValue(g->d, q->progress, &done);
+	for (size_t i = 0; i < q->ncb; i++)
+		if (q->cb_tag[i] <= done)
+			vkg_cb_account_locked(g, q, i);
+}
+
+/* A free command buffer of q (one whose batch completed, or a new one):
+ * its index in *out. */
+static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, size_t *out)
 {
 	const struct vkg_fn *fn = &g->fn;
 	uint64_t done = 0;
@@ -148,8 +174,9 @@ static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, VkCommandBuffer 
 	for (size_t k = 0; k < q->ncb; k++) {
 		size_t i = (q->next_cb + k) % q->ncb;
 		if (q->cb_tag[i] <= done) {
+			vkg_cb_account_locked(g, q, i);
 			q->next_cb = (i + 1) % q->ncb;
-			*out = q->cb[i];
+			*out = i;
 			q->cb_tag[i] = q->submitted + 1;   /* the batch it goes into */
 			return fn->vkResetCommandBuffer(q->cb[i], 0) ? -EIO : 0;
 		}
@@ -161,20 +188,30 @@ static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, VkCommandBuffer 
 	if (fn->vkAllocateCommandBuffers(g->d, &ai, &q->cb[q->ncb]))
 		return -ENOMEM;
 	q->cb_tag[q->ncb] = q->submitted + 1;
-	*out = q->cb[q->ncb++];
+	*out = q->ncb++;
 	return 0;
 }
 
 int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, size_t n, VkCommandBuffer *out)
 {
-	int rc = vkg_cb_get_locked(g, q, out);
+	size_t i;
+	int rc = vkg_cb_get_locked(g, q, &i);
 	if (rc)
 		return rc;
+	*out = q->cb[i];
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
 	if (g->fn.vkBeginCommandBuffer(*out, &bi))
 		return -EIO;
+	if (q->qp) {                        /* the work's GPU time: GPU idle per queue type */
+		g->fn.vkCmdResetQueryPool(*out, q->qp, (uint32_t)(2 * i), 2);
+		g->fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i));
+	}
 	vkg_spin_cmds(g, *out, q->slot, ns, n);
+	if (q->qp) {
+		g->fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i + 1));
+		q->cb_timed[i] = true;
+	}
 	return g->fn.vkEndCommandBuffer(*out) ? -EIO : 0;
 }
 
