@@ -306,8 +306,14 @@ json_t *bm_cal_profile(const struct bm_probe *p, void *self, const char *name, c
 		{ "visible_local_ns", t.visible_local_ns }, { "wait_poll_sys_ns", t.wait_poll_sys_ns },
 		{ "wait_poll_local_ns", t.wait_poll_local_ns }, { "doorbell_ns", t.doorbell_ns }, { "irq_ns", t.irq_ns },
 	};
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		json_object_set_new(ad, f[i].key, json_integer((json_int_t)f[i].v));
+	bool clamped = false;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		clamped |= f[i].v > HW_TIMING_MAX_NS;   /* the loader's range: a loaded CPU can derive more */
+		json_object_set_new(ad, f[i].key, json_integer((json_int_t)(f[i].v > HW_TIMING_MAX_NS ? HW_TIMING_MAX_NS
+													: f[i].v)));
+	}
+	if (clamped)
+		bm_cal_rule(&rules, "limit", "a derived latency above the model's 10 ms for one latency was set to 10 ms");
 	json_object_set_new(root, "adapter", ad);
 	json_object_set_new(k, "km_call_ns", json_integer(1500));
 	json_object_set_new(k, "km_validate_ns", json_integer(12500));

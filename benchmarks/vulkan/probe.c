@@ -417,6 +417,11 @@ static void vkp_describe_queues(const struct vkp *p, json_t *o)
 			 vk->queue[0].index, vk->queue[1].family, vk->queue[1].index,
 			 vk->queue[0].family == vk->queue[1].family ? "two queues of one family" : "two families");
 	json_object_set_new(o, "queues", json_string(buf));
+	json_object_set_new(o, "queue_wait", json_string(
+		vk->id.type == VK_PHYSICAL_DEVICE_TYPE_CPU
+			? "B's wait on A's signal is resolved by the implementation's queue thread on the CPU"
+			: "where the driver resolves B's wait on A's signal (on the GPU, or by a kernel scheduler on "
+			  "the CPU) is not observable through Vulkan: not said"));
 	if (p->ts[0] || p->ts[1])
 		snprintf(buf, sizeof(buf), "vkCmdWriteTimestamp2 around each op's GPU work (%u and %u valid bits, "
 			 "%.3f ns per tick): gpu_side", vk->queue[0].timestamp_bits, vk->queue[1].timestamp_bits,
