@@ -731,15 +731,6 @@ const char *bm_replay_name(const struct bm_replay *r)
 
 /* ---- running it ---- */
 
-/* The pipeline state a list starts with: a compute list must set a compute
- * PSO before its dispatches (d3d.h, "Pipeline state"); a copy list has none. */
-static const struct rt_pso *bm_replay_pso(enum rt_list_type t)
-{
-	static const struct rt_pso compute = { RT_PSO_COMPUTE, "replay-compute" };
-	static const struct rt_pso graphics = { RT_PSO_GRAPHICS, "replay-graphics" };
-	return t == RT_LIST_COMPUTE ? &compute : t == RT_LIST_COPY ? NULL : &graphics;
-}
-
 int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, struct bm_wl *w, char *err, size_t errlen)
 {
 	memset(rr, 0, sizeof(*rr));
@@ -747,16 +738,14 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 	rr->w = w;
 	int rc = 0;
 	for (size_t i = 0; i < spec->nq && !rc; i++) {
-		struct rt_cqueue_desc d = { .type = spec->queues[i].type, .user_mode = w->user_mode,
-					    .name = spec->queues[i].name, .debug = w->debug };
-		rc = rt_cqueue_create(w->d, &d, &rr->q[i]);
+		rc = bm_queue_create(w, spec->queues[i].type, spec->queues[i].name, &rr->q[i]);
 		if (!rc)
 			rc = bm_wl_watch_queue(w, rr->q[i]);   /* the watchdog names it when stuck */
 		if (rc)
 			snprintf(err, errlen, "queue '%s': %s", spec->queues[i].name, strerror(-rc));
 	}
 	for (size_t i = 0; i < spec->nf && !rc; i++)
-		if ((rc = rt_fence_create(w->d, 0, &rr->f[i])))
+		if ((rc = bm_fence_create(w, &rr->f[i])))
 			snprintf(err, errlen, "fence '%s': %s", spec->fences[i], strerror(-rc));
 		else
 			bm_wl_name_fence(w, rr->f[i], spec->fences[i]);   /* unnamed past BM_WL_FENCES */
@@ -775,23 +764,23 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 	for (size_t i = 0; i < spec->nl && !rc; i++)
 		for (unsigned v = 0; v < rr->versions && !rc; v++) {
 			const struct bm_rlist *l = &spec->lists[i];
-			struct rt_clist **out = &rr->l[i][v];
-			rc = rt_clist_create_pso(l->type, bm_replay_pso(l->type), out);
-			if (!rc)
-				rc = rt_clist_set_name(*out, l->name);   /* its WORK's name on the timeline */
+			struct bm_list **out = &rr->l[i][v];
+			rc = bm_list_create(w, l->type, l->name, out);   /* named: its WORK's name on the timeline */
 			for (size_t k = 0; k < l->n && !rc; k++)
-				rc = rt_clist_record(*out, l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
+				rc = bm_list_record(w, *out, l->cmds[k].op, l->cmds[k].ns, l->cmds[k].units);
 			for (size_t k = 0; k < l->na && w->debug && !rc; k++) {
 				const struct bm_raccess *a = &l->access[k];
 				struct rt_resource *res = rr->res[a->res][spec->res[a->res].copies > 1 ? v : 0];
-				rc = a->barrier ? rt_clist_barrier(*out, res, a->state, a->after)
-						: rt_clist_access(*out, res, a->state, a->write);
+				struct rt_clist *ml = bm_model_list(*out);   /* the validation layer is the model's */
+				rc = a->barrier ? rt_clist_barrier(ml, res, a->state, a->after)
+						: rt_clist_access(ml, res, a->state, a->write);
 			}
 			if (!rc)
-				rc = rt_clist_close(*out);
+				rc = bm_list_close(w, *out);
 			if (rc)
 				snprintf(err, errlen, "list '%s': %s", l->name,
-					 *out && *rt_clist_error(*out) ? rt_clist_error(*out) : strerror(-rc));
+					 *out && w->kind == BM_BACKEND_MODEL && *rt_clist_error(bm_model_list(*out))
+						 ? rt_clist_error(bm_model_list(*out)) : strerror(-rc));
 		}
 	return rc;
 }
@@ -800,23 +789,23 @@ static int bm_replay_step(struct bm_replay_run *rr, const struct bm_rstep *s, ui
 {
 	if (n <= s->after)
 		return 0;
-	struct rt_cqueue *q = s->op == BM_ROP_CPU_WAIT ? NULL : rr->q[s->queue];
+	struct bm_queue *q = s->op == BM_ROP_CPU_WAIT ? NULL : rr->q[s->queue];
 	switch (s->op) {
 	case BM_ROP_EXECUTE: {
-		struct rt_clist *lists[BM_REPLAY_EXEC];
+		struct bm_list *lists[BM_REPLAY_EXEC];
 		for (size_t i = 0; i < s->nlists; i++)
 			lists[i] = rr->l[s->lists[i]][(n - 1) % rr->versions];
-		return rt_cqueue_execute(q, lists, s->nlists);
+		return bm_execute(rr->w, q, lists, s->nlists);
 	}
 	case BM_ROP_SIGNAL: {
 		uint64_t v = bm_step_value(s, n);
-		int rc = rt_cqueue_signal(q, rr->f[s->fence], v);
+		int rc = bm_signal(rr->w, q, rr->f[s->fence], v);
 		if (!rc && v > rr->last[s->fence])
 			rr->last[s->fence] = v;
 		return rc;
 	}
 	case BM_ROP_WAIT:
-		return rt_cqueue_wait(q, rr->f[s->fence], bm_step_value(s, n));
+		return bm_wait(rr->w, q, rr->f[s->fence], bm_step_value(s, n));
 	default:
 		return bm_wl_cpu_wait(rr->w, rr->f[s->fence], bm_step_value(s, n));
 	}
@@ -850,20 +839,28 @@ void bm_replay_stop(struct bm_replay_run *rr)
 	for (size_t i = 0; i < BM_REPLAY_LISTS; i++)
 		for (size_t v = 0; v < BM_REPLAY_COPIES; v++)
 			if (rr->l[i][v])
-				rt_clist_destroy(rr->l[i][v]);
+				bm_list_destroy(rr->w, rr->l[i][v]);
 	for (size_t i = 0; i < BM_REPLAY_QUEUES; i++)
 		if (rr->q[i])
-			rt_cqueue_destroy(rr->q[i]);
+			bm_queue_destroy(rr->w, rr->q[i]);
 	/* the fences are the device's */
 }
 
-struct rt_cqueue *bm_replay_queue(struct bm_replay_run *rr, const char *name)
+uint64_t bm_replay_waits(const struct bm_replay *r, uint64_t n)
+{
+	uint64_t k = 0;
+	for (size_t i = 0; i < r->ns; i++)
+		k += r->steps[i].op == BM_ROP_WAIT && n > r->steps[i].after;
+	return k;
+}
+
+struct bm_queue *bm_replay_queue(struct bm_replay_run *rr, const char *name)
 {
 	int i = bm_queue_index(rr->spec, name);
 	return i < 0 ? NULL : rr->q[i];
 }
 
-struct rt_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name)
+struct bm_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name)
 {
 	int i = bm_find(rr->spec->fences, rr->spec->nf, name);
 	return i < 0 ? NULL : rr->f[i];

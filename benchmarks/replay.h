@@ -1,6 +1,7 @@
 /* benchmarks/replay.h — a title's frame graph from a JSON file, run on the
- * D3D12 runtime: "what would the native fence buy my frame graph", without
- * writing C.  The scenario is `replay` (benchmarks/scenarios/workloads.c);
+ * D3D12 runtime or on a Vulkan device (the workload's backend,
+ * benchmarks/backend.h): "what would the native fence buy my frame graph",
+ * without writing C.  The scenario is `replay` (benchmarks/scenarios/workloads.c);
  * the seed's workloads ship as files in benchmarks/workloads/.
  *
  * The file (every key checked; unknown keys are refused):
@@ -25,8 +26,8 @@
  * commands must be ones its type can hold, an executed list's type must be
  * its queue's.
  *
- * Resources are for the validation layer (gpu-model/runtime/d3d_debug.h,
- * the scenario's validate): states are D3D12's names (rt_state_name), a
+ * Resources are for the model's validation layer (gpu-model/runtime/d3d_debug.h,
+ * the scenario's validate; a Vulkan device ignores them): states are D3D12's names (rt_state_name), a
  * list's "access" declares what its work reads or writes (write default
  * false) and its barriers ("after": the state it moves the resource to).
  * A resource with "copies" k > 1 is k resources, "rt1[0]".."rt1[k-1]", and
@@ -84,10 +85,10 @@ const char *bm_replay_name(const struct bm_replay *r);
 struct bm_replay_run {
 	const struct bm_replay *spec;
 	struct bm_wl *w;
-	struct rt_cqueue *q[BM_REPLAY_QUEUES];
-	struct rt_fence *f[BM_REPLAY_FENCES];
+	struct bm_queue *q[BM_REPLAY_QUEUES];
+	struct bm_fence *f[BM_REPLAY_FENCES];
 	uint64_t last[BM_REPLAY_FENCES];    /* highest value signaled so far */
-	struct rt_clist *l[BM_REPLAY_LISTS][BM_REPLAY_COPIES];   /* [list][version]; one version unless validating */
+	struct bm_list *l[BM_REPLAY_LISTS][BM_REPLAY_COPIES];   /* [list][version]; one version unless validating */
 	struct rt_resource *res[BM_REPLAY_RESOURCES][BM_REPLAY_COPIES];   /* the validation layer's */
 	unsigned versions;                  /* frame n executes version (n - 1) % versions */
 	uint64_t n;                         /* frames submitted */
@@ -100,7 +101,10 @@ int bm_replay_start(struct bm_replay_run *rr, const struct bm_replay *spec, stru
 int bm_replay_frame(struct bm_replay_run *rr);       /* one frame: 0 / -errno */
 int bm_replay_drain(struct bm_replay_run *rr);       /* every fence at its last value signaled */
 void bm_replay_stop(struct bm_replay_run *rr);       /* after bm_wl_down: the queue wrappers */
-struct rt_cqueue *bm_replay_queue(struct bm_replay_run *rr, const char *name);   /* NULL: none */
-struct rt_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name);
+struct bm_queue *bm_replay_queue(struct bm_replay_run *rr, const char *name);   /* NULL: none */
+struct bm_fence *bm_replay_fence(struct bm_replay_run *rr, const char *name);
+/* Queue Waits of frame n (1-based) as the file says: what a legacy host
+ * holds on the CPU per frame (held_waits_per_frame). */
+uint64_t bm_replay_waits(const struct bm_replay *r, uint64_t n);
 
 #endif

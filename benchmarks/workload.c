@@ -4,17 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "benchmarks/vulkan/vk_graph.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
 #include "src/fb_scenario.h"
 
-/* ---- the stack and its queues ---- */
-
-static int bm_wl_queue(struct bm_wl *w, enum rt_list_type t, const char *name, struct rt_cqueue **out)
-{
-	struct rt_cqueue_desc d = { .type = t, .user_mode = w->user_mode, .name = name, .debug = w->debug };
-	return rt_cqueue_create(w->d, &d, out);
-}
+/* ---- the backend and its queues ---- */
 
 int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, char *err, size_t errlen)
 {
@@ -24,37 +19,32 @@ int bm_wl_up(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate, 
 int bm_wl_up_profiled(struct bm_wl *w, enum rt_path path, bool user_mode, bool validate,
 		      const struct rt_profile *profile, char *err, size_t errlen)
 {
+	struct bm_wl_config c = { .backend = BM_BACKEND_MODEL, .path = path, .user_mode = user_mode,
+				  .validate = validate, .profile = profile };
+	return bm_wl_up_config(w, &c, err, errlen);
+}
+
+int bm_wl_up_config(struct bm_wl *w, const struct bm_wl_config *cfg, char *err, size_t errlen)
+{
 	memset(w, 0, sizeof(*w));
-	if (validate && rt_debug_create(&w->debug)) {
-		snprintf(err, errlen, "creating the validation layer: no memory");
-		return -ENOMEM;
-	}
-	struct rt_stack_config cfg;
-	rt_stack_config_default(&cfg, path);
-	cfg.os.caps.engines = BM_WL_ENGINES;
-	if (profile)
-		rt_profile_apply(profile, &cfg.os);
-	int rc = rt_stack_create(&cfg, &w->s, err, errlen);
-	if (rc) {
-		if (w->debug)
-			rt_debug_destroy(w->debug);
+	w->stall_ns = cfg->stall_ns;
+	int rc = cfg->backend == BM_BACKEND_VULKAN ? bm_vkg_up(w, cfg, err, errlen) : bm_model_up(w, cfg, err, errlen);
+	if (rc)
 		return rc;
-	}
-	w->d = rt_stack_device(w->s);
-	w->user_mode = user_mode;
-	rc = bm_wl_queue(w, RT_LIST_DIRECT, "direct0", &w->direct);
+	rc = bm_queue_create(w, RT_LIST_DIRECT, "direct0", &w->direct);
 	if (!rc)
-		rc = bm_wl_queue(w, RT_LIST_COMPUTE, "compute0", &w->compute);
+		rc = bm_queue_create(w, RT_LIST_COMPUTE, "compute0", &w->compute);
 	if (!rc)
-		rc = bm_wl_queue(w, RT_LIST_COPY, "copy0", &w->copy);
+		rc = bm_queue_create(w, RT_LIST_COPY, "copy0", &w->copy);
 	if (!rc)
-		rc = rt_event_create(false, false, &w->ev);
+		rc = bm_event_create(w, false, false, &w->ev);
 	if (rc) {
 		snprintf(err, errlen, "creating the queues: %s", strerror(-rc));
 		bm_wl_down(w);
 		return rc;
 	}
-	w->user_mode = rt_cqueue_user_mode(w->direct);
+	if (w->kind == BM_BACKEND_MODEL)
+		w->user_mode = rt_cqueue_user_mode(bm_model_queue(w->direct));
 	bm_wl_watch_queue(w, w->direct);
 	bm_wl_watch_queue(w, w->compute);
 	bm_wl_watch_queue(w, w->copy);
@@ -65,7 +55,7 @@ int bm_wl_up_profiled(struct bm_wl *w, enum rt_path path, bool user_mode, bool v
 
 #define BM_WL_SLICE_NS 20000000ll       /* a watched wait looks at the queues' progress this often */
 
-int bm_wl_watch_queue(struct bm_wl *w, struct rt_cqueue *q)
+int bm_wl_watch_queue(struct bm_wl *w, struct bm_queue *q)
 {
 	if (w->nqueues == BM_WL_QUEUES)
 		return -ENOSPC;
@@ -73,7 +63,7 @@ int bm_wl_watch_queue(struct bm_wl *w, struct rt_cqueue *q)
 	return 0;
 }
 
-int bm_wl_name_fence(struct bm_wl *w, struct rt_fence *f, const char *name)
+int bm_wl_name_fence(struct bm_wl *w, struct bm_fence *f, const char *name)
 {
 	if (w->nfences == BM_WL_FENCES)
 		return -ENOSPC;
@@ -88,13 +78,13 @@ const char *bm_wl_stall(const struct bm_wl *w)
 }
 
 /* 'copyFence' >= 101 (now 100) */
-static size_t bm_wl_fence_text(const struct bm_wl *w, struct rt_fence *f, uint64_t v, char *out, size_t len)
+static size_t bm_wl_fence_text(struct bm_wl *w, struct bm_fence *f, uint64_t v, char *out, size_t len)
 {
 	const char *name = NULL;
 	for (size_t i = 0; i < w->nfences && !name; i++)
 		if (w->fence[i] == f)
 			name = w->fence_name[i];
-	uint64_t now = rt_fence_completed(f);
+	uint64_t now = bm_fence_value(w, f);
 	if (name)
 		return (size_t)snprintf(out, len, "'%s' >= %llu (now %llu)", name, (unsigned long long)v,
 					(unsigned long long)now);
@@ -107,13 +97,13 @@ static uint64_t bm_wl_progress(struct bm_wl *w)
 {
 	uint64_t p = 0;
 	for (size_t i = 0; i < w->nqueues; i++)
-		p += rt_queue_completed(rt_cqueue_queue(w->queues[i]));
+		p += w->ops->queue_progress(w->be, w->queues[i]);
 	return p;
 }
 
 /* The one line of a stall: what the CPU waits for (f >= v; f NULL: cpu says
  * it), then each stuck queue's wait. */
-static void bm_wl_explain(struct bm_wl *w, struct rt_fence *f, uint64_t v, const char *cpu)
+static void bm_wl_explain(struct bm_wl *w, struct bm_fence *f, uint64_t v, const char *cpu)
 {
 	char *m = w->stall;
 	size_t len = sizeof(w->stall), k;
@@ -124,11 +114,11 @@ static void bm_wl_explain(struct bm_wl *w, struct rt_fence *f, uint64_t v, const
 	else
 		k += (size_t)snprintf(m + k, k < len ? len - k : 0, "%s", cpu);
 	for (size_t i = 0; i < w->nqueues && k < len; i++) {
-		struct rt_fence *qf;
+		struct bm_fence *qf;
 		uint64_t qv;
-		if (!rt_cqueue_blocked_wait(w->queues[i], &qf, &qv))
+		if (!w->ops->blocked_wait(w->be, w->queues[i], &qf, &qv))
 			continue;
-		k += (size_t)snprintf(m + k, len - k, "; queue '%s' waits for ", rt_cqueue_name(w->queues[i]));
+		k += (size_t)snprintf(m + k, len - k, "; queue '%s' waits for ", bm_queue_name(w, w->queues[i]));
 		k += bm_wl_fence_text(w, qf, qv, m + k, k < len ? len - k : 0);
 	}
 }
@@ -136,13 +126,13 @@ static void bm_wl_explain(struct bm_wl *w, struct rt_fence *f, uint64_t v, const
 /* wait(ctx, slice) until it returns other than -ETIMEDOUT, or until no
  * watched queue completed anything for stall_ns: then -ETIMEDOUT and the
  * stall explained (f >= v, or cpu). */
-static int bm_wl_watched(struct bm_wl *w, int (*wait)(void *ctx, int64_t ns), void *ctx, struct rt_fence *f,
+static int bm_wl_watched(struct bm_wl *w, int (*wait)(struct bm_wl *w, void *ctx, int64_t ns), void *ctx, struct bm_fence *f,
 			 uint64_t v, const char *cpu)
 {
 	int64_t stall = w->stall_ns ? w->stall_ns : BM_WL_STALL_NS;
 	uint64_t p = bm_wl_progress(w), since = lf_now_ns();
 	for (;;) {
-		int rc = wait(ctx, stall < BM_WL_SLICE_NS ? stall : BM_WL_SLICE_NS);
+		int rc = wait(w, ctx, stall < BM_WL_SLICE_NS ? stall : BM_WL_SLICE_NS);
 		if (rc != -ETIMEDOUT)
 			return rc;
 		uint64_t now = lf_now_ns(), q = bm_wl_progress(w);
@@ -156,9 +146,10 @@ static int bm_wl_watched(struct bm_wl *w, int (*wait)(void *ctx, int64_t ns), vo
 	}
 }
 
-static int bm_wl_event_wait(void *ev, int64_t ns)
+static int bm_wl_event_wait(struct bm_wl *w, void *ev, int64_t ns)
 {
-	return rt_event_wait(ev, ns);
+	struct bm_event *e = ev;
+	return w->ops->event_wait_any(w->be, &e, 1, ns);
 }
 
 /* After a stall: release every stuck queue's wait (a CPU signal of the
@@ -168,11 +159,11 @@ static void bm_wl_release(struct bm_wl *w)
 	for (int round = 0; round < 1000; round++) {
 		bool stuck = false;
 		for (size_t i = 0; i < w->nqueues; i++) {
-			struct rt_fence *f;
+			struct bm_fence *f;
 			uint64_t v;
-			if (rt_cqueue_blocked_wait(w->queues[i], &f, &v)) {
+			if (w->ops->blocked_wait(w->be, w->queues[i], &f, &v)) {
 				stuck = true;
-				rt_fence_signal(f, v);
+				bm_fence_signal(w, f, v);
 			}
 		}
 		if (!stuck)
@@ -183,60 +174,44 @@ static void bm_wl_release(struct bm_wl *w)
 
 int bm_wl_down(struct bm_wl *w)
 {
+	if (!w->ops)
+		return 0;                    /* never came up */
 	if (w->stall[0])
 		bm_wl_release(w);
-	int rc = rt_stack_destroy(w->s);     /* drains the queues, frees fences */
-	if (w->direct)
-		rt_cqueue_destroy(w->direct);
-	if (w->compute)
-		rt_cqueue_destroy(w->compute);
-	if (w->copy)
-		rt_cqueue_destroy(w->copy);
-	if (w->ev)
-		rt_event_destroy(w->ev);     /* after the fences that could set it */
-	for (int i = 0; i < 2; i++)
-		if (w->extra_events[i])
-			rt_event_destroy(w->extra_events[i]);
-	if (w->debug)
-		rt_debug_destroy(w->debug);
+	int rc = w->ops->down(w->be);
+	const struct bm_backend_ops *ops = w->ops;
+	enum bm_backend_kind kind = w->kind;
 	memset(w, 0, sizeof(*w));
+	w->ops = ops;                        /* the caller's destroys after this: the model's frees, a no-op elsewhere */
+	w->kind = kind;
 	return rc;
 }
 
-int bm_wl_cpu_wait(struct bm_wl *w, struct rt_fence *f, uint64_t v)
+int bm_wl_cpu_wait(struct bm_wl *w, struct bm_fence *f, uint64_t v)
 {
 	uint64_t t0 = lf_now_ns();
-	int rc = rt_fence_set_event(f, v, w->ev);
+	int rc = bm_set_event(w, f, v, w->ev);
 	if (!rc)
 		rc = bm_wl_watched(w, bm_wl_event_wait, w->ev, f, v, NULL);
-	rt_fence_trace_wait(f, v, t0, rc);   /* the timeline's CPU wait (when tracing) */
+	if (w->kind == BM_BACKEND_MODEL)
+		rt_fence_trace_wait(bm_model_fence(f), v, t0, rc);   /* the timeline's CPU wait (when tracing) */
 	w->cpu_wait_ns += lf_now_ns() - t0;
 	w->cpu_waits++;
 	if (!rc && w->debug)
-		rt_debug_cpu_waited(w->debug, f, v);
+		rt_debug_cpu_waited(w->debug, bm_model_fence(f), v);
 	return rc;
 }
 
-/* The pipeline state a list recording op is created with: compute lists
- * must set a compute PSO before a dispatch (d3d.h, "Pipeline state"). */
-static const struct rt_pso bm_wl_compute_pso = { RT_PSO_COMPUTE, "workload-compute" };
-static const struct rt_pso bm_wl_graphics_pso = { RT_PSO_GRAPHICS, "workload-graphics" };
-
-static const struct rt_pso *bm_wl_pso(enum rt_op op)
+int bm_wl_list(struct bm_wl *w, enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct bm_list **out)
 {
-	return op == RT_OP_DISPATCH ? &bm_wl_compute_pso : op == RT_OP_DRAW ? &bm_wl_graphics_pso : NULL;
-}
-
-int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, struct rt_clist **out)
-{
-	int rc = rt_clist_create_pso(t, bm_wl_pso(op), out);
+	int rc = bm_list_create(w, t, NULL, out);
 	if (rc)
 		return rc;
-	rc = rt_clist_record(*out, op, ns, units);
+	rc = bm_list_record(w, *out, op, ns, units);
 	if (!rc)
-		rc = rt_clist_close(*out);
+		rc = bm_list_close(w, *out);
 	if (rc) {
-		rt_clist_destroy(*out);
+		bm_list_destroy(w, *out);
 		*out = NULL;
 	}
 	return rc;
@@ -246,28 +221,39 @@ int bm_wl_list(enum rt_list_type t, enum rt_op op, uint64_t ns, unsigned units, 
 
 void bm_wl_snap(struct bm_wl *w, struct bm_wl_snap *o)
 {
-	rt_stack_settle(w->s);
-	struct os_stats os;
-	rt_stack_os_stats(w->s, &os);
+	struct bm_be_counters c;
+	memset(&c, 0, sizeof(c));
+	w->ops->snap(w->be, &c);
 	o->t_ns = lf_now_ns();
-	o->interrupts = os.interrupts;
-	bm_host_snap(w->s, &os, &o->host);
-	o->gpu_signals = os.gpu_signals;
-	o->lost_wakeups = os.lost_wakeups;
-	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
-		struct hw_engine_stats st;
-		rt_stack_engine_stats(w->s, e, &st);
-		o->busy_ns[e] = st.busy_ns;
-	}
+	o->interrupts = c.interrupts;
+	o->gpu_signals = c.gpu_signals;
+	o->lost_wakeups = c.lost_wakeups;
+	o->held_waits = c.held_waits;
+	o->host = c.host;
+	memcpy(o->busy_ns, c.busy_ns, sizeof(o->busy_ns));
 	o->cpu_wait_ns = w->cpu_wait_ns;
 	o->cpu_waits = w->cpu_waits;
-	o->validation_errors = w->debug ? rt_debug_errors(w->debug) : 0;
+	o->validation_errors = c.validation_errors;
+	o->has_interrupts = c.has_interrupts;
+	o->has_lost = c.has_lost;
+	o->has_busy = c.has_busy;
+	o->validating = c.validating;
+}
+
+/* GPU idle per engine, where the backend measured GPU busy time. */
+static void bm_wl_report_idle(struct fb_run *run, const struct bm_wl_snap *a, const struct bm_wl_snap *b, double secs)
+{
+	static const char *const idle_name[BM_WL_ENGINES] = { "gpu_idle_3d", "gpu_idle_compute", "gpu_idle_copy" };
+	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
+		double busy = (double)(b->busy_ns[e] - a->busy_ns[e]) / 1e9;
+		double idle = secs > 0 ? 1.0 - busy / secs : 0.0;
+		fb_run_metric(run, idle_name[e], idle < 0 ? 0.0 : idle, "ratio");
+	}
 }
 
 void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_snap *a,
 		  const struct bm_wl_snap *b, uint64_t frames)
 {
-	static const char *const idle_name[BM_WL_ENGINES] = { "gpu_idle_3d", "gpu_idle_compute", "gpu_idle_copy" };
 	double n = frames ? (double)frames : 1.0;
 	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
 	fb_run_metric(run, "frames", (double)frames, "frames");
@@ -275,25 +261,37 @@ void bm_wl_report(struct fb_run *run, const struct bm_wl *w, const struct bm_wl_
 	struct bm_host host = b->host;
 	bm_host_sub(&host, &a->host);
 	bm_host_report(run, &host, frames, BM_HOST_PER_FRAME);
-	fb_run_metric(run, "interrupts_per_frame", (double)(b->interrupts - a->interrupts) / n, "irq");
+	if (b->has_interrupts)
+		fb_run_metric(run, "interrupts_per_frame", (double)(b->interrupts - a->interrupts) / n, "irq");
 	fb_run_metric(run, "gpu_signals_per_frame", (double)(b->gpu_signals - a->gpu_signals) / n, "signals");
 	fb_run_metric(run, "cpu_waits_per_frame", (double)(b->cpu_waits - a->cpu_waits) / n, "waits");
+	fb_run_metric(run, "held_waits_per_frame", (double)(b->held_waits - a->held_waits) / n, "waits");
 	fb_run_latency(run, "cpu_wait_per_frame", (double)(b->cpu_wait_ns - a->cpu_wait_ns) / n, FB_LIMIT_NONE);
-	for (unsigned e = 0; e < BM_WL_ENGINES; e++) {
-		double busy = (double)(b->busy_ns[e] - a->busy_ns[e]) / 1e9;
-		double idle = secs > 0 ? 1.0 - busy / secs : 0.0;
-		fb_run_metric(run, idle_name[e], idle < 0 ? 0.0 : idle, "ratio");
-	}
-	fb_run_metric(run, "lost_wakeups", (double)(b->lost_wakeups - a->lost_wakeups), "waits");
-	fb_run_metric(run, "user_mode_queues", w->user_mode ? 1.0 : 0.0, "bool");
-	if (w->debug) {
+	if (b->has_busy)
+		bm_wl_report_idle(run, a, b, secs);
+	if (b->has_lost)
+		fb_run_metric(run, "lost_wakeups", (double)(b->lost_wakeups - a->lost_wakeups), "waits");
+	if (w->kind == BM_BACKEND_MODEL)
+		fb_run_metric(run, "user_mode_queues", w->user_mode ? 1.0 : 0.0, "bool");
+	if (b->validating)
 		fb_run_metric(run, "validation_errors", (double)(b->validation_errors - a->validation_errors), "reports");
-		if (b->validation_errors) {
-			char msg[256];
-			rt_debug_message(w->debug, 0, msg, sizeof(msg));
-			fb_run_note(run, "validation layer: %s", msg);
-		}
+	if (b->validating && b->validation_errors) {
+		char msg[512];
+		w->ops->validation_message(w->be, msg, sizeof(msg));
+		fb_run_note(run, "validation layer: %s", msg);
 	}
+}
+
+void bm_wl_summarize(const struct bm_wl_snap *a, const struct bm_wl_snap *b, uint64_t frames, struct bm_wl_summary *o)
+{
+	double n = frames ? (double)frames : 1.0, secs = (double)(b->t_ns - a->t_ns) / 1e9;
+	struct bm_host h = b->host;
+	bm_host_sub(&h, &a->host);
+	o->frames_per_s = secs > 0 ? (double)frames / secs : 0.0;
+	o->host_cpu_us_per_frame = bm_host_per(h.app_cpu_ns + h.irq_cpu_ns + h.sched_cpu_ns, frames) / 1e3;
+	o->held_waits_per_frame = (double)(b->held_waits - a->held_waits) / n;
+	o->interrupts_per_frame = (double)(b->interrupts - a->interrupts) / n;
+	o->has_interrupts = b->has_interrupts;
 }
 
 /* ---- frame ---- */
@@ -305,21 +303,19 @@ struct bm_use {
 	int kind;                           /* 0 read, 1 write, 2 barrier state -> after */
 };
 static int bm_wl_list_uses(struct bm_wl *w, const char *name, enum rt_list_type t, enum rt_op op, uint64_t ns,
-			   unsigned units, const struct bm_use *uses, size_t n, struct rt_clist **out)
+			   unsigned units, const struct bm_use *uses, size_t n, struct bm_list **out)
 {
-	int rc = rt_clist_create_pso(t, bm_wl_pso(op), out);
+	int rc = bm_list_create(w, t, name, out);   /* named: its WORK's name on the timeline */
 	if (rc)
 		return rc;
-	rc = rt_clist_set_name(*out, name);   /* its WORK's name on the timeline */
-	if (!rc)
-		rc = rt_clist_record(*out, op, ns, units);
+	rc = bm_list_record(w, *out, op, ns, units);
 	for (size_t i = 0; i < n && !rc && w->debug; i++)
-		rc = uses[i].kind == 2 ? rt_clist_barrier(*out, uses[i].r, uses[i].state, uses[i].after)
-				       : rt_clist_access(*out, uses[i].r, uses[i].state, uses[i].kind == 1);
+		rc = uses[i].kind == 2 ? rt_clist_barrier(bm_model_list(*out), uses[i].r, uses[i].state, uses[i].after)
+				       : rt_clist_access(bm_model_list(*out), uses[i].r, uses[i].state, uses[i].kind == 1);
 	if (!rc)
-		rc = rt_clist_close(*out);
+		rc = bm_list_close(w, *out);
 	if (rc) {
-		rt_clist_destroy(*out);
+		bm_list_destroy(w, *out);
 		*out = NULL;
 	}
 	return rc;
@@ -384,10 +380,10 @@ int bm_frame_init(struct bm_frame *f, struct bm_wl *w, const struct bm_frame_cfg
 	if (!cfg->frames_in_flight || cfg->frames_in_flight > BM_FRAME_SLOTS)
 		return -EINVAL;
 	int rc = 0;
-	struct rt_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
+	struct bm_fence **fences[4] = { &f->copy_fence, &f->render_fence, &f->compute_fence, &f->frame_fence };
 	static const char *const names[4] = { "copyFence", "renderFence", "computeFence", "frameFence" };
 	for (int i = 0; i < 4 && !rc; i++)
-		if (!(rc = rt_fence_create(w->d, 0, fences[i])))
+		if (!(rc = bm_fence_create(w, fences[i])))
 			bm_wl_name_fence(w, *fences[i], names[i]);
 	for (unsigned k = 0; k < cfg->frames_in_flight && !rc; k++) {
 		rc = bm_frame_resources(w, &f->slot[k], k);
@@ -416,34 +412,34 @@ int bm_frame_submit(struct bm_frame *f)
 	uint64_t r1 = bm_frame_value(n, 1, 1), k1 = bm_frame_value(n, 2, 1);
 	/* the seed's pseudo-code, line by line */
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, &s->geometry, 1);         /* copy geometry */
+		rc = bm_execute(w, w->copy, &s->geometry, 1);         /* copy geometry */
 	if (!rc)
-		rc = rt_cqueue_signal(w->copy, f->copy_fence, c1);
+		rc = bm_signal(w, w->copy, f->copy_fence, c1);
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, s->tex, 4);               /* copy textures tex1..tex4 */
+		rc = bm_execute(w, w->copy, s->tex, 4);               /* copy textures tex1..tex4 */
 	if (!rc)
-		rc = rt_cqueue_signal(w->copy, f->copy_fence, c2);
+		rc = bm_signal(w, w->copy, f->copy_fence, c2);
 	if (!rc)
-		rc = rt_cqueue_wait(w->direct, f->copy_fence, c1);        /* geometry copied */
+		rc = bm_wait(w, w->direct, f->copy_fence, c1);        /* geometry copied */
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &s->prepass, 1);        /* pre-pass into rt1 */
+		rc = bm_execute(w, w->direct, &s->prepass, 1);        /* pre-pass into rt1 */
 	if (!rc)
-		rc = rt_cqueue_signal(w->direct, f->render_fence, r1);
+		rc = bm_signal(w, w->direct, f->render_fence, r1);
 	if (!rc)
-		rc = rt_cqueue_wait(w->compute, f->render_fence, r1);     /* pre-pass completed */
+		rc = bm_wait(w, w->compute, f->render_fence, r1);     /* pre-pass completed */
 	if (!rc)
-		rc = rt_cqueue_execute(w->compute, &s->lighting, 1);      /* lighting into buf1 */
+		rc = bm_execute(w, w->compute, &s->lighting, 1);      /* lighting into buf1 */
 	if (!rc)
-		rc = rt_cqueue_signal(w->compute, f->compute_fence, k1);
+		rc = bm_signal(w, w->compute, f->compute_fence, k1);
 	if (!rc)
-		rc = rt_cqueue_wait(w->direct, f->compute_fence, k1);     /* lighting calculated */
+		rc = bm_wait(w, w->direct, f->compute_fence, k1);     /* lighting calculated */
 	if (!rc)
-		rc = rt_cqueue_wait(w->direct, f->copy_fence, c2);        /* textures copied */
+		rc = bm_wait(w, w->direct, f->copy_fence, c2);        /* textures copied */
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &s->final, 1);          /* final render */
+		rc = bm_execute(w, w->direct, &s->final, 1);          /* final render */
 	/* not in the seed: the frame's end, which the CPU throttle waits for */
 	if (!rc)
-		rc = rt_cqueue_signal(w->direct, f->frame_fence, n);
+		rc = bm_signal(w, w->direct, f->frame_fence, n);
 	if (!rc)
 		f->n = n;
 	return rc;
@@ -458,11 +454,11 @@ void bm_frame_fini(struct bm_frame *f)
 {
 	for (unsigned k = 0; k < BM_FRAME_SLOTS; k++) {
 		struct bm_frame_slot *s = &f->slot[k];
-		struct rt_clist *lists[8] = { s->geometry, s->tex[0], s->tex[1], s->tex[2], s->tex[3],
+		struct bm_list *lists[8] = { s->geometry, s->tex[0], s->tex[1], s->tex[2], s->tex[3],
 					      s->prepass, s->lighting, s->final };
 		for (int i = 0; i < 8; i++)
 			if (lists[i])
-				rt_clist_destroy(lists[i]);
+				bm_list_destroy(f->w, lists[i]);
 	}
 	/* the fences are the device's, the resources the validation layer's */
 }
@@ -479,9 +475,9 @@ int bm_ring_heap_init(struct bm_ring_heap *r, struct bm_wl *w, uint64_t length, 
 	if (!length || (w->debug && length > BM_RING_SLOTS))
 		return -EINVAL;
 	unsigned u = units ? units : 1;
-	int rc = rt_fence_create(w->d, 0, &r->fence1);
+	int rc = bm_fence_create(w, &r->fence1);
 	if (!rc)
-		rc = rt_fence_create(w->d, 0, &r->fence2);
+		rc = bm_fence_create(w, &r->fence2);
 	if (!rc) {
 		bm_wl_name_fence(w, r->fence1, "fence1");
 		bm_wl_name_fence(w, r->fence2, "fence2");
@@ -514,17 +510,17 @@ int bm_ring_heap_step(struct bm_ring_heap *r)
 	if (r->cpu_latency && i > r->cpu_latency)
 		rc = bm_wl_cpu_wait(w, r->fence1, i - r->cpu_latency);
 	if (!rc && i > r->length && !r->broken_no_ring_wait)
-		rc = rt_cqueue_wait(w->copy, r->fence1, i - r->length);   /* a slot is free */
+		rc = bm_wait(w, w->copy, r->fence1, i - r->length);   /* a slot is free */
 	if (!rc)
-		rc = rt_cqueue_execute(w->copy, &r->map[k], 1);           /* copy new data into slot i % length */
+		rc = bm_execute(w, w->copy, &r->map[k], 1);           /* copy new data into slot i % length */
 	if (!rc)
-		rc = rt_cqueue_signal(w->copy, r->fence2, i);
+		rc = bm_signal(w, w->copy, r->fence2, i);
 	if (!rc)
-		rc = rt_cqueue_wait(w->direct, r->fence2, i);
+		rc = bm_wait(w, w->direct, r->fence2, i);
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &r->draw[k], 1);        /* draw using copied data */
+		rc = bm_execute(w, w->direct, &r->draw[k], 1);        /* draw using copied data */
 	if (!rc)
-		rc = rt_cqueue_signal(w->direct, r->fence1, i);
+		rc = bm_signal(w, w->direct, r->fence1, i);
 	if (!rc)
 		r->i = i;
 	return rc;
@@ -539,9 +535,9 @@ void bm_ring_heap_fini(struct bm_ring_heap *r)
 {
 	for (size_t k = 0; k < BM_RING_SLOTS; k++) {
 		if (r->map[k])
-			rt_clist_destroy(r->map[k]);
+			bm_list_destroy(r->w, r->map[k]);
 		if (r->draw[k])
-			rt_clist_destroy(r->draw[k]);
+			bm_list_destroy(r->w, r->draw[k]);
 	}
 }
 
@@ -557,9 +553,9 @@ int bm_pipeline_init(struct bm_pipeline *p, struct bm_wl *w, unsigned cpu_latenc
 	if (w->debug && cg_latency + 1 > BM_PIPE_SLOTS)
 		return -EINVAL;
 	unsigned u = units ? units : 1;
-	int rc = rt_fence_create(w->d, 0, &p->compute_fence);
+	int rc = bm_fence_create(w, &p->compute_fence);
 	if (!rc)
-		rc = rt_fence_create(w->d, 0, &p->graphics_fence);
+		rc = bm_fence_create(w, &p->graphics_fence);
 	if (!rc) {
 		bm_wl_name_fence(w, p->compute_fence, "computeFence");
 		bm_wl_name_fence(w, p->graphics_fence, "graphicsFence");
@@ -595,7 +591,7 @@ int bm_pipeline_step(struct bm_pipeline *p)
 	uint64_t fn = p->frame;
 	int rc = 0;
 	if (fn > p->cg_latency)
-		rc = rt_cqueue_wait(w->compute, p->graphics_fence, fn - p->cg_latency);
+		rc = bm_wait(w, w->compute, p->graphics_fence, fn - p->cg_latency);
 	/* the CpuLatency throttle: compute never more than CpuLatency frames
 	 * (+ the one submitted next) past its completion */
 	if (!rc && fn > p->cpu_latency && !p->broken_no_cpu_throttle)
@@ -603,17 +599,17 @@ int bm_pipeline_step(struct bm_pipeline *p)
 	if (rc)
 		return rc;
 	++fn;
-	rc = rt_cqueue_execute(w->compute, &p->compute[bm_pipeline_slot(p, fn)], 1);
+	rc = bm_execute(w, w->compute, &p->compute[bm_pipeline_slot(p, fn)], 1);
 	if (!rc)
-		rc = rt_cqueue_signal(w->compute, p->compute_fence, fn);
+		rc = bm_signal(w, w->compute, p->compute_fence, fn);
 	if (!rc && fn > p->cg_latency) {
 		uint64_t g = fn - p->cg_latency;
 		if (!p->broken_no_compute_wait)
-			rc = rt_cqueue_wait(w->direct, p->compute_fence, g);
+			rc = bm_wait(w, w->direct, p->compute_fence, g);
 		if (!rc)
-			rc = rt_cqueue_execute(w->direct, &p->graphics[bm_pipeline_slot(p, g)], 1);
+			rc = bm_execute(w, w->direct, &p->graphics[bm_pipeline_slot(p, g)], 1);
 		if (!rc)
-			rc = rt_cqueue_signal(w->direct, p->graphics_fence, g);
+			rc = bm_signal(w, w->direct, p->graphics_fence, g);
 		if (!rc)
 			p->graphics_frames = g;
 	}
@@ -634,9 +630,9 @@ void bm_pipeline_fini(struct bm_pipeline *p)
 {
 	for (size_t k = 0; k < BM_PIPE_SLOTS; k++) {
 		if (p->compute[k])
-			rt_clist_destroy(p->compute[k]);
+			bm_list_destroy(p->w, p->compute[k]);
 		if (p->graphics[k])
-			rt_clist_destroy(p->graphics[k]);
+			bm_list_destroy(p->w, p->graphics[k]);
 	}
 }
 
@@ -662,18 +658,18 @@ int bm_async_init_broken(struct bm_async *a, struct bm_wl *w, unsigned cpu_laten
 	a->units = units ? units : 1;
 	if (cpu_latency > BM_ASYNC_MAX_LISTS || !cg_latency || (w->debug && cg_latency > BM_ASYNC_MAX_LISTS))
 		return -EINVAL;
-	int rc = rt_fence_create(w->d, 0, &a->fences[0]);          /* compute fence: index 0 */
+	int rc = bm_fence_create(w, &a->fences[0]);          /* compute fence: index 0 */
 	if (!rc)
-		rc = rt_fence_create(w->d, 0, &a->fences[1]);      /* graphics fence: index 1 */
+		rc = bm_fence_create(w, &a->fences[1]);      /* graphics fence: index 1 */
 	if (!rc)
-		rc = rt_fence_create(w->d, 0, &a->graphics_compute_fence);
+		rc = bm_fence_create(w, &a->graphics_compute_fence);
 	if (!rc) {
 		bm_wl_name_fence(w, a->fences[0], "computeFence");
 		bm_wl_name_fence(w, a->fences[1], "graphicsFence");
 		bm_wl_name_fence(w, a->graphics_compute_fence, "graphicsComputeFence");
 	}
 	for (int i = 0; i < 2 && !rc; i++)
-		rc = rt_event_create(false, true, &a->handles[i]);
+		rc = bm_event_create(w, false, true, &a->handles[i]);
 	unsigned lists = w->debug ? cg_latency : 1;
 	for (unsigned k = 0; k < lists && !rc; k++) {
 		if (w->debug) {
@@ -687,12 +683,12 @@ int bm_async_init_broken(struct bm_async *a, struct bm_wl *w, unsigned cpu_laten
 					     &a->compute[k]);
 	}
 	for (unsigned i = 0; i < cpu_latency && !rc; i++)
-		if (!(rc = bm_wl_list(RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, &a->graphics[i])))
-			rc = rt_clist_set_name(a->graphics[i], "graphics");
+		rc = bm_wl_list_uses(w, "graphics", RT_LIST_DIRECT, RT_OP_DRAW, graphics_ns, a->units, NULL, 0,
+				     &a->graphics[i]);
 	/* "Graphics needs to wait for the first compute frame to complete; this
 	 * is the only wait that the graphics queue will perform." */
 	if (!rc && !a->broken_no_first_compute_wait)
-		rc = rt_cqueue_wait(w->direct, a->fences[0], 1);
+		rc = bm_wait(w, w->direct, a->fences[0], 1);
 	return rc;
 }
 
@@ -706,15 +702,16 @@ int bm_async_init_broken(struct bm_async *a, struct bm_wl *w, unsigned cpu_laten
  * armed until it fires and is consumed, which moves the value on). */
 
 /* WaitForMultipleObjects(handles, 2, FALSE, ns) (the watchdog's slices). */
-static int bm_async_wait_any(void *handles, int64_t ns)
+static int bm_async_wait_any(struct bm_wl *w, void *handles, int64_t ns)
 {
-	return rt_event_wait_multi(handles, 2, false, ns);
+	return w->ops->event_wait_any(w->be, handles, 2, ns);
 }
 
 /* Tests: the one stage's event only (WaitForSingleObject). */
-static int bm_async_wait_stage(void *handle, int64_t ns)
+static int bm_async_wait_stage(struct bm_wl *w, void *handle, int64_t ns)
 {
-	return rt_event_wait(handle, ns);
+	struct bm_event *e = handle;
+	return w->ops->event_wait_any(w->be, &e, 1, ns);
 }
 
 /* The next stage: the seed's WaitForMultipleObjects over both events (the
@@ -727,10 +724,10 @@ static int bm_async_pick(struct bm_async *a, int forced)
 		if (a->frames[i] > a->cpu_latency) {
 			uint64_t v = a->frames[i] - a->cpu_latency;
 			if (a->armed[i] != v)
-				rc = rt_fence_set_event(a->fences[i], v, a->handles[i]);
+				rc = bm_set_event(a->w, a->fences[i], v, a->handles[i]);
 			a->armed[i] = v;
 		} else
-			rt_event_set(a->handles[i]);
+			bm_event_set(a->w, a->handles[i]);
 		if (rc)
 			return rc;
 	}
@@ -743,7 +740,7 @@ static int bm_async_pick(struct bm_async *a, int forced)
 	a->w->cpu_waits++;
 	/* a stage past its throttle ran because its fence reached the armed value */
 	if (stage >= 0 && a->w->debug && a->frames[stage] > a->cpu_latency)
-		rt_debug_cpu_waited(a->w->debug, a->fences[stage], a->armed[stage]);
+		rt_debug_cpu_waited(a->w->debug, bm_model_fence(a->fences[stage]), a->armed[stage]);
 	return stage;
 }
 
@@ -753,11 +750,11 @@ static int bm_async_compute(struct bm_async *a)
 	uint64_t fn = a->frames[0];
 	int rc = 0;
 	if (fn > a->cg_latency && !a->broken_no_graphics_wait)
-		rc = rt_cqueue_wait(w->compute, a->graphics_compute_fence, fn - a->cg_latency);
+		rc = bm_wait(w, w->compute, a->graphics_compute_fence, fn - a->cg_latency);
 	if (!rc)
-		rc = rt_cqueue_execute(w->compute, &a->compute[w->debug ? (fn - 1) % a->cg_latency : 0], 1);
+		rc = bm_execute(w, w->compute, &a->compute[w->debug ? (fn - 1) % a->cg_latency : 0], 1);
 	if (!rc)
-		rc = rt_cqueue_signal(w->compute, a->fences[0], fn);
+		rc = bm_signal(w, w->compute, a->fences[0], fn);
 	return rc;
 }
 
@@ -770,39 +767,39 @@ static int bm_async_graphics(struct bm_async *a)
 	 * compute frame 0 only — compute would wait forever for frame 1.  The
 	 * comment above it ("the GPU queue started with a wait for
 	 * pComputeFence, 1") means at least 1: max. */
-	uint64_t done = rt_fence_completed(a->fences[0]);
+	uint64_t done = bm_fence_value(w, a->fences[0]);
 	uint64_t completed = done > 1 ? done : 1;
 	uint64_t list = (fn - 1) % a->cpu_latency;
 	a->pipe_buffer = (completed - 1) % a->cg_latency;
 	/* the CPU saw compute frame `done` complete: what graphics reads now is ordered after it */
 	if (w->debug && done)
-		rt_debug_cpu_waited(w->debug, a->fences[0], done);
+		rt_debug_cpu_waited(w->debug, bm_model_fence(a->fences[0]), done);
 	/* UpdateGraphicsCommandList: re-record the list for this frame's buffer */
-	struct rt_clist *l = a->graphics[list];
-	rt_clist_reset(l);
-	int rc = rt_clist_record(l, RT_OP_DRAW, a->graphics_ns, a->units);
+	struct bm_list *l = a->graphics[list];
+	bm_list_reset(w, l);
+	int rc = bm_list_record(w, l, RT_OP_DRAW, a->graphics_ns, a->units);
 	struct rt_resource *pipe = a->pipe[a->pipe_buffer];
 	if (!rc && w->debug)
-		rc = rt_clist_barrier(l, pipe, RT_STATE_UNORDERED_ACCESS, RT_STATE_SHADER_RESOURCE);
+		rc = rt_clist_barrier(bm_model_list(l), pipe, RT_STATE_UNORDERED_ACCESS, RT_STATE_SHADER_RESOURCE);
 	if (!rc && w->debug)
-		rc = rt_clist_access(l, pipe, RT_STATE_SHADER_RESOURCE, false);
+		rc = rt_clist_access(bm_model_list(l), pipe, RT_STATE_SHADER_RESOURCE, false);
 	if (!rc && w->debug)
-		rc = rt_clist_barrier(l, pipe, RT_STATE_SHADER_RESOURCE, RT_STATE_UNORDERED_ACCESS);
+		rc = rt_clist_barrier(bm_model_list(l), pipe, RT_STATE_SHADER_RESOURCE, RT_STATE_UNORDERED_ACCESS);
 	if (!rc)
-		rc = rt_clist_close(l);
+		rc = bm_list_close(w, l);
 	/* Signal *before* new rendering: the compute work graphics is done with */
 	if (!rc && !a->broken_signal_after_render)
-		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
+		rc = bm_signal(w, w->direct, a->graphics_compute_fence, completed - 1);
 	if (!rc && a->render_gate) {
-		a->gate_progress = rt_queue_submitted(rt_cqueue_queue(w->direct));
-		rc = rt_cqueue_wait(w->direct, a->render_gate, fn);
+		a->gate_progress = rt_queue_submitted(rt_cqueue_queue(bm_model_queue(w->direct)));
+		rc = bm_wait(w, w->direct, a->render_gate, fn);
 	}
 	if (!rc)
-		rc = rt_cqueue_execute(w->direct, &l, 1);
+		rc = bm_execute(w, w->direct, &l, 1);
 	if (!rc && a->broken_signal_after_render)
-		rc = rt_cqueue_signal(w->direct, a->graphics_compute_fence, completed - 1);
+		rc = bm_signal(w, w->direct, a->graphics_compute_fence, completed - 1);
 	if (!rc)
-		rc = rt_cqueue_signal(w->direct, a->fences[1], fn);
+		rc = bm_signal(w, w->direct, a->fences[1], fn);
 	return rc;
 }
 
@@ -832,7 +829,7 @@ int bm_async_step_stage(struct bm_async *a, int stage)
 int bm_async_drain(struct bm_async *a)
 {
 	int rc = 0;
-	for (int k = 0; !rc && k < 10000 && rt_fence_completed(a->fences[0]) < a->frames[0]; k++) {
+	for (int k = 0; !rc && k < 10000 && bm_fence_value(a->w, a->fences[0]) < a->frames[0]; k++) {
 		if (a->frames[1] > a->cpu_latency)
 			rc = bm_wl_cpu_wait(a->w, a->fences[1], a->frames[1] - a->cpu_latency);
 		++a->frames[1];
@@ -852,9 +849,9 @@ void bm_async_fini(struct bm_async *a)
 {
 	for (unsigned i = 0; i < BM_ASYNC_MAX_LISTS; i++) {
 		if (a->compute[i])
-			rt_clist_destroy(a->compute[i]);
+			bm_list_destroy(a->w, a->compute[i]);
 		if (a->graphics[i])
-			rt_clist_destroy(a->graphics[i]);
+			bm_list_destroy(a->w, a->graphics[i]);
 	}
 	/* events go with bm_wl_down's: after the fences that may set them */
 	a->w->extra_events[0] = a->handles[0];

@@ -474,6 +474,61 @@ static char *report_of(const char *input, const char *out)
 	return slurp_in(tmp_path(out), "report.md");
 }
 
+/* The frame fixture as a compare_model run on a Vulkan device: its two
+ * paths the device's (main section, backend=vulkan compare_model=true), and
+ * a copy of each as the model's (section "model") with the native path's
+ * host CPU per frame set to model_native_cpu. */
+static const char *beside_fixture(double model_native_cpu, const char *out)
+{
+	json_error_t err;
+	json_t *d = json_load_file(fixture("frame"), 0, &err);
+	if (!d)
+		fail_msg("%s: %s", fixture("frame"), err.text);
+	json_t *benches = json_object_get(d, "benchmarks"), *model = json_array();
+	size_t i;
+	json_t *b;
+	json_array_foreach(benches, i, b) {
+		json_t *fb = json_object_get(b, "fencebench"), *params = json_object_get(fb, "params");
+		json_object_set_new(params, "backend", json_string("vulkan"));
+		json_object_set_new(params, "compare_model", json_string("true"));
+		json_t *m = json_deep_copy(b);
+		bool native = !strcmp(json_string_value(json_object_get(fb, "path")), "native");
+		json_object_set_new(json_object_get(m, "fencebench"), "section", json_string("model"));
+		json_object_set_new(m, "name", json_string(native ? "frame/model/path:native" : "frame/model/path:legacy"));
+		json_object_set_new(m, "run_name", json_object_get(m, "name"));
+		json_incref(json_object_get(m, "name"));
+		if (native)
+			json_object_set_new(m, "host_cpu_per_frame", json_real(model_native_cpu));
+		json_array_append_new(model, m);
+	}
+	json_array_extend(benches, model);
+	json_decref(model);
+	const char *path = tmp_path(out);
+	assert_int_equal(json_dump_file(d, path, JSON_INDENT(1)), 0);
+	json_decref(d);
+	return path;
+}
+
+/* "The model beside a real GPU": only for a compare_model run, its ratios
+ * side by side, a ratio further than 25 % from the device's called out. */
+static void model_beside_a_real_gpu(void **state)
+{
+	(void)state;
+	need_python();
+	char *md = report_of(fixture("frame"), "beside-none");
+	assert_lacks(md, "The model beside a real GPU");
+	free(md);
+	md = report_of(beside_fixture(25.0, "beside.json"), "beside-agree");
+	assert_contains(md, "## The model beside a real GPU");
+	assert_contains(md, "| frame | frames/s |");
+	assert_lacks(md, "differ (");
+	free(md);
+	md = report_of(beside_fixture(5.0, "beside2.json"), "beside-differ");
+	assert_contains(md, "| frame | host CPU per frame (µs) |");
+	assert_contains(md, "differ (");
+	free(md);
+}
+
 /* The two sentences are computed from the run's numbers: change them and the reading follows. */
 static void readings_follow_the_numbers(void **state)
 {
@@ -981,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(plot_missing_input),
 		cmocka_unit_test(plot_malformed_input),
 		cmocka_unit_test(plot_usage),
+		cmocka_unit_test(model_beside_a_real_gpu),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

@@ -158,10 +158,10 @@ struct counts {
 	uint64_t gpu_signals, interrupts, cpu_waits;
 };
 
-static void snap_queues(struct counts *c, struct rt_cqueue *const *q, size_t n)
+static void snap_queues(struct counts *c, struct bm_queue *const *q, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		rt_cqueue_stats(q[i], &c->q[i]);
+		rt_cqueue_stats(bm_model_queue(q[i]), &c->q[i]);
 }
 
 static void snap_stack(struct counts *c, struct bm_wl *w, uint64_t cpu_waits)
@@ -196,12 +196,12 @@ static void run_replay(const char *file, uint64_t frames, const char *const *qn,
 		assert_int_equal(bm_replay_frame(&rr), 0);
 	uint64_t waits = w.cpu_waits;
 	assert_int_equal(bm_replay_drain(&rr), 0);
-	struct rt_cqueue *q[3];
+	struct bm_queue *q[3];
 	for (size_t i = 0; i < nq; i++)
 		assert_non_null(q[i] = bm_replay_queue(&rr, qn[i]));
 	snap_queues(c, q, nq);
 	for (size_t i = 0; i < nf; i++)
-		c->fences[i] = rt_fence_completed(bm_replay_fence(&rr, fn[i]));
+		c->fences[i] = bm_fence_value(&w, bm_replay_fence(&rr, fn[i]));
 	snap_stack(c, &w, waits);
 	assert_int_equal(bm_wl_down(&w), 0);
 	bm_replay_stop(&rr);
@@ -241,11 +241,11 @@ static void frame_json_counts_as_the_c_frame(void **state)
 		assert_int_equal(bm_frame_submit(&f), 0);
 	uint64_t waits = w.cpu_waits;
 	assert_int_equal(bm_frame_drain(&f), 0);
-	struct rt_cqueue *q[3] = { w.direct, w.compute, w.copy };
+	struct bm_queue *q[3] = { w.direct, w.compute, w.copy };
 	snap_queues(&c, q, 3);
-	struct rt_fence *fe[4] = { f.copy_fence, f.render_fence, f.compute_fence, f.frame_fence };
+	struct bm_fence *fe[4] = { f.copy_fence, f.render_fence, f.compute_fence, f.frame_fence };
 	for (int i = 0; i < 4; i++)
-		c.fences[i] = rt_fence_completed(fe[i]);
+		c.fences[i] = bm_fence_value(&w, fe[i]);
 	snap_stack(&c, &w, waits);
 	bm_frame_fini(&f);
 	assert_int_equal(bm_wl_down(&w), 0);
@@ -269,10 +269,10 @@ static void ring_heap_json_counts_as_the_c_ring(void **state)
 		assert_int_equal(bm_ring_heap_step(&h), 0);
 	uint64_t waits = w.cpu_waits;
 	assert_int_equal(bm_ring_heap_drain(&h), 0);
-	struct rt_cqueue *q[2] = { w.direct, w.copy };
+	struct bm_queue *q[2] = { w.direct, w.copy };
 	snap_queues(&c, q, 2);
-	c.fences[0] = rt_fence_completed(h.fence1);
-	c.fences[1] = rt_fence_completed(h.fence2);
+	c.fences[0] = bm_fence_value(&w, h.fence1);
+	c.fences[1] = bm_fence_value(&w, h.fence2);
 	snap_stack(&c, &w, waits);
 	bm_ring_heap_fini(&h);
 	assert_int_equal(bm_wl_down(&w), 0);
@@ -295,10 +295,10 @@ static void pipeline_json_counts_as_the_c_pipeline(void **state)
 		assert_int_equal(bm_pipeline_step(&p), 0);
 	uint64_t waits = w.cpu_waits;
 	assert_int_equal(bm_pipeline_drain(&p), 0);
-	struct rt_cqueue *q[2] = { w.direct, w.compute };
+	struct bm_queue *q[2] = { w.direct, w.compute };
 	snap_queues(&c, q, 2);
-	c.fences[0] = rt_fence_completed(p.compute_fence);
-	c.fences[1] = rt_fence_completed(p.graphics_fence);
+	c.fences[0] = bm_fence_value(&w, p.compute_fence);
+	c.fences[1] = bm_fence_value(&w, p.graphics_fence);
 	snap_stack(&c, &w, waits);
 	bm_pipeline_fini(&p);
 	assert_int_equal(bm_wl_down(&w), 0);

@@ -50,9 +50,9 @@ static uint64_t ring_held(const struct mode *m, uint64_t length, uint64_t steps,
 {
 	struct bm_wl w;
 	up(&w, m);
-	struct rt_fence *gate = NULL;
-	assert_int_equal(rt_fence_create(w.d, 0, &gate), 0);
-	assert_int_equal(rt_cqueue_wait(w.direct, gate, 1), 0);     /* render engine held */
+	struct bm_fence *gate = NULL;
+	assert_int_equal(bm_fence_create(&w, &gate), 0);
+	assert_int_equal(bm_wait(&w, w.direct, gate, 1), 0);     /* render engine held */
 	struct bm_ring_heap r;
 	assert_int_equal(bm_ring_heap_init(&r, &w, length, 0, 200000, 200000, 1), 0);
 	r.broken_no_ring_wait = broken;
@@ -62,18 +62,18 @@ static uint64_t ring_held(const struct mode *m, uint64_t length, uint64_t steps,
 	uint64_t seen = 0;
 	for (int k = 0; k < 100; k++) {
 		nap(2 * MS);
-		uint64_t v = rt_fence_completed(r.fence2);
+		uint64_t v = bm_fence_value(&w, r.fence2);
 		if (v == seen && v >= (length < steps ? length : steps))
 			break;
 		seen = v;
 	}
 	nap(20 * MS);
-	uint64_t held = rt_fence_completed(r.fence2);
-	assert_int_equal(rt_fence_completed(r.fence1), 0);           /* nothing drawn yet */
-	assert_int_equal(rt_fence_signal(gate, 1), 0);
+	uint64_t held = bm_fence_value(&w, r.fence2);
+	assert_int_equal(bm_fence_value(&w, r.fence1), 0);           /* nothing drawn yet */
+	assert_int_equal(bm_fence_signal(&w, gate, 1), 0);
 	assert_int_equal(bm_ring_heap_drain(&r), 0);
-	assert_int_equal(rt_fence_completed(r.fence1), steps);
-	assert_int_equal(rt_fence_completed(r.fence2), steps);
+	assert_int_equal(bm_fence_value(&w, r.fence1), steps);
+	assert_int_equal(bm_fence_value(&w, r.fence2), steps);
 	struct bm_wl_snap s;
 	bm_wl_snap(&w, &s);
 	assert_int_equal(s.lost_wakeups, 0);
@@ -114,12 +114,12 @@ static void ring_heap_render_never_passes_copy(void **state)
 		uint64_t bad = 0;
 		for (int i = 0; i < 30; i++) {
 			assert_int_equal(bm_ring_heap_step(&r), 0);
-			uint64_t f1 = rt_fence_completed(r.fence1), f2 = rt_fence_completed(r.fence2);
+			uint64_t f1 = bm_fence_value(&w, r.fence1), f2 = bm_fence_value(&w, r.fence2);
 			bad += f1 > f2;
 		}
 		assert_int_equal(bm_ring_heap_drain(&r), 0);
 		assert_int_equal(bad, 0);
-		assert_int_equal(rt_fence_completed(r.fence1), 30);
+		assert_int_equal(bm_fence_value(&w, r.fence1), 30);
 		bm_ring_heap_fini(&r);
 		assert_int_equal(bm_wl_down(&w), 0);
 	}
@@ -145,23 +145,25 @@ static void frame_runs_the_seed_sequence(void **state)
 			assert_int_equal(bm_frame_submit(&f), 0);
 		assert_int_equal(bm_frame_drain(&f), 0);
 		bm_wl_snap(&w, &b);
-		assert_int_equal(rt_fence_completed(f.copy_fence), 100 * frames + 2);
-		assert_int_equal(rt_fence_completed(f.render_fence), 100 * (frames + 1) + 1);
-		assert_int_equal(rt_fence_completed(f.compute_fence), 100 * (frames + 2) + 1);
-		assert_int_equal(rt_fence_completed(f.frame_fence), frames);
+		assert_int_equal(bm_fence_value(&w, f.copy_fence), 100 * frames + 2);
+		assert_int_equal(bm_fence_value(&w, f.render_fence), 100 * (frames + 1) + 1);
+		assert_int_equal(bm_fence_value(&w, f.compute_fence), 100 * (frames + 2) + 1);
+		assert_int_equal(bm_fence_value(&w, f.frame_fence), frames);
 		assert_true(b.busy_ns[0] - a.busy_ns[0] >= frames * (300000 + 500000));
 		assert_true(b.busy_ns[1] - a.busy_ns[1] >= frames * 400000);
 		assert_true(b.busy_ns[2] - a.busy_ns[2] >= frames * (100000 + 4 * 50000));
 		assert_int_equal(b.lost_wakeups - a.lost_wakeups, 0);
 		/* the CPU waited once a frame past the frames in flight, and the last */
 		assert_int_equal(b.cpu_waits - a.cpu_waits, frames - cfg.frames_in_flight + 1);
+		/* legacy: the OS handled each of the frame's four queue Waits on the CPU; native: none */
+		assert_int_equal(b.held_waits - a.held_waits, modes[m].path == RT_PATH_LEGACY ? frames * 4 : 0);
 		struct rt_cqueue_stats st;
-		rt_cqueue_stats(w.copy, &st);
+		rt_cqueue_stats(bm_model_queue(w.copy), &st);
 		assert_int_equal(st.ops[RT_OP_COPY], frames * 5 * cfg.units);
 		assert_int_equal(st.signals, frames * 2);
-		rt_cqueue_stats(w.direct, &st);
+		rt_cqueue_stats(bm_model_queue(w.direct), &st);
 		assert_int_equal(st.waits, frames * 3);                  /* the seed's three render waits */
-		rt_cqueue_stats(w.compute, &st);
+		rt_cqueue_stats(bm_model_queue(w.compute), &st);
 		assert_int_equal(st.waits, frames);
 		bm_frame_fini(&f);
 		assert_int_equal(bm_wl_down(&w), 0);
@@ -184,10 +186,10 @@ static void pipeline_runs_the_seed_loop(void **state)
 		assert_int_equal(bm_pipeline_drain(&p), 0);
 		assert_int_equal(p.frame, 20);
 		assert_int_equal(p.graphics_frames, 18);
-		assert_int_equal(rt_fence_completed(p.compute_fence), 20);
-		assert_int_equal(rt_fence_completed(p.graphics_fence), 18);
+		assert_int_equal(bm_fence_value(&w, p.compute_fence), 20);
+		assert_int_equal(bm_fence_value(&w, p.graphics_fence), 18);
 		struct rt_cqueue_stats st;
-		rt_cqueue_stats(w.compute, &st);
+		rt_cqueue_stats(bm_model_queue(w.compute), &st);
 		assert_int_equal(st.waits, 20 - 3);                    /* FrameNumber > CGL at the top: 3..19 */
 		bm_pipeline_fini(&p);
 		assert_int_equal(bm_wl_down(&w), 0);
@@ -213,7 +215,7 @@ static void pipeline_cpu_throttle_keeps_compute_within_cpu_latency(void **state)
 		for (int i = 0; i < 20; i++) {
 			assert_int_equal(bm_pipeline_step(&p), 0);
 			/* completed only grows: read after the turn, it is at least what the throttle waited for */
-			uint64_t ahead = p.frame - rt_fence_completed(p.compute_fence);
+			uint64_t ahead = p.frame - rt_fence_completed(bm_model_fence(p.compute_fence));
 			lead = ahead > lead ? ahead : lead;
 		}
 		assert_true(lead <= 3 + 1);
@@ -228,10 +230,10 @@ static void pipeline_cpu_throttle_keeps_compute_within_cpu_latency(void **state)
 	struct bm_pipeline p;
 	assert_int_equal(bm_pipeline_init(&p, &w, 3, 2, 200000, 300000, 1), 0);
 	p.broken_no_cpu_throttle = true;
-	assert_int_equal(rt_cqueue_wait(w.compute, gate, 1), 0);
+	assert_int_equal(rt_cqueue_wait(bm_model_queue(w.compute), gate, 1), 0);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(bm_pipeline_step(&p), 0);
-	assert_int_equal(p.frame - rt_fence_completed(p.compute_fence), 10);   /* past the throttle */
+	assert_int_equal(p.frame - rt_fence_completed(bm_model_fence(p.compute_fence)), 10);   /* past the throttle */
 	assert_int_equal(rt_fence_signal(gate, 1), 0);
 	assert_int_equal(bm_pipeline_drain(&p), 0);
 	bm_pipeline_fini(&p);
@@ -253,23 +255,23 @@ static void async_compute_runs_both_stages(void **state)
 			int rc = bm_async_step(&a);
 			/* the CpuLatency throttle: a stage runs at most cpu_latency + 1 past its completion */
 			for (int k = 0; k < 2; k++) {
-				uint64_t c = rt_fence_completed(a.fences[k]);
+				uint64_t c = bm_fence_value(&w, a.fences[k]);
 				if (a.frames[k] > c + 3 + 1)
 					ahead++;
 			}
 			if (rc)
 				fail_msg("mode %zu turn %d: %d (frames %llu/%llu, compute %llu graphics %llu gcf %llu)", m, i,
 					 rc, (unsigned long long)a.frames[0], (unsigned long long)a.frames[1],
-					 (unsigned long long)rt_fence_completed(a.fences[0]),
-					 (unsigned long long)rt_fence_completed(a.fences[1]),
-					 (unsigned long long)rt_fence_completed(a.graphics_compute_fence));
+					 (unsigned long long)bm_fence_value(&w, a.fences[0]),
+					 (unsigned long long)bm_fence_value(&w, a.fences[1]),
+					 (unsigned long long)bm_fence_value(&w, a.graphics_compute_fence));
 		}
 		assert_int_equal(ahead, 0);
 		assert_int_equal(bm_async_drain(&a), 0);
 		assert_true(a.frames[0] > 3);
 		assert_true(a.frames[1] > 3);
-		assert_int_equal(rt_fence_completed(a.fences[0]), a.frames[0]);
-		assert_int_equal(rt_fence_completed(a.fences[1]), a.frames[1]);
+		assert_int_equal(bm_fence_value(&w, a.fences[0]), a.frames[0]);
+		assert_int_equal(bm_fence_value(&w, a.fences[1]), a.frames[1]);
 		struct bm_wl_snap s;
 		bm_wl_snap(&w, &s);
 		assert_int_equal(s.lost_wakeups, 0);
@@ -289,15 +291,15 @@ static void deadlock_fails_naming_each_wait(void **state)
 		struct bm_wl w;
 		up(&w, &modes[i]);
 		w.stall_ns = 100 * (int64_t)MS;
-		struct rt_fence *f, *g;
-		assert_int_equal(rt_fence_create(w.d, 0, &f), 0);
-		assert_int_equal(rt_fence_create(w.d, 0, &g), 0);
+		struct bm_fence *f, *g;
+		assert_int_equal(bm_fence_create(&w, &f), 0);
+		assert_int_equal(bm_fence_create(&w, &g), 0);
 		assert_int_equal(bm_wl_name_fence(&w, f, "f"), 0);
 		assert_int_equal(bm_wl_name_fence(&w, g, "g"), 0);
-		assert_int_equal(rt_cqueue_wait(w.compute, g, 1), 0);
-		assert_int_equal(rt_cqueue_signal(w.compute, f, 1), 0);
-		assert_int_equal(rt_cqueue_wait(w.direct, f, 1), 0);
-		assert_int_equal(rt_cqueue_signal(w.direct, g, 1), 0);
+		assert_int_equal(bm_wait(&w, w.compute, g, 1), 0);
+		assert_int_equal(bm_signal(&w, w.compute, f, 1), 0);
+		assert_int_equal(bm_wait(&w, w.direct, f, 1), 0);
+		assert_int_equal(bm_signal(&w, w.direct, g, 1), 0);
 		assert_int_equal(bm_wl_cpu_wait(&w, f, 1), -ETIMEDOUT);
 		const char *m = bm_wl_stall(&w);
 		print_message("%s\n", m);
@@ -318,17 +320,17 @@ static void slow_progress_is_not_a_stall(void **state)
 	struct bm_wl w;
 	up(&w, &modes[0]);
 	w.stall_ns = 300 * (int64_t)MS;
-	struct rt_clist *l;
-	struct rt_fence *f;
-	assert_int_equal(bm_wl_list(RT_LIST_COPY, RT_OP_COPY, 30 * MS, 1, &l), 0);
-	assert_int_equal(rt_fence_create(w.d, 0, &f), 0);
+	struct bm_list *l;
+	struct bm_fence *f;
+	assert_int_equal(bm_wl_list(&w, RT_LIST_COPY, RT_OP_COPY, 30 * MS, 1, &l), 0);
+	assert_int_equal(bm_fence_create(&w, &f), 0);
 	for (int k = 0; k < 15; k++)
-		assert_int_equal(rt_cqueue_execute(w.copy, &l, 1), 0);
-	assert_int_equal(rt_cqueue_signal(w.copy, f, 1), 0);
+		assert_int_equal(bm_execute(&w, w.copy, &l, 1), 0);
+	assert_int_equal(bm_signal(&w, w.copy, f, 1), 0);
 	assert_int_equal(bm_wl_cpu_wait(&w, f, 1), 0);
 	assert_string_equal(bm_wl_stall(&w), "");
 	assert_int_equal(bm_wl_down(&w), 0);
-	rt_clist_destroy(l);
+	bm_list_destroy(&w, l);
 }
 
 /* Seed multi-engine-synchronization, "Asynchronous compute and graphics
@@ -349,27 +351,27 @@ static void async_graphics_signals_before_render(void **state)
 		for (int broken = 0; broken < 2; broken++) {
 			struct bm_wl w;
 			up(&w, &modes[m]);
-			struct rt_fence *gate = NULL;
-			assert_int_equal(rt_fence_create(w.d, 0, &gate), 0);
+			struct bm_fence *gate = NULL;
+			assert_int_equal(bm_fence_create(&w, &gate), 0);
 			struct bm_async a;
 			assert_int_equal(bm_async_init_broken(&a, &w, 3, 2, 50000, 50000, 1, false, broken), 0);
 			a.render_gate = gate;
 			assert_int_equal(bm_async_step_stage(&a, 0), 0);          /* compute frames 1, 2 */
 			assert_int_equal(bm_async_step_stage(&a, 0), 0);
-			assert_int_equal(rt_fence_wait(a.fences[0], 2, WAIT_NS), 0);
+			assert_int_equal(rt_fence_wait(bm_model_fence(a.fences[0]), 2, WAIT_NS), 0);
 			assert_int_equal(bm_async_step_stage(&a, 1), 0);          /* graphics frame 1, held */
-			assert_int_equal(rt_queue_wait(rt_cqueue_queue(w.direct), a.gate_progress, WAIT_NS), 0);
-			assert_int_equal(rt_fence_completed(a.graphics_compute_fence), broken ? 0 : 1);
+			assert_int_equal(rt_queue_wait(rt_cqueue_queue(bm_model_queue(w.direct)), a.gate_progress, WAIT_NS), 0);
+			assert_int_equal(bm_fence_value(&w, a.graphics_compute_fence), broken ? 0 : 1);
 			assert_int_equal(bm_async_step_stage(&a, 0), 0);          /* compute frame 3: Wait(gcf, 1) */
 			if (!broken)
-				assert_int_equal(rt_fence_wait(a.fences[0], 3, WAIT_NS), 0);
+				assert_int_equal(rt_fence_wait(bm_model_fence(a.fences[0]), 3, WAIT_NS), 0);
 			else
-				assert_int_equal(rt_fence_completed(a.fences[0]), 2);
-			assert_int_equal(rt_fence_completed(a.fences[1]), 0);     /* the render is still held */
-			assert_int_equal(rt_fence_signal(gate, 1u << 20), 0);
+				assert_int_equal(bm_fence_value(&w, a.fences[0]), 2);
+			assert_int_equal(bm_fence_value(&w, a.fences[1]), 0);     /* the render is still held */
+			assert_int_equal(bm_fence_signal(&w, gate, 1u << 20), 0);
 			assert_int_equal(bm_async_drain(&a), 0);
-			assert_int_equal(rt_fence_completed(a.fences[0]), a.frames[0]);
-			assert_int_equal(rt_fence_completed(a.fences[1]), a.frames[1]);
+			assert_int_equal(bm_fence_value(&w, a.fences[0]), a.frames[0]);
+			assert_int_equal(bm_fence_value(&w, a.fences[1]), a.frames[1]);
 			bm_async_fini(&a);
 			assert_int_equal(bm_wl_down(&w), 0);
 		}

@@ -33,6 +33,7 @@
 #include "benchmarks/profile.h"
 #include "benchmarks/replay.h"
 #include "benchmarks/trace_rig.h"
+#include "benchmarks/vulkan/vk_graph.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
 #include "src/fb_scenario.h"
@@ -44,12 +45,23 @@
 	FB_PARAM_DOUBLE("stall_s", "s", BM_WL_STALL_NS / 1e9, 0.01, 30.0,                                        \
 			"no queue completing anything this long fails the run, naming what each waits for")
 
+/* where the frame graph runs (benchmarks/backend.h) */
+#define BM_BACKEND_PARAMS                                                                                       \
+	FB_PARAM_ENUM("backend", "model", "what runs the frame graph: the model, or a Vulkan device", "model",   \
+		      "vulkan"),                                                                                \
+	FB_PARAM_INT("device", "index", -1, -1, 63, "backend=vulkan: the device (-1: the first real GPU)"),      \
+	FB_PARAM_BOOL("allow_cpu", false, "backend=vulkan: accept a CPU implementation (lavapipe)"),             \
+	FB_PARAM_BOOL("compare_model", false, "backend=vulkan: run the same frame graph in the model too "      \
+		      "(under --set profile=), side by side")
+
 static const struct fb_param frame_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the three queues (user-mode needs native fences)", "user",
 		      "kernel"),
 	FB_PARAM_INT("frames_in_flight", "frames", 2, 1, 16, "frames the CPU keeps queued"),
-	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_BOOL("validate", false, "run under the validation layer (model: multi-queue resources; vulkan: "
+		      "the Khronos layer, synchronization validation on)"),
 	BM_STALL_PARAM,
+	BM_BACKEND_PARAMS,
 	FB_PARAM_DOUBLE("geometry_us", "us", 100.0, 0.0, 100000.0, "copy engine: the geometry copy"),
 	FB_PARAM_DOUBLE("texture_us", "us", 50.0, 0.0, 100000.0, "copy engine: each of the four texture copies"),
 	FB_PARAM_DOUBLE("prepass_us", "us", 300.0, 0.0, 100000.0, "3D engine: the pre-pass draw"),
@@ -63,8 +75,10 @@ static const struct fb_param ring_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the queues (user-mode needs native fences)", "user",
 		      "kernel"),
 	FB_PARAM_INT("length", "slots", 3, 1, 1024, "slots of the ring buffer (validate: up to 64)"),
-	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_BOOL("validate", false, "run under the validation layer (model: multi-queue resources; vulkan: "
+		      "the Khronos layer, synchronization validation on)"),
 	BM_STALL_PARAM,
+	BM_BACKEND_PARAMS,
 	FB_PARAM_INT("cpu_latency", "steps", 4, 1, 1024, "steps the CPU may run ahead of the render engine"),
 	FB_PARAM_DOUBLE("map_us", "us", 100.0, 0.0, 100000.0, "copy engine: filling one slot"),
 	FB_PARAM_DOUBLE("draw_us", "us", 200.0, 0.0, 100000.0, "3D engine: the draw from one slot"),
@@ -77,8 +91,10 @@ static const struct fb_param pipe_params[] = {
 		      "kernel"),
 	FB_PARAM_INT("cpu_latency", "frames", 3, 1, 16, "CpuLatency: compute frames the CPU keeps queued"),
 	FB_PARAM_INT("cg_latency", "frames", 2, 1, 16, "ComputeGraphicsLatency: graphics lags compute by this"),
-	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_BOOL("validate", false, "run under the validation layer (model: multi-queue resources; vulkan: "
+		      "the Khronos layer, synchronization validation on)"),
 	BM_STALL_PARAM,
+	BM_BACKEND_PARAMS,
 	FB_PARAM_DOUBLE("compute_us", "us", 400.0, 0.0, 100000.0, "compute engine: one compute frame"),
 	FB_PARAM_DOUBLE("graphics_us", "us", 600.0, 0.0, 100000.0, "3D engine: one graphics frame"),
 	FB_PARAM_INT("units", "units", 1, 1, 64, "preemption sub-units of every command"),
@@ -89,31 +105,67 @@ static const struct fb_param replay_params[] = {
 	FB_PARAM_STRING("file", "benchmarks/workloads/frame.json", "the JSON frame graph to run (benchmarks/replay.h)"),
 	FB_PARAM_ENUM("queues", "user", "submission of the file's queues (user-mode needs native fences)", "user",
 		      "kernel"),
-	FB_PARAM_BOOL("validate", false, "run under the multi-queue resource validation layer"),
+	FB_PARAM_BOOL("validate", false, "run under the validation layer (model: multi-queue resources; vulkan: "
+		      "the Khronos layer, synchronization validation on)"),
 	BM_STALL_PARAM,
+	BM_BACKEND_PARAMS,
 	FB_PARAM_END
 };
 
+/* The model's engines poll; a Vulkan device's work polls nothing of ours. */
+static unsigned bm_workload_polling(const struct fb_run *run)
+{
+	return strcmp(fb_run_enum(run, "backend"), "vulkan") ? BM_WL_ENGINES : 0;
+}
+
 /* The three queues of a C workload, for a timeline's names. */
-#define BM_WL_THREE(w) (struct rt_cqueue *const[]){ (w)->direct, (w)->compute, (w)->copy }, 3
+#define BM_WL_THREE(w) (struct bm_queue *const[]){ (w)->direct, (w)->compute, (w)->copy }, 3
 
 static uint64_t us_param(struct fb_run *run, const char *key)
 {
 	return (uint64_t)(fb_run_double(run, key) * US);
 }
 
-/* The stack, its role threads registered with the harness. */
-static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
+/* The backend's bring-up of the run: its parameters. */
+static void bm_workload_config(struct fb_run *run, struct bm_wl_config *c)
 {
-	enum rt_path path = fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE;
-	bool um = !strcmp(fb_run_enum(run, "queues"), "user");
-	char err[256] = "";
+	memset(c, 0, sizeof(*c));
+	c->backend = strcmp(fb_run_enum(run, "backend"), "vulkan") ? BM_BACKEND_MODEL : BM_BACKEND_VULKAN;
+	c->path = fb_run_path(run) == FB_PATH_LEGACY ? RT_PATH_LEGACY : RT_PATH_NATIVE;
+	c->user_mode = !strcmp(fb_run_enum(run, "queues"), "user");
 	int v = fb_scenario_param_index(fb_run_params(run)->scenario, "validate");
-	bool validate = v >= 0 && fb_run_bool(run, "validate");
-	int rc = bm_wl_up_profiled(w, path, um, validate, &bm_profile_of(run)->rt, err, sizeof(err));
+	c->validate = v >= 0 && fb_run_bool(run, "validate");
+	c->profile = &bm_profile_of(run)->rt;
+	c->device = (int)fb_run_int(run, "device");
+	c->allow_cpu = fb_run_bool(run, "allow_cpu");
+	c->stall_ns = (int64_t)(fb_run_double(run, "stall_s") * 1e9);
+}
+
+/* A Vulkan device: its scheduler thread registered, what it said about itself noted. */
+static int bm_workload_vk_up(struct fb_run *run, struct bm_wl *w)
+{
+	pid_t tid = bm_vkg_sched_tid(w->be);
+	if (tid > 0)
+		fb_run_thread(run, "vk-sched", tid);
+	for (size_t i = 0; i < sizeof(w->notes) / sizeof(w->notes[0]); i++)
+		if (w->notes[i][0])
+			fb_run_note(run, "%s", w->notes[i]);
+	return 0;
+}
+
+/* The stack, its role threads registered with the harness. */
+static int bm_workload_up(struct fb_run *run, struct bm_wl *w, enum bm_backend_kind kind)
+{
+	struct bm_wl_config c;
+	bm_workload_config(run, &c);
+	c.backend = kind;
+	char err[512] = "";
+	int rc = bm_wl_up_config(w, &c, err, sizeof(err));
 	if (rc)
-		return fb_run_error(run, rc, "bringing the stack up: %s", err);
-	w->stall_ns = (int64_t)(fb_run_double(run, "stall_s") * 1e9);
+		return fb_run_error(run, rc, "%s: %s", c.backend == BM_BACKEND_VULKAN ? "backend=vulkan" : "bringing the stack up", err);
+	if (c.backend == BM_BACKEND_VULKAN)
+		return bm_workload_vk_up(run, w);
+	bool um = c.user_mode;
 	static const char *const role[BM_WL_ENGINES] = { "engine-3d", "engine-compute", "engine-copy" };
 	fb_run_thread(run, "os-irq", rt_stack_irq_tid(w->s));
 	fb_run_thread(run, "os-sched", rt_stack_sched_tid(w->s));
@@ -125,23 +177,50 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w)
 	return 0;
 }
 
-/* --trace: the run's timeline into the harness's trace, queues[0..n) named. */
-static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct rt_cqueue *const *queues, size_t n)
+/* --trace: the run's timeline into the harness's trace, queues[0..n) named
+ * (the model's; bm_workload_vk_up refuses --trace on another backend). */
+static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct bm_queue *const *queues, size_t n)
 {
+	if (w->kind != BM_BACKEND_MODEL)
+		return 0;
 	struct rig_trace_queue names[BM_REPLAY_QUEUES];
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < BM_REPLAY_QUEUES; i++)
-		if (queues[i])
-			names[k++] = (struct rig_trace_queue){ rt_cqueue_trace_handle(queues[i]), rt_cqueue_name(queues[i]) };
+		if (queues[i]) {
+			struct rt_cqueue *q = bm_model_queue(queues[i]);
+			names[k++] = (struct rig_trace_queue){ rt_cqueue_trace_handle(q), rt_cqueue_name(q) };
+		}
 	return rig_trace_run_copy(run, w->s, NULL, names, k);
 }
 
-/* Warm up for the run's warm-up time, measure, report.  step/drain are the
- * workload's; ctx its state; queues[0..nq) the ones a timeline names. */
-static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
-			       uint64_t (*frames)(void *), void *ctx, struct rt_cqueue *const *queues, size_t nq)
+/* compare_model: the last pass's numbers (bm_workload_measure). */
+static struct bm_wl_summary bm_compare_last;
+
+/* The region's frames: until the run says stop (the primary pass), or
+ * exactly `fixed` frames (compare_model's model pass: the same frames as
+ * the device ran).  Returns the step's error, 0 otherwise. */
+static int bm_workload_region(struct fb_run *run, int (*step)(void *), uint64_t (*frames)(void *), void *ctx,
+			      uint64_t fixed, uint64_t f0)
 {
-	int rc = rig_trace_run_start(run, w->s);   /* the whole run, warm-up included */
+	int rc = 0;
+	uint64_t n = 0;
+	while (!rc && (fixed ? n < fixed : fb_run_continue(run, n))) {
+		rc = step(ctx);
+		n = frames(ctx) - f0;
+	}
+	return rc;
+}
+
+/* Warm up for the run's warm-up time, measure, report.  step/drain are the
+ * workload's; ctx its state; queues[0..nq) the ones a timeline names.  The
+ * primary pass (fixed 0) is the run's measured region; compare_model's model
+ * pass (fixed: the primary's frames) reports into the current section only.
+ * *measured: the frames measured. */
+static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(void *), int (*drain)(void *),
+			       uint64_t (*frames)(void *), void *ctx, struct bm_queue *const *queues, size_t nq,
+			       uint64_t fixed, uint64_t *measured)
+{
+	int rc = w->kind == BM_BACKEND_MODEL && !fixed ? rig_trace_run_start(run, w->s) : 0;   /* warm-up included */
 	if (rc)
 		return rc;
 	uint64_t until = lf_now_ns() + fb_run_warmup_ns(run);
@@ -152,22 +231,103 @@ static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(
 	struct bm_wl_snap a, b;
 	bm_wl_snap(w, &a);
 	uint64_t f0 = frames(ctx);
-	fb_run_measure_begin(run);
-	uint64_t n = 0;
-	while (!rc && fb_run_continue(run, n)) {
-		rc = step(ctx);
-		n = frames(ctx) - f0;
-	}
+	if (!fixed)
+		fb_run_measure_begin(run);
+	if (!rc)
+		rc = bm_workload_region(run, step, frames, ctx, fixed, f0);
 	if (!rc)
 		rc = drain(ctx);
-	n = frames(ctx) - f0;
+	uint64_t n = frames(ctx) - f0;
 	bm_wl_snap(w, &b);
-	fb_run_measure_end(run, n);
+	if (!fixed)
+		fb_run_measure_end(run, n);
 	if (rc)
-		return fb_run_error(run, rc, "frame %llu: %s", (unsigned long long)n + 1,
-				    *bm_wl_stall(w) ? bm_wl_stall(w) : strerror(-rc));
+		return fb_run_error(run, rc, "%sframe %llu: %s", fixed ? "compare_model: the model's " : "",
+				    (unsigned long long)n + 1, *bm_wl_stall(w) ? bm_wl_stall(w) : strerror(-rc));
 	bm_wl_report(run, w, &a, &b, n);
-	return bm_workload_trace_copy(run, w, queues, nq);
+	bm_wl_summarize(&a, &b, n, &bm_compare_last);
+	*measured = n;
+	return fixed ? 0 : bm_workload_trace_copy(run, w, queues, nq);
+}
+
+/* ---- compare_model: the model beside the device ---- */
+
+#define BM_COMPARE_TOLERANCE 0.25       /* native/legacy ratios further apart than this are called out */
+
+/* The native path's pair kept for the legacy run that follows it (the
+ * harness runs a repetition's paths one after the other, native first:
+ * fb_session.c). */
+static struct {
+	bool have;
+	struct bm_wl_summary dev, model;
+} bm_compare_native;
+
+/* One ratio's line: device and model, and whether they agree. */
+static void bm_compare_ratio(struct fb_run *run, const char *what, double dn, double dl, double mn, double ml)
+{
+	double rd = dl > 0 ? dn / dl : 0, rm = ml > 0 ? mn / ml : 0;
+	double off = rm > 0 ? rd / rm - 1.0 : 0;
+	bool agree = off <= BM_COMPARE_TOLERANCE && off >= -BM_COMPARE_TOLERANCE;
+	fb_run_note(run, "compare_model: %s native/legacy: device %.3g, model %.3g: %s (%+.0f %%; tolerance %.0f %%, "
+		    "the table's intervals with --repetitions)", what, rd, rm, agree ? "agree" : "DISAGREE", off * 100,
+		    BM_COMPARE_TOLERANCE * 100);
+}
+
+/* On the legacy run: both paths of both backends, side by side. */
+static void bm_compare_paths(struct fb_run *run, const struct bm_wl_summary *dev, const struct bm_wl_summary *model)
+{
+	if (fb_run_path(run) != FB_PATH_LEGACY) {
+		bm_compare_native.have = true;
+		bm_compare_native.dev = *dev;
+		bm_compare_native.model = *model;
+		return;
+	}
+	if (!bm_compare_native.have)
+		return;                     /* --path legacy alone: nothing to put beside it */
+	const struct bm_wl_summary *nd = &bm_compare_native.dev, *nm = &bm_compare_native.model;
+	bm_compare_ratio(run, "frames/s", nd->frames_per_s, dev->frames_per_s, nm->frames_per_s, model->frames_per_s);
+	bm_compare_ratio(run, "host CPU per frame", nd->host_cpu_us_per_frame, dev->host_cpu_us_per_frame,
+			 nm->host_cpu_us_per_frame, model->host_cpu_us_per_frame);
+	bool held = nd->held_waits_per_frame == nm->held_waits_per_frame &&
+		    dev->held_waits_per_frame == model->held_waits_per_frame;
+	fb_run_note(run, "compare_model: held waits per frame native/legacy: device %.3g/%.3g, model %.3g/%.3g: %s",
+		    nd->held_waits_per_frame, dev->held_waits_per_frame, nm->held_waits_per_frame,
+		    model->held_waits_per_frame, held ? "agree" : "DISAGREE");
+	if (dev->has_interrupts)
+		fb_run_note(run, "compare_model: interrupts per frame native/legacy: device %.3g/%.3g, model %.3g/%.3g",
+			    nd->interrupts_per_frame, dev->interrupts_per_frame, nm->interrupts_per_frame,
+			    model->interrupts_per_frame);
+	else
+		fb_run_note(run, "compare_model: interrupts per frame: the device has no GPU interrupt line to count; "
+			    "model native/legacy %.3g/%.3g", nm->interrupts_per_frame, model->interrupts_per_frame);
+	bm_compare_native.have = false;
+}
+
+typedef int (*bm_pass_fn)(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured);
+
+/* A workload's run: on its backend; with compare_model, then in the model
+ * (section "model", the same frames) and the two side by side. */
+static int bm_workload_run(struct fb_run *run, bm_pass_fn pass)
+{
+	struct bm_wl_config c;
+	bm_workload_config(run, &c);
+	bool cmp = fb_run_bool(run, "compare_model");
+	if (cmp && c.backend != BM_BACKEND_VULKAN)
+		return fb_run_error(run, -EINVAL, "compare_model=true needs backend=vulkan (it puts the model beside "
+				    "a device)");
+	if (c.backend == BM_BACKEND_VULKAN && fb_run_trace(run))
+		return fb_run_error(run, -ENOTSUP, "--trace: the timeline is not recorded on backend=vulkan yet "
+				    "(drop --trace, or run backend=model)");
+	uint64_t n = 0;
+	int rc = pass(run, c.backend, 0, &n);
+	if (rc || !cmp)
+		return rc;
+	struct bm_wl_summary dev = bm_compare_last;
+	fb_run_section(run, "model");
+	rc = pass(run, BM_BACKEND_MODEL, n ? n : 1, &n);
+	if (!rc)
+		bm_compare_paths(run, &dev, &bm_compare_last);
+	return rc;
 }
 
 static int frame_step(void *f)
@@ -185,10 +345,10 @@ static uint64_t frame_frames(void *f)
 	return ((struct bm_frame *)f)->n;
 }
 
-static int frame_run(struct fb_run *run)
+static int frame_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured)
 {
 	struct bm_wl w;
-	int rc = bm_workload_up(run, &w);
+	int rc = bm_workload_up(run, &w, kind);
 	if (rc)
 		return rc;
 	struct bm_frame_cfg cfg = {
@@ -202,10 +362,15 @@ static int frame_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the frame's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f, BM_WL_THREE(&w));
+		rc = bm_workload_measure(run, &w, frame_step, frame_drain, frame_frames, &f, BM_WL_THREE(&w), fixed, measured);
 	bm_frame_fini(&f);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int frame_run(struct fb_run *run)
+{
+	return bm_workload_run(run, frame_pass);
 }
 
 static int ring_step(void *r)
@@ -223,10 +388,10 @@ static uint64_t ring_frames(void *r)
 	return ((struct bm_ring_heap *)r)->i;
 }
 
-static int ring_run(struct fb_run *run)
+static int ring_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured)
 {
 	struct bm_wl w;
-	int rc = bm_workload_up(run, &w);
+	int rc = bm_workload_up(run, &w, kind);
 	if (rc)
 		return rc;
 	struct bm_ring_heap r;
@@ -235,10 +400,15 @@ static int ring_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the ring's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r, BM_WL_THREE(&w));
+		rc = bm_workload_measure(run, &w, ring_step, ring_drain, ring_frames, &r, BM_WL_THREE(&w), fixed, measured);
 	bm_ring_heap_fini(&r);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int ring_run(struct fb_run *run)
+{
+	return bm_workload_run(run, ring_pass);
 }
 
 static int pipe_step(void *p)
@@ -256,10 +426,10 @@ static uint64_t pipe_frames(void *p)
 	return ((struct bm_pipeline *)p)->graphics_frames;
 }
 
-static int pipe_run(struct fb_run *run)
+static int pipe_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured)
 {
 	struct bm_wl w;
-	int rc = bm_workload_up(run, &w);
+	int rc = bm_workload_up(run, &w, kind);
 	if (rc)
 		return rc;
 	struct bm_pipeline p;
@@ -268,10 +438,15 @@ static int pipe_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the pipeline's fences and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p, BM_WL_THREE(&w));
+		rc = bm_workload_measure(run, &w, pipe_step, pipe_drain, pipe_frames, &p, BM_WL_THREE(&w), fixed, measured);
 	bm_pipeline_fini(&p);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int pipe_run(struct fb_run *run)
+{
+	return bm_workload_run(run, pipe_pass);
 }
 
 static int async_step(void *a)
@@ -289,10 +464,10 @@ static uint64_t async_frames(void *a)
 	return ((struct bm_async *)a)->frames[1];
 }
 
-static int async_run(struct fb_run *run)
+static int async_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured)
 {
 	struct bm_wl w;
-	int rc = bm_workload_up(run, &w);
+	int rc = bm_workload_up(run, &w, kind);
 	if (rc)
 		return rc;
 	struct bm_async a;
@@ -301,12 +476,17 @@ static int async_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "creating the async pipeline's fences, events and lists: %s", strerror(-rc));
 	else
-		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a, BM_WL_THREE(&w));
+		rc = bm_workload_measure(run, &w, async_step, async_drain, async_frames, &a, BM_WL_THREE(&w), fixed, measured);
 	if (!rc)
 		fb_run_metric(run, "compute_frames", (double)a.frames[0], "frames");
 	bm_async_fini(&a);
 	int rc2 = bm_wl_down(&w);
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
+}
+
+static int async_run(struct fb_run *run)
+{
+	return bm_workload_run(run, async_pass);
 }
 
 static int replay_step(void *r)
@@ -332,7 +512,7 @@ static size_t spec_queues(const struct bm_replay_run *rr)
 	return n;
 }
 
-static int replay_run(struct fb_run *run)
+static int replay_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t fixed, uint64_t *measured)
 {
 	struct bm_replay *spec = NULL;
 	char err[512] = "";
@@ -340,7 +520,7 @@ static int replay_run(struct fb_run *run)
 	if (rc)
 		return fb_run_error(run, rc, "%s", err);
 	struct bm_wl w;
-	rc = bm_workload_up(run, &w);
+	rc = bm_workload_up(run, &w, kind);
 	if (rc) {
 		bm_replay_free(spec);
 		return rc;
@@ -350,8 +530,8 @@ static int replay_run(struct fb_run *run)
 	if (rc)
 		rc = fb_run_error(run, rc, "%s: %s", fb_run_string(run, "file"), err);
 	else
-		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr, rr.q, spec_queues(&rr));
-	if (!rc)
+		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr, rr.q, spec_queues(&rr), fixed, measured);
+	if (!rc && !fixed)
 		fb_run_note(run, "replay of %s (%s)", fb_run_string(run, "file"), bm_replay_name(spec));
 	int rc2 = bm_wl_down(&w);
 	bm_replay_stop(&rr);
@@ -359,37 +539,42 @@ static int replay_run(struct fb_run *run)
 	return rc ? rc : rc2 ? fb_run_error(run, rc2, "a queue did not drain") : 0;
 }
 
+static int replay_run(struct fb_run *run)
+{
+	return bm_workload_run(run, replay_pass);
+}
+
 const struct fb_scenario bm_scenario_frame = {
 	.name = "frame",
 	.summary = "the seed's frame: copy -> 3D pre-pass -> compute lighting -> 3D final, native vs legacy",
-	.params = frame_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.params = frame_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES, .polling_threads_fn = bm_workload_polling,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = frame_run,
 };
 
 const struct fb_scenario bm_scenario_ring_heap = {
 	.name = "ring-heap",
 	.summary = "the seed's copy/render ring-buffer heap of configurable length, native vs legacy",
-	.params = ring_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.params = ring_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES, .polling_threads_fn = bm_workload_polling,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = ring_run,
 };
 
 const struct fb_scenario bm_scenario_pipeline = {
 	.name = "pipeline",
 	.summary = "the seed's pipelined compute/graphics (CpuLatency, ComputeGraphicsLatency), native vs legacy",
-	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES, .polling_threads_fn = bm_workload_polling,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = pipe_run,
 };
 
 const struct fb_scenario bm_scenario_async_compute = {
 	.name = "async-compute",
 	.summary = "the seed's asynchronous compute/graphics: three fences, WaitForMultipleObjects, native vs legacy",
-	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.params = pipe_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES, .polling_threads_fn = bm_workload_polling,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = async_run,
 };
 
 const struct fb_scenario bm_scenario_replay = {
 	.name = "replay",
 	.summary = "a frame graph from a JSON file (queues, lists, fences, submission order), native vs legacy",
-	.params = replay_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES,
+	.params = replay_params, .compares_paths = true, .polling_threads = BM_WL_ENGINES, .polling_threads_fn = bm_workload_polling,
 	.default_duration_s = 0.5, .takes_duration = true, .default_warmup_s = 0.05, .takes_trace = true, .run = replay_run,
 };

@@ -618,6 +618,8 @@ struct os_stats {
 	uint64_t fences_scanned;    /* fences looked at by the handler */
 	uint64_t bugchecks;         /* payload named a fence that no longer exists */
 	uint64_t held_released;     /* CPU-held command buffers submitted */
+	uint64_t held_waits;        /* GPU WAITs on monitored fences the OS handled on the CPU (held, or
+	                             * found satisfied when it reached them): one per legacy queue Wait */
 	uint64_t isr_busy_ns;       /* the interrupt thread's CPU time (user + kernel) */
 	uint64_t irq_idle_ns;       /* the rest of its lifetime (wall clock) */
 	uint64_t irq_wakeups;       /* times the thread woke from a park */

@@ -136,6 +136,7 @@ struct os_adapter {
 	LF_ALIGNED lf_counter interrupts, spurious, soft, released, fences_scanned, bugchecks,
 		held_released, isr_busy_ns, irq_idle_ns, irq_wakeups, sw_signals;
 	LF_ALIGNED _Atomic uint64_t sw_signal_packets;   /* queue.c: any submitting thread */
+	_Atomic uint64_t held_waits;    /* queue.c: a submitter or the interrupt thread, under the queue's lock */
 	pthread_mutex_t app_lock;
 	struct os_app_counters *app;
 	/* ddi.c / cross.c */

@@ -133,6 +133,8 @@ static void os_held_wait_trace(struct os_queue *q, struct os_fence *f, uint64_t 
 static bool os_held_wait_done(struct os_queue *q, struct os_held *h, struct os_fence *f, uint64_t v)
 {
 	if (!h->wait) {
+		/* relaxed: a statistic, read after the stack settled (os_adapter_stats) */
+		atomic_fetch_add_explicit(&q->a->held_waits, 1, memory_order_relaxed);
 		h->wait_t0 = os_tracing(q->a) ? lf_now_ns() : 0;
 		h->wait = os_held_wait(f, v);
 		if (!h->wait && h->wait_t0)

@@ -60,6 +60,7 @@ void os_adapter_stats(struct os_adapter *a, struct os_stats *o)
 	o->fences_scanned = OS_LOAD(a->fences_scanned);
 	o->bugchecks = OS_LOAD(a->bugchecks);
 	o->held_released = OS_LOAD(a->held_released);
+	o->held_waits = atomic_load_explicit(&a->held_waits, memory_order_relaxed);
 	/* Power proxy: the interrupt thread's CPU time (user + kernel, the
 	 * scheduler's own accounting) is its busy time; the rest of its life is idle. */
 	o->isr_busy_ns = OS_LOAD(a->isr_busy_ns);

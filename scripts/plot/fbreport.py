@@ -510,6 +510,47 @@ def _checks(files):
     return doc.Bullets(out)
 
 
+BESIDE_TOLERANCE = 0.25   # native/legacy ratios further apart than this are called out (the run's own notes use it too)
+BESIDE_ROWS = (("frames/s", "frames_per_s"), ("host CPU per frame (µs)", "host_cpu_per_frame"),
+               ("held waits per frame", "held_waits_per_frame"), ("interrupts per frame", "interrupts_per_frame"))
+
+
+def _ratio(n, lg):
+    return n / lg if n is not None and lg else None
+
+
+def _beside_cell(x):
+    return "—" if x is None else f"{x:.3g}"
+
+
+def _beside_gpu(files):
+    """The model beside a real GPU: runs made with backend=vulkan compare_model=true (the device in the
+    main section, the model in section "model"), native/legacy of both.  [] when no such run."""
+    rows = []
+    for label, dn, dl in _pairs(files):
+        if dn.params.get("backend") != "vulkan" or dn.params.get("compare_model") != "true":
+            continue
+        mn, ml = fr.pair(files, dn.scenario, "model", dn.point)
+        if mn is None or ml is None:
+            continue
+        for name, key in BESIDE_ROWS:
+            rd, rm = _ratio(dn.get(key), dl.get(key)), _ratio(mn.get(key), ml.get(key))
+            verdict = "—"
+            if rd is not None and rm:
+                verdict = "agree" if abs(rd / rm - 1) <= BESIDE_TOLERANCE else f"differ ({rd / rm - 1:+.0%})"
+            rows.append((label, name, _beside_cell(dn.get(key)), _beside_cell(dl.get(key)), _beside_cell(rd),
+                         _beside_cell(mn.get(key)), _beside_cell(ml.get(key)), _beside_cell(rm), verdict))
+    if not rows:
+        return []
+    return [doc.Para("The same frame graph on a Vulkan device (`--set backend=vulkan`) and in the model under "
+                     "the run's timing profile (`--set compare_model=true`): native and legacy of each, and "
+                     f"whether the native/legacy ratios are within {BESIDE_TOLERANCE:.0%} of each other "
+                     "(`—`: a number the device cannot give, as interrupts on a CPU implementation)."),
+            _table(("workload", "metric", "device native", "device legacy", "device n/l", "model native",
+                    "model legacy", "model n/l", "ratios"),
+                   ("---", "---", "--:", "--:", "--:", "--:", "--:", "--:", "---"), rows)]
+
+
 def _not_drawn(drawn):
     items = [f"`{s}`: {why}." for s, why in fbcatalog.NOT_DRAWN.items()]
     items += [f"{d.spec.title} (`{d.spec.name}`): {d.why}." for d in drawn if not d.paths]
@@ -553,6 +594,9 @@ def document(files, drawn, opts):
                         "spurious = interrupts that released no waiter."), _interrupts(files),
                doc.Heading(2, "Power proxy: the OS interrupt thread"), _power(files),
                doc.Heading(2, "Latency beside the machine limit")] + _latency(files)
+    beside = _beside_gpu(files)
+    if beside:
+        blocks += [doc.Heading(2, "The model beside a real GPU")] + beside
     blocks += [doc.Heading(2, "Checks"), _checks(files),
                doc.Heading(2, "Not in this report"), _not_drawn(drawn),
                doc.Heading(2, "Reproduce")] + _reproduce(files, opts)
