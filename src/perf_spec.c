@@ -54,12 +54,17 @@ static int fb_pfm_encode(const char *name, struct perf_event_attr *attr, char **
 	int ret;
 
 	memset(attr, 0, sizeof(*attr));
+	/* the attr's size tells libpfm4 how much of it to fill: left 0 it
+	 * copies back only the first version's 64 bytes, and config2 is lost */
+	attr->size = sizeof(*attr);
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = attr;
 	arg.fstr = fstr;
 	arg.size = sizeof(arg);
+	const struct fb_perf_sys *sys = fb_perf_sys();
 	pthread_mutex_lock(&fb_pfm_lock);
-	ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	ret = sys->pfm_encode ? sys->pfm_encode(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg)
+			      : fb_perf_sys_real.pfm_encode(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	pthread_mutex_unlock(&fb_pfm_lock);
 	return ret;
 }

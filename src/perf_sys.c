@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <perfmon/pfmlib_perf_event.h>
+
 
 static int fb_sys_event_open(struct perf_event_attr *attr, pid_t tid, int cpu, int group_fd, unsigned long flags)
 {
@@ -24,6 +26,11 @@ static int fb_sys_poll(struct pollfd *fds, unsigned long nfds, int timeout_ms)
 	return poll(fds, (nfds_t)nfds, timeout_ms);
 }
 
+static int fb_sys_pfm_encode(const char *name, int dfl_plm, int os, void *arg)
+{
+	return pfm_get_os_event_encoding(name, dfl_plm, (pfm_os_t)os, arg);
+}
+
 const struct fb_perf_sys fb_perf_sys_real = {
 	.event_open = fb_sys_event_open,
 	.read = read,
@@ -31,6 +38,7 @@ const struct fb_perf_sys fb_perf_sys_real = {
 	.close = close,
 	.write = write,
 	.poll = fb_sys_poll,
+	.pfm_encode = fb_sys_pfm_encode,
 };
 
 /* The table in use; NULL: the real one.  Release on set, acquire on use: a

@@ -6,7 +6,8 @@
  * (fb_perf_sys_real), unless a test has put in its own with fb_perf_sys_set to
  * play what this machine lacks: a PMU (multiplexed reads with moving
  * time_enabled/time_running, EINVAL for a group larger than the counters, an
- * event never scheduled), or a perf stat that acks late.  Each entry behaves as
+ * event never scheduled), or a perf stat that acks late; and libpfm4's event
+ * encoder, to see what it is handed.  Each entry behaves as
  * its system call: the result, or -1 with errno set.
  *
  * Threads: any thread may call fb_perf_sys; set the table before the perf
@@ -30,6 +31,10 @@ struct fb_perf_sys {
 	int (*close)(int fd);
 	ssize_t (*write)(int fd, const void *buf, size_t len);
 	int (*poll)(struct pollfd *fds, unsigned long nfds, int timeout_ms);
+	/* libpfm4's pfm_get_os_event_encoding (os: a pfm_os_t, arg: its
+	 * pfm_perf_encode_arg_t), so a test sees what the encoder is handed;
+	 * NULL in a test's table: libpfm4's own */
+	int (*pfm_encode)(const char *name, int dfl_plm, int os, void *arg);
 };
 
 /* The real system calls. */

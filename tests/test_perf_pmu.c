@@ -10,7 +10,9 @@
  *     fencebench's own counters are off unless asked for, and it says so;
  *   - perf stat's acks are matched to commands in order (a late ack never
  *     answers the next command), and a write to a FIFO nobody reads is
- *     bounded by the timeout.
+ *     bounded by the timeout;
+ *   - libpfm4's encoder is handed the whole perf_event_attr's size (left 0,
+ *     it fills only the first version's 64 bytes: config2 is lost).
  * Runs of the harness (fb_main over a one-scenario table) go in a forked
  * child with the played PMU, bounded in time; its state is in shared memory. */
 #include "tests/fb_test.h"
@@ -199,6 +201,40 @@ static void multiplexed_counts_scale_by_the_region(void **state)
 	fb_perf_group_close(g);
 	fb_perf_spec_free(s);
 	pmu_stop();
+}
+
+/* libpfm4 fills as much of the attr as its size says: a size of 0 reads as
+ * the first version's 64 bytes, so an event's config2 (beyond them) would be
+ * lost.  The encoder must be handed the whole attr's size. */
+static uint32_t encoder_saw_size;
+static int encoder_calls;
+
+static int recording_pfm_encode(const char *name, int dfl_plm, int os, void *arg)
+{
+	pfm_perf_encode_arg_t *a = arg;
+	encoder_saw_size = a->attr->size;
+	encoder_calls++;
+	return fb_perf_sys_real.pfm_encode(name, dfl_plm, os, arg);
+}
+
+static const struct fb_perf_sys encoder_sys = {
+	.event_open = fake_open, .read = fake_read, .ioctl = fake_ioctl,
+	.close = fake_close, .write = write, .poll = real_poll, .pfm_encode = recording_pfm_encode,
+};
+
+static void libpfm_is_handed_the_whole_attr(void **state)
+{
+	(void)state;
+	struct fb_perf_spec *s = NULL;
+	char err[256];
+	encoder_calls = 0;
+	const struct fb_perf_sys *old = fb_perf_sys_set(&encoder_sys);
+	int rc = fb_perf_spec_parse("task-clock", &s, err, sizeof(err));
+	fb_perf_sys_set(old == &fb_perf_sys_real ? NULL : old);
+	assert_int_equal(rc, 0);
+	assert_true(encoder_calls >= 1);
+	assert_int_equal(encoder_saw_size, sizeof(struct perf_event_attr));
+	fb_perf_spec_free(s);
 }
 
 /* ---- runs of the harness on the played PMU -------------------------------------- */
@@ -648,6 +684,7 @@ int main(void)
 		cmocka_unit_test(a_late_ack_never_answers_the_next_command),
 		cmocka_unit_test(a_full_control_fifo_costs_the_timeout_not_a_hang),
 		cmocka_unit_test(modifiers_mean_what_perf_says),
+		cmocka_unit_test(libpfm_is_handed_the_whole_attr),
 		cmocka_unit_test(group_only_modifiers_are_refused_on_a_member),
 		cmocka_unit_test(the_user_only_fallback_names_what_is_counted),
 	};
