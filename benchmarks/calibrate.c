@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "benchmarks/calibrate.h"
+#include "src/fb_file.h"
 #include "benchmarks/profile.h"
 
 /* ---- the loop ---- */
@@ -416,11 +417,27 @@ static int bm_cal_close(const struct bm_probe *p, void *self)
 	return 1;
 }
 
-static int bm_cal_write(const struct bm_cal_opts *o, json_t *root)
+/* The profile to --out (written aside and renamed over the file there, so a
+ * failed write leaves that file as it was: src/fb_file.h) or to stdout (a
+ * full disk or a closed pipe is an error).  0, or 1 with one line. */
+static int bm_cal_write(const struct fb_out *out, json_t *root)
 {
-	int rc = o->out ? json_dump_file(root, o->out, JSON_INDENT(2)) : json_dumpf(root, stdout, JSON_INDENT(2));
+	char err[512] = "";
+	char *text = json_dumps(root, JSON_INDENT(2));
+	size_t n = text ? strlen(text) : 0;
+	char *line = text ? realloc(text, n + 2) : NULL;
+	int rc = -ENOMEM;
+	if (line) {
+		line[n] = '\n';
+		line[n + 1] = '\0';
+		rc = out ? fb_out_write(out, line, n + 1, err, sizeof(err)) : fb_file_write_stdout(line, err, sizeof(err));
+	} else {
+		free(text);
+		snprintf(err, sizeof(err), "the profile: %s", strerror(ENOMEM));
+	}
+	free(line);
 	if (rc) {
-		fprintf(stderr, "fencebench: calibrate: cannot write %s\n", o->out ? o->out : "stdout");
+		fprintf(stderr, "fencebench: calibrate: %s\n", err);
 		return 1;
 	}
 	return 0;
@@ -435,9 +452,16 @@ int bm_calibrate_main(int argc, char **argv)
 	const struct bm_probe *p = NULL;
 	void *self = NULL;
 	char err[1536];
+	struct fb_out out;
+	if (o.out && fb_out_open(&out, o.out, err, sizeof(err))) {   /* before any measurement */
+		fprintf(stderr, "fencebench: calibrate: %s\n", err);
+		return 2;
+	}
 	rc = bm_cal_open(&o, &p, &self, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "fencebench: calibrate: %s%s\n", o.api ? "" : "no GPU here: ", err);
+		if (o.out)
+			fb_out_free(&out);
 		return rc == -ENOENT || rc == -ENODEV || rc == -EPERM ? 2 : 1;
 	}
 	static struct bm_cal_result r;
@@ -445,8 +469,10 @@ int bm_calibrate_main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "fencebench: calibrate: %s\n", err);
 	json_t *root = rc ? NULL : bm_cal_profile(p, self, o.name, &r);
-	int status = bm_cal_close(p, self) || rc ? 1 : bm_cal_write(&o, root);
+	int status = bm_cal_close(p, self) || rc ? 1 : bm_cal_write(o.out ? &out : NULL, root);
 	json_decref(root);
+	if (o.out)
+		fb_out_free(&out);
 	return status;
 }
 

@@ -159,6 +159,36 @@ static void calibrate_writes_a_lavapipe_profile(void **state)
 	assert_int_equal(p.rt.hw.wait_poll_local_ns, p.rt.hw.wait_poll_sys_ns);
 }
 
+/* A failed write of the profile leaves the file that was there as it was
+ * (the old profile is not lost to a full disk), and a profile that cannot
+ * be written to stdout is an error, not exit 0. */
+static void a_failed_write_keeps_the_old_profile(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	const char *out = fb_tmp_path(tmpdir, "kept.json");
+	const char *old = "{ \"the\": \"old profile\" }\n";
+	fb_write_file(tmpdir, "kept.json", old);
+	setenv("FENCEBENCH_IO_FAULT", "write:1:ENOSPC", 1);
+	struct fb_exec_result r = calibrate_lavapipe("kept", out);
+	unsetenv("FENCEBENCH_IO_FAULT");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "No space left on device"));
+	fb_exec_free(&r);
+	char *now = fb_slurp(out);
+	assert_non_null(now);
+	assert_string_equal(now, old);
+	free(now);
+
+	const char *argv[] = { "/bin/sh", "-c", "exec \"$0\" calibrate --api vulkan --allow-cpu --rounds 10 > /dev/full",
+			       fencebench, NULL };
+	r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "stdout"));
+	fb_exec_free(&r);
+}
+
 /* The profile at path with its adapter latencies set to the shipped
  * profile's: what lavapipe derives follows the CPUs' load (a loaded CPU
  * derives milliseconds), and analogs' run time with it; its measured ops,
@@ -303,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_probe_is_clean_under_validation_and_a_broken_one_is_caught),
 		cmocka_unit_test(calibrate_writes_a_lavapipe_profile),
+		cmocka_unit_test(a_failed_write_keeps_the_old_profile),
 		cmocka_unit_test(analogs_runs_under_a_vulkan_profile),
 		cmocka_unit_test(a_profile_of_huge_numbers_still_loads),
 		cmocka_unit_test(lavapipe_is_refused_without_allow_cpu),
