@@ -144,6 +144,8 @@ struct fb_perf_ctl;
 
 /* Validate the descriptors with fcntl: ctl_fd must be open for writing, ack_fd
  * (or -1: do not wait for acks) open for reading, and they must differ.
+ * What the ack FIFO already holds is read and dropped (acks an earlier process
+ * under the same perf gave up on), without blocking.
  * 0 and *out, -EBADF (not open / wrong direction), -EINVAL (same fd, negative ctl). */
 int fb_perf_ctl_open(int ctl_fd, int ack_fd, struct fb_perf_ctl **out);
 /* How long enable/disable wait for an ack (default 2000 ms). */

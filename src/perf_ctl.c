@@ -41,6 +41,29 @@ static int fb_perf_fd_mode(int fd)
 	return fl < 0 ? -errno : (fl & O_ACCMODE);
 }
 
+/* Read and drop what the ack FIFO already holds: acks perf sent after an
+ * earlier process gave up on them (that process timed out and exited, under
+ * the same `perf stat --control`).  No command of this handle is out yet, so
+ * none of it is ours; left there, it would answer our first command before
+ * perf has acted on it.  Never blocks: reads only what poll says is there. */
+static void fb_perf_ctl_drain_stale(int ack_fd)
+{
+	char buf[256];
+	for (;;) {
+		struct pollfd p = { .fd = ack_fd, .events = POLLIN };
+		int r = fb_perf_sys()->poll(&p, 1, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || !(p.revents & POLLIN))
+			return;
+		ssize_t n = fb_perf_sys()->read(ack_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+	}
+}
+
 int fb_perf_ctl_open(int ctl_fd, int ack_fd, struct fb_perf_ctl **out)
 {
 	struct fb_perf_ctl *c;
@@ -65,6 +88,8 @@ int fb_perf_ctl_open(int ctl_fd, int ack_fd, struct fb_perf_ctl **out)
 	c->ctl_fd = ctl_fd;
 	c->ack_fd = ack_fd;
 	c->timeout_ms = 2000;
+	if (ack_fd >= 0)
+		fb_perf_ctl_drain_stale(ack_fd);
 	*out = c;
 	return 0;
 }

@@ -568,6 +568,30 @@ static void a_late_ack_never_answers_the_next_command(void **state)
 	}
 }
 
+/* An ack left in the FIFO by an earlier process (it timed out and exited;
+ * perf acked after it) answers none of this handle's commands: the first
+ * enable still waits for its own. */
+static void an_ack_left_from_an_earlier_process_answers_nothing(void **state)
+{
+	(void)state;
+	int ctl[2], ack[2];
+	struct fb_perf_ctl *c;
+	assert_int_equal(pipe(ctl), 0);
+	assert_int_equal(pipe(ack), 0);
+	put_ack(ack[1]);                                   /* the earlier process's, late */
+	assert_int_equal(fb_perf_ctl_open(ctl[1], ack[0], &c), 0);
+	fb_perf_ctl_set_timeout_ms(c, 50);
+	assert_int_equal(fb_perf_ctl_enable(c), -ETIMEDOUT);
+	put_ack(ack[1]);                                   /* enable's, late */
+	put_ack(ack[1]);                                   /* disable's */
+	assert_int_equal(fb_perf_ctl_disable(c), 0);
+	fb_perf_ctl_close(c);
+	for (int i = 0; i < 2; i++) {
+		close(ctl[i]);
+		close(ack[i]);
+	}
+}
+
 /* A control FIFO nobody reads, full: the write gives up at the timeout
  * instead of blocking for ever.  In a child, killed after 10 s. */
 static void a_full_control_fifo_costs_the_timeout_not_a_hang(void **state)
@@ -682,6 +706,7 @@ int main(void)
 		cmocka_unit_test(perf_events_none_counts_nothing),
 		cmocka_unit_test(under_perf_control_own_counters_are_off_unless_asked),
 		cmocka_unit_test(a_late_ack_never_answers_the_next_command),
+		cmocka_unit_test(an_ack_left_from_an_earlier_process_answers_nothing),
 		cmocka_unit_test(a_full_control_fifo_costs_the_timeout_not_a_hang),
 		cmocka_unit_test(modifiers_mean_what_perf_says),
 		cmocka_unit_test(libpfm_is_handed_the_whole_attr),
