@@ -46,6 +46,7 @@ struct bm_rstep {
 
 struct bm_replay {
 	char name[64];
+	bool built_in;          /* read from the binary's built-in copy: no such file here */
 	size_t nq, nf, nl, ns;
 	struct {
 		char name[BM_REPLAY_NAME];
@@ -708,8 +709,12 @@ int bm_replay_load(const char *path, struct bm_replay **out, char *err, size_t e
 	if (!f) {
 		int e = errno;
 		const struct bm_embedded *b = e == ENOENT ? bm_embedded_find(path) : NULL;
-		if (b)   /* a shipped workload, its file not here: the built-in copy */
-			return bm_replay_parse((const char *)b->text, path, out, err, errlen);
+		if (b) {   /* a shipped workload, its file not here: the built-in copy */
+			int rc = bm_replay_parse((const char *)b->text, path, out, err, errlen);
+			if (!rc)
+				(*out)->built_in = true;
+			return rc;
+		}
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -ENOENT;
 	}
@@ -727,6 +732,11 @@ void bm_replay_free(struct bm_replay *r)
 const char *bm_replay_name(const struct bm_replay *r)
 {
 	return r->name;
+}
+
+bool bm_replay_built_in(const struct bm_replay *r)
+{
+	return r->built_in;
 }
 
 /* ---- running it ---- */

@@ -54,6 +54,7 @@
 #ifndef BM_REPLAY_H
 #define BM_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,9 @@ int bm_replay_load(const char *path, struct bm_replay **out, char *err, size_t e
 int bm_replay_parse(const char *text, const char *origin, struct bm_replay **out, char *err, size_t errlen);
 void bm_replay_free(struct bm_replay *r);
 const char *bm_replay_name(const struct bm_replay *r);
+/* The graph came from the binary's built-in copy of a shipped file (the
+ * path named no file here), not from the path itself. */
+bool bm_replay_built_in(const struct bm_replay *r);
 
 struct bm_replay_run {
 	const struct bm_replay *spec;

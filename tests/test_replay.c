@@ -401,6 +401,10 @@ static void shipped_workloads_load_without_a_tree(void **state)
 	if (rc)
 		fail_msg("frame.json without a tree: %s", err);
 	assert_string_equal(bm_replay_name(r), "frame");
+	assert_true(bm_replay_built_in(r));          /* and the run's note says so */
+	bm_replay_free(r);
+	assert_int_equal(bm_replay_load("benchmarks/workloads/frame.json", &r, err, sizeof(err)), 0);
+	assert_false(bm_replay_built_in(r));         /* the file, where it is */
 	bm_replay_free(r);
 	assert_int_equal(rc2, -ENOENT);
 	assert_null(none);

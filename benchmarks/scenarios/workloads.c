@@ -532,7 +532,8 @@ static int replay_pass(struct fb_run *run, enum bm_backend_kind kind, uint64_t f
 	else
 		rc = bm_workload_measure(run, &w, replay_step, replay_drain, replay_frames, &rr, rr.q, spec_queues(&rr), fixed, measured);
 	if (!rc && !fixed)
-		fb_run_note(run, "replay of %s (%s)", fb_run_string(run, "file"), bm_replay_name(spec));
+		fb_run_note(run, "replay of %s (%s)%s", fb_run_string(run, "file"), bm_replay_name(spec),
+			    bm_replay_built_in(spec) ? ": no such file here, the binary's built-in copy of the shipped one" : "");
 	int rc2 = bm_wl_down(&w);
 	bm_replay_stop(&rr);
 	bm_replay_free(spec);
