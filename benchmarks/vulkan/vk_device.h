@@ -77,7 +77,12 @@
 	X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers) X(vkBeginCommandBuffer)              \
 	X(vkEndCommandBuffer) X(vkResetCommandBuffer) X(vkCmdFillBuffer) X(vkCmdUpdateBuffer)    \
 	X(vkCmdCopyBuffer) X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool)     \
-	X(vkGetQueryPoolResults)
+	X(vkGetQueryPoolResults) X(vkQueueSubmit) X(vkCmdWriteTimestamp) X(vkCmdPipelineBarrier)  \
+	X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch)    \
+	X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout)          \
+	X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)     \
+	X(vkCreateComputePipelines) X(vkDestroyPipeline) X(vkCreateDescriptorPool)               \
+	X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)
 /* synchronization2: core in 1.3, else VK_KHR_synchronization2 (the KHR
  * name is looked up when the core one is absent) */
 #define BM_VK_SYNC2_FNS(X) X(vkQueueSubmit2) X(vkCmdPipelineBarrier2) X(vkCmdWriteTimestamp2)

@@ -20,7 +20,7 @@ static const struct bm_backend_ops bm_vkg_ops;
 uint64_t vkg_value(struct vkg *g, struct bm_fence *f)
 {
 	uint64_t v = 0;
-	if (g->fn.vkGetSemaphoreCounterValue(g->d, f->sem, &v))
+	if (g->vk.fn.vkGetSemaphoreCounterValue(g->d, f->sem, &v))
 		return UINT64_MAX;              /* device lost: every value reached, as D3D12 says of removal */
 	return v;
 }
@@ -28,7 +28,7 @@ uint64_t vkg_value(struct vkg *g, struct bm_fence *f)
 static uint64_t vkg_progress(struct vkg *g, struct bm_queue *q)
 {
 	uint64_t v = 0;
-	g->fn.vkGetSemaphoreCounterValue(g->d, q->progress, &v);
+	g->vk.fn.vkGetSemaphoreCounterValue(g->d, q->progress, &v);
 	return v;
 }
 
@@ -37,7 +37,7 @@ static int vkg_timeline(struct vkg *g, VkSemaphore *out)
 	VkSemaphoreTypeCreateInfo ti = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
 					 .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE };
 	VkSemaphoreCreateInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti };
-	return g->fn.vkCreateSemaphore(g->d, &si, NULL, out) ? -EIO : 0;
+	return g->vk.fn.vkCreateSemaphore(g->d, &si, NULL, out) ? -EIO : 0;
 }
 
 /* Keep p in a growing array (fences, events): freed at down. */
@@ -76,7 +76,7 @@ static int vkg_batch_locked(struct vkg *g, struct bm_queue *q, VkCommandBuffer c
 			    .waitSemaphoreCount = (uint32_t)q->nwaits, .pWaitSemaphores = ws, .pWaitDstStageMask = stage,
 			    .commandBufferCount = cb ? 1 : 0, .pCommandBuffers = &cb,
 			    .signalSemaphoreCount = f ? 2 : 1, .pSignalSemaphores = ss };
-	if (g->fn.vkQueueSubmit(g->vk.queue[q->phys].q, 1, &si, VK_NULL_HANDLE))
+	if (g->vk.fn.vkQueueSubmit(g->vk.queue[q->phys].q, 1, &si, VK_NULL_HANDLE))
 		return -EIO;
 	q->submitted++;
 	g->batches++;
@@ -227,13 +227,13 @@ static int vkg_queue_create(void *be, enum rt_list_type t, const char *name, str
 	int rc = vkg_timeline(g, &q->progress);
 	if (!rc)
 		rc = bm_vk_cmd_pool(&g->vk, q->phys, &q->pool, err, sizeof(err));
-	if (!rc && g->ts_bits[q->phys] && g->fn.vkCreateQueryPool(g->d, &qi, NULL, &q->qp))
+	if (!rc && g->ts_bits[q->phys] && g->vk.fn.vkCreateQueryPool(g->d, &qi, NULL, &q->qp))
 		q->qp = VK_NULL_HANDLE;         /* no GPU idle for it */
 	if (rc) {
 		if (q->pool)
 			bm_vk_cmd_pool_destroy(&g->vk, q->pool);
 		if (q->progress)
-			g->fn.vkDestroySemaphore(g->d, q->progress, NULL);
+			g->vk.fn.vkDestroySemaphore(g->d, q->progress, NULL);
 		free(q);
 		return rc;
 	}
@@ -330,7 +330,7 @@ static int vkg_fence_create(void *be, struct bm_fence **out)
 		return -ENOMEM;
 	int rc = vkg_timeline(g, &f->sem);
 	if (!rc && (rc = vkg_own((void ***)&g->fences, &g->nfences, &g->capfences, f)))
-		g->fn.vkDestroySemaphore(g->d, f->sem, NULL);
+		g->vk.fn.vkDestroySemaphore(g->d, f->sem, NULL);
 	if (rc) {
 		free(f);
 		return rc;
@@ -358,7 +358,7 @@ static int vkg_fence_signal(void *be, struct bm_fence *f, uint64_t v)
 	else if (v > now) {
 		VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = f->sem,
 					     .value = v };
-		rc = g->fn.vkSignalSemaphore(g->d, &si) ? -EIO : 0;
+		rc = g->vk.fn.vkSignalSemaphore(g->d, &si) ? -EIO : 0;
 		if (!rc && v > f->submitted)
 			f->submitted = v;
 		if (!rc && !g->legacy)
@@ -507,7 +507,7 @@ static int vkg_event_wait_any(void *be, struct bm_event *const *evs, size_t n, i
 			return -ETIMEDOUT;      /* nothing that can set them: only the time left */
 		VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .flags = VK_SEMAPHORE_WAIT_ANY_BIT,
 					   .semaphoreCount = k, .pSemaphores = sems, .pValues = vals };
-		VkResult r = g->fn.vkWaitSemaphores(g->d, &wi, until - now);
+		VkResult r = g->vk.fn.vkWaitSemaphores(g->d, &wi, until - now);
 		if (r != VK_SUCCESS && r != VK_TIMEOUT)
 			return -EIO;
 	}
@@ -566,18 +566,6 @@ static void vkg_validation_message(void *be, char *buf, size_t len)
 }
 
 /* ---- bring-up and teardown ---- */
-
-static int vkg_load(struct vkg *g, char *err, size_t errlen)
-{
-#define VKG_LOAD(name)                                                                                         \
-	if (!(g->fn.name = (PFN_##name)g->vk.fn.vkGetDeviceProcAddr(g->d, #name))) {                           \
-		snprintf(err, errlen, "the Vulkan device has no %s", #name);                                  \
-		return -ENODEV;                                                                                \
-	}
-	VKG_DEVICE_FUNCS(VKG_LOAD)
-#undef VKG_LOAD
-	return 0;
-}
 
 /* vk_device's bring-up: device -1 is the first real GPU (a CPU
  * implementation only when allowed and nothing else answers). */
@@ -663,9 +651,7 @@ int bm_vkg_up(struct bm_wl *w, const struct bm_wl_config *c, char *err, size_t e
 		g->ts_bits[i] = g->vk.queue[i].timestamp_bits;
 	}
 	g->ts_period_ns = g->vk.id.timestamp_period;
-	rc = vkg_load(g, err, errlen);
-	if (!rc)
-		rc = vkg_spin_up(g, err, errlen);
+	rc = vkg_spin_up(g, err, errlen);
 	if (!rc && g->legacy && (rc = vkg_sched_start(g)))
 		snprintf(err, errlen, "starting the scheduler thread: %s", strerror(-rc));
 	if (rc) {
@@ -703,7 +689,7 @@ static bool vkg_drain(struct vkg *g)
 		pthread_mutex_unlock(&g->lock);
 		VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = (uint32_t)n,
 					   .pSemaphores = sems, .pValues = vals };
-		VkResult r = n ? g->fn.vkWaitSemaphores(g->d, &wi, VKG_DRAIN_SLICE_NS) : VK_SUCCESS;
+		VkResult r = n ? g->vk.fn.vkWaitSemaphores(g->d, &wi, VKG_DRAIN_SLICE_NS) : VK_SUCCESS;
 		if (r == VK_SUCCESS && !kept)
 			return true;
 		if (r != VK_SUCCESS && r != VK_TIMEOUT)
@@ -721,8 +707,8 @@ static bool vkg_drain(struct vkg *g)
 static void vkg_free(struct vkg *g, bool device_ok)
 {
 	vkg_sched_stop(g);
-	if (device_ok && g->fn.vkDeviceWaitIdle)
-		g->fn.vkDeviceWaitIdle(g->d);
+	if (device_ok && g->vk.fn.vkDeviceWaitIdle)
+		g->vk.fn.vkDeviceWaitIdle(g->d);
 	for (size_t i = 0; i < g->nq; i++) {
 		struct bm_queue *q = g->q[i];
 		for (struct vkg_op *o = q->head, *next; o; o = next) {
@@ -731,15 +717,15 @@ static void vkg_free(struct vkg *g, bool device_ok)
 		}
 		if (device_ok) {
 			if (q->qp)
-				g->fn.vkDestroyQueryPool(g->d, q->qp, NULL);
+				g->vk.fn.vkDestroyQueryPool(g->d, q->qp, NULL);
 			bm_vk_cmd_pool_destroy(&g->vk, q->pool);   /* its command buffers with it */
-			g->fn.vkDestroySemaphore(g->d, q->progress, NULL);
+			g->vk.fn.vkDestroySemaphore(g->d, q->progress, NULL);
 		}
 		free(q);
 	}
 	for (size_t i = 0; i < g->nfences; i++) {
 		if (device_ok)
-			g->fn.vkDestroySemaphore(g->d, g->fences[i]->sem, NULL);
+			g->vk.fn.vkDestroySemaphore(g->d, g->fences[i]->sem, NULL);
 		free(g->fences[i]);
 	}
 	for (size_t i = 0; i < g->nevents; i++)

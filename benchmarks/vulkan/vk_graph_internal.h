@@ -29,26 +29,6 @@
 #include "benchmarks/backend.h"
 #include "benchmarks/vulkan/vk_device.h"
 
-/* The device functions the backend calls, loaded with vkGetDeviceProcAddr. */
-#define VKG_DEVICE_FUNCS(X)                                                                                      \
-	X(vkGetDeviceQueue) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkGetSemaphoreCounterValue)              \
-	X(vkWaitSemaphores) X(vkSignalSemaphore) X(vkQueueSubmit) X(vkDeviceWaitIdle) X(vkCreateCommandPool)      \
-	X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkResetCommandBuffer) X(vkBeginCommandBuffer)       \
-	X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)               \
-	X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool)                    \
-	X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults) X(vkCreateShaderModule)               \
-	X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                   \
-	X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)    \
-	X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets)                         \
-	X(vkUpdateDescriptorSets) X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)          \
-	X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)
-
-struct vkg_fn {
-#define VKG_FN_FIELD(name) PFN_##name name;
-	VKG_DEVICE_FUNCS(VKG_FN_FIELD)
-#undef VKG_FN_FIELD
-};
-
 #define VKG_QUEUES 20                   /* logical queues (the workload's three + a replay file's) */
 #define VKG_PHYS 2                      /* device queues used */
 #define VKG_WAITS 32                    /* waits attached to one batch; recent waits a queue remembers */
@@ -113,7 +93,6 @@ struct bm_event {
 };
 
 struct vkg {
-	struct vkg_fn fn;
 	struct bm_vk vk;                /* vk_device.h: loader, instance, device, queues, validation count */
 	VkDevice d;
 	VkQueue queue[VKG_PHYS];

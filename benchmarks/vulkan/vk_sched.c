@@ -138,7 +138,7 @@ static void vkg_sched_sleep_locked(struct vkg *g, VkSemaphore *sems, uint64_t *v
 		VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
 					   .flags = VK_SEMAPHORE_WAIT_ANY_BIT, .semaphoreCount = (uint32_t)n,
 					   .pSemaphores = sems, .pValues = vals };
-		g->fn.vkWaitSemaphores(g->d, &wi, VKG_SCHED_SLICE_NS);   /* a timeout just looks again */
+		g->vk.fn.vkWaitSemaphores(g->d, &wi, VKG_SCHED_SLICE_NS);   /* a timeout just looks again */
 		pthread_mutex_lock(&g->lock);
 	}
 	g->sched_sleeping = false;

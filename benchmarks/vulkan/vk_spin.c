@@ -32,7 +32,7 @@ static int vkg_vk_err(VkResult r, const char *what, char *err, size_t errlen)
 /* The output buffer: one slot per logical queue and one for calibration. */
 static int vkg_spin_buffer(struct vkg *g, char *err, size_t errlen)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = (VKG_QUEUES + 1) * VKG_SLOT,
 				  .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, .sharingMode = VK_SHARING_MODE_CONCURRENT,
 				  .queueFamilyIndexCount = g->nphys, .pQueueFamilyIndices = g->family };
@@ -60,7 +60,7 @@ static int vkg_spin_buffer(struct vkg *g, char *err, size_t errlen)
 
 static int vkg_spin_layout(struct vkg *g, char *err, size_t errlen)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkDescriptorSetLayoutBinding b = { .binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC,
 					   .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
 	VkDescriptorSetLayoutCreateInfo li = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
@@ -92,7 +92,7 @@ static int vkg_spin_layout(struct vkg *g, char *err, size_t errlen)
 
 static int vkg_spin_pipeline(struct vkg *g, char *err, size_t errlen)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkShaderModuleCreateInfo mi = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
 					.codeSize = sizeof(vkg_spin_spv), .pCode = vkg_spin_spv };
 	VkResult r = fn->vkCreateShaderModule(g->d, &mi, NULL, &g->module);
@@ -113,7 +113,7 @@ static int vkg_spin_pipeline(struct vkg *g, char *err, size_t errlen)
  * this device queue (submission order). */
 static void vkg_spin_dispatch(struct vkg *g, VkCommandBuffer cb, uint32_t loops, uint32_t seed)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkMemoryBarrier mb = { .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
 			       .dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT };
 	fn->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
@@ -128,8 +128,8 @@ static void vkg_spin_dispatch(struct vkg *g, VkCommandBuffer cb, uint32_t loops,
 static void vkg_spin_cmds(struct vkg *g, VkCommandBuffer cb, unsigned slot, const uint64_t *ns, size_t n)
 {
 	uint32_t offset = slot * VKG_SLOT;
-	g->fn.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipe);
-	g->fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->layout, 0, 1, &g->set, 1, &offset);
+	g->vk.fn.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipe);
+	g->vk.fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->layout, 0, 1, &g->set, 1, &offset);
 	for (size_t i = 0; i < n; i++) {
 		double turns = g->loops_per_ns > 0 ? (double)ns[i] * g->loops_per_ns : (double)ns[i];
 		double parts = turns > VKG_DISPATCH_LOOPS ? (turns + VKG_DISPATCH_LOOPS - 1) / VKG_DISPATCH_LOOPS : 1;
@@ -147,7 +147,7 @@ static void vkg_cb_account_locked(struct vkg *g, struct bm_queue *q, size_t i)
 		return;
 	q->cb_timed[i] = false;
 	uint64_t ts[2];
-	if (g->fn.vkGetQueryPoolResults(g->d, q->qp, (uint32_t)(2 * i), 2, sizeof(ts), ts, sizeof(uint64_t),
+	if (g->vk.fn.vkGetQueryPoolResults(g->d, q->qp, (uint32_t)(2 * i), 2, sizeof(ts), ts, sizeof(uint64_t),
 					VK_QUERY_RESULT_64_BIT))
 		return;                         /* not available: its batch did not run (device lost) */
 	uint32_t bits = g->ts_bits[q->phys];
@@ -158,7 +158,7 @@ static void vkg_cb_account_locked(struct vkg *g, struct bm_queue *q, size_t i)
 void vkg_busy_locked(struct vkg *g, struct bm_queue *q)
 {
 	uint64_t done = 0;
-	g->fn.vkGetSemaphoreCounterValue(g->d, q->progress, &done);
+	g->vk.fn.vkGetSemaphoreCounterValue(g->d, q->progress, &done);
 	for (size_t i = 0; i < q->ncb; i++)
 		if (q->cb_tag[i] <= done)
 			vkg_cb_account_locked(g, q, i);
@@ -168,7 +168,7 @@ void vkg_busy_locked(struct vkg *g, struct bm_queue *q)
  * its index in *out. */
 static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, size_t *out)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	uint64_t done = 0;
 	fn->vkGetSemaphoreCounterValue(g->d, q->progress, &done);
 	for (size_t k = 0; k < q->ncb; k++) {
@@ -201,18 +201,18 @@ int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, siz
 	*out = q->cb[i];
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
-	if (g->fn.vkBeginCommandBuffer(*out, &bi))
+	if (g->vk.fn.vkBeginCommandBuffer(*out, &bi))
 		return -EIO;
 	if (q->qp) {                        /* the work's GPU time: GPU idle per queue type */
-		g->fn.vkCmdResetQueryPool(*out, q->qp, (uint32_t)(2 * i), 2);
-		g->fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i));
+		g->vk.fn.vkCmdResetQueryPool(*out, q->qp, (uint32_t)(2 * i), 2);
+		g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i));
 	}
 	vkg_spin_cmds(g, *out, q->slot, ns, n);
 	if (q->qp) {
-		g->fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i + 1));
+		g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i + 1));
 		q->cb_timed[i] = true;
 	}
-	return g->fn.vkEndCommandBuffer(*out) ? -EIO : 0;
+	return g->vk.fn.vkEndCommandBuffer(*out) ? -EIO : 0;
 }
 
 /* ---- calibration ---- */
@@ -227,7 +227,7 @@ struct vkg_cal {
 
 static int vkg_cal_up(struct vkg *g, struct vkg_cal *c)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkCommandPoolCreateInfo pi = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
 				       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, .queueFamilyIndex = g->family[0] };
 	VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -249,7 +249,7 @@ static int vkg_cal_up(struct vkg *g, struct vkg_cal *c)
 
 static void vkg_cal_down(struct vkg *g, struct vkg_cal *c)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	if (c->qp)
 		fn->vkDestroyQueryPool(g->d, c->qp, NULL);
 	if (c->sem)
@@ -261,7 +261,7 @@ static void vkg_cal_down(struct vkg *g, struct vkg_cal *c)
 /* One spin of `loops`: its GPU time (timestamps) or its host time, in ns. */
 static int vkg_cal_once(struct vkg *g, struct vkg_cal *c, uint32_t loops, double *ns)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
 	if (fn->vkResetCommandBuffer(c->cb, 0) || fn->vkBeginCommandBuffer(c->cb, &bi))
@@ -363,7 +363,7 @@ int vkg_spin_up(struct vkg *g, char *err, size_t errlen)
 
 void vkg_spin_down(struct vkg *g)
 {
-	const struct vkg_fn *fn = &g->fn;
+	const struct bm_vk_fn *fn = &g->vk.fn;
 	if (g->pipe)
 		fn->vkDestroyPipeline(g->d, g->pipe, NULL);
 	if (g->module)
