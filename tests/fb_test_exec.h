@@ -18,6 +18,8 @@
  *   fb_exec_start(dir, argv, capture)  the same, without waiting: the child's pid (-1: not
  *                                   started), for a test that acts on it while it runs
  *   fb_exec_wait(dir, pid, capture) wait for it and collect as fb_exec does
+ *   fb_wait_bounded(pid, ms, what)  its wait status within ms; past that it is
+ *                                   killed and the test fails naming what
  *   fb_exec_free(&r)                free what fb_exec returned
  *   fb_slurp(path)                  a whole file as a NUL-terminated malloc'd string;
  *                                   NULL when it cannot be opened
@@ -43,6 +45,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +145,22 @@ static inline struct fb_exec_result fb_exec_args(const char *dir, const char *pr
 	struct fb_exec_result r = fb_exec(dir, argv, FB_EXEC_SEPARATE);
 	assert_int_not_equal(r.status, -1);   /* spawned and waited for */
 	return r;
+}
+
+/* The wait status of child pid, which must end within ms: past that it is
+ * killed (SIGKILL, reaped) and the test fails naming what. */
+static inline int fb_wait_bounded(pid_t pid, int ms, const char *what)
+{
+	int status = -1;
+	for (int t = 0; t < ms; t += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("%s did not end within %d ms", what, ms);
+	return status;
 }
 
 static inline void fb_exec_free(struct fb_exec_result *r)

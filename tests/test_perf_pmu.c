@@ -240,20 +240,6 @@ static void libpfm_is_handed_the_whole_attr(void **state)
 /* ---- runs of the harness on the played PMU -------------------------------------- */
 
 /* Wait for child pid at most ms: its status; killed and failed, naming what, past that. */
-static int wait_bounded(pid_t pid, int ms, const char *what)
-{
-	int status = -1;
-	for (int t = 0; t < ms; t += 10) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	fail_msg("%s did not end within %d ms", what, ms);
-	return status;
-}
-
 static int t_run(struct fb_run *run)
 {
 	fb_run_thread(run, "role-a", gettid());
@@ -291,7 +277,7 @@ static char *run_t_as(const char *format, const char *const *args, size_t nargs)
 		fb_perf_sys_set(&fake_sys);
 		_exit(fb_main((int)argc, (char **)argv, t_table));
 	}
-	int status = wait_bounded(pid, 60000, "run t");
+	int status = fb_wait_bounded(pid, 60000, "run t");
 	bool ok = WIFEXITED(status) && !WEXITSTATUS(status);
 	char *text = ok ? fb_slurp(out) : NULL;
 	if (!text) {
@@ -613,7 +599,7 @@ static void a_full_control_fifo_costs_the_timeout_not_a_hang(void **state)
 		fb_perf_ctl_set_timeout_ms(c, 100);
 		_exit(fb_perf_ctl_enable(c) == -ETIMEDOUT ? 0 : 4);
 	}
-	int status = wait_bounded(pid, 10000, "fb_perf_ctl_enable on a full control FIFO");
+	int status = fb_wait_bounded(pid, 10000, "fb_perf_ctl_enable on a full control FIFO");
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	close(ctl[0]);

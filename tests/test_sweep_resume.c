@@ -616,18 +616,7 @@ static void sigint_ends_a_wait_for_a_fifo_reader(void **state)
 	nanosleep(&tick, NULL);
 	nanosleep(&tick, NULL);
 	kill(pid, SIGINT);
-	int st = 0;
-	pid_t got = 0;
-	for (int i = 0; i < 200 && !got; i++) {   /* 10 s at most */
-		got = waitpid(pid, &st, WNOHANG);
-		if (!got)
-			nanosleep(&tick, NULL);
-	}
-	if (!got) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		fail_msg("SIGINT while waiting for a FIFO reader: still running after 10 s");
-	}
+	fb_wait_bounded(pid, 10000, "the sweep, after SIGINT while waiting for a FIFO reader,");
 	struct fb_exec_result r = fb_exec_wait(tmpdir, -1, FB_EXEC_SEPARATE);
 	fb_exec_free(&r);
 	unlink(fifo);
@@ -663,18 +652,7 @@ static void sigint_ends_a_write_to_a_fifo_nobody_drains(void **state)
 		fail_msg("the sweep never filled the pipe (%d of %d bytes)", queued, cap);
 	}
 	kill(pid, SIGINT);
-	int st = 0;
-	pid_t got = 0;
-	for (int i = 0; i < 200 && !got; i++) {   /* 10 s at most */
-		got = waitpid(pid, &st, WNOHANG);
-		if (!got)
-			nanosleep(&tick, NULL);
-	}
-	if (!got) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		fail_msg("SIGINT while writing a FIFO nobody reads: still running after 10 s");
-	}
+	int st = fb_wait_bounded(pid, 10000, "the sweep, after SIGINT while writing a FIFO nobody reads,");
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
 	struct fb_exec_result r = fb_exec_wait(tmpdir, -1, FB_EXEC_SEPARATE);
 	fb_exec_free(&r);
