@@ -20,6 +20,9 @@
  *   fb_exec_wait(dir, pid, capture) wait for it and collect as fb_exec does
  *   fb_wait_bounded(pid, ms, what)  its wait status within ms; past that it is
  *                                   killed and the test fails naming what
+ *   fb_exec_json(dir, argv, out)    fb_exec argv (which writes JSON to the file out),
+ *                                   fail the test unless it exits 0, and return out's
+ *                                   document (json_decref it)
  *   fb_exec_free(&r)                free what fb_exec returned
  *   fb_slurp(path)                  a whole file as a NUL-terminated malloc'd string;
  *                                   NULL when it cannot be opened
@@ -167,6 +170,20 @@ static inline void fb_exec_free(struct fb_exec_result *r)
 {
 	free(r->out);
 	free(r->err);
+}
+
+/* Run argv, which writes its results as JSON to out: the test fails unless
+ * it exits 0 and out parses.  The document; the caller json_decrefs it. */
+static inline json_t *fb_exec_json(const char *dir, const char *const *argv, const char *out)
+{
+	struct fb_exec_result r = fb_exec(dir, argv, FB_EXEC_SEPARATE);
+	if (r.status)
+		fail_msg("%s %s exited %d: %s", argv[1], argv[2] ? argv[2] : "", r.status, r.err ? r.err : "");
+	fb_exec_free(&r);
+	json_error_t je;
+	json_t *doc = json_load_file(out, 0, &je);
+	assert_non_null(doc);
+	return doc;
 }
 
 static inline size_t fb_count_lines(const char *s)

@@ -217,13 +217,7 @@ static void analogs_runs_with_the_shipped_profile(void **state)
 	const char *out = fb_tmp_path(tmpdir, "a.json");
 	const char *argv[] = { fencebench, "run", "analogs", "--set", "profile=h200-pcie5", "--set", "rounds=50",
 			       "--format", "json", "--out", out, "-q", NULL };
-	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
-	if (r.status)
-		fail_msg("analogs exited %d: %s", r.status, r.err ? r.err : "");
-	fb_exec_free(&r);
-	json_error_t je;
-	json_t *doc = json_load_file(out, 0, &je);
-	assert_non_null(doc);
+	json_t *doc = fb_exec_json(tmpdir, argv, out);
 	json_t *params = json_object_get(json_object_get(doc, "context"), "parameters");
 	assert_string_equal(json_string_value(json_object_get(params, "profile")), "h200-pcie5");
 	json_t *b = fb_bench_named(doc, "analogs/rounds:50/profile:h200-pcie5");
@@ -267,13 +261,7 @@ static void headline_runs_with_the_shipped_profile(void **state)
 	const char *argv[] = { fencebench, "run", "headline", "--set", "profile=h200-pcie5", "--set", "signals=200",
 			       "--set", "waits=100", "--set", "rate_signals=100", "--format", "json", "--out", out, "-q",
 			       NULL };
-	struct fb_exec_result r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
-	if (r.status)
-		fail_msg("headline exited %d: %s", r.status, r.err ? r.err : "");
-	fb_exec_free(&r);
-	json_error_t je;
-	json_t *doc = json_load_file(out, 0, &je);
-	assert_non_null(doc);
+	json_t *doc = fb_exec_json(tmpdir, argv, out);
 	json_t *ctx = json_object_get(doc, "context");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(ctx, "parameters"), "profile")),
 			    "h200-pcie5");

@@ -220,13 +220,7 @@ static void analogs_runs_under_a_vulkan_profile(void **state)
 	snprintf(set, sizeof(set), "profile=%s", prof);
 	const char *argv[] = { fencebench, "run", "analogs", "--set", set, "--set", "rounds=50",
 			       "--format", "json", "--out", out, "-q", NULL };
-	r = fb_exec(tmpdir, argv, FB_EXEC_SEPARATE);
-	if (r.status)
-		fail_msg("analogs exited %d: %s", r.status, r.err ? r.err : "");
-	fb_exec_free(&r);
-	json_error_t je;
-	json_t *doc = json_load_file(out, 0, &je);
-	assert_non_null(doc);
+	json_t *doc = fb_exec_json(tmpdir, argv, out);
 	json_t *b = json_array_get(json_object_get(doc, "benchmarks"), 0);
 	struct bm_profile p;
 	must_load(prof, &p);
