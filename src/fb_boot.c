@@ -335,6 +335,25 @@ struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci)
 	return ci;
 }
 
+/* ---- agreement ---- */
+
+static bool ci_usable(struct fb_ci c)
+{
+	return c.kind != FB_CI_NONE && isfinite(c.lo) && isfinite(c.hi) && c.lo <= c.hi;
+}
+
+enum fb_agree fb_ci_agree(struct fb_ci a, struct fb_ci b)
+{
+	if (!ci_usable(a) || !ci_usable(b))
+		return FB_AGREE_NONE;
+	return a.lo <= b.hi && b.lo <= a.hi ? FB_AGREE : FB_DISAGREE;
+}
+
+const char *fb_agree_name(enum fb_agree v)
+{
+	return v == FB_AGREE ? "agree" : v == FB_DISAGREE ? "DISAGREE" : "no verdict";
+}
+
 /* ---- Mann-Whitney U and Holm ---- */
 
 #define MWU_EXACT_MAX 80

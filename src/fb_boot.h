@@ -159,6 +159,28 @@ double fb_ci_bucket_width(double v);
  * lower of the two, a range when either is.  Not positive: kind FB_CI_NONE. */
 struct fb_ci fb_ci_ratio(double n, struct fb_ci nci, double b, struct fb_ci bci);
 
+/* ---- do two estimates of one quantity agree? ----
+ *
+ * Two estimates of the same quantity, each measured with its own noise (a
+ * device's native/legacy ratio and the model's prediction of it, both from
+ * repeated runs), each with its 95 % interval.  They agree when the two
+ * intervals overlap; they disagree when they are further apart than the
+ * intervals (disjoint).  Overlap, not "b's point inside a's interval": both
+ * sides are measured, so neither point is the truth the other is judged
+ * against.  Disjoint 95 % intervals are a conservative test of a difference
+ * (their overlap rejects at well below 5 %), so DISAGREE is never claimed
+ * lightly; AGREE means no difference was shown at this resolution, not that
+ * there is none.  A range (FB_CI_RANGE: every repetition gave one value) is
+ * taken as the interval it spans.  No interval on either side: no verdict. */
+enum fb_agree {
+	FB_AGREE_NONE,      /* an interval is missing: nothing can be said */
+	FB_AGREE,           /* the intervals overlap (touching counts) */
+	FB_DISAGREE,        /* further apart than the intervals */
+};
+enum fb_agree fb_ci_agree(struct fb_ci a, struct fb_ci b);
+/* "agree", "DISAGREE", or "no verdict". */
+const char *fb_agree_name(enum fb_agree v);
+
 /* ---- did two sets of repetitions differ? ----
  *
  * The Mann-Whitney U test (Wilcoxon rank sum), two-sided, as Google

@@ -11,7 +11,9 @@
  * Then: the order-statistic shortcut draws what resampling every value does;
  * a run's interval is never narrower than its histogram bucket; repetitions
  * too few for 95 % give their range, called one; the change between two runs
- * (MOVER) holds both sides' spread; the PRNG is reproducible.  The coverage
+ * (MOVER) holds both sides' spread; two estimates agree when their
+ * intervals overlap (a verdict on the points alone is caught); the PRNG is
+ * reproducible.  The coverage
  * across repetitions is tests/test_coverage.c's.
  */
 #include "tests/fb_test.h"
@@ -184,6 +186,72 @@ static void change_interval_adds_both_sides(void **state)
 	assert_true(fabs(c - 0.2) < 1e-12 && isnan(lo) && isnan(hi));
 }
 
+/* Two estimates of one quantity (point, 95 % interval), and the verdict
+ * they must get: agree when the intervals overlap, DISAGREE when they are
+ * further apart than the intervals, none without an interval. */
+struct agree_case {
+	double pa;
+	struct fb_ci a;
+	double pb;
+	struct fb_ci b;
+	enum fb_agree want;
+};
+
+#define CI(lo, hi) { FB_CI_INTERVAL, (lo), (hi), FB_BOOT_LEVEL }
+#define RANGE(v)   { FB_CI_RANGE, (v), (v), FB_BOOT_LEVEL }
+
+static const struct agree_case agree_cases[] = {
+	{ 1.00, CI(0.90, 1.10), 1.20, CI(1.05, 1.35), FB_AGREE },     /* points 20 % apart, intervals overlap */
+	{ 1.00, CI(0.90, 1.10), 1.60, CI(1.05, 2.20), FB_AGREE },     /* b's point far outside a's interval */
+	{ 0.53, CI(0.50, 0.56), 0.60, CI(0.58, 0.62), FB_DISAGREE },  /* points 12 % apart, intervals disjoint */
+	{ 1.00, CI(0.99, 1.01), 1.03, CI(1.02, 1.04), FB_DISAGREE },  /* 3 % apart, both narrow */
+	{ 1.50, CI(1.00, 2.00), 2.50, CI(2.00, 3.00), FB_AGREE },     /* touching */
+	{ 4.00, RANGE(4.0), 4.00, RANGE(4.0), FB_AGREE },             /* a count, the same in every repetition */
+	{ 0.00, RANGE(0.0), 4.00, RANGE(4.0), FB_DISAGREE },
+	{ 1.00, { FB_CI_NONE, NAN, NAN, NAN }, 1.00, CI(0.9, 1.1), FB_AGREE_NONE },   /* one repetition */
+	{ 1.00, CI(0.9, 1.1), 1.00, { FB_CI_INTERVAL, NAN, NAN, NAN }, FB_AGREE_NONE },
+};
+
+typedef enum fb_agree (*agree_fn)(const struct agree_case *c);
+
+static enum fb_agree agree_real(const struct agree_case *c)
+{
+	return fb_ci_agree(c->a, c->b);
+}
+
+/* Broken: the points alone, within the 25 % the notes once allowed. */
+static enum fb_agree agree_points(const struct agree_case *c)
+{
+	return fabs(c->pb / c->pa - 1) <= 0.25 ? FB_AGREE : FB_DISAGREE;
+}
+
+/* Broken: b's point must lie in a's interval (a taken as the truth). */
+static enum fb_agree agree_point_in_a(const struct agree_case *c)
+{
+	if (c->a.kind == FB_CI_NONE || c->b.kind == FB_CI_NONE || isnan(c->a.lo) || isnan(c->b.lo))
+		return FB_AGREE_NONE;
+	return c->pb >= c->a.lo && c->pb <= c->a.hi ? FB_AGREE : FB_DISAGREE;
+}
+
+static size_t agree_wrong(agree_fn f)
+{
+	size_t wrong = 0;
+	for (size_t i = 0; i < sizeof(agree_cases) / sizeof(agree_cases[0]); i++)
+		wrong += f(&agree_cases[i]) != agree_cases[i].want;
+	return wrong;
+}
+
+static void estimates_agree_when_their_intervals_overlap(void **state)
+{
+	assert_int_equal(agree_wrong(agree_real), 0);
+	assert_string_equal(fb_agree_name(FB_AGREE), "agree");
+	assert_string_equal(fb_agree_name(FB_DISAGREE), "DISAGREE");
+	size_t points = agree_wrong(agree_points), inside = agree_wrong(agree_point_in_a);
+	printf("  broken verdicts caught: points only %zu, point in the other's interval %zu of %zu cases\n", points,
+	       inside, sizeof(agree_cases) / sizeof(agree_cases[0]));
+	assert_true(points > 0 && inside > 0);
+}
+
 static void rng_is_reproducible(void **state)
 {
 	struct fb_rng a = { 5 }, b = { 5 };
@@ -208,4 +276,5 @@ FB_TEST_MAIN(cmocka_unit_test(median_interval_covers_at_the_stated_rate),
 	     cmocka_unit_test(edge_cases),
 	     cmocka_unit_test(repetitions_give_ranges_or_intervals),
 	     cmocka_unit_test(change_interval_adds_both_sides),
+	     cmocka_unit_test(estimates_agree_when_their_intervals_overlap),
 	     cmocka_unit_test(rng_is_reproducible))
