@@ -301,6 +301,17 @@ void fb_run_hist_percentile(struct fb_run *run, const char *name, const struct f
 	add_metric_draws(run, name, (double)fb_hist_percentile(h, p), "ns", limit, replicates(run, name, h, &p, 1));
 }
 
+void fb_run_agreement(struct fb_run *run, const char *name, const char *a, const char *b)
+{
+	for (size_t i = 0; i < run->nagreements; i++)
+		if (!strcmp(run->agreements[i].section, run->section) && !strcmp(run->agreements[i].name, name))
+			return;
+	run->agreements = fb_xrealloc(run->agreements, (run->nagreements + 1) * sizeof(*run->agreements));
+	run->agreements[run->nagreements++] = (struct fb_agreement){
+		fb_xstrdup(run->section), fb_xstrdup(name), fb_xstrdup(a), fb_xstrdup(b),
+	};
+}
+
 /* A scenario's message, cut to its first line. */
 static void one_line(char *buf, size_t len, const char *fmt, va_list ap)
 {
@@ -516,6 +527,14 @@ void fb_run_release(struct fb_run *run)
 		free(run->metrics[i].draws);
 	}
 	free(run->metrics);
+	for (size_t i = 0; i < run->nagreements; i++) {
+		struct fb_agreement *g = &run->agreements[i];
+		free(g->section);
+		free(g->name);
+		free(g->a);
+		free(g->b);
+	}
+	free(run->agreements);
 	free(run->section);
 	free(run->error);
 	pthread_mutex_destroy(&run->lock);

@@ -43,6 +43,11 @@ struct fb_metric {
 					 * "not supported"): value NAN, JSON null, "<not counted>" */
 };
 
+/* Two metrics of a section declared estimates of one quantity (fb_run_agreement). */
+struct fb_agreement {
+	char *section, *name, *a, *b;
+};
+
 /* A role thread and its perf group (NULL when perf could not open one). */
 struct fb_role {
 	char *role;
@@ -105,6 +110,8 @@ struct fb_run {
 	char *section;
 	struct fb_metric *metrics;
 	size_t nmetrics;
+	struct fb_agreement *agreements;
+	size_t nagreements;
 	char *error;
 };
 
@@ -172,6 +179,12 @@ json_t *fb_results_entries(struct fb_session *s, const struct fb_params *point,
  * entries M_vs_legacy (native / legacy) with its own interval. */
 void fb_interval_section(struct fb_session *s, const char *section, struct fb_run *const *runs, size_t npaths,
 			 unsigned reps, json_t *const *it, json_t *const *agg);
+/* The verdicts of the point's declared agreements (fb_run_agreement; src/fb_agree.c):
+ * "name_agree" on the mean aggregates of entries (what fb_results_entries
+ * made of the same runs), and one note per agreement.  The CLI thread, once
+ * per point, after its last repetition. */
+void fb_agree_point(struct fb_session *s, const struct fb_params *point, struct fb_run *const *runs, size_t npaths,
+		    unsigned reps, json_t *entries);
 /* "scenario[/section][/path:P][/key:value...]" for explicitly set parameters. */
 char *fb_results_name(const struct fb_params *point, const char *section, enum fb_path path);
 /* "k=v,k=v" of the explicitly set parameters (canonical text): a point's key in a sweep. */

@@ -77,7 +77,9 @@
  * name_count.  A metric with a 95 % interval (a percentile within a run; every
  * metric across repetitions) gets "M_ci_lo" and "M_ci_hi", and on the native
  * entry "M_vs_legacy" (native / legacy) with its own _ci_lo/_ci_hi
- * (src/fb_boot.h says how they are computed).
+ * (src/fb_boot.h says how they are computed).  Two metrics declared as
+ * estimates of one quantity (fb_run_agreement) get "name_agree" on the mean
+ * aggregate: whether their intervals overlap.
  *
  * ---- Threads ----
  *
@@ -88,7 +90,8 @@
  *   fb_run_continue, fb_run_pin_self  |
  *   fb_run_thread, fb_run_thread_self | any thread (serialized inside; not hot path)
  *   measure_begin/end, section,       | the thread that run() was called on, only
- *   metric, latency, hist, note, error|
+ *   metric, latency, hist, note, error,|
+ *   agreement                         |
  *
  * None of these block except fb_run_measure_begin/end, which may wait (bounded)
  * for perf stat's ack on --perf-ctl-fd.  None is meant for a hot loop except
@@ -353,6 +356,17 @@ void fb_run_hist(struct fb_run *run, const char *name, const struct fb_hist *h, 
  * empty h. */
 void fb_run_hist_percentile(struct fb_run *run, const char *name, const struct fb_hist *h, double p,
 			    enum fb_limit limit);
+/* Two estimates of one quantity: metrics a and b of the current section (a
+ * device's measurement and a model's prediction of it, say), each reported
+ * in every repetition of this path.  After the point's last repetition the
+ * harness puts each one's 95 % interval across the repetitions (the mean's,
+ * Student's t, as on the mean aggregate: src/fb_boot.h) side by side, writes
+ * "name_agree" on this path's mean aggregate (1: the intervals overlap; 0:
+ * they are further apart than the intervals; fb_ci_agree) and a note with
+ * both intervals and the verdict.  One repetition has no interval: no key,
+ * and the note says so.  A name declared again in the same section is
+ * ignored.  name, a, b as fb_run_metric's names. */
+void fb_run_agreement(struct fb_run *run, const char *name, const char *a, const char *b);
 /* A one-line remark printed with the results (and kept in JSON "notes"). */
 void fb_run_note(struct fb_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record why the run failed; returns err (a -errno) for `return fb_run_error(...)`. */

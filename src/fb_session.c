@@ -589,6 +589,8 @@ int fb_session_run_point(struct fb_session *s, const struct fb_params *point, js
 	s->point_reps = done;
 	struct fb_run **flat = packed(runs, stride, npaths, done);
 	*entries = rc ? NULL : fb_results_entries(s, point, flat, npaths, done);
+	if (*entries)
+		fb_agree_point(s, point, flat, npaths, done, *entries);
 	free(flat);
 	if (*entries) {
 		char *key = fb_results_point_key(point);

@@ -28,6 +28,8 @@
  * needs native fences; the result says which it got: user_mode_queues).
  */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "benchmarks/profile.h"
@@ -250,30 +252,39 @@ static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(
 	return fixed ? 0 : bm_workload_trace_copy(run, w, queues, nq);
 }
 
-/* ---- compare_model: the model beside the device ---- */
+/* ---- compare_model: the model beside the device ----
+ *
+ * On each repetition's legacy pass, section "compare": that repetition's
+ * native/legacy ratios (its native pass ran just before: fb_session.c runs
+ * a repetition's paths native first), of the device and of the model, and
+ * each path's held waits and interrupts per frame of both.  Each pair is
+ * declared two estimates of one quantity (fb_run_agreement): the harness
+ * puts a 95 % interval across the repetitions on each and says whether the
+ * device and the model agree. */
 
-#define BM_COMPARE_TOLERANCE 0.25       /* native/legacy ratios further apart than this are called out */
-
-/* The native path's pair kept for the legacy run that follows it (the
- * harness runs a repetition's paths one after the other, native first:
- * fb_session.c). */
+/* The native path's pair kept for the legacy pass that follows it. */
 static struct {
 	bool have;
 	struct bm_wl_summary dev, model;
 } bm_compare_native;
 
-/* One ratio's line: device and model, and whether they agree. */
-static void bm_compare_ratio(struct fb_run *run, const char *what, double dn, double dl, double mn, double ml)
+static double bm_ratio(double n, double l)
 {
-	double rd = dl > 0 ? dn / dl : 0, rm = ml > 0 ? mn / ml : 0;
-	double off = rm > 0 ? rd / rm - 1.0 : 0;
-	bool agree = off <= BM_COMPARE_TOLERANCE && off >= -BM_COMPARE_TOLERANCE;
-	fb_run_note(run, "compare_model: %s native/legacy: device %.3g, model %.3g: %s (%+.0f %%; tolerance %.0f %%, "
-		    "the table's intervals with --repetitions)", what, rd, rm, agree ? "agree" : "DISAGREE", off * 100,
-		    BM_COMPARE_TOLERANCE * 100);
+	return l > 0 ? n / l : NAN;
 }
 
-/* On the legacy run: both paths of both backends, side by side. */
+/* name_device and name_model, declared estimates of one quantity. */
+static void bm_compare_pair(struct fb_run *run, const char *name, double dev, double model, const char *unit)
+{
+	char a[96], b[96];
+	snprintf(a, sizeof(a), "%s_device", name);
+	snprintf(b, sizeof(b), "%s_model", name);
+	fb_run_metric(run, a, dev, unit);
+	fb_run_metric(run, b, model, unit);
+	fb_run_agreement(run, name, a, b);
+}
+
+/* On the legacy pass: both paths of both backends, side by side. */
 static void bm_compare_paths(struct fb_run *run, const struct bm_wl_summary *dev, const struct bm_wl_summary *model)
 {
 	if (fb_run_path(run) != FB_PATH_LEGACY) {
@@ -282,24 +293,28 @@ static void bm_compare_paths(struct fb_run *run, const struct bm_wl_summary *dev
 		bm_compare_native.model = *model;
 		return;
 	}
-	if (!bm_compare_native.have)
-		return;                     /* --path legacy alone: nothing to put beside it */
+	if (!bm_compare_native.have) {
+		fb_run_note(run, "compare_model: native/legacy needs both paths (--path both)");
+		return;
+	}
 	const struct bm_wl_summary *nd = &bm_compare_native.dev, *nm = &bm_compare_native.model;
-	bm_compare_ratio(run, "frames/s", nd->frames_per_s, dev->frames_per_s, nm->frames_per_s, model->frames_per_s);
-	bm_compare_ratio(run, "host CPU per frame", nd->host_cpu_us_per_frame, dev->host_cpu_us_per_frame,
-			 nm->host_cpu_us_per_frame, model->host_cpu_us_per_frame);
-	bool held = nd->held_waits_per_frame == nm->held_waits_per_frame &&
-		    dev->held_waits_per_frame == model->held_waits_per_frame;
-	fb_run_note(run, "compare_model: held waits per frame native/legacy: device %.3g/%.3g, model %.3g/%.3g: %s",
-		    nd->held_waits_per_frame, dev->held_waits_per_frame, nm->held_waits_per_frame,
-		    model->held_waits_per_frame, held ? "agree" : "DISAGREE");
-	if (dev->has_interrupts)
-		fb_run_note(run, "compare_model: interrupts per frame native/legacy: device %.3g/%.3g, model %.3g/%.3g",
-			    nd->interrupts_per_frame, dev->interrupts_per_frame, nm->interrupts_per_frame,
-			    model->interrupts_per_frame);
-	else
-		fb_run_note(run, "compare_model: interrupts per frame: the device has no GPU interrupt line to count; "
-			    "model native/legacy %.3g/%.3g", nm->interrupts_per_frame, model->interrupts_per_frame);
+	fb_run_section(run, "compare");
+	bm_compare_pair(run, "frames_per_s_ratio", bm_ratio(nd->frames_per_s, dev->frames_per_s),
+			bm_ratio(nm->frames_per_s, model->frames_per_s), "ratio");
+	bm_compare_pair(run, "host_cpu_per_frame_ratio", bm_ratio(nd->host_cpu_us_per_frame, dev->host_cpu_us_per_frame),
+			bm_ratio(nm->host_cpu_us_per_frame, model->host_cpu_us_per_frame), "ratio");
+	bm_compare_pair(run, "held_waits_per_frame_native", nd->held_waits_per_frame, nm->held_waits_per_frame, "waits");
+	bm_compare_pair(run, "held_waits_per_frame_legacy", dev->held_waits_per_frame, model->held_waits_per_frame,
+			"waits");
+	if (dev->has_interrupts) {
+		bm_compare_pair(run, "interrupts_per_frame_native", nd->interrupts_per_frame, nm->interrupts_per_frame,
+				"irq");
+		bm_compare_pair(run, "interrupts_per_frame_legacy", dev->interrupts_per_frame,
+				model->interrupts_per_frame, "irq");
+	} else {
+		fb_run_note(run, "compare_model: interrupts per frame: the device has no GPU interrupt line to count, "
+			    "so there is nothing to put beside the model's (section model)");
+	}
 	bm_compare_native.have = false;
 }
 
