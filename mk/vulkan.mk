@@ -1,6 +1,7 @@
 # mk/vulkan.mk — the Vulkan probe's deliberately broken variant, linked into
 # the test that must catch it (CONTRIBUTING.md "Conventions": tests that can
-# fail), and that test's order-only need of the binary it runs.
+# fail), and the order-only need of the binary that tests/test_vulkan and
+# tests/test_vk_graph run.
 #
 #   benchmarks/vulkan/probe.c compiled again with -DBM_VK_PROBE_BROKEN (its
 #   fill's destination lacks VK_BUFFER_USAGE_TRANSFER_DST_BIT: the validation
@@ -17,3 +18,6 @@ $(VK_BROKEN_OBJ): benchmarks/vulkan/probe.c mk/vulkan.mk | $(DEPS_STAMP)
 # tests/test_vulkan also runs $(BUILD)/fencebench (order-only: not linked in).
 $(BUILD)/tests/test_vulkan: $(BUILD)/tests/test_vulkan.o $(VK_BROKEN_OBJ) $(LIB) | $(FENCEBENCH)
 	$(CC) $(ALL_LDFLAGS) $^ -lcmocka $(LDLIBS_FB) -o $@
+
+# tests/test_vk_graph runs $(BUILD)/fencebench too (compare_model).
+$(BUILD)/tests/test_vk_graph: | $(FENCEBENCH)

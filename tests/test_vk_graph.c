@@ -9,7 +9,12 @@
  *   - a legacy scheduler that submits held work before the value arrives
  *     (broken_early_release) is caught: a queue held behind a gate runs;
  *   - a deadlock fails the CPU wait within the watchdog's bound, naming each
- *     queue's wait, and the teardown drains.
+ *     queue's wait, and the teardown drains;
+ *   - `fencebench run frame --set compare_model=true` (the binary, lavapipe
+ *     only, validate=true: any message fails) puts the device's and the
+ *     model's native/legacy ratios side by side, each with its 95 % interval
+ *     across 3 repetitions, and a verdict on each pair; with one repetition
+ *     it says there is no interval and gives no verdict.
  * Runs on lavapipe here (allow_cpu): tiny durations keep it fast, since its
  * "GPU" is this machine's CPUs.  No Vulkan device: skipped, saying why. */
 #include <dlfcn.h>
@@ -20,7 +25,13 @@
 #include "benchmarks/replay.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
-#include "tests/fb_test.h"
+#include "tests/fb_test_exec.h"
+
+#define LVP_ICD "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+
+static char fencebench[PATH_MAX + 16];
+static char tmpdir[] = "/tmp/fb_test_vk_graph.XXXXXX";
+FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
 
 /* Under ASan: what the Vulkan loader, the validation layer and lavapipe
  * leak at exit is theirs, suppressed by their module's name (never a frame
@@ -331,6 +342,153 @@ static void deadlock_fails_naming_each_wait(void **state)
 	}
 }
 
-FB_TEST_MAIN(cmocka_unit_test(frame_both_strategies), cmocka_unit_test(ring_heap_both_strategies),
-	     cmocka_unit_test(pipeline_and_async_both_strategies), cmocka_unit_test(replay_files_count_as_on_the_model),
-	     cmocka_unit_test(legacy_hold_waits_for_the_value), cmocka_unit_test(deadlock_fails_naming_each_wait))
+/* ---- compare_model through the binary ---- */
+
+/* fencebench run frame on lavapipe alone, compare_model and validate on,
+ * reps repetitions: its JSON document; NULL (skipped) without lavapipe. */
+static json_t *compare_run(const char *reps, const char *out)
+{
+	if (access(LVP_ICD, R_OK)) {
+		fb_skip("no lavapipe here (scripts/install-deps.sh installs it)");
+		return NULL;
+	}
+	fb_need_binary(fencebench);
+	setenv("VK_DRIVER_FILES", LVP_ICD, 1);
+	setenv("VK_ICD_FILENAMES", LVP_ICD, 1);
+	const char *argv[] = { fencebench, "run", "frame", "--set", "backend=vulkan", "--set", "allow_cpu=true",
+			       "--set", "compare_model=true", "--set", "validate=true", "--path", "both",
+			       "--repetitions", reps, "--duration", "0.1s", "--warmup", "0.02s", "--format", "json",
+			       "--out", out, "-q", NULL };
+	return fb_exec_json(tmpdir, argv, out);
+}
+
+static const char *meta(json_t *e, const char *key)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(e, "fencebench"), key));
+	return v ? v : "";
+}
+
+/* The entry of section and path whose aggregate_name is agg (NULL: the
+ * iteration entry of repetition 0); fails the test when there is none. */
+static json_t *entry_of(json_t *doc, const char *section, const char *path, const char *agg)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, e) {
+		const char *a = json_string_value(json_object_get(e, "aggregate_name"));
+		if (strcmp(meta(e, "section"), section) || strcmp(meta(e, "path"), path))
+			continue;
+		if (agg ? a && !strcmp(a, agg) : !a && json_integer_value(json_object_get(e, "repetition_index")) == 0)
+			return e;
+	}
+	fail_msg("no %s/%s %s entry", section, path, agg ? agg : "iteration");
+	return NULL;
+}
+
+static double num(json_t *e, const char *key)
+{
+	json_t *v = json_object_get(e, key);
+	if (!json_is_number(v))
+		fail_msg("%s: no number %s", json_string_value(json_object_get(e, "name")), key);
+	return json_number_value(v);
+}
+
+/* Every entry that reports validation messages reports none, and the device's do. */
+static void no_validation_message(json_t *doc)
+{
+	size_t i, device = 0;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, e) {
+		if (!json_object_get(e, "validation_errors"))
+			continue;
+		if (num(e, "validation_errors") != 0)
+			fail_msg("%s: validation messages", json_string_value(json_object_get(e, "name")));
+		device += !*meta(e, "section");
+	}
+	assert_true(device > 0);
+}
+
+static bool has_note(json_t *doc, const char *a, const char *b)
+{
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(json_object_get(doc, "context"), "notes"), i, n)
+		if (strstr(json_string_value(n), a) && (!b || strstr(json_string_value(n), b)))
+			return true;
+	return false;
+}
+
+static void compare_model_puts_intervals_and_a_verdict(void **state)
+{
+	(void)state;
+	json_t *doc = compare_run("3", fb_tmp_path(tmpdir, "cmp3.json"));
+	if (!doc)
+		return;
+	no_validation_message(doc);
+	json_t *mean = entry_of(doc, "compare", "legacy", "mean");
+	static const char *const ratios[] = { "frames_per_s_ratio", "host_cpu_per_frame_ratio" };
+	static const char *const sides[] = { "device", "model" };
+	char k[128];
+	for (size_t r = 0; r < 2; r++) {
+		for (size_t s = 0; s < 2; s++) {
+			snprintf(k, sizeof(k), "%s_%s", ratios[r], sides[s]);
+			double v = num(mean, k);
+			snprintf(k, sizeof(k), "%s_%s_ci_lo", ratios[r], sides[s]);
+			double lo = num(mean, k);
+			snprintf(k, sizeof(k), "%s_%s_ci_hi", ratios[r], sides[s]);
+			double hi = num(mean, k);
+			print_message("%s_%s %.3g [%.3g, %.3g]\n", ratios[r], sides[s], v, lo, hi);
+			assert_true(v > 0 && lo <= v && v <= hi);
+		}
+		snprintf(k, sizeof(k), "%s_agree", ratios[r]);
+		double verdict = num(mean, k);
+		assert_true(verdict == 0 || verdict == 1);
+		snprintf(k, sizeof(k), "legacy %s: device", ratios[r]);
+		assert_true(has_note(doc, k, verdict == 1 ? ": agree" : ": DISAGREE"));
+	}
+	/* the counts follow the graph on both: 0 and its 4 queue Waits, the same every repetition */
+	assert_true(num(mean, "held_waits_per_frame_native_device") == 0);
+	assert_true(num(mean, "held_waits_per_frame_legacy_device") == 4);
+	assert_true(num(mean, "held_waits_per_frame_legacy_model") == 4);
+	assert_true(num(mean, "held_waits_per_frame_native_agree") == 1);
+	assert_true(num(mean, "held_waits_per_frame_legacy_agree") == 1);
+	/* lavapipe raises no interrupt: nothing beside the model's, and no verdict */
+	assert_null(json_object_get(mean, "interrupts_per_frame_legacy_agree"));
+	assert_true(has_note(doc, "the device has no GPU interrupt line to count", NULL));
+	json_decref(doc);
+}
+
+static void compare_model_one_repetition_gives_no_verdict(void **state)
+{
+	(void)state;
+	json_t *doc = compare_run("1", fb_tmp_path(tmpdir, "cmp1.json"));
+	if (!doc)
+		return;
+	no_validation_message(doc);
+	json_t *it = entry_of(doc, "compare", "legacy", NULL);
+	assert_true(num(it, "frames_per_s_ratio_device") > 0 && num(it, "frames_per_s_ratio_model") > 0);
+	assert_null(json_object_get(it, "frames_per_s_ratio_device_ci_lo"));
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, e) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(e, key, v)
+			if (strstr(key, "_agree"))
+				fail_msg("a verdict from one repetition: %s", key);
+	}
+	assert_true(has_note(doc, "legacy frames_per_s_ratio: one repetition, so no 95 % interval and no verdict", NULL));
+	json_decref(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(frame_both_strategies), cmocka_unit_test(ring_heap_both_strategies),
+		cmocka_unit_test(pipeline_and_async_both_strategies), cmocka_unit_test(replay_files_count_as_on_the_model),
+		cmocka_unit_test(legacy_hold_waits_for_the_value), cmocka_unit_test(deadlock_fails_naming_each_wait),
+		cmocka_unit_test(compare_model_puts_intervals_and_a_verdict),
+		cmocka_unit_test(compare_model_one_repetition_gives_no_verdict),
+	};
+	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
+}
