@@ -474,43 +474,86 @@ static char *report_of(const char *input, const char *out)
 	return slurp_in(tmp_path(out), "report.md");
 }
 
-/* The frame fixture as a compare_model run on a Vulkan device: its two
- * paths the device's (main section, backend=vulkan compare_model=true), and
- * a copy of each as the model's (section "model") with the native path's
- * host CPU per frame set to model_native_cpu. */
-static const char *beside_fixture(double model_native_cpu, const char *out)
+/* A compare entry of the legacy path (section "compare"): run_type and
+ * aggregate_name as given (NULL: an iteration entry), repetitions reps, the
+ * fencebench block of the device's legacy entry b. */
+static json_t *compare_entry(json_t *b, const char *agg, int reps)
+{
+	json_t *e = json_object(), *fb = json_deep_copy(json_object_get(b, "fencebench"));
+	json_object_set_new(fb, "section", json_string("compare"));
+	json_object_set_new(fb, "units", json_object());
+	json_object_set_new(e, "fencebench", fb);
+	char name[128];
+	snprintf(name, sizeof(name), "frame/compare/path:legacy%s%s", agg ? "_" : "", agg ? agg : "");
+	json_object_set_new(e, "name", json_string(name));
+	json_object_set_new(e, "run_name", json_string("frame/compare/path:legacy"));
+	json_object_set_new(e, "run_type", json_string(agg ? "aggregate" : "iteration"));
+	if (agg)
+		json_object_set_new(e, "aggregate_name", json_string(agg));
+	json_object_set_new(e, "repetitions", json_integer(reps));
+	return e;
+}
+
+static void put3(json_t *e, const char *key, double v, double lo, double hi)
+{
+	char k[128];
+	json_object_set_new(e, key, json_real(v));
+	snprintf(k, sizeof(k), "%s_ci_lo", key);
+	json_object_set_new(e, k, json_real(lo));
+	snprintf(k, sizeof(k), "%s_ci_hi", key);
+	json_object_set_new(e, k, json_real(hi));
+}
+
+/* The frame fixture as a compare_model run on a Vulkan device (main
+ * section, backend=vulkan compare_model=true) with its section "compare":
+ * host CPU per frame native/legacy 0.6 [0.5, 0.7] on the device and 0.3
+ * [model_lo, model_hi] in the model, verdict agree (1) or not (0), over 3
+ * repetitions (mean and median aggregates); reps 1: one iteration entry,
+ * no interval, no verdict. */
+static const char *beside_fixture(double model_lo, double model_hi, int agree, int reps, const char *out)
 {
 	json_error_t err;
 	json_t *d = json_load_file(fixture("frame"), 0, &err);
 	if (!d)
 		fail_msg("%s: %s", fixture("frame"), err.text);
-	json_t *benches = json_object_get(d, "benchmarks"), *model = json_array();
+	json_t *benches = json_object_get(d, "benchmarks"), *legacy = NULL;
 	size_t i;
 	json_t *b;
 	json_array_foreach(benches, i, b) {
 		json_t *fb = json_object_get(b, "fencebench"), *params = json_object_get(fb, "params");
 		json_object_set_new(params, "backend", json_string("vulkan"));
 		json_object_set_new(params, "compare_model", json_string("true"));
-		json_t *m = json_deep_copy(b);
-		bool native = !strcmp(json_string_value(json_object_get(fb, "path")), "native");
-		json_object_set_new(json_object_get(m, "fencebench"), "section", json_string("model"));
-		json_object_set_new(m, "name", json_string(native ? "frame/model/path:native" : "frame/model/path:legacy"));
-		json_object_set_new(m, "run_name", json_object_get(m, "name"));
-		json_incref(json_object_get(m, "name"));
-		if (native)
-			json_object_set_new(m, "host_cpu_per_frame", json_real(model_native_cpu));
-		json_array_append_new(model, m);
+		if (!strcmp(json_string_value(json_object_get(fb, "path")), "legacy"))
+			legacy = b;
 	}
-	json_array_extend(benches, model);
-	json_decref(model);
+	assert_non_null(legacy);
+	const char *aggs[] = { "mean", "median" };
+	for (int a = 0; a < (reps > 1 ? 2 : 1); a++) {
+		json_t *e = compare_entry(legacy, reps > 1 ? aggs[a] : NULL, reps);
+		if (reps > 1) {
+			put3(e, "host_cpu_per_frame_ratio_device", 0.6, 0.5, 0.7);
+			put3(e, "host_cpu_per_frame_ratio_model", 0.3, model_lo, model_hi);
+			put3(e, "held_waits_per_frame_legacy_device", 4, 4, 4);
+			put3(e, "held_waits_per_frame_legacy_model", 4, 4, 4);
+			if (a == 0) {
+				json_object_set_new(e, "host_cpu_per_frame_ratio_agree", json_integer(agree));
+				json_object_set_new(e, "held_waits_per_frame_legacy_agree", json_integer(1));
+			}
+		} else {
+			json_object_set_new(e, "host_cpu_per_frame_ratio_device", json_real(0.6));
+			json_object_set_new(e, "host_cpu_per_frame_ratio_model", json_real(0.3));
+		}
+		json_array_append_new(benches, e);
+	}
 	const char *path = tmp_path(out);
 	assert_int_equal(json_dump_file(d, path, JSON_INDENT(1)), 0);
 	json_decref(d);
 	return path;
 }
 
-/* "The model beside a real GPU": only for a compare_model run, its ratios
- * side by side, a ratio further than 25 % from the device's called out. */
+/* "The model beside a real GPU": only for a compare_model run; the device's
+ * and the model's values with their 95 % intervals and the run's verdict;
+ * one repetition: no interval, no verdict. */
 static void model_beside_a_real_gpu(void **state)
 {
 	(void)state;
@@ -518,14 +561,18 @@ static void model_beside_a_real_gpu(void **state)
 	char *md = report_of(fixture("frame"), "beside-none");
 	assert_lacks(md, "The model beside a real GPU");
 	free(md);
-	md = report_of(beside_fixture(25.0, "beside.json"), "beside-agree");
+	md = report_of(beside_fixture(0.1, 0.55, 1, 3, "beside.json"), "beside-agree");
 	assert_contains(md, "## The model beside a real GPU");
-	assert_contains(md, "| frame | frames/s |");
-	assert_lacks(md, "differ (");
+	assert_contains(md, "| host CPU per frame native ÷ legacy | 0.6 [0.5–0.7] | 0.3 [0.1–0.55] | agree |");
+	assert_contains(md, "| held waits per frame, legacy | 4 [4–4] | 4 [4–4] | agree |");
+	assert_lacks(md, "DISAGREE**");
 	free(md);
-	md = report_of(beside_fixture(5.0, "beside2.json"), "beside-differ");
-	assert_contains(md, "| frame | host CPU per frame (µs) |");
-	assert_contains(md, "differ (");
+	md = report_of(beside_fixture(0.25, 0.35, 0, 3, "beside2.json"), "beside-differ");
+	assert_contains(md, "| host CPU per frame native ÷ legacy | 0.6 [0.5–0.7] | 0.3 [0.25–0.35] | **DISAGREE** |");
+	free(md);
+	md = report_of(beside_fixture(0, 0, 0, 1, "beside1.json"), "beside-one");
+	assert_contains(md, "| host CPU per frame native ÷ legacy | 0.6 | 0.3 | no interval (one repetition) |");
+	assert_lacks(md, "| agree |");
 	free(md);
 }
 

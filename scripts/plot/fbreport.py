@@ -510,45 +510,65 @@ def _checks(files):
     return doc.Bullets(out)
 
 
-BESIDE_TOLERANCE = 0.25   # native/legacy ratios further apart than this are called out (the run's own notes use it too)
-BESIDE_ROWS = (("frames/s", "frames_per_s"), ("host CPU per frame (µs)", "host_cpu_per_frame"),
-               ("held waits per frame", "held_waits_per_frame"), ("interrupts per frame", "interrupts_per_frame"))
+# The quantities compare_model puts side by side (section "compare", on the legacy entries: each
+# repetition's device and model values as NAME_device and NAME_model, the verdict NAME_agree on the
+# mean aggregate), in the order shown.
+BESIDE_ROWS = (("frames/s native ÷ legacy", "frames_per_s_ratio"),
+               ("host CPU per frame native ÷ legacy", "host_cpu_per_frame_ratio"),
+               ("held waits per frame, native", "held_waits_per_frame_native"),
+               ("held waits per frame, legacy", "held_waits_per_frame_legacy"),
+               ("interrupts per frame, native", "interrupts_per_frame_native"),
+               ("interrupts per frame, legacy", "interrupts_per_frame_legacy"))
 
 
-def _ratio(n, lg):
-    return n / lg if n is not None and lg else None
+def _beside_cell(run, key):
+    """"1.02 [0.95–1.09]": the mean of the repetitions with its 95 % interval; the one value
+    of a single repetition; "—" where the run has none (a device without interrupt lines)."""
+    if run is None:
+        return "—"
+    if run.repetitions > 1:
+        v, lo, hi = (run.mean.get(f"{key}{s}") for s in ("", "_ci_lo", "_ci_hi"))
+        if v is not None and lo is not None and hi is not None:
+            return f"{v:.3g} [{lo:.3g}–{hi:.3g}]"
+    v = run.get(key)
+    return "—" if v is None else f"{v:.3g}"
 
 
-def _beside_cell(x):
-    return "—" if x is None else f"{x:.3g}"
+def _beside_verdict(run, key):
+    if run is None or run.repetitions < 2:
+        return "no interval (one repetition)"
+    v = run.mean.get(f"{key}_agree")
+    return "—" if v is None else "agree" if v == 1 else "**DISAGREE**"
 
 
 def _beside_gpu(files):
     """The model beside a real GPU: runs made with backend=vulkan compare_model=true (the device in the
-    main section, the model in section "model"), native/legacy of both.  [] when no such run."""
+    main section, the model in section "model", the two side by side in section "compare").  [] when
+    no such run."""
     rows = []
     for label, dn, dl in _pairs(files):
         if dn.params.get("backend") != "vulkan" or dn.params.get("compare_model") != "true":
             continue
-        mn, ml = fr.pair(files, dn.scenario, "model", dn.point)
-        if mn is None or ml is None:
+        _, cmp = fr.pair(files, dn.scenario, "compare", dn.point)
+        if cmp is None:
             continue
         for name, key in BESIDE_ROWS:
-            rd, rm = _ratio(dn.get(key), dl.get(key)), _ratio(mn.get(key), ml.get(key))
-            verdict = "—"
-            if rd is not None and rm:
-                verdict = "agree" if abs(rd / rm - 1) <= BESIDE_TOLERANCE else f"differ ({rd / rm - 1:+.0%})"
-            rows.append((label, name, _beside_cell(dn.get(key)), _beside_cell(dl.get(key)), _beside_cell(rd),
-                         _beside_cell(mn.get(key)), _beside_cell(ml.get(key)), _beside_cell(rm), verdict))
+            if cmp.get(f"{key}_device") is None and cmp.get(f"{key}_model") is None:
+                continue
+            dev = cmp if cmp.get(f"{key}_device") is not None else None
+            rows.append((label, name, _beside_cell(dev, f"{key}_device"), _beside_cell(cmp, f"{key}_model"),
+                         _beside_verdict(dev, key)))
     if not rows:
         return []
     return [doc.Para("The same frame graph on a Vulkan device (`--set backend=vulkan`) and in the model under "
-                     "the run's timing profile (`--set compare_model=true`): native and legacy of each, and "
-                     f"whether the native/legacy ratios are within {BESIDE_TOLERANCE:.0%} of each other "
-                     "(`—`: a number the device cannot give, as interrupts on a CPU implementation)."),
-            _table(("workload", "metric", "device native", "device legacy", "device n/l", "model native",
-                    "model legacy", "model n/l", "ratios"),
-                   ("---", "---", "--:", "--:", "--:", "--:", "--:", "--:", "---"), rows)]
+                     "the run's timing profile (`--set compare_model=true`): each repetition's native ÷ legacy "
+                     "ratios (its two paths run one after the other) and each path's counts, as the mean of "
+                     "the repetitions with its 95 % interval. They agree where the two intervals overlap, "
+                     "and DISAGREE where they are further apart than the intervals; one repetition has no "
+                     "interval and gets no verdict (`—`: a number the device cannot give, as interrupts on "
+                     "a CPU implementation)."),
+            _table(("workload", "quantity", "device", "model", "device and model"),
+                   ("---", "---", "--:", "--:", "---"), rows)]
 
 
 def _not_drawn(drawn):

@@ -10,7 +10,8 @@ load() validates a file completely before anything is drawn, and raises
 InputError with one line naming the file and the bad part.  With several
 repetitions (each entry says how many: `--target-ci` repeats each point as it
 needs) the median aggregate stands for each run (Google Benchmark's
-"<run_name>_median" entry); otherwise the single iteration entry does.  Its
+"<run_name>_median" entry; its mean aggregate is kept beside it as Run.mean);
+otherwise the single iteration entry does.  Its
 intervals are counters too: M_ci_lo, M_ci_hi, M_ci_level (the coverage the
 interval has) and, where it is the range of too few repetitions for 95 %,
 M_ci_range (how many), and on native runs M_vs_legacy with its own (fbtext.pm
@@ -46,6 +47,8 @@ class Run:
     repetitions: int
     source: str           # the file it came from
     stddev: dict = field(default_factory=dict)   # counter -> stddev over the repetitions (reps > 1)
+    mean: dict = field(default_factory=dict)     # the mean aggregate's counters, its intervals and
+                                                 # verdicts (name_agree) among them (reps > 1)
 
     def get(self, name, default=None):
         return self.counters.get(name, default)
@@ -118,7 +121,7 @@ def _entry_run(path, i, b, reps):
     kind = b.get("aggregate_name") if run_type == "aggregate" else "iteration"
     if _is_number(b.get("repetitions")) and b["repetitions"] >= 1:
         reps = int(b["repetitions"])       # its own count: --target-ci repeats each point as it needs
-    if kind not in (("median", "stddev") if reps > 1 else ("iteration",)):
+    if kind not in (("median", "stddev", "mean") if reps > 1 else ("iteration",)):
         return None
     counters = {}
     for k, v in b.items():
@@ -218,15 +221,15 @@ def load(path):
     reps = ctx.get("repetitions", 1)
     reps = int(reps) if _is_number(reps) and reps >= 1 else 1
     rf = ResultFile(path=path, context=ctx)
-    seen, spread = {}, {}
+    seen, spread, means = {}, {}, {}
     for i, b in enumerate(benches):
         got = _entry_run(path, i, b, reps)
         if got is None:
             continue
         run, kind = got
         key = (run.scenario, run.section, run.path, run.point)
-        if kind == "stddev":
-            spread[key] = run.counters
+        if kind in ("stddev", "mean"):
+            (spread if kind == "stddev" else means)[key] = run.counters
             continue
         if key in seen:
             _fail(path, f'benchmarks[{i}] repeats benchmarks[{seen[key]}] ("{b["name"]}")')
@@ -234,6 +237,7 @@ def load(path):
         rf.runs.append(run)
     for run in rf.runs:
         run.stddev = spread.get((run.scenario, run.section, run.path, run.point), {})
+        run.mean = means.get((run.scenario, run.section, run.path, run.point), {})
     if reps > 1:
         _recompute_intervals(rf, benches)
     if not rf.runs:
