@@ -54,7 +54,8 @@
 	FB_PARAM_INT("device", "index", -1, -1, 63, "backend=vulkan: the device (-1: the first real GPU)"),      \
 	FB_PARAM_BOOL("allow_cpu", false, "backend=vulkan: accept a CPU implementation (lavapipe)"),             \
 	FB_PARAM_BOOL("compare_model", false, "backend=vulkan: run the same frame graph in the model too "      \
-		      "(under --set profile=), side by side")
+		      "(under --set profile=), side by side (--path both; --repetitions 2 or more: 95 % "       \
+		      "intervals and a verdict)")
 
 static const struct fb_param frame_params[] = {
 	FB_PARAM_ENUM("queues", "user", "submission of the three queues (user-mode needs native fences)", "user",
