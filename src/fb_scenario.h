@@ -90,8 +90,8 @@
  *   fb_run_continue, fb_run_pin_self  |
  *   fb_run_thread, fb_run_thread_self | any thread (serialized inside; not hot path)
  *   measure_begin/end, section,       | the thread that run() was called on, only
- *   metric, latency, hist, note, error,|
- *   agreement                         |
+ *   metric, latency, hist, agreement, |
+ *   note, error                       |
  *
  * None of these block except fb_run_measure_begin/end, which may wait (bounded)
  * for perf stat's ack on --perf-ctl-fd.  None is meant for a hot loop except
