@@ -10,7 +10,9 @@
  *     bm_profile_load loads, says it came from a CPU implementation, and
  *     that `run analogs` runs under, n/a beside the ops it lacks;
  *   - without --allow-cpu lavapipe is refused, and without any Vulkan
- *     driver calibrate says so: one line, exit 2, nothing written.
+ *     driver calibrate says so: one line, exit 2, nothing written;
+ *   - `run frame --set backend=vulkan --trace` writes the device's timeline
+ *     on both paths (the counts behind it: tests/test_vk_graph.c).
  *
  * Rounds are few (10): the suite runs on 2 CPUs, and these tests check
  * behaviour and counts, never speed.  A machine without the loader or
@@ -322,10 +324,41 @@ static void no_vulkan_driver_is_one_line_exit_2(void **state)
 	unsetenv("VK_ICD_FILENAMES");
 }
 
+/* --trace on the Vulkan backend: both paths' queue tracks with the lists'
+ * work, legacy's holds, the CPU waits, and the notes saying how GPU times
+ * became host times. */
+static void run_frame_on_lavapipe_writes_a_trace(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	const char *t = fb_tmp_path(tmpdir, "vk-trace.json");
+	const char *args[] = { "run", "frame", "--set", "backend=vulkan", "--set", "allow_cpu=true", "--set",
+			       "validate=true", "--path", "both", "--iterations", "4", "--warmup", "0", "--trace", t,
+			       "-q", NULL };
+	struct fb_exec_result r = fb_exec_args(tmpdir, fencebench, args);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_non_null(strstr(r.out, "trace (legacy): 32 work spans from GPU timestamps, 16 holds"));
+	assert_non_null(strstr(r.out, "trace (native): 32 work spans from GPU timestamps, 0 holds"));
+	assert_non_null(strstr(r.out, "by a host read at start-up"));
+	fb_exec_free(&r);
+	char *text = fb_slurp(t);
+	assert_non_null(text);
+	const char *want[] = { "\"native: queues\"", "\"legacy: queues\"", "\"legacy: CPU threads\"", "\"prepass\"",
+			       "\"tex4\"", "\"Wait (held on the CPU)\"", "\"CPU wait\"", "\"direct0\"" };
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		if (!strstr(text, want[k]))
+			fail_msg("the trace lacks %s", want[k]);
+	free(text);
+	unlink(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_probe_is_clean_under_validation_and_a_broken_one_is_caught),
+		cmocka_unit_test(run_frame_on_lavapipe_writes_a_trace),
 		cmocka_unit_test(calibrate_writes_a_lavapipe_profile),
 		cmocka_unit_test(a_failed_write_keeps_the_old_profile),
 		cmocka_unit_test(analogs_runs_under_a_vulkan_profile),
