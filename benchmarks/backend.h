@@ -115,6 +115,10 @@ struct bm_backend_ops {
 	int (*trace_start)(void *be, int broken);
 	void (*trace_cpu_wait)(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, uint64_t t1);
 	int (*trace_copy)(void *be, struct fb_trace *t, const char *label, struct bm_trace_counts *c);
+	/* while tracing, after a drain: q's completed lists since trace_start, in
+	 * order, their start and end on the host clock (lf_now_ns, from GPU
+	 * timestamps); *n of them (at most max).  0 / -ENOTSUP (no timestamps) */
+	int (*work_spans)(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 };
 
 #endif

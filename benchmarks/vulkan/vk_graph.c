@@ -776,5 +776,5 @@ static const struct bm_backend_ops bm_vkg_ops = {
 	.event_create = vkg_event_create, .event_destroy = vkg_event_destroy, .event_set = vkg_event_set,
 	.set_event = vkg_set_event, .event_wait_any = vkg_event_wait_any,
 	.snap = vkg_snap, .validation_message = vkg_validation_message, .down = vkg_down,
-	.trace_start = vkg_trace_start, .trace_cpu_wait = vkg_trace_cpu_wait, .trace_copy = vkg_trace_copy,
+	.trace_start = vkg_trace_start, .trace_cpu_wait = vkg_trace_cpu_wait, .trace_copy = vkg_trace_copy, .work_spans = vkg_work_spans,
 };

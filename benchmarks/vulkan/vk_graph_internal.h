@@ -198,6 +198,7 @@ void vkg_trace_work_locked(struct vkg *g, struct bm_queue *q, size_t i, const ui
 int vkg_trace_start(void *be, int broken);
 void vkg_trace_cpu_wait(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, uint64_t t1);
 int vkg_trace_copy(void *be, struct fb_trace *t, const char *label, struct bm_trace_counts *c);
+int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 /* vk_irq.c: the GPU drivers' lines of path (/proc/interrupts) summed over CPUs into *count,
  * their names into names (NULL: not wanted); false: no such line, or no file */
 bool vkg_irq_read(const char *path, uint64_t *count, char *names, size_t len);

@@ -135,6 +135,42 @@ static int vkg_tev_by_start(const void *pa, const void *pb)
 	return a->t1 < b->t1 ? -1 : a->t1 > b->t1;
 }
 
+/* q's work records, in GPU time order, into w (room for g->ntev): how many.
+ * g->lock held. */
+static size_t vkg_work_of_locked(struct vkg *g, const struct bm_queue *q, struct vkg_tev *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->ntev; i++)
+		if (g->tev[i].kind == VKG_T_WORK && g->tev[i].q == q->slot)
+			w[n++] = g->tev[i];
+	qsort(w, n, sizeof(*w), vkg_tev_by_start);
+	return n;
+}
+
+int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n)
+{
+	struct vkg *g = be;
+	*n = 0;
+	if (!q->qp)
+		return -ENOTSUP;
+	pthread_mutex_lock(&g->lock);
+	vkg_busy_locked(g, q);
+	struct vkg_tev *w = malloc((g->ntev ? g->ntev : 1) * sizeof(*w));
+	if (!w) {
+		pthread_mutex_unlock(&g->lock);
+		return -ENOMEM;
+	}
+	size_t k = vkg_work_of_locked(g, q, w);
+	for (size_t i = 0; i < k && i < max; i++) {
+		t0[i] = vkg_host_ns(g, w[i].t0);
+		t1[i] = vkg_host_ns(g, w[i].t1);
+	}
+	*n = k < max ? k : max;
+	free(w);
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
 /* The queues' work spans, track by track in GPU time order (they are
  * recorded as command buffers are recycled, not in order), each from the
  * last one's end at the earliest. */
@@ -146,11 +182,7 @@ static void vkg_copy_work(struct vkg *g, struct fb_trace *t, const char *label, 
 	if (!w)
 		abort();                        /* as the trace's own allocations (fb_trace.h) */
 	for (size_t qi = 0; qi < g->nq; qi++) {
-		size_t n = 0;
-		for (size_t i = 0; i < g->ntev; i++)
-			if (g->tev[i].kind == VKG_T_WORK && g->tev[i].q == g->q[qi]->slot)
-				w[n++] = g->tev[i];
-		qsort(w, n, sizeof(*w), vkg_tev_by_start);
+		size_t n = vkg_work_of_locked(g, g->q[qi], w);
 		unsigned track = n ? fb_trace_track(t, group, g->q[qi]->name) : 0;
 		uint64_t last = 0;
 		for (size_t i = 0; i < n; i++) {
