@@ -34,7 +34,9 @@
  * leak at exit is theirs, suppressed by their module's name (never a frame
  * of ours); under TSan, the validation layer's race between its own
  * threads on its own locks (a rwlock freed by one while its queue thread
- * unlocks it), by the same name.  The modules are kept mapped (RTLD_NODELETE) so that the leak
+ * unlocks it), and the lock-order cycle it reports between two of the
+ * layer's own mutexes (both acquisitions inside the layer, on a queue
+ * thread of its own), by the same name.  The modules are kept mapped (RTLD_NODELETE) so that the leak
  * reports can name them after the loader closed them. */
 static const char *const vk_modules[] = { "libvulkan.so.1", "libVkLayer_khronos_validation.so", "libvulkan_lvp.so" };
 
@@ -54,7 +56,7 @@ const char *__lsan_default_suppressions(void)
 const char *__tsan_default_suppressions(void);
 const char *__tsan_default_suppressions(void)
 {
-	return "race:libVkLayer_khronos_validation.so\n";
+	return "race:libVkLayer_khronos_validation.so\ndeadlock:libVkLayer_khronos_validation.so\n";
 }
 
 #define US 1000ull
