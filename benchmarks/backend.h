@@ -26,6 +26,7 @@
  *   event_wait_any              the workload's thread             yes, up to ns (< 0: forever)
  *   snap                        the workload's thread             settles first (bounded)
  *   down                        the workload's thread             drains, bounded by stall_ns
+ *   trace_*                     the workload's thread             no (copy: after a drain)
  */
 #ifndef BM_BACKEND_H
 #define BM_BACKEND_H
@@ -41,6 +42,7 @@ struct bm_queue;
 struct bm_fence;
 struct bm_list;
 struct bm_event;
+struct fb_trace;
 
 enum bm_backend_kind { BM_BACKEND_MODEL, BM_BACKEND_VULKAN };
 
@@ -59,6 +61,14 @@ struct bm_be_counters {
 	uint64_t busy_ns[BM_BE_ENGINES];
 	struct bm_host host;            /* application thread, and the host's own threads */
 	bool has_interrupts, has_lost, has_busy, validating;
+};
+
+/* What a backend's trace copy drew (trace_copy). */
+struct bm_trace_counts {
+	size_t work, holds, cpu_waits;  /* spans: lists' work on the GPU, held Waits, CPU waits */
+	size_t clamped;                 /* work spans started before the queue's previous one ended, clamped */
+	uint64_t dropped;               /* records past the backend's bound, not kept */
+	char clock[200];                /* how GPU times became host times (one line) */
 };
 
 struct bm_backend_ops {
@@ -97,6 +107,18 @@ struct bm_backend_ops {
 	void (*validation_message)(void *be, char *buf, size_t len);
 	/* drain (bounded) and free what the backend owns: 0 / -ETIMEDOUT */
 	int (*down)(void *be);
+	/* --trace where the backend records its own timeline (NULL: it does not;
+	 * the model's goes through its stack, trace_rig.h).  start: record from
+	 * now (broken: tests only, 0); cpu_wait: the application's CPU wait on
+	 * f >= v (f may be NULL: several) from t0 to t1 (lf_now_ns); copy: the
+	 * records into t, track groups "<label>: ...", after a drain: 0 / -errno */
+	int (*trace_start)(void *be, int broken);
+	void (*trace_cpu_wait)(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, uint64_t t1);
+	int (*trace_copy)(void *be, struct fb_trace *t, const char *label, struct bm_trace_counts *c);
+	/* while tracing, after a drain: q's completed lists since trace_start, in
+	 * order, their start and end on the host clock (lf_now_ns, from GPU
+	 * timestamps); *n of them (at most max).  0 / -ENOTSUP (no timestamps) */
+	int (*work_spans)(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 };
 
 #endif

@@ -193,9 +193,12 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct bm_fence *f, uint64_t v)
 	int rc = bm_set_event(w, f, v, w->ev);
 	if (!rc)
 		rc = bm_wl_watched(w, bm_wl_event_wait, w->ev, f, v, NULL);
+	uint64_t t1 = lf_now_ns();
 	if (w->kind == BM_BACKEND_MODEL)
 		rt_fence_trace_wait(bm_model_fence(f), v, t0, rc);   /* the timeline's CPU wait (when tracing) */
-	w->cpu_wait_ns += lf_now_ns() - t0;
+	else if (w->ops->trace_cpu_wait)
+		w->ops->trace_cpu_wait(w->be, f, v, t0, t1);
+	w->cpu_wait_ns += t1 - t0;
 	w->cpu_waits++;
 	if (!rc && w->debug)
 		rt_debug_cpu_waited(w->debug, bm_model_fence(f), v);
@@ -736,7 +739,11 @@ static int bm_async_pick(struct bm_async *a, int forced)
 			       : bm_wl_watched(a->w, bm_async_wait_stage, a->handles[forced], NULL, 0, "the stage's event");
 	if (forced >= 0 && stage == 0)
 		stage = forced;
-	a->w->cpu_wait_ns += lf_now_ns() - t0;
+	uint64_t t1 = lf_now_ns();
+	if (a->w->kind != BM_BACKEND_MODEL && a->w->ops->trace_cpu_wait)   /* the timeline's CPU wait: either stage */
+		a->w->ops->trace_cpu_wait(a->w->be, stage >= 0 ? a->fences[stage] : NULL, stage >= 0 ? a->armed[stage] : 0,
+					  t0, t1);
+	a->w->cpu_wait_ns += t1 - t0;
 	a->w->cpu_waits++;
 	/* a stage past its throttle ran because its fence reached the armed value */
 	if (stage >= 0 && a->w->debug && a->frames[stage] > a->cpu_latency)

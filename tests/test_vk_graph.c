@@ -15,16 +15,24 @@
  *     model's native/legacy ratios side by side, each with its 95 % interval
  *     across 3 repetitions, and a verdict on each pair; with one repetition
  *     it says there is no interval and gives no verdict.
+ *   - --trace's timeline (vk_trace.c) of `frame`: valid, a track per queue
+ *     with one span per list per frame from GPU timestamps, ordered and not
+ *     overlapping on each queue, the scheduler's holds on legacy (one per
+ *     held Wait) and none on native, a span per CPU wait; a recorder that
+ *     loses the lists' bounds (BROKEN_SPAN_PER_BATCH) is caught.
  * Runs on lavapipe here (allow_cpu): tiny durations keep it fast, since its
  * "GPU" is this machine's CPUs.  No Vulkan device: skipped, saying why. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "benchmarks/replay.h"
+#include "benchmarks/vulkan/vk_graph.h"
 #include "benchmarks/workload.h"
 #include "lockfree/arch.h"
+#include "src/fb_trace.h"
 #include "tests/fb_test_exec.h"
 
 #define LVP_ICD "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
@@ -37,7 +45,9 @@ FB_TEST_FIXTURES(fencebench, sizeof(fencebench), tmpdir)
  * leak at exit is theirs, suppressed by their module's name (never a frame
  * of ours); under TSan, the validation layer's race between its own
  * threads on its own locks (a rwlock freed by one while its queue thread
- * unlocks it), by the same name.  The modules are kept mapped (RTLD_NODELETE) so that the leak
+ * unlocks it), and the lock-order cycle it reports between two of the
+ * layer's own mutexes (both acquisitions inside the layer, on a queue
+ * thread of its own), by the same name.  The modules are kept mapped (RTLD_NODELETE) so that the leak
  * reports can name them after the loader closed them. */
 static const char *const vk_modules[] = { "libvulkan.so.1", "libVkLayer_khronos_validation.so", "libvulkan_lvp.so" };
 
@@ -57,7 +67,7 @@ const char *__lsan_default_suppressions(void)
 const char *__tsan_default_suppressions(void);
 const char *__tsan_default_suppressions(void)
 {
-	return "race:libVkLayer_khronos_validation.so\n";
+	return "race:libVkLayer_khronos_validation.so\ndeadlock:libVkLayer_khronos_validation.so\n";
 }
 
 #define US 1000ull
@@ -342,6 +352,142 @@ static void deadlock_fails_naming_each_wait(void **state)
 	}
 }
 
+/* ---- --trace ---- */
+
+/* What a rendered trace holds, read back from its JSON. */
+struct vk_trace_read {
+	bool valid;
+	size_t queue_tracks, work, holds, cpu_waits;
+	size_t bad_order;               /* a span ending before it starts, or overlapping the one before on its track */
+	size_t spans_on_sched;          /* spans on the scheduler's tracks */
+};
+
+/* Track names by (pid, tid) from the "M" events, then every "X": counted by
+ * name, checked in the file's order (track by track, by time). */
+static struct vk_trace_read vk_trace_read(const char *text, const char *label)
+{
+	struct vk_trace_read r = { 0 };
+	json_t *root = json_loads(text, 0, NULL), *evs = json_object_get(root, "traceEvents");
+	r.valid = json_is_array(evs);
+	json_t *groups = json_object(), *threads = json_object();
+	char key[64], queues[64];
+	snprintf(queues, sizeof(queues), "%s: queues", label);
+	size_t i;
+	json_t *e;
+	json_array_foreach(evs, i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
+		long long pid = json_integer_value(json_object_get(e, "pid")), tid = json_integer_value(json_object_get(e, "tid"));
+		json_t *arg = json_object_get(json_object_get(e, "args"), "name");
+		if (!strcmp(name, "process_name")) {
+			snprintf(key, sizeof(key), "%lld", pid);
+			json_object_set(groups, key, arg);
+		} else if (!strcmp(name, "thread_name")) {
+			snprintf(key, sizeof(key), "%lld/%lld", pid, tid);
+			json_object_set(threads, key, arg);
+			snprintf(key, sizeof(key), "%lld", pid);
+			r.queue_tracks += !strcmp(json_string_value(json_object_get(groups, key)) ?: "", queues);
+		}
+	}
+	long long last_tid = -1;
+	double last_end = 0;
+	json_array_foreach(evs, i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+			continue;
+		const char *name = json_string_value(json_object_get(e, "name"));
+		long long pid = json_integer_value(json_object_get(e, "pid")), tid = json_integer_value(json_object_get(e, "tid"));
+		double ts = json_number_value(json_object_get(e, "ts")), dur = json_number_value(json_object_get(e, "dur"));
+		snprintf(key, sizeof(key), "%lld", pid);
+		const char *group = json_string_value(json_object_get(groups, key)) ?: "";
+		snprintf(key, sizeof(key), "%lld/%lld", pid, tid);
+		const char *track = json_string_value(json_object_get(threads, key)) ?: "";
+		if (!strcmp(group, queues)) {
+			r.work++;
+			r.bad_order += dur < 0 || (tid == last_tid && ts + 1e-3 < last_end);
+			last_tid = tid;
+			last_end = ts + dur;
+		}
+		r.holds += !strcmp(name, "Wait (held on the CPU)");
+		r.cpu_waits += !strcmp(name, "CPU wait");
+		r.spans_on_sched += !strncmp(track, "vk-sched (tid ", 14);
+		r.bad_order += dur < 0;
+	}
+	json_decref(groups);
+	json_decref(threads);
+	json_decref(root);
+	return r;
+}
+
+/* `frames` frames of `frame` traced on path; the trace read back and the
+ * region's held waits and CPU waits. */
+static bool traced_frame(enum rt_path path, enum bm_vkg_trace_broken broken, uint64_t frames, struct vk_trace_read *r,
+			 struct bm_trace_counts *c, uint64_t *held, uint64_t *cpu_waits)
+{
+	struct bm_wl w;
+	if (!vk_up(&w, path, false))
+		return false;
+	struct bm_wl_snap a;
+	bm_wl_snap(&w, &a);
+	assert_non_null(w.ops->trace_start);
+	assert_int_equal(w.ops->trace_start(w.be, broken), 0);
+	struct bm_frame_cfg cfg = { .geometry_ns = 10 * US, .texture_ns = 5 * US, .prepass_ns = 20 * US,
+				    .lighting_ns = 20 * US, .final_ns = 20 * US, .units = 1, .frames_in_flight = 2 };
+	struct bm_frame f;
+	assert_int_equal(bm_frame_init(&f, &w, &cfg), 0);
+	for (uint64_t i = 0; i < frames; i++)
+		assert_int_equal(bm_frame_submit(&f), 0);
+	assert_int_equal(bm_frame_drain(&f), 0);
+	struct bm_wl_snap b;
+	bm_wl_snap(&w, &b);
+	check_counts(&w, &a, path, 4 * frames, frames - cfg.frames_in_flight + 1);   /* no validation message */
+	*held = b.held_waits - a.held_waits;
+	*cpu_waits = b.cpu_waits - a.cpu_waits;
+	struct fb_trace *t = fb_trace_new();
+	const char *label = path == RT_PATH_LEGACY ? "legacy" : "native";
+	assert_int_equal(w.ops->trace_copy(w.be, t, label, c), 0);
+	char *text = fb_trace_render(t);
+	*r = vk_trace_read(text, label);
+	print_message("%s: %zu queue tracks, %zu work spans, %zu holds, %zu CPU waits; %s\n", label, r->queue_tracks,
+		      r->work, r->holds, r->cpu_waits, c->clock);
+	free(text);
+	fb_trace_free(t);
+	bm_frame_fini(&f);
+	assert_int_equal(bm_wl_down(&w), 0);
+	return true;
+}
+
+/* The timeline of `frame` on both strategies: what the issue of a trace on
+ * a device asks, in counts.  8 lists a frame (geometry, four textures in one
+ * Execute, prepass, lighting, final), 4 queue Waits a frame. */
+static void frame_trace_has_queues_holds_and_waits(void **state)
+{
+	(void)state;
+	const uint64_t frames = 6;
+	for (size_t p = 0; p < 2; p++) {
+		struct vk_trace_read r;
+		struct bm_trace_counts c;
+		uint64_t held, cpu_waits;
+		if (!traced_frame(paths[p], BM_VKG_TRACE_OK, frames, &r, &c, &held, &cpu_waits))
+			fb_skip("no Vulkan loader or device (install mesa-vulkan-drivers)");
+		assert_true(r.valid);
+		assert_int_equal(r.queue_tracks, 3);                 /* direct0, compute0, copy0 */
+		assert_int_equal(r.work, 8 * frames);
+		assert_int_equal(c.work, r.work);
+		assert_int_equal(r.bad_order, 0);
+		assert_int_equal(c.clamped, 0);                      /* one device queue: nothing begins early */
+		assert_int_equal(r.cpu_waits, cpu_waits);
+		assert_int_equal(r.holds, held);
+		assert_int_equal(r.holds, paths[p] == RT_PATH_LEGACY ? 4 * frames : 0);
+		assert_int_equal(r.spans_on_sched, r.holds);
+		assert_int_equal(c.dropped, 0);
+		assert_non_null(strstr(c.clock, "host read"));
+	}
+	struct vk_trace_read r;
+	struct bm_trace_counts c;
+	uint64_t held, cpu_waits;
+	assert_true(traced_frame(RT_PATH_NATIVE, BM_VKG_TRACE_BROKEN_SPAN_PER_BATCH, frames, &r, &c, &held, &cpu_waits));
+	assert_int_equal(r.work, 5 * frames);                        /* caught: the textures' four lists as one */
+}
+
 /* ---- compare_model through the binary ---- */
 
 /* fencebench run frame on lavapipe alone, compare_model and validate on,
@@ -489,6 +635,7 @@ int main(void)
 		cmocka_unit_test(legacy_hold_waits_for_the_value), cmocka_unit_test(deadlock_fails_naming_each_wait),
 		cmocka_unit_test(compare_model_puts_intervals_and_a_verdict),
 		cmocka_unit_test(compare_model_one_repetition_gives_no_verdict),
+		cmocka_unit_test(frame_trace_has_queues_holds_and_waits),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

@@ -10,7 +10,14 @@
  *     bm_profile_load loads, says it came from a CPU implementation, and
  *     that `run analogs` runs under, n/a beside the ops it lacks;
  *   - without --allow-cpu lavapipe is refused, and without any Vulkan
- *     driver calibrate says so: one line, exit 2, nothing written.
+ *     driver calibrate says so: one line, exit 2, nothing written;
+ *   - `run frame --set backend=vulkan --trace` writes the device's timeline
+ *     on both paths (the counts behind it: tests/test_vk_graph.c);
+ *   - gpu-wait and cpu-wait on lavapipe (--set backend=vulkan): both paths
+ *     complete under the validation layer, the counts follow the rounds
+ *     (waits == rounds, legacy's held waits == waits, native's 0), their
+ *     keys are the model's; lavapipe is refused without allow_cpu, and
+ *     `help` lists the parameters.
  *
  * Rounds are few (10): the suite runs on 2 CPUs, and these tests check
  * behaviour and counts, never speed.  A machine without the loader or
@@ -322,10 +329,172 @@ static void no_vulkan_driver_is_one_line_exit_2(void **state)
 	unsetenv("VK_ICD_FILENAMES");
 }
 
+/* --trace on the Vulkan backend: both paths' queue tracks with the lists'
+ * work, legacy's holds, the CPU waits, and the notes saying how GPU times
+ * became host times. */
+static void run_frame_on_lavapipe_writes_a_trace(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	const char *t = fb_tmp_path(tmpdir, "vk-trace.json");
+	const char *args[] = { "run", "frame", "--set", "backend=vulkan", "--set", "allow_cpu=true", "--set",
+			       "validate=true", "--path", "both", "--iterations", "4", "--warmup", "0", "--trace", t,
+			       "-q", NULL };
+	struct fb_exec_result r = fb_exec_args(tmpdir, fencebench, args);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_non_null(strstr(r.out, "trace (legacy): 32 work spans from GPU timestamps, 16 holds"));
+	assert_non_null(strstr(r.out, "trace (native): 32 work spans from GPU timestamps, 0 holds"));
+	assert_non_null(strstr(r.out, "by a host read at start-up"));
+	fb_exec_free(&r);
+	char *text = fb_slurp(t);
+	assert_non_null(text);
+	const char *want[] = { "\"native: queues\"", "\"legacy: queues\"", "\"legacy: CPU threads\"", "\"prepass\"",
+			       "\"tex4\"", "\"Wait (held on the CPU)\"", "\"CPU wait\"", "\"direct0\"" };
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		if (!strstr(text, want[k]))
+			fail_msg("the trace lacks %s", want[k]);
+	free(text);
+	unlink(t);
+}
+
+/* The JSON entry named `name` (benchmarks[i].name; the parameters set
+ * follow it as "/key:value"), or fail. */
+static json_t *entry(json_t *doc, const char *name)
+{
+	size_t i, n = strlen(name);
+	json_t *b;
+	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
+		const char *s = json_string_value(json_object_get(b, "name"));
+		if (!strncmp(s, name, n) && (!s[n] || s[n] == '/'))
+			return b;
+	}
+	fail_msg("no entry %s", name);
+	return NULL;
+}
+
+static double num(json_t *b, const char *key)
+{
+	json_t *v = json_object_get(b, key);
+	if (!json_is_number(v))
+		fail_msg("%s: no key %s", json_string_value(json_object_get(b, "name")), key);
+	return json_number_value(v);
+}
+
+/* Every measured key of dev's entry (its own, not the harness's perf.* and
+ * interval keys) is one the model's entry has too. */
+static void keys_are_the_models(json_t *dev, json_t *model)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(dev, key, v) {
+		if (!strncmp(key, "perf.", 5) || strstr(key, "_ci_") || !strcmp(key, "validation_errors"))
+			continue;
+		if (!json_object_get(model, key))
+			fail_msg("%s: key %s is not the model's", json_string_value(json_object_get(dev, "name")), key);
+	}
+}
+
+/* One scenario on lavapipe (both paths, validation on) and on the model:
+ * the two documents. */
+static void run_both_backends(const char *scenario, json_t **dev, json_t **model)
+{
+	const char *out = fb_tmp_path(tmpdir, "dev.json");
+	const char *d[] = { fencebench, "run", scenario, "--set", "backend=vulkan", "--set", "allow_cpu=true", "--set",
+			    "validate=true", "--path", "both", "--iterations", "12", "--warmup", "0", "--format", "json",
+			    "--out", out, "-q", NULL };
+	*dev = fb_exec_json(tmpdir, d, out);
+	const char *mout = fb_tmp_path(tmpdir, "model.json");
+	const char *m[] = { fencebench, "run", scenario, "--path", "both", "--iterations", "12", "--warmup", "0",
+			    "--format", "json", "--out", mout, "-q", NULL };
+	*model = fb_exec_json(tmpdir, m, mout);
+}
+
+static void gpu_wait_on_lavapipe_counts_as_the_rounds(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	json_t *dev, *model;
+	run_both_backends("gpu-wait", &dev, &model);
+	static const char *const paths[] = { "native", "legacy" };
+	for (size_t p = 0; p < 2; p++) {
+		char name[64];
+		snprintf(name, sizeof(name), "gpu-wait/path:%s", paths[p]);
+		json_t *b = entry(dev, name), *mb = entry(model, name);
+		assert_int_equal((int)num(b, "validation_errors"), 0);
+		assert_int_equal((int)num(b, "waits"), 12);
+		assert_int_equal((int)num(b, "gpu_wait_count"), 12);
+		assert_int_equal((int)num(b, "signals"), 24);        /* A's and B's, a round */
+		assert_int_equal((int)num(b, "held_waits"), p ? 12 : 0);
+		assert_int_equal((int)num(mb, "held_waits"), p ? 12 : 0);   /* the model's count agrees */
+		keys_are_the_models(b, mb);
+		snprintf(name, sizeof(name), "gpu-wait/cpu/path:%s", paths[p]);
+		keys_are_the_models(entry(dev, name), entry(model, name));
+		assert_true(num(entry(dev, name), "os_sched_wakeups") > 0 || !p);   /* legacy's scheduler thread woke */
+	}
+	json_decref(dev);
+	json_decref(model);
+}
+
+static void cpu_wait_on_lavapipe_counts_as_the_rounds(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	json_t *dev, *model;
+	run_both_backends("cpu-wait", &dev, &model);
+	static const char *const paths[] = { "native", "legacy" };
+	for (size_t p = 0; p < 2; p++) {
+		char name[64];
+		snprintf(name, sizeof(name), "cpu-wait/path:%s", paths[p]);
+		json_t *b = entry(dev, name);
+		assert_int_equal((int)num(b, "validation_errors"), 0);
+		assert_int_equal((int)num(b, "waited_signals"), 12);
+		assert_int_equal((int)num(b, "cpu_wait_count"), 12);
+		assert_int_equal((int)num(b, "signals"), 12);
+		keys_are_the_models(b, entry(model, name));
+		snprintf(name, sizeof(name), "cpu-wait/cpu/path:%s", paths[p]);
+		keys_are_the_models(entry(dev, name), entry(model, name));
+	}
+	json_decref(dev);
+	json_decref(model);
+}
+
+/* Without allow_cpu lavapipe is refused in one line; help lists the parameters. */
+static void fence_scenarios_refuse_lavapipe_and_list_the_backend(void **state)
+{
+	(void)state;
+	if (!lavapipe_and_binary())
+		return;
+	static const char *const sc[] = { "gpu-wait", "cpu-wait" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *run[] = { "run", sc[i], "--set", "backend=vulkan", "--iterations", "3", "-q", NULL };
+		struct fb_exec_result r = fb_exec_args(tmpdir, fencebench, run);
+		assert_int_not_equal(r.status, 0);
+		assert_non_null(strstr(r.err, "is a CPU implementation, not a GPU: add --set allow_cpu=true"));
+		assert_int_equal(fb_count_lines(r.err) - (strstr(r.err, "note:") ? 1 : 0), 1);
+		fb_exec_free(&r);
+		const char *help[] = { "help", sc[i], NULL };
+		r = fb_exec_args(tmpdir, fencebench, help);
+		assert_int_equal(r.status, 0);
+		const char *want[] = { "backend          enum", "model|vulkan", "device ", "allow_cpu ", "validate " };
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (!strstr(r.out, want[k]))
+				fail_msg("help %s lacks %s", sc[i], want[k]);
+		fb_exec_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_probe_is_clean_under_validation_and_a_broken_one_is_caught),
+		cmocka_unit_test(run_frame_on_lavapipe_writes_a_trace),
+		cmocka_unit_test(gpu_wait_on_lavapipe_counts_as_the_rounds),
+		cmocka_unit_test(cpu_wait_on_lavapipe_counts_as_the_rounds),
+		cmocka_unit_test(fence_scenarios_refuse_lavapipe_and_list_the_backend),
 		cmocka_unit_test(calibrate_writes_a_lavapipe_profile),
 		cmocka_unit_test(a_failed_write_keeps_the_old_profile),
 		cmocka_unit_test(analogs_runs_under_a_vulkan_profile),

@@ -9,7 +9,28 @@
 #include "benchmarks/fence_rig.h"
 #include "src/fb_hist.h"
 #include "src/fb_scenario.h"
+#include "benchmarks/scenarios/fence_vk.h"
 #include "benchmarks/scenarios/submit.h"
+
+/* where gpu-wait and cpu-wait run (benchmarks/scenarios/fence_vk.h) */
+#define BM_FENCE_BACKEND_PARAMS                                                                                 \
+	FB_PARAM_ENUM("backend", "model", "what runs the rounds: the model, or a Vulkan device (its queues, "    \
+		      "timeline semaphores and spin shader)", "model", "vulkan"),                               \
+	FB_PARAM_INT("device", "index", -1, -1, 63, "backend=vulkan: the device (-1: the first real GPU)"),      \
+	FB_PARAM_BOOL("allow_cpu", false, "backend=vulkan: accept a CPU implementation (lavapipe)"),             \
+	FB_PARAM_BOOL("validate", false, "backend=vulkan: the Khronos validation layer, synchronization "       \
+		      "validation on (validation_errors)")
+
+/* The model's engines poll (engines of the model's adapter); a Vulkan device's work polls nothing of ours. */
+static unsigned cpu_wait_polling(const struct fb_run *run)
+{
+	return bm_fence_vk_wanted(run) ? 0 : 1;
+}
+
+static unsigned gpu_wait_polling(const struct fb_run *run)
+{
+	return bm_fence_vk_wanted(run) ? 0 : 2;
+}
 
 static enum rig_fence_path rig_fence_path_of(const struct fb_run *run)
 {
@@ -177,11 +198,14 @@ const struct fb_scenario bm_scenario_irq_suppression = {
 
 static const struct fb_param cpu_wait_params[] = {
 	FB_PARAM_DOUBLE("work_us", "us", 20.0, 0.0, 10000.0, "GPU work before each signal (the waiter sleeps meanwhile)"),
+	BM_FENCE_BACKEND_PARAMS,
 	FB_PARAM_END
 };
 
 static int cpu_wait_run(struct fb_run *run)
 {
+	if (bm_fence_vk_wanted(run))
+		return bm_fence_vk_run(run, false);
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
 	struct rig_irq_result r;
@@ -195,7 +219,7 @@ static int cpu_wait_run(struct fb_run *run)
 const struct fb_scenario bm_scenario_cpu_wait = {
 	.name = "cpu-wait",
 	.summary = "GPU signal -> blocked CPU waiter running, through the OS interrupt path",
-	.params = cpu_wait_params, .compares_paths = true, .polling_threads = 1,
+	.params = cpu_wait_params, .compares_paths = true, .polling_threads = 1, .polling_threads_fn = cpu_wait_polling,
 	.default_iterations = 5000, .takes_trace = true, .run = cpu_wait_run,
 };
 
@@ -203,11 +227,14 @@ const struct fb_scenario bm_scenario_cpu_wait = {
 
 static const struct fb_param gpu_wait_params[] = {
 	FB_PARAM_DOUBLE("work_us", "us", 5.0, 0.0, 10000.0, "engine A's work before each signal"),
+	BM_FENCE_BACKEND_PARAMS,
 	FB_PARAM_END
 };
 
 static int gpu_wait_run(struct fb_run *run)
 {
+	if (bm_fence_vk_wanted(run))
+		return bm_fence_vk_run(run, true);
 	struct os_config cfg;
 	int cpus[HW_MAX_ENGINES];
 	rig_fence_config(run, &cfg, cpus, 2);
@@ -231,6 +258,8 @@ static int gpu_wait_run(struct fb_run *run)
 	fb_run_measure_end(run, p.rounds);
 	fb_run_hist(run, "gpu_wait", r.lat, FB_LIMIT_CACHELINE_RTT);
 	rig_fence_report_os(run, &r.os, r.elapsed_ns);
+	fb_run_metric(run, "waits", (double)p.rounds, "waits");   /* B's queue Waits, as on a device */
+	fb_run_metric(run, "held_waits", (double)r.os.held_waits, "waits");
 	rig_fence_report_cpu(run, &r.host, r.os.gpu_signals);
 	fb_hist_free(r.lat);
 	return 0;
@@ -239,7 +268,7 @@ static int gpu_wait_run(struct fb_run *run)
 const struct fb_scenario bm_scenario_gpu_wait = {
 	.name = "gpu-wait",
 	.summary = "signal on engine A -> engine B past its wait: hardware wait vs CPU-held wait",
-	.params = gpu_wait_params, .compares_paths = true, .polling_threads = 2,
+	.params = gpu_wait_params, .compares_paths = true, .polling_threads = 2, .polling_threads_fn = gpu_wait_polling,
 	.default_iterations = 5000, .takes_trace = true, .run = gpu_wait_run,
 };
 

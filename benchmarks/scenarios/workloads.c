@@ -180,12 +180,40 @@ static int bm_workload_up(struct fb_run *run, struct bm_wl *w, enum bm_backend_k
 	return 0;
 }
 
+/* --trace on a backend that records its own timeline (vulkan): from now. */
+static int bm_workload_trace_start(struct fb_run *run, struct bm_wl *w)
+{
+	if (w->kind == BM_BACKEND_MODEL)
+		return rig_trace_run_start(run, w->s);
+	if (!fb_run_trace(run) || !w->ops->trace_start)
+		return 0;
+	int rc = w->ops->trace_start(w->be, 0);
+	return rc ? fb_run_error(run, rc, "--trace: %s", strerror(-rc)) : 0;
+}
+
+/* Its timeline into the run's trace, and what it drew in the notes. */
+static int bm_workload_trace_copy_be(struct fb_run *run, struct bm_wl *w)
+{
+	char label[64];
+	struct bm_trace_counts c;
+	rig_trace_label(run, label, sizeof(label));
+	int rc = w->ops->trace_copy(w->be, fb_run_trace(run), label, &c);
+	if (rc)
+		return fb_run_error(run, rc, "--trace: %s", strerror(-rc));
+	fb_run_note(run, "trace (%s): %zu work spans from GPU timestamps, %zu holds, %zu CPU waits%s; %s", label,
+		    c.work, c.holds, c.cpu_waits, c.dropped ? " (records dropped: the run was too long)" : "", c.clock);
+	if (c.clamped)
+		fb_run_note(run, "trace (%s): %zu work spans began (top of the pipe) before their queue's previous one "
+			    "ended: drawn from that end", label, c.clamped);
+	return 0;
+}
+
 /* --trace: the run's timeline into the harness's trace, queues[0..n) named
- * (the model's; bm_workload_vk_up refuses --trace on another backend). */
+ * (the model's through its stack; another backend's through its own copy). */
 static int bm_workload_trace_copy(struct fb_run *run, struct bm_wl *w, struct bm_queue *const *queues, size_t n)
 {
 	if (w->kind != BM_BACKEND_MODEL)
-		return 0;
+		return fb_run_trace(run) && w->ops->trace_copy ? bm_workload_trace_copy_be(run, w) : 0;
 	struct rig_trace_queue names[BM_REPLAY_QUEUES];
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < BM_REPLAY_QUEUES; i++)
@@ -223,7 +251,7 @@ static int bm_workload_measure(struct fb_run *run, struct bm_wl *w, int (*step)(
 			       uint64_t (*frames)(void *), void *ctx, struct bm_queue *const *queues, size_t nq,
 			       uint64_t fixed, uint64_t *measured)
 {
-	int rc = w->kind == BM_BACKEND_MODEL && !fixed ? rig_trace_run_start(run, w->s) : 0;   /* warm-up included */
+	int rc = !fixed ? bm_workload_trace_start(run, w) : 0;   /* warm-up included */
 	if (rc)
 		return rc;
 	uint64_t until = lf_now_ns() + fb_run_warmup_ns(run);
@@ -331,9 +359,6 @@ static int bm_workload_run(struct fb_run *run, bm_pass_fn pass)
 	if (cmp && c.backend != BM_BACKEND_VULKAN)
 		return fb_run_error(run, -EINVAL, "compare_model=true needs backend=vulkan (it puts the model beside "
 				    "a device)");
-	if (c.backend == BM_BACKEND_VULKAN && fb_run_trace(run))
-		return fb_run_error(run, -ENOTSUP, "--trace: the timeline is not recorded on backend=vulkan yet "
-				    "(drop --trace, or run backend=model)");
 	uint64_t n = 0;
 	int rc = pass(run, c.backend, 0, &n);
 	if (rc || !cmp)

@@ -131,7 +131,7 @@ static int vkg_op_locked(struct vkg *g, struct bm_queue *q, const struct vkg_op 
 	if (o->kind == VKG_SIGNAL)
 		return vkg_signal_locked(g, q, o->f, o->v);
 	VkCommandBuffer cb;
-	int rc = vkg_record_locked(g, q, o->ns, o->n, &cb);
+	int rc = vkg_record_locked(g, q, o, &cb);
 	return rc ? rc : vkg_batch_locked(g, q, cb, NULL, 0);
 }
 
@@ -141,6 +141,12 @@ void vkg_pump_locked(struct vkg *g, struct bm_queue *q)
 	while ((o = q->head)) {
 		if (o->kind == VKG_WAIT && !vkg_wait_ready_locked(g, q, o))
 			return;
+		if (o->kind == VKG_WAIT && g->legacy && g->tracing) {   /* the hold: from the Wait to what follows going out */
+			uint64_t now = lf_now_ns(), t0 = o->t_enq > q->hold_end ? o->t_enq : q->hold_end;
+			vkg_trace_add_locked(g, &(struct vkg_tev){ .kind = VKG_T_HOLD, .q = q->slot, .f = o->f, .v = o->v,
+								   .t0 = t0 < now ? t0 : now, .t1 = now });
+			q->hold_end = now;
+		}
 		int rc = o->kind == VKG_WAIT ? 0 : vkg_op_locked(g, q, o);
 		if (rc) {                   /* -EAGAIN: every command buffer in flight; tried again later */
 			if (rc != -EAGAIN && !g->error)
@@ -203,7 +209,7 @@ static struct vkg_op *vkg_op_new(enum vkg_kind k, struct bm_fence *f, uint64_t v
 {
 	struct vkg_op *o = calloc(1, sizeof(*o) + n * sizeof(uint64_t));
 	if (o)
-		*o = (struct vkg_op){ .kind = k, .f = f, .v = v, .n = n };
+		*o = (struct vkg_op){ .kind = k, .f = f, .v = v, .n = n, .t_enq = lf_now_ns() };
 	return o;
 }
 
@@ -223,7 +229,7 @@ static int vkg_queue_create(void *be, enum rt_list_type t, const char *name, str
 	q->slot = (unsigned)g->nq;
 	char err[160];
 	VkQueryPoolCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-				     .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2 * VKG_CBS };
+				     .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = VKG_TS * VKG_CBS };
 	int rc = vkg_timeline(g, &q->progress);
 	if (!rc)
 		rc = bm_vk_cmd_pool(&g->vk, q->phys, &q->pool, err, sizeof(err));
@@ -261,6 +267,8 @@ static int vkg_execute(void *be, struct bm_queue *q, struct bm_list *const *list
 	size_t cmds = 0;
 	if (!n)
 		return -EINVAL;
+	if (n > BM_BE_EXEC)
+		return -E2BIG;
 	for (size_t i = 0; i < n; i++) {
 		if (!lists[i]->closed)
 			return -EBUSY;
@@ -271,9 +279,13 @@ static int vkg_execute(void *be, struct bm_queue *q, struct bm_list *const *list
 	struct vkg_op *o = vkg_op_new(VKG_EXEC, NULL, 0, cmds);
 	if (!o)
 		return -ENOMEM;
-	for (size_t i = 0, k = 0; i < n; i++)
+	o->nl = n;
+	for (size_t i = 0, k = 0; i < n; i++) {
 		for (size_t j = 0; j < lists[i]->n; j++)
 			o->ns[k++] = lists[i]->ns[j];
+		o->lend[i] = k;
+		o->lname[i] = lists[i]->name;
+	}
 	return vkg_enqueue(be, q, o);
 }
 
@@ -329,6 +341,7 @@ static int vkg_fence_create(void *be, struct bm_fence **out)
 	if (!f)
 		return -ENOMEM;
 	int rc = vkg_timeline(g, &f->sem);
+	f->id = (unsigned)g->nfences;
 	if (!rc && (rc = vkg_own((void ***)&g->fences, &g->nfences, &g->capfences, f)))
 		g->vk.fn.vkDestroySemaphore(g->d, f->sem, NULL);
 	if (rc) {
@@ -374,14 +387,16 @@ static int vkg_fence_signal(void *be, struct bm_fence *f, uint64_t v)
 
 static int vkg_list_create(void *be, enum rt_list_type t, const char *name, struct bm_list **out)
 {
-	(void)be;
-	(void)name;
+	struct vkg *g = be;
 	if (t >= RT_LIST_BUNDLE)
 		return -EINVAL;
 	struct bm_list *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->type = t;
+	pthread_mutex_lock(&g->lock);
+	l->name = vkg_name_locked(g, name ? name : "WORK");   /* its work's name on the timeline */
+	pthread_mutex_unlock(&g->lock);
 	*out = l;
 	return 0;
 }
@@ -737,6 +752,7 @@ static void vkg_free(struct vkg *g, bool device_ok)
 	free(g->fences);
 	free(g->events);
 	free(g->outstanding);
+	free(g->tev);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
@@ -760,4 +776,5 @@ static const struct bm_backend_ops bm_vkg_ops = {
 	.event_create = vkg_event_create, .event_destroy = vkg_event_destroy, .event_set = vkg_event_set,
 	.set_event = vkg_set_event, .event_wait_any = vkg_event_wait_any,
 	.snap = vkg_snap, .validation_message = vkg_validation_message, .down = vkg_down,
+	.trace_start = vkg_trace_start, .trace_cpu_wait = vkg_trace_cpu_wait, .trace_copy = vkg_trace_copy, .work_spans = vkg_work_spans,
 };

@@ -51,6 +51,15 @@ struct bm_wl_config;
  * 0 / -ENODEV (no loader, no device, no timeline semaphores) / -EPERM (a CPU
  * implementation without allow_cpu) / -errno; one line in err. */
 int bm_vkg_up(struct bm_wl *w, const struct bm_wl_config *cfg, char *err, size_t errlen);
+/* --trace (the ops trace_start, trace_cpu_wait, trace_copy; vk_trace.c):
+ * a track per logical queue with each list's work from GPU timestamps
+ * (converted to the host clock by an offset measured at bring-up), the
+ * scheduler thread's holds (legacy), the application's CPU waits.  Tests
+ * only: a deliberately broken recorder the trace test must catch
+ * (trace_start's `broken`): BROKEN_SPAN_PER_BATCH draws one span per
+ * batch, its lists' bounds lost. */
+enum bm_vkg_trace_broken { BM_VKG_TRACE_OK, BM_VKG_TRACE_BROKEN_SPAN_PER_BATCH };
+
 /* The legacy scheduler thread's id, 0 on native. */
 pid_t bm_vkg_sched_tid(void *be);
 

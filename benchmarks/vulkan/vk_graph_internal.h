@@ -28,6 +28,7 @@
 
 #include "benchmarks/backend.h"
 #include "benchmarks/vulkan/vk_device.h"
+#include "benchmarks/vulkan/vk_graph.h"
 
 #define VKG_QUEUES 20                   /* logical queues (the workload's three + a replay file's) */
 #define VKG_PHYS 2                      /* device queues used */
@@ -35,6 +36,9 @@
 #define VKG_CBS 256                     /* command buffers a logical queue recycles */
 #define VKG_SLOT 256                    /* bytes per output slot: the largest minStorageBufferOffsetAlignment */
 #define VKG_REGS 8                      /* fence values one event waits for */
+#define VKG_TS (BM_BE_EXEC + 1)         /* timestamps per command buffer: before its lists, after each */
+#define VKG_NAMES 64                    /* list names the trace keeps (interned) */
+#define VKG_TRACE_MAX (1u << 20)        /* trace records kept; more are counted as dropped */
 
 enum vkg_kind { VKG_EXEC, VKG_SIGNAL, VKG_WAIT };
 
@@ -44,14 +48,31 @@ struct vkg_op {
 	enum vkg_kind kind;
 	struct bm_fence *f;
 	uint64_t v;
+	uint64_t t_enq;                 /* when the application handed it over (lf_now_ns): a hold's start */
+	size_t nl;                      /* EXEC: its lists; list j's commands end at ns[lend[j]] */
+	uint8_t lname[BM_BE_EXEC];      /* EXEC: list j's name, an index of g->names */
+	size_t lend[BM_BE_EXEC];
 	size_t n;                       /* EXEC: durations */
 	uint64_t ns[];
+};
+
+/* --trace: what the backend records while tracing (vk_trace.c), in the
+ * host's clock (lf_now_ns); WORK's times are GPU ticks until copied. */
+enum vkg_tkind { VKG_T_WORK, VKG_T_HOLD, VKG_T_CPU_WAIT };
+struct vkg_tev {
+	enum vkg_tkind kind;
+	uint8_t name;                   /* WORK: the list's name (g->names) */
+	unsigned q;                     /* WORK, HOLD: the logical queue's index */
+	struct bm_fence *f;             /* HOLD, CPU_WAIT: what it waited for (CPU_WAIT: may be NULL) */
+	uint64_t v;
+	uint64_t t0, t1;
 };
 
 struct bm_fence {
 	VkSemaphore sem;
 	uint64_t submitted;             /* the highest value a submitted signal (or the CPU) gives it; g->lock */
 	char name[32];
+	unsigned id;                    /* its index in g->fences: the trace's fence id */
 };
 
 struct vkg_wait { struct bm_fence *f; uint64_t v; };
@@ -66,8 +87,11 @@ struct bm_queue {
 	VkCommandBuffer cb[VKG_CBS];
 	uint64_t cb_tag[VKG_CBS];       /* the progress value of its batch (0: never used) */
 	size_t ncb, next_cb;
-	VkQueryPool qp;                 /* two timestamps per command buffer (none: the family has none) */
+	VkQueryPool qp;                 /* VKG_TS timestamps per command buffer (none: the family has none) */
 	bool cb_timed[VKG_CBS];         /* its timestamps not yet added to busy_ns */
+	uint8_t cb_nl[VKG_CBS];         /* its lists (a span each on the trace) */
+	uint8_t cb_lname[VKG_CBS][BM_BE_EXEC];
+	uint64_t hold_end;              /* legacy: when its last hold ended (the next starts no earlier) */
 	uint64_t busy_ns;               /* GPU time of its completed work, from the timestamps */
 	struct vkg_op *head, *tail;     /* ops kept back (native) or held (legacy) */
 	bool held;                      /* legacy: the scheduler owns the FIFO until it empties */
@@ -81,6 +105,7 @@ struct bm_queue {
 
 struct bm_list {
 	enum rt_list_type type;
+	uint8_t name;                   /* an index of g->names ("WORK": unnamed) */
 	bool closed;
 	size_t n;
 	uint64_t ns[RT_LIST_MAX_CMDS];
@@ -133,6 +158,17 @@ struct vkg {
 	int error;                      /* the first failed submission's -errno (sticky); g->lock */
 	/* counters (g->lock) */
 	uint64_t gpu_signals, held_waits, sched_wakeups, signals_seen, batches;
+	/* --trace (vk_trace.c; g->lock): the records, the list names, the GPU clock's offset */
+	bool tracing;
+	int trace_broken;               /* tests only: enum bm_vkg_trace_broken (vk_graph.h) */
+	pid_t app_tid;                  /* the thread that started the trace: the application's */
+	struct vkg_tev *tev;
+	size_t ntev, captev;
+	uint64_t tev_dropped;
+	char names[VKG_NAMES][24];
+	size_t nnames;
+	int64_t clock_lo, clock_hi;     /* host ns - GPU ns lies in [lo, hi] (calibration's dispatches) */
+	bool clock_known;
 	/* /proc/interrupts: the GPU driver's lines */
 	char irq_names[160];
 	bool has_irq;
@@ -144,7 +180,7 @@ uint64_t vkg_value(struct vkg *g, struct bm_fence *f);
 /* vk_spin.c: the pipeline, its calibration, a batch's command buffer */
 int vkg_spin_up(struct vkg *g, char *err, size_t errlen);
 void vkg_spin_down(struct vkg *g);
-int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, size_t n, VkCommandBuffer *out);
+int vkg_record_locked(struct vkg *g, struct bm_queue *q, const struct vkg_op *o, VkCommandBuffer *out);
 /* q's completed work's GPU time added to q->busy_ns (its timestamps read) */
 void vkg_busy_locked(struct vkg *g, struct bm_queue *q);
 /* vk_sched.c: the legacy scheduler thread */
@@ -152,6 +188,17 @@ int vkg_sched_start(struct vkg *g);
 void vkg_sched_stop(struct vkg *g);
 void vkg_sched_kick_locked(struct vkg *g, bool gpu_item);
 int vkg_outstanding_add_locked(struct vkg *g, struct bm_fence *f, uint64_t v);
+/* vk_trace.c: --trace (the ops trace_start, trace_cpu_wait, trace_copy) */
+uint8_t vkg_name_locked(struct vkg *g, const char *name);
+void vkg_trace_add_locked(struct vkg *g, const struct vkg_tev *e);
+/* a calibration dispatch: host before its submit and after its completion, its two GPU times (ns) */
+void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t gpu0, uint64_t gpu1);
+/* command buffer i of q completed: its lists' spans (ts[0..nl] in GPU ticks) recorded when tracing */
+void vkg_trace_work_locked(struct vkg *g, struct bm_queue *q, size_t i, const uint64_t *ts);
+int vkg_trace_start(void *be, int broken);
+void vkg_trace_cpu_wait(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, uint64_t t1);
+int vkg_trace_copy(void *be, struct fb_trace *t, const char *label, struct bm_trace_counts *c);
+int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 /* vk_irq.c: the GPU drivers' lines of path (/proc/interrupts) summed over CPUs into *count,
  * their names into names (NULL: not wanted); false: no such line, or no file */
 bool vkg_irq_read(const char *path, uint64_t *count, char *names, size_t len);

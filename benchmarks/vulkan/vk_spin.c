@@ -139,20 +139,24 @@ static void vkg_spin_cmds(struct vkg *g, VkCommandBuffer cb, unsigned slot, cons
 	}
 }
 
-/* Command buffer i of q completed: its work's GPU time (its two
- * timestamps) into q->busy_ns, once.  g->lock held. */
+/* Command buffer i of q completed: its work's GPU time (its first and
+ * last timestamps) into q->busy_ns, once; its lists' spans to the trace.
+ * g->lock held. */
 static void vkg_cb_account_locked(struct vkg *g, struct bm_queue *q, size_t i)
 {
 	if (!q->cb_timed[i])
 		return;
 	q->cb_timed[i] = false;
-	uint64_t ts[2];
-	if (g->vk.fn.vkGetQueryPoolResults(g->d, q->qp, (uint32_t)(2 * i), 2, sizeof(ts), ts, sizeof(uint64_t),
+	uint64_t ts[VKG_TS];
+	uint32_t n = (uint32_t)q->cb_nl[i] + 1;
+	if (g->vk.fn.vkGetQueryPoolResults(g->d, q->qp, (uint32_t)(VKG_TS * i), n, sizeof(ts), ts, sizeof(uint64_t),
 					VK_QUERY_RESULT_64_BIT))
 		return;                         /* not available: its batch did not run (device lost) */
 	uint32_t bits = g->ts_bits[q->phys];
 	uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
-	q->busy_ns += (uint64_t)((double)((ts[1] - ts[0]) & mask) * g->ts_period_ns);
+	q->busy_ns += (uint64_t)((double)((ts[n - 1] - ts[0]) & mask) * g->ts_period_ns);
+	if (g->tracing)
+		vkg_trace_work_locked(g, q, i, ts);
 }
 
 void vkg_busy_locked(struct vkg *g, struct bm_queue *q)
@@ -192,7 +196,7 @@ static int vkg_cb_get_locked(struct vkg *g, struct bm_queue *q, size_t *out)
 	return 0;
 }
 
-int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, size_t n, VkCommandBuffer *out)
+int vkg_record_locked(struct vkg *g, struct bm_queue *q, const struct vkg_op *o, VkCommandBuffer *out)
 {
 	size_t i;
 	int rc = vkg_cb_get_locked(g, q, &i);
@@ -203,14 +207,22 @@ int vkg_record_locked(struct vkg *g, struct bm_queue *q, const uint64_t *ns, siz
 					.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT };
 	if (g->vk.fn.vkBeginCommandBuffer(*out, &bi))
 		return -EIO;
-	if (q->qp) {                        /* the work's GPU time: GPU idle per queue type */
-		g->vk.fn.vkCmdResetQueryPool(*out, q->qp, (uint32_t)(2 * i), 2);
-		g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i));
+	uint32_t base = (uint32_t)(VKG_TS * i);
+	if (q->qp) {                        /* the work's GPU time: GPU idle per queue type, the trace's spans */
+		g->vk.fn.vkCmdResetQueryPool(*out, q->qp, base, (uint32_t)o->nl + 1);
+		g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->qp, base);
 	}
-	vkg_spin_cmds(g, *out, q->slot, ns, n);
+	/* each list's commands, a timestamp after each (its end, the next one's start: every
+	 * dispatch waits for the ones before it, vkg_spin_dispatch's barrier) */
+	for (size_t j = 0, from = 0; j < o->nl; from = o->lend[j++]) {
+		vkg_spin_cmds(g, *out, q->slot, o->ns + from, o->lend[j] - from);
+		if (q->qp)
+			g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->qp, base + (uint32_t)j + 1);
+	}
 	if (q->qp) {
-		g->vk.fn.vkCmdWriteTimestamp(*out, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q->qp, (uint32_t)(2 * i + 1));
 		q->cb_timed[i] = true;
+		q->cb_nl[i] = (uint8_t)o->nl;
+		memcpy(q->cb_lname[i], o->lname, o->nl);
 	}
 	return g->vk.fn.vkEndCommandBuffer(*out) ? -EIO : 0;
 }
@@ -290,7 +302,8 @@ static int vkg_cal_once(struct vkg *g, struct vkg_cal *c, uint32_t loops, double
 	if (fn->vkQueueSubmit(g->queue[0], 1, &si, VK_NULL_HANDLE) ||
 	    fn->vkWaitSemaphores(g->d, &wi, (uint64_t)(g->stall_ns > 0 ? g->stall_ns : 2000000000ll)))
 		return -ETIMEDOUT;
-	*ns = (double)(lf_now_ns() - t0);
+	uint64_t t1 = lf_now_ns();
+	*ns = (double)(t1 - t0);
 	if (!c->qp)
 		return 0;
 	uint64_t ts2[2];
@@ -299,6 +312,8 @@ static int vkg_cal_once(struct vkg *g, struct vkg_cal *c, uint32_t loops, double
 		return -EIO;
 	uint64_t mask = g->ts_bits[0] >= 64 ? UINT64_MAX : (1ull << g->ts_bits[0]) - 1;
 	*ns = (double)((ts2[1] - ts2[0]) & mask) * g->ts_period_ns;   /* wraps within the valid bits */
+	vkg_clock_sample(g, t0, t1, (uint64_t)((double)ts2[0] * g->ts_period_ns),
+			 (uint64_t)((double)ts2[1] * g->ts_period_ns));   /* the trace's clock: host - GPU */
 	return 0;
 }
 
