@@ -1,7 +1,7 @@
 /* tests/logbuf_seam_util.h — the native fence log read at the moment the
  * CMP raises its interrupt (hw_log_irq_test_hook), shared by
- * test_logbuf_rules.c (the code that ships) and hw_broken.c (the broken
- * builds of mk/hw-broken.mk, which must be caught).
+ * test_logbuf_rules.c (the code that ships) and model_broken.c (the broken
+ * builds of mk/model-broken.mk, which must be caught).
  *
  * Seed native-gpu-fence, "Order of operations on GPU when signaling or
  * unblocking a fence": "1. Write the new fence value ... 2. Write the log

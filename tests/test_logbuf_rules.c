@@ -127,8 +127,8 @@ static void released_by_log(void)
  * ensures that Dxgkrnl sees the most recent log entries when the interrupt
  * is raised".  At each interrupt (the seam, logbuf_seam_util.h) the
  * signal's entry is below the published index.  The broken build
- * HW_BROKEN_LOG_IRQ_FIRST (the real engine raising first, mk/hw-broken.mk)
- * is caught by the same check: tests/hw_broken.c. */
+ * HW_BROKEN_LOG_IRQ_FIRST (the real engine raising first, mk/model-broken.mk)
+ * is caught by the same check: tests/model_broken.c. */
 static void order_of_operations_value_then_log_payload_then_interrupt(void **state)
 {
 	released_by_log();
@@ -143,7 +143,7 @@ static void order_of_operations_value_then_log_payload_then_interrupt(void **sta
  * propagated; Monitored fence interrupt (N)": at each interrupt the index
  * covers the entry.  The broken build HW_BROKEN_LOG_NO_BARRIER (the real
  * publish without its barrier, its store landing after the interrupt) is
- * caught by the same check: tests/hw_broken.c.  A weaker barrier whose
+ * caught by the same check: tests/model_broken.c.  A weaker barrier whose
  * store still lands in time is not visible here (x86): the log's ordering
  * against MonitoredValue is the spin model's (tests/model/fence.pml). */
 static void synchronously_updating_barrier_after_first_free_entry_index(void **state)

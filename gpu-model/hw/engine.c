@@ -365,7 +365,7 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
  * fence log": "Increment FirstFreeEntryIndex; MemoryBarrier => Ensures
  * FirstFreeEntryIndex is fully propagated; Monitored fence interrupt").
  *
- * Broken on purpose, build-time only (mk/hw-broken.mk compiles this file
+ * Broken on purpose, build-time only (mk/model-broken.mk compiles this file
  * again into a separate test binary; the code that ships has neither):
  *   HW_BROKEN_LOG_IRQ_FIRST   1, 3, 2: the CMP decides (and raises) before
  *                             the LOG writes the payload;

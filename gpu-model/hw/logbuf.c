@@ -71,7 +71,7 @@ void hw_log_publish(struct hw_log *log)
 		wrap++;
 	}
 #ifdef HW_BROKEN_LOG_NO_BARRIER
-	/* Broken on purpose, build-time only (mk/hw-broken.mk): no barrier, the
+	/* Broken on purpose, build-time only (mk/model-broken.mk): no barrier, the
 	 * store may land after the CMP's MonitoredValue load and the interrupt
 	 * (engine.c's hw_log_then_decide lets it) */
 	atomic_store_explicit(&log->header, (uint64_t)wrap << 32 | idx, memory_order_relaxed);
