@@ -1,5 +1,5 @@
 # mk/model-broken.mk — deliberately broken builds of the GPU model (the
-# hardware, the runtime's validation layer), each linked into a test binary
+# hardware, the OS, the runtime's validation layer), each linked into a test binary
 # of its own that must catch it (CONTRIBUTING.md "Conventions": tests that
 # can fail).  The way to build one, variant <v>:
 #
@@ -15,7 +15,7 @@
 # path, and its check in tests/model_broken.c.
 
 MB_DIR       = $(BUILD)/model-broken
-MODEL_BROKEN = log_irq_first log_no_barrier no_reset_check
+MODEL_BROKEN = log_irq_first log_no_barrier no_reset_check update_unsynchronized
 
 MB_DEFINE_log_irq_first  = HW_BROKEN_LOG_IRQ_FIRST
 MB_SRCS_log_irq_first    = gpu-model/hw/engine.c gpu-model/hw/logbuf.c
@@ -23,6 +23,8 @@ MB_DEFINE_log_no_barrier = HW_BROKEN_LOG_NO_BARRIER
 MB_SRCS_log_no_barrier   = gpu-model/hw/engine.c gpu-model/hw/logbuf.c
 MB_DEFINE_no_reset_check = RT_BROKEN_NO_RESET_CHECK
 MB_SRCS_no_reset_check   = gpu-model/runtime/d3d_debug.c
+MB_DEFINE_update_unsynchronized = OS_BROKEN_UPDATE_UNSYNCHRONIZED
+MB_SRCS_update_unsynchronized   = gpu-model/os/fence.c
 
 define mb_variant
 $(MB_DIR)/$(1)/%.o: %.c mk/model-broken.mk | $(DEPS_STAMP)

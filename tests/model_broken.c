@@ -11,6 +11,9 @@
  *   test_broken_no_reset_check  RT_BROKEN_NO_RESET_CHECK: the validation layer
  *                               does not look at a list's Reset
  *                               (test_d3d_debug.c)
+ *   test_broken_update_unsynchronized  OS_BROKEN_UPDATE_UNSYNCHRONIZED: a CPU
+ *                               waiter's DxgkDdiUpdateMonitoredValues without
+ *                               the fence's release lock (test_fence_native_core.c)
  */
 #include "tests/fb_test.h"
 
@@ -34,6 +37,16 @@ static void broken_build_caught(void **state)
 	assert_int_equal(r.in_flight, 0);
 	r = gated_async_resets(RT_PATH_NATIVE, true, true);
 	assert_int_equal(r.in_flight + r.older_in_flight, 0);
+}
+#elif defined(OS_BROKEN_UPDATE_UNSYNCHRONIZED)
+#include "tests/update_seam_util.h"
+
+/* The interrupt handler takes the fence while the waiter's update is half
+ * done (waited for up to 5 s: it comes). */
+static void broken_build_caught(void **state)
+{
+	struct upseam s = upseam_run(5000000000ull);
+	assert_true(s.isr_in_during_update);
 }
 #else
 #error "tests/model_broken.c is built by mk/model-broken.mk, with one variant's define"

@@ -1,9 +1,14 @@
 /*
  * fence.pml -- the native GPU fence's CMP/OS interrupt protocol, checked
  * exhaustively by spin.  tests/model/check.sh runs every variant below.
- * Here the waiter set changes under one lock; the lock-free add and the
- * multi-round release of the code, with its transient raise, are modelled
- * in waitset.pml.
+ * Here the waiter set changes under one lock.  The code takes it as the
+ * seed says: a waiter's add and its DxgkDdiUpdateMonitoredValues run under
+ * the fence's interrupt lock, which the interrupt thread holds while it
+ * handles the fence (gpu-model/os/fence.c, os_waiter_update_mv); the add is
+ * lock-free against a CPU signaler's release, and that race (the multi-round
+ * release, with its transient raise) is modelled in waitset.pml.  The code's
+ * waiter resamples after the update, taking its own node back if reached: a
+ * resample under the lock here, as the ISR's.
  *
  * Seed native-gpu-fence, "Synchronization issues": the CPU lowers
  * MonitoredValue (MV) while the GPU raises CurrentValue (CV); each side
