@@ -20,7 +20,9 @@
 #include "gpu-model/hw/hw.h"
 
 struct logseam {
-	_Atomic uint64_t interrupts;   /* hook calls: interrupts raised after a logged signal */
+	_Atomic uint64_t fence;        /* the test's fence (its global handle): the others' interrupts
+					  (the queue's progress fence, waited on at teardown) are not counted */
+	_Atomic uint64_t interrupts;   /* hook calls: interrupts raised after a logged signal of it */
 	_Atomic uint64_t missing;      /* ... whose signal had no published entry */
 	_Atomic uint64_t incomplete;   /* published entries never written (op NONE) */
 };
@@ -28,6 +30,8 @@ static struct logseam logseam_seen;
 
 static void logseam_hook(const struct hw_log *log, uint64_t fence, uint64_t value)
 {
+	if (fence != atomic_load(&logseam_seen.fence))
+		return;
 	atomic_fetch_add(&logseam_seen.interrupts, 1);
 	bool found = false;
 	if (log) {
@@ -57,6 +61,7 @@ static inline struct logseam logseam_run(uint64_t n)
 	struct rt_queue *q = umt_queue(&t, 0, true);
 	struct rt_fence *f;
 	assert_int_equal(rt_fence_create(t.d, 0, &f), 0);
+	atomic_store(&logseam_seen.fence, os_fence_handle(rt_fence_os(f)));
 	struct lf_event ev;
 	for (uint64_t v = 1; v <= n; v++) {
 		umt_signal_awaited(q, f, v, &ev);
