@@ -145,7 +145,8 @@ static void order_of_operations_value_then_log_payload_then_interrupt(void **sta
  * publish without its barrier, its store landing after the interrupt) is
  * caught by the same check: tests/model_broken.c.  A weaker barrier whose
  * store still lands in time is not visible here (x86): the log's ordering
- * against MonitoredValue is the spin model's (tests/model/fence.pml). */
+ * against the interrupt is the spin model's (tests/model/fence.pml, LOG and
+ * NO_LOG_BARRIER). */
 static void synchronously_updating_barrier_after_first_free_entry_index(void **state)
 {
 	struct logseam s = logseam_run(2);
