@@ -724,7 +724,7 @@ static int bm_async_pick(struct bm_async *a, int forced)
 {
 	for (int i = 0; i < 2; i++) {
 		int rc = 0;
-		if (a->frames[i] > a->cpu_latency) {
+		if (a->frames[i] > a->cpu_latency && !a->broken_no_cpu_throttle) {
 			uint64_t v = a->frames[i] - a->cpu_latency;
 			if (a->armed[i] != v)
 				rc = bm_set_event(a->w, a->fences[i], v, a->handles[i]);
@@ -746,7 +746,7 @@ static int bm_async_pick(struct bm_async *a, int forced)
 	a->w->cpu_wait_ns += t1 - t0;
 	a->w->cpu_waits++;
 	/* a stage past its throttle ran because its fence reached the armed value */
-	if (stage >= 0 && a->w->debug && a->frames[stage] > a->cpu_latency)
+	if (stage >= 0 && a->w->debug && a->frames[stage] > a->cpu_latency && !a->broken_no_cpu_throttle)
 		rt_debug_cpu_waited(a->w->debug, bm_model_fence(a->fences[stage]), a->armed[stage]);
 	return stage;
 }

@@ -339,6 +339,8 @@ struct bm_async {
 					       (computeFence, 1) */
 	bool broken_signal_after_render;    /* tests only: graphics signals the graphics-compute fence after
 					       its render, not before */
+	bool broken_no_cpu_throttle;        /* tests only: neither stage waits for its fence (no CpuLatency
+					       throttle: the seed's SetEventOnCompletion left out) */
 	/* tests only: when set, graphics waits for (render_gate, its frame)
 	 * right before its render; gate_progress is then the direct queue's
 	 * progress value of the last thing submitted before that wait */

@@ -9,6 +9,7 @@
 #include "benchmarks/workload.h"
 #include "gpu-model/runtime/d3d_debug.h"
 #include "tests/fb_test.h"
+#include "tests/d3d_resets_util.h"
 
 #define WAIT_NS 5000000000ll
 
@@ -461,6 +462,90 @@ static void async_graphics_waits_for_the_first_compute_frame(void **state)
 	}
 }
 
+/* A recorded, closed direct list of one draw. */
+static struct rt_clist *draw_list(void)
+{
+	struct rt_clist *l = NULL;
+	assert_int_equal(rt_clist_create(RT_LIST_DIRECT, &l), 0);
+	assert_int_equal(rt_clist_draw(l, 1000), 0);
+	assert_int_equal(rt_clist_close(l), 0);
+	return l;
+}
+
+static struct rt_debug_resets resets(struct rt_debug *v, char *msg, size_t len)
+{
+	struct rt_debug_resets r;
+	rt_debug_resets(v, &r, msg, len);
+	return r;
+}
+
+/* Seed multi-engine-synchronization, "Asynchronous compute and graphics
+ * example": lists kept "to allow the ComputeGraphicsLatency frames of
+ * graphics work to be in flight".  The layer counts a Reset of a list whose
+ * last execution has not completed, and whether an earlier execution of its
+ * queue is in flight too: the direct queue is held behind a Wait on a gate
+ * fence, a and then b executed; b's Reset (a still in flight before it) and
+ * a's are counted, naming the execution; once both completed, a Reset, and
+ * the Reset of a list never executed, are not. */
+static void reset_of_a_list_in_flight_is_counted(void **state)
+{
+	(void)state;
+	struct fix x;
+	up(&x, RT_PATH_NATIVE);
+	struct rt_fence *gate = fence(&x);
+	assert_int_equal(rt_cqueue_wait(x.direct, gate, 1), 0);
+	struct rt_clist *a = draw_list(), *b = draw_list(), *never = draw_list();
+	assert_int_equal(rt_cqueue_execute(x.direct, &a, 1), 0);
+	assert_int_equal(rt_cqueue_execute(x.direct, &b, 1), 0);
+	char msg[224];
+	rt_clist_reset(never);
+	assert_int_equal(resets(x.v, msg, sizeof(msg)).in_flight, 0);
+	rt_clist_reset(b);
+	struct rt_debug_resets r = resets(x.v, msg, sizeof(msg));
+	assert_int_equal(r.in_flight, 1);
+	assert_int_equal(r.older_in_flight, 1);
+	assert_string_equal(msg, "list reset while its execution on direct0 (execute #2) is in flight, "
+				 "and an earlier execution of that queue too");
+	rt_clist_reset(a);
+	r = resets(x.v, msg, sizeof(msg));
+	assert_int_equal(r.in_flight, 2);
+	assert_int_equal(r.older_in_flight, 1);   /* a is the queue's first */
+	assert_string_equal(msg, "list reset while its execution on direct0 (execute #1) is in flight");
+	/* completed: a Reset is nothing to report */
+	assert_int_equal(rt_fence_signal(gate, 1), 0);
+	assert_int_equal(rt_clist_draw(a, 1000), 0);
+	assert_int_equal(rt_clist_close(a), 0);
+	assert_int_equal(rt_cqueue_execute(x.direct, &a, 1), 0);
+	assert_int_equal(rt_cqueue_finish(x.direct, WAIT_NS), 0);
+	rt_clist_reset(a);
+	assert_int_equal(resets(x.v, NULL, 0).in_flight, 2);
+	assert_silent(x.v);                       /* counted, not an error (D3D12 allows it) */
+	rt_clist_destroy(a);
+	rt_clist_destroy(b);
+	rt_clist_destroy(never);
+	down(&x);
+}
+
+/* The async example as the seed writes it re-records a list in flight, and
+ * never one with an earlier frame in flight (tests/d3d_resets_util.h): on
+ * every path, frames 4..10 each re-record the list of a frame held in
+ * flight (7), none with an earlier frame in flight; without the throttle
+ * (broken_no_cpu_throttle) frames 5..10 do: caught.  Without the layer's
+ * check (the broken build RT_BROKEN_NO_RESET_CHECK, tests/model_broken.c)
+ * nothing is counted: caught too. */
+static void async_example_rerecords_only_the_oldest_list_in_flight(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct rt_debug_resets r = gated_async_resets(wl_modes[m].path, wl_modes[m].um, false);
+		assert_int_equal(r.in_flight, 7);
+		assert_int_equal(r.older_in_flight, 0);
+		r = gated_async_resets(wl_modes[m].path, wl_modes[m].um, true);
+		assert_int_equal(r.in_flight, 7);
+		assert_int_equal(r.older_in_flight, 6);
+	}
+}
+
 FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_test(fenced_accesses_are_accepted),
 	     cmocka_unit_test(cpu_waits_order_later_work), cmocka_unit_test(states_follow_the_type_classes),
 	     cmocka_unit_test(seed_workloads_are_silent),
@@ -469,4 +554,6 @@ FB_TEST_MAIN(cmocka_unit_test(planted_race_names_both_submissions), cmocka_unit_
 	     cmocka_unit_test(copy_initial_states_belong_to_the_3d_compute_type_class),
 	     cmocka_unit_test(copy_source_and_copy_dest_are_different_states_in_the_copy_class),
 	     cmocka_unit_test(two_unsynchronized_writers_are_reported),
-	     cmocka_unit_test(async_graphics_waits_for_the_first_compute_frame))
+	     cmocka_unit_test(async_graphics_waits_for_the_first_compute_frame),
+	     cmocka_unit_test(reset_of_a_list_in_flight_is_counted),
+	     cmocka_unit_test(async_example_rerecords_only_the_oldest_list_in_flight))

@@ -8,6 +8,7 @@
 
 #include "tests/fb_test.h"
 #include "tests/umd_test_util.h"
+#include "tests/update_seam_util.h"
 
 #define SEC 1000000000ll
 
@@ -766,7 +767,25 @@ static void gpu_write_of_monitored_value_refused_caught(void **state)
 	assert_int_equal(gpu_monitored_value_writes(HW_FAULT_CMP_WRITES_MV), 2);
 }
 
+/* "Monitored value": DxgkDdiUpdateMonitoredValues "runs at interrupt level,
+ * synchronized with the interrupt handler".  A waiter's update meets an
+ * interrupt for its fence (tests/update_seam_util.h): the handler does not
+ * take the fence until the update is whole (it does so after, and releases
+ * the waiter), and the DDI log's first value is what MonitoredValue held
+ * after the update (0: the wait for 1).  The broken build
+ * OS_BROKEN_UPDATE_UNSYNCHRONIZED (the update without the fence's interrupt
+ * lock, mk/model-broken.mk) is caught: tests/model_broken.c. */
+static void update_monitored_values_synchronized_with_the_interrupt_handler(void **state)
+{
+	struct upseam s = upseam_run(20000000);   /* 20 ms: the lock makes it never */
+	assert_int_equal(s.updates, 1);
+	assert_false(s.isr_in_during_update);
+	assert_true(s.isr_in);
+	assert_int_equal(s.first_logged, 0);
+}
+
 FB_TEST_MAIN(cmocka_unit_test(native_progress_fence_for_hardware_queues),
+	     cmocka_unit_test(update_monitored_values_synchronized_with_the_interrupt_handler),
 	     cmocka_unit_test(user_mode_queues_cant_support_monitored_fences),
 	     cmocka_unit_test(raise_only_native_fence_signaled_with_evaluate_legacy_monitored_fences),
 	     cmocka_unit_test(scenario2b_signal_from_gpu_vidsch_updates_fence_value_from_cpu_at_head_of_software_context),

@@ -132,17 +132,13 @@ static void hw_raise(struct hw_adapter *a, struct hw_engine *e, const struct hw_
 		lf_count(&e->interrupts, 1);
 		hw_timing_spend(e, a->caps.timing.irq_ns);   /* timing.c: interrupt raise latency */
 	}
-	bool hold = q && (a->caps.fault == HW_FAULT_LOG_IRQ_FIRST || a->caps.fault == HW_FAULT_NO_LOG_BARRIER);
-	uint64_t handled = hold ? atomic_load_explicit(&a->irq_handled, memory_order_acquire) : 0;
-	if (hold)
-		rec->handled = &a->irq_handled;
+	if (q && kind == HW_IRQ_NATIVE_FENCE_SIGNALED && hw_log_irq_test_hook)
+		hw_log_irq_test_hook(atomic_load_explicit(&q->log[HW_LOG_SIGNALS], memory_order_acquire),
+				     f->handle, v);   /* the seam: what the OS will read now */
 	hw_irq_raise(a, rec);
-	/* the broken log variants (hw_log_then_decide): the OS handles this
-	 * interrupt before the engine goes on (or the adapter stops) */
-	while (hold && atomic_load_explicit(&a->irq_handled, memory_order_acquire) == handled &&
-	       !atomic_load_explicit(&a->stop, memory_order_acquire))
-		sched_yield();
 }
+
+void (*hw_log_irq_test_hook)(const struct hw_log *log, uint64_t fence, uint64_t value);
 
 /* Engines with queues blocked on a WAIT re-evaluate their run lists. */
 static void hw_notify_waiters(struct hw_adapter *a, const struct hw_engine *self)
@@ -368,28 +364,30 @@ static void hw_cmp_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_q
  * signaled interrupt if necessary"; "Synchronously updating the native
  * fence log": "Increment FirstFreeEntryIndex; MemoryBarrier => Ensures
  * FirstFreeEntryIndex is fully propagated; Monitored fence interrupt").
- * The two broken variants hold the interrupt's effect until the OS handled
- * it, so the OS reads the log before the payload (or its index) is there:
- * detection does not depend on timing. */
+ *
+ * Broken on purpose, build-time only (mk/model-broken.mk compiles this file
+ * again into a separate test binary; the code that ships has neither):
+ *   HW_BROKEN_LOG_IRQ_FIRST   1, 3, 2: the CMP decides (and raises) before
+ *                             the LOG writes the payload;
+ *   HW_BROKEN_LOG_NO_BARRIER  the index store without its barrier
+ *                             (hw_log_publish), landing where that lets it:
+ *                             after the CMP's MonitoredValue read and the
+ *                             interrupt.
+ * hw_log_irq_test_hook, at the interrupt, sees the entry missing. */
 static void hw_log_then_decide(struct hw_adapter *a, struct hw_engine *e, struct hw_queue *q, const struct hw_cmd *c)
 {
-	switch (a->caps.fault) {
-	case HW_FAULT_LOG_IRQ_FIRST:   /* broken: 1, 3, 2 */
-		hw_cmp_decide(a, e, q, true);
-		hw_engine_log(a, q, c, true);
-		break;
-	case HW_FAULT_NO_LOG_BARRIER: {   /* broken: the index lands after the interrupt */
-		struct hw_log *log = hw_engine_log(a, q, c, false);
-		hw_cmp_decide(a, e, q, true);
-		if (log)
-			hw_log_publish(log);
-		break;
-	}
-	default:
-		hw_engine_log(a, q, c, true);   /* entry, index, barrier */
-		hw_cmp_decide(a, e, q, true);
-		break;
-	}
+#if defined(HW_BROKEN_LOG_IRQ_FIRST)
+	hw_cmp_decide(a, e, q, true);
+	hw_engine_log(a, q, c, true);
+#elif defined(HW_BROKEN_LOG_NO_BARRIER)
+	struct hw_log *log = hw_engine_log(a, q, c, false);   /* the entry; the index not yet */
+	hw_cmp_decide(a, e, q, true);
+	if (log)
+		hw_log_publish(log);
+#else
+	hw_engine_log(a, q, c, true);   /* entry, index, barrier */
+	hw_cmp_decide(a, e, q, true);
+#endif
 }
 
 /* ---- the engine thread ---- */

@@ -71,10 +71,6 @@ enum hw_fault {
 	HW_FAULT_IGNORE_CONTEXT_SWITCH, /* a ContextSwitch packet runs as an empty buffer: the context stays loaded */
 	HW_FAULT_CTX_RESTORE_LOST, /* a restore does not read the context allocation back: a preempted WORK's rest is lost */
 	HW_FAULT_SPLIT_IGNORED,    /* a split packet's end is not a DMA buffer boundary (Windows 7 split handling) */
-	HW_FAULT_LOG_IRQ_FIRST,    /* a signal followed by its LOG: the CMP's interrupt goes out (and is handled)
-				      before the log payload is written (logbuf.c) */
-	HW_FAULT_NO_LOG_BARRIER,   /* no barrier after FirstFreeEntryIndex: the index store is still buffered when
-				      the CMP compares; it lands only once the interrupt was handled (logbuf.c) */
 	HW_FAULT_CMP_PROCESS_VA,   /* with MapToGpuSystemProcess, the CMP looks its system-process VAs up in the
 				      process's VA space (va.c): it no longer finds the fence */
 	HW_FAULT_PACK_PER_ADAPTER, /* non-shareable fences of every process packed into the same pages */
@@ -527,7 +523,6 @@ struct hw_irq_rec {
 	uint32_t nqueues;                 /* optimized: 0 = a NULL hHWQueue */
 	uint64_t hwqueues[HW_IRQ_MAX_FENCES]; /* optimized: kernel handles of the HW queues that ran (hw_queue_handle) */
 	uint64_t t_raise_ns;
-	_Atomic uint64_t *handled;        /* the model's: hw_irq_free counts the record there (NULL: nowhere) */
 	void *ctx;                        /* software records: the OS's own (never read by hw) */
 	uint32_t os_flags;                /* software records: the OS's own (never read by hw) */
 };
@@ -647,6 +642,14 @@ void hw_queue_set_log(struct hw_queue *q, enum hw_log_type t, struct hw_log *log
 void hw_log_update(struct hw_queue *q);
 /* The position the last hw_log_update made visible (acquire). */
 uint64_t hw_log_flushed(const struct hw_log *log);
+/* Test seam (tests only): when set, the engine thread calls it as its CMP
+ * raises a native fence signaled interrupt for a signal its queue's LOG
+ * follows, before the OS can take the interrupt: `log` is the queue's
+ * signal log (NULL: none), `fence` and `value` the signal's.  The seed's
+ * order ("Order of operations on GPU when signaling or unblocking a fence")
+ * says the entry is below the published FirstFreeEntryIndex by then.  Set
+ * and cleared only while no adapter runs (thread start and join order it). */
+extern void (*hw_log_irq_test_hook)(const struct hw_log *log, uint64_t fence, uint64_t value);
 /* The kernel handle the optimized interrupt reports for q (never 0), and
  * its engine and run-list slot: the OS maps it back. */
 uint64_t hw_queue_handle(const struct hw_queue *q);

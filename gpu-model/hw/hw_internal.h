@@ -207,7 +207,6 @@ struct hw_adapter {
 	/* va.c: the process's and the system (paging) process's GPU VA spaces */
 	struct hw_va_space *proc_vas, *sys_vas;
 	_Atomic uint64_t va_faults;              /* GPU page faults (rare: relaxed) */
-	_Atomic uint64_t irq_handled;            /* logbuf.c's broken variants: records freed that counted here */
 	LF_ALIGNED _Atomic uint32_t state_irq;   /* engine-state-change interrupt status: HW_STATE_IRQ_F1/_HUNG(e) */
 	LF_ALIGNED struct lf_wake state_wake;    /* its interrupt line: the OS power thread parks here */
 };
@@ -327,8 +326,9 @@ bool hw_cmp_view(struct hw_adapter *a, const struct hw_fence *f, _Atomic uint64_
 /* storage.c: hw_fence_write through the CurrentValue location cv (the engine's resolved VA) */
 uint64_t hw_fence_write_at(struct hw_fence *f, _Atomic uint64_t *cv, uint64_t wv, bool barrier);
 /* logbuf.c, the engine thread: run a HW_CMD_LOG of q; `publish` false
- * (HW_FAULT_NO_LOG_BARRIER): the entry is written, FirstFreeEntryIndex not
- * yet: returns the log to hw_log_publish later (NULL: nothing written). */
+ * (the broken build HW_BROKEN_LOG_NO_BARRIER, engine.c): the entry is
+ * written, FirstFreeEntryIndex not yet: returns the log to hw_log_publish
+ * later (NULL: nothing written). */
 struct hw_log *hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const struct hw_cmd *c, bool publish);
 void hw_log_publish(struct hw_log *log);
 /* va.c: count a GPU page fault */

@@ -26,9 +26,6 @@ struct hw_irq_rec *hw_irq_alloc(void)
 
 void hw_irq_free(struct hw_irq_rec *rec)
 {
-	/* release: what the OS did with the record comes before the count */
-	if (rec->handled)
-		atomic_fetch_add_explicit(rec->handled, 1, memory_order_release);
 	lf_free(rec, sizeof(*rec), LF_CACHELINE);
 }
 

@@ -70,11 +70,18 @@ void hw_log_publish(struct hw_log *log)
 		idx = 0;
 		wrap++;
 	}
+#ifdef HW_BROKEN_LOG_NO_BARRIER
+	/* Broken on purpose, build-time only (mk/model-broken.mk): no barrier, the
+	 * store may land after the CMP's MonitoredValue load and the interrupt
+	 * (engine.c's hw_log_then_decide lets it) */
+	atomic_store_explicit(&log->header, (uint64_t)wrap << 32 | idx, memory_order_relaxed);
+#else
 	/* seq_cst RMW: release, so the entry's fields are written before the index
 	 * says so (pairs with hw_log_header's acquire), and the seed's
 	 * "MemoryBarrier => Ensures FirstFreeEntryIndex is fully propagated"
 	 * before the CMP loads MonitoredValue (seq_cst, hw_cmp_decide) */
 	atomic_exchange_explicit(&log->header, (uint64_t)wrap << 32 | idx, memory_order_seq_cst);
+#endif
 }
 
 static void hw_log_fill(struct hw_log *log, uint64_t n, uint64_t fence, uint64_t value, uint64_t seq,
@@ -149,8 +156,8 @@ struct hw_log *hw_engine_log(struct hw_adapter *a, struct hw_queue *q, const str
 	uint64_t seq = !wait && c->fence && c->fence == q->signal_fence ? q->signal_seq : 0;
 	uint64_t fence = c->fence ? c->fence->handle : 0, observed = wait ? q->wait_observed_ts : 0;
 	if (!publish) {
-		/* Broken on purpose (HW_FAULT_NO_LOG_BARRIER): the entry is written,
-		 * the index store waits in the store buffer for the caller */
+		/* Broken on purpose (the build HW_BROKEN_LOG_NO_BARRIER): the
+		 * entry is written, the index store is the caller's, later */
 		hw_log_fill(log, c->arg, fence, c->value, seq, op, observed, end);
 		return log;
 	}

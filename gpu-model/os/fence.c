@@ -20,6 +20,8 @@
 
 void (*os_test_wait_timeout_hook)(struct os_fence *f, uint64_t v);
 void (*os_test_register_hook)(struct os_fence *f, uint64_t v, enum os_test_register_at at);
+void (*os_test_update_hook)(struct os_fence *f, uint64_t v);
+void (*os_test_isr_fence_hook)(struct os_fence *f);
 
 /* ---- values ---- */
 
@@ -214,13 +216,61 @@ static bool os_fence_owns_mv(const struct os_fence *f)
 	return f->type == OS_FENCE_NATIVE && !f->x;
 }
 
-/* The waiter set lowered f's MonitoredValue to mv (the set's seq_cst RMW was
- * the update; the caller resamples next): "The OS calls
- * DxgkDdiUpdateMonitoredValues to notify the GPU of a new monitored value." */
-static void os_waiter_lowered_mv(struct os_fence *f, bool lowered, uint64_t mv)
+/* The waiter set lowered f's MonitoredValue (the set's seq_cst RMW was the
+ * update; the caller resamples next): "The OS calls
+ * DxgkDdiUpdateMonitoredValues to notify the GPU of a new monitored value."
+ * The value logged is the one MonitoredValue holds now (read back, not the
+ * waiter's value - 1): the caller holds f's interrupt lock, so neither the
+ * interrupt handler nor another add changed it since. */
+static void os_waiter_lowered_mv_locked(struct os_fence *f, bool lowered)
 {
 	if (lowered && os_fence_owns_mv(f))
-		os_ddi_log(f->a, OS_DDI_UPDATE_MONITORED_VALUES, f->hw.handle, mv);
+		os_ddi_log(f->a, OS_DDI_UPDATE_MONITORED_VALUES, f->hw.handle, lf_waitset_threshold(&f->ws));
+}
+
+/* Seed native-gpu-fence, "Monitored value": DxgkDdiUpdateMonitoredValues
+ * "runs at interrupt level, synchronized with the interrupt handler" (the
+ * KMD's DxgkCbSynchronizeExecution).  The interrupt thread handles f only
+ * under f's interrupt lock (os_fence_isr_enter), and the update takes it:
+ * the add that lowers MonitoredValue and its DDI call are one step for the
+ * interrupt handler, which never sees the node added and the call not made.
+ * Per fence, not per adapter: an update touches one fence's MonitoredValue,
+ * and the handler reads and writes a fence's only under that fence's lock.
+ * A CPU signaler's release (not the interrupt handler) still races an add
+ * lock-free (the waiter set's protocol, tests/model/waitset.pml).  Takes
+ * no other lock while it holds it. */
+static bool os_waiter_update_mv(struct os_fence *f, struct os_waiter *w)
+{
+#ifndef OS_BROKEN_UPDATE_UNSYNCHRONIZED
+	pthread_mutex_lock(&f->isr_lock);
+#endif
+	bool lowered = lf_waitset_add(&f->ws, &w->w);
+	if (os_test_update_hook)
+		os_test_update_hook(f, w->w.value);   /* between the update's steps */
+	os_waiter_lowered_mv_locked(f, lowered);
+#ifndef OS_BROKEN_UPDATE_UNSYNCHRONIZED
+	pthread_mutex_unlock(&f->isr_lock);
+#endif
+	return lowered;
+}
+
+/* The interrupt thread handles f (the caller holds f's release lock, then
+ * this takes the interrupt lock: that order only, so a CPU signaler that
+ * registers a wait inside its release cannot deadlock with it); other
+ * threads take nothing. */
+static void os_fence_isr_enter(struct os_fence *f)
+{
+	if (!os_in_irq_thread)
+		return;
+	pthread_mutex_lock(&f->isr_lock);
+	if (os_test_isr_fence_hook)
+		os_test_isr_fence_hook(f);
+}
+
+static void os_fence_isr_leave(struct os_fence *f)
+{
+	if (os_in_irq_thread)
+		pthread_mutex_unlock(&f->isr_lock);
 }
 
 /* Register w on f and resample (seed: "the OS resamples CurrentValue and
@@ -242,12 +292,12 @@ static bool os_waiter_register(struct os_fence *f, struct os_waiter *w)
 		 * registration) makes the missed signal land in that gap every time
 		 * the GPU signals meanwhile, not only by luck. */
 		lf_spin_ns(OS_FAULT_WINDOW_NS);
-		os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
+		os_waiter_update_mv(f, w);
 		return false;
 	}
 	if (os_test_register_hook)
 		os_test_register_hook(f, w->w.value, OS_TEST_REGISTER_ADD);
-	os_waiter_lowered_mv(f, lf_waitset_add(&f->ws, &w->w), w->w.value - 1);
+	os_waiter_update_mv(f, w);
 	if (os_test_register_hook)
 		os_test_register_hook(f, w->w.value, OS_TEST_REGISTER_RESAMPLE);
 	if (os_fence_read(f) < w->w.value)
@@ -482,9 +532,11 @@ size_t os_fence_process(struct os_fence *f, struct os_write signaled, size_t *he
 {
 	struct os_release r = { 0 };
 	pthread_mutex_lock(&f->release_lock);
+	os_fence_isr_enter(f);
 	uint64_t mv0 = lf_waitset_threshold(&f->ws);
 	size_t n = os_fence_release_locked(f, signaled, &r, true);
 	uint64_t mv1 = lf_waitset_threshold(&f->ws);
+	os_fence_isr_leave(f);
 	pthread_mutex_unlock(&f->release_lock);
 	/* the releases raised MonitoredValue: one DxgkDdiUpdateMonitoredValues */
 	if (mv1 != mv0 && os_fence_owns_mv(f))
@@ -508,9 +560,11 @@ size_t os_fence_process_batch(struct os_fence *const *f, const struct os_write *
 	for (size_t i = 0; i < n; i++) {
 		struct os_release r = { 0 };
 		pthread_mutex_lock(&f[i]->release_lock);
+		os_fence_isr_enter(f[i]);
 		uint64_t mv0 = lf_waitset_threshold(&f[i]->ws);
 		released += os_fence_release_locked(f[i], signaled[i], &r, false);
 		uint64_t mv1 = lf_waitset_threshold(&f[i]->ws);
+		os_fence_isr_leave(f[i]);
 		pthread_mutex_unlock(&f[i]->release_lock);
 		if (mv1 != mv0 && os_fence_owns_mv(f[i]) && !changed++) {
 			first = f[i]->hw.handle;
@@ -795,6 +849,7 @@ int os_fence_create_proc(struct os_adapter *a, uint64_t process, enum os_fence_t
 		atomic_store_explicit(f->hw.cv, initial, memory_order_release);   /* 64 bits, whatever the caps */
 	}
 	pthread_mutex_init(&f->release_lock, NULL);
+	pthread_mutex_init(&f->isr_lock, NULL);
 	atomic_init(&f->last64, initial);
 	/* native: the set publishes MonitoredValue where the CMP reads it;
 	 * cross-adapter: MV stays 0 and the set keeps a word of its own */
@@ -827,6 +882,7 @@ free_storage:
 unmap_system:
 	os_fence_unmap_system_process(a, f);
 	pthread_mutex_destroy(&f->release_lock);
+	pthread_mutex_destroy(&f->isr_lock);
 	hw_fence_free(a->hw, &f->hw);
 free_fence:
 	lf_free(f, sizeof(*f), LF_CACHELINE);
@@ -841,6 +897,7 @@ void os_fence_free(void *obj)
 	struct os_cross *x = f->x;
 	lf_waitset_destroy(&f->ws);
 	pthread_mutex_destroy(&f->release_lock);
+	pthread_mutex_destroy(&f->isr_lock);
 	os_fence_unmap_system_process(f->a, f);
 	hw_fence_free(f->a->hw, &f->hw);
 	lf_free(f, sizeof(*f), LF_CACHELINE);

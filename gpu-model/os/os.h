@@ -80,8 +80,11 @@
  *   the interrupt thread                     internal
  * A fence's waiter set is consumed (waiters released, MonitoredValue published)
  * under the fence's release lock, by the interrupt thread or by a CPU signaler.
- * Progress: adds and cancels are lock-free, a CPU signal that finds no waiter
- * (and no raising release) takes no lock.  Writers of one fence are
+ * Progress: cancels are lock-free, a CPU signal that finds no waiter (and no
+ * raising release) takes no lock; an add takes the fence's interrupt lock
+ * for its DxgkDdiUpdateMonitoredValues (synchronized with the interrupt
+ * handler, which holds it while it handles the fence: fence.c,
+ * os_waiter_update_mv), and so may wait for the interrupt thread.  Writers of one fence are
  * serialized, though: a write waits (spins, then sched_yield) while another
  * writer of the same fence is between its write-number steps
  * (gpu-model/hw/storage.c, the odd write sequence), and so may a value read
@@ -429,6 +432,14 @@ extern void (*os_test_irq_drain_hook)(struct os_adapter *a);
  * NULL in every production path. */
 enum os_test_register_at { OS_TEST_REGISTER_ADD, OS_TEST_REGISTER_RESAMPLE };
 extern void (*os_test_register_hook)(struct os_fence *f, uint64_t v, enum os_test_register_at at);
+/* Tests only: os_test_update_hook is called inside a CPU waiter's
+ * DxgkDdiUpdateMonitoredValues for value v (its node added, MonitoredValue
+ * lowered, the DDI not yet logged), on the waiter's thread with f's
+ * interrupt lock held; os_test_isr_fence_hook on the interrupt thread each
+ * time it takes a fence's interrupt lock to handle it.  Set before the threads that
+ * use the fence start; NULL in every production path. */
+extern void (*os_test_update_hook)(struct os_fence *f, uint64_t v);
+extern void (*os_test_isr_fence_hook)(struct os_fence *f);
 
 /* ---- queues (kernel-mode view of a HW queue) ---- */
 

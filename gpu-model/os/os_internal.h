@@ -24,6 +24,11 @@ struct os_fence {
 	 * thread, a CPU signaler, destroy) holds it around lf_waitset_release and
 	 * the resample, so each release is decided against its own signaled value. */
 	pthread_mutex_t release_lock;
+	/* DxgkDdiUpdateMonitoredValues "synchronized with the interrupt
+	 * handler": the interrupt thread holds it (inside the release lock)
+	 * while it handles the fence, a CPU waiter's update while it adds and
+	 * calls the DDI (fence.c, os_waiter_update_mv) */
+	pthread_mutex_t isr_lock;
 	LF_ALIGNED struct lf_waitset ws;  /* native: publishes into hw.mv; monitored: internal word */
 	LF_ALIGNED _Atomic uint64_t last64; /* 32-bit GPUs: the reconstruction reference: last CPU-signaled value, raised by newer GPU values read */
 	/* shared.c / cross.c */

@@ -163,7 +163,8 @@ int rt_clist_draw(struct rt_clist *l, uint64_t ns);
  * records nothing and says why in rt_clist_error(l). */
 int rt_clist_execute_bundle(struct rt_clist *l, const struct rt_clist *bundle);
 /* Close: 0 / -EPERM (not recording).  Reset: empty and recording again (the
- * queues copied what they executed: a list may be reset right after). */
+ * queues copied what they executed: a list may be reset right after; a
+ * validation layer counts a Reset while its execution runs: d3d_debug.h). */
 int rt_clist_close(struct rt_clist *l);
 void rt_clist_reset(struct rt_clist *l);
 bool rt_clist_recording(const struct rt_clist *l);

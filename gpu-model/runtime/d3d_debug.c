@@ -10,6 +10,7 @@
 
 #include "gpu-model/runtime/d3d_debug.h"
 #include "gpu-model/runtime/d3d_internal.h"
+#include "gpu-model/runtime/rt.h"
 #include "lockfree/die.h"
 
 #define RT_TL (RT_DEBUG_QUEUES + 1)     /* queue timelines, then the CPU */
@@ -74,6 +75,8 @@ struct rt_debug {
 	struct rt_resource *res;
 	size_t errors;
 	char msg[RT_DEBUG_MESSAGES][224];
+	struct rt_debug_resets resets;  /* rt_debug_list_reset's counts */
+	char reset_msg[224];            /* its last report */
 };
 
 const char *rt_state_name(enum rt_state s)
@@ -157,6 +160,36 @@ void rt_debug_message(struct rt_debug *v, size_t i, char *buf, size_t len)
 {
 	pthread_mutex_lock(&v->lock);
 	snprintf(buf, len, "%s", i < v->errors && i < RT_DEBUG_MESSAGES ? v->msg[i] : "");
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* ---- re-recording a list in flight ---- */
+
+void rt_debug_list_reset(struct rt_debug *v, const struct rt_clist *l)
+{
+#ifdef RT_BROKEN_NO_RESET_CHECK
+	return;                         /* broken on purpose, build-time only (mk/model-broken.mk): no check */
+#endif
+	/* the queue's progress fence: every execution up to that value is done */
+	uint64_t done = rt_queue_completed(l->exec_q);
+	if (done >= l->exec_done)
+		return;                 /* its last execution completed: nothing to say */
+	pthread_mutex_lock(&v->lock);
+	v->resets.in_flight++;
+	bool older = done < l->exec_prev_done;
+	if (older)
+		v->resets.older_in_flight++;
+	snprintf(v->reset_msg, sizeof(v->reset_msg), "list reset while its execution on %s is in flight%s",
+		 l->exec_what, older ? ", and an earlier execution of that queue too" : "");
+	pthread_mutex_unlock(&v->lock);
+}
+
+void rt_debug_resets(struct rt_debug *v, struct rt_debug_resets *out, char *msg, size_t len)
+{
+	pthread_mutex_lock(&v->lock);
+	*out = v->resets;
+	if (msg)
+		snprintf(msg, len, "%s", v->reset_msg);
 	pthread_mutex_unlock(&v->lock);
 }
 

@@ -94,4 +94,23 @@ size_t rt_debug_errors(struct rt_debug *v);              /* reports so far (race
 void rt_debug_message(struct rt_debug *v, size_t i, char *buf, size_t len);
 size_t rt_debug_pending(struct rt_debug *v);             /* operations not replayed yet */
 
+/* Re-recording a list in flight.  Seed multi-engine-synchronization,
+ * "Asynchronous compute and graphics example": "There must be multiple
+ * command lists to allow the ComputeGraphicsLatency frames of graphics work
+ * to be in flight at a time".  D3D12 lets a title Reset a list right after
+ * ExecuteCommandLists (it is the list's allocator that must not be reset
+ * while its work runs), and the model's queues copy what they execute, so
+ * the layer does not refuse it; it counts every rt_clist_reset of a list
+ * whose last execution, on a queue that names this layer, had not completed
+ * (`in_flight`), and of those the ones where an earlier execution of that
+ * queue had not completed either (`older_in_flight`: the title re-records
+ * further ahead than a throttle that waited for everything before that
+ * execution lets it).  `msg` (may be NULL): the last one, e.g. "list reset
+ * while its execution on direct0 (execute #5) is in flight".  A list must
+ * not be reset after the layer it last executed under was destroyed. */
+struct rt_debug_resets {
+	uint64_t in_flight, older_in_flight;
+};
+void rt_debug_resets(struct rt_debug *v, struct rt_debug_resets *out, char *msg, size_t len);
+
 #endif

@@ -28,6 +28,15 @@ struct rt_clist {
 	char err[160];
 	size_t nuses;
 	struct rt_clist_use uses[RT_LIST_MAX_USES];
+	/* its last execution on a queue that names a validation layer (the
+	 * submitting thread writes at execute, the recording thread reads at
+	 * Reset: the title orders the two, as D3D12 asks): the layer (NULL:
+	 * none), the queue, the queue's progress value once that execution is
+	 * done, and once the one before it (0: none) was (rt_debug_list_reset) */
+	struct rt_debug *exec_debug;
+	struct rt_queue *exec_q;
+	uint64_t exec_done, exec_prev_done;
+	char exec_what[64];                     /* "direct0 (execute #5)" */
 };
 
 /* The device's default queues (rt_device_default_queue): one slot per
@@ -45,5 +54,8 @@ int rt_debug_add_queue(struct rt_debug *v, const char *name, enum rt_list_type t
 void rt_debug_execute(struct rt_debug *v, int tl, struct rt_clist *const *lists, size_t n, uint64_t exec);
 void rt_debug_signal(struct rt_debug *v, int tl, struct rt_fence *f, uint64_t value);
 void rt_debug_wait(struct rt_debug *v, int tl, struct rt_fence *f, uint64_t value);
+/* rt_clist_reset of l, executed last on a queue that names a layer: the
+ * re-recording checked against that execution's completion. */
+void rt_debug_list_reset(struct rt_debug *v, const struct rt_clist *l);
 
 #endif

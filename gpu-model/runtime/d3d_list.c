@@ -289,6 +289,8 @@ int rt_clist_set_name(struct rt_clist *l, const char *name)
 
 void rt_clist_reset(struct rt_clist *l)
 {
+	if (l->exec_debug)
+		rt_debug_list_reset(l->exec_debug, l);   /* d3d_debug.h: re-recorded in flight? */
 	l->n = 0;
 	l->nuses = 0;
 	l->work_ns = 0;

@@ -30,6 +30,7 @@ struct rt_cqueue {
 	struct rt_fence *wait_f[RT_CQUEUE_WAITS];
 	uint64_t wait_v[RT_CQUEUE_WAITS];
 	uint64_t nwaits;
+	uint64_t exec_done;              /* the progress value once the last execute is done (0: none) */
 	/* single-writer counters (the submitting thread) */
 	LF_ALIGNED lf_counter executes, lists, ops[RT_OPS], work_ns, signals, waits;
 };
@@ -200,6 +201,21 @@ static void rt_cqueue_count(struct rt_cqueue *q, struct rt_clist *const *lists, 
 	}
 }
 
+/* Under a validation layer: each list remembers this execution, for the
+ * check of its next Reset (rt_debug_list_reset). */
+static void rt_cqueue_mark_lists(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n, uint64_t exec,
+				 uint64_t prev_done)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rt_clist *l = lists[i];
+		l->exec_debug = q->debug;
+		l->exec_q = q->q;
+		l->exec_done = q->exec_done;
+		l->exec_prev_done = prev_done;
+		snprintf(l->exec_what, sizeof(l->exec_what), "%s (execute #%llu)", q->name, (unsigned long long)exec);
+	}
+}
+
 /* The _serial calls: the caller is the queue's one submitter for the call
  * (its own thread, or a component holding a default queue's lock). */
 static int rt_cqueue_execute_serial(struct rt_cqueue *q, struct rt_clist *const *lists, size_t n)
@@ -216,8 +232,13 @@ static int rt_cqueue_execute_serial(struct rt_cqueue *q, struct rt_clist *const 
 		return rc;
 	}
 	rt_cqueue_count(q, lists, n);
-	if (q->debug)
-		rt_debug_execute(q->debug, q->debug_tl, lists, n, atomic_load_explicit(&q->executes, memory_order_relaxed));
+	uint64_t prev = q->exec_done;
+	q->exec_done = rt_queue_submitted(q->q);
+	if (q->debug) {
+		uint64_t exec = atomic_load_explicit(&q->executes, memory_order_relaxed);
+		rt_debug_execute(q->debug, q->debug_tl, lists, n, exec);
+		rt_cqueue_mark_lists(q, lists, n, exec, prev);
+	}
 	return 0;
 }
 

@@ -46,6 +46,11 @@ variants=(
 	"no-cmp-barrier|lost|-DNO_CMP_BARRIER"
 	"no-os-barrier|lost|-DNO_OS_BARRIER"
 	"no-os-resample|lost|-DNO_OS_RESAMPLE"
+	# the optimized payload: the handler learns the fence from the queue's
+	# log, whose FirstFreeEntryIndex store needs its own barrier
+	"log|verify|-DLOG"
+	"log-rewind|verify|-DLOG -DREWIND"
+	"log-no-barrier|lost|-DLOG -DNO_LOG_BARRIER"
 	"rewind|verify|-DREWIND"
 	"legacy-rewind|verify|-DLEGACY -DREWIND"
 	"cpu-rewind|verify|-DNSIG=1 -DCPU_SIGNAL=0"

@@ -1,9 +1,14 @@
 /*
  * fence.pml -- the native GPU fence's CMP/OS interrupt protocol, checked
  * exhaustively by spin.  tests/model/check.sh runs every variant below.
- * Here the waiter set changes under one lock; the lock-free add and the
- * multi-round release of the code, with its transient raise, are modelled
- * in waitset.pml.
+ * Here the waiter set changes under one lock.  The code takes it as the
+ * seed says: a waiter's add and its DxgkDdiUpdateMonitoredValues run under
+ * the fence's interrupt lock, which the interrupt thread holds while it
+ * handles the fence (gpu-model/os/fence.c, os_waiter_update_mv); the add is
+ * lock-free against a CPU signaler's release, and that race (the multi-round
+ * release, with its transient raise) is modelled in waitset.pml.  The code's
+ * waiter resamples after the update, taking its own node back if reached: a
+ * resample under the lock here, as the ISR's.
  *
  * Seed native-gpu-fence, "Synchronization issues": the CPU lowers
  * MonitoredValue (MV) while the GPU raises CurrentValue (CV); each side
@@ -40,6 +45,7 @@
  *              whatever it satisfies ("Upon return from
  *              DxgkDdiUpdateMonitoredValue, the OS resamples CurrentValue"),
  *              then block until released.
+ *   DrainLog   (LOG) the engine's FirstFreeEntryIndex store reaching memory.
  *   ISR        the OS interrupt handler: per interrupt, under the OS lock
  *              (DxgkDdiUpdateMonitoredValue runs at DIRQL, synchronized with
  *              the ISR): release the waiters the record's write (v, s)
@@ -98,6 +104,14 @@
  *                   check (the rule before issue 18)
  *                                    -> verifies alone, early release with a
  *                                       rewind (REWIND, CPU_SIGNAL)
+ *   LOG             the optimized payload: the interrupt names the queue and
+ *                   the handler learns the fence from its log; after the CMP
+ *                   barrier the engine writes the entry and stores
+ *                   FirstFreeEntryIndex (buffered), then the barrier after
+ *                   it ("Synchronously updating the native fence log"); the
+ *                   interrupt orders CV, not the index; a handler that finds
+ *                   no entry handles nothing              -> must verify
+ *   NO_LOG_BARRIER  (with LOG) that barrier removed       -> lost wake-up
  *   NSIG, NWAITERS  bounds (default 2 signals, 2 waiters; one engine, one
  *                   fence, waiters never time out; NSIG <= 30: `seen`)
  *
@@ -157,6 +171,15 @@ int seen[NWAITERS];              /* ghost: bit v set iff CV was v at waiter i's 
                                     at some moment after it; 0 outside that window (not waiting, or
                                     released) */
 byte engSeq;                     /* the sequence of the engine's last write that reached memory */
+#ifdef LOG
+byte logIdx = 0;                 /* the log's FirstFreeEntryIndex in memory: signal k's entry is
+                                    entry k, visible once logIdx >= k */
+bool logFull;                    /* the engine's store buffer holds an index store */
+byte logBuf;
+#define log_visible(v)	(logIdx >= (v))
+#else
+#define log_visible(v)	true
+#endif
 bool engineDone = false;
 
 byte tj;                         /* scratch for d_steps only, reset to 0 at their end */
@@ -196,9 +219,25 @@ inline flush_cv()
 	fi
 }
 
+#ifdef LOG
+/* The engine's FirstFreeEntryIndex store becomes visible. */
+inline flush_log()
+{
+	if
+	:: logFull ->
+		logIdx = logBuf; logFull = false;
+		printf("memory: FirstFreeEntryIndex = %d visible\n", logIdx)
+	:: else -> skip
+	fi
+}
+#endif
+
 inline store_cv(v)
 {
 	d_step {
+#ifdef LOG
+		flush_log();                 /* stores stay in order */
+#endif
 		flush_cv(); cvBuf = v; cvFull = true;
 		printf("engine: CV := %d (in store buffer)\n", v)
 	}
@@ -348,6 +387,15 @@ active proctype Engine()
 #ifndef NO_CMP_BARRIER
 		d_step { flush_cv() };       /* CMP step 2: barrier, CV visible before MV is read */
 #endif
+#ifdef LOG
+		d_step {                     /* the log payload, then FirstFreeEntryIndex + 1 */
+			logBuf = v; logFull = true;
+			printf("engine: FirstFreeEntryIndex := %d (in store buffer)\n", v)
+		};
+#ifndef NO_LOG_BARRIER
+		d_step { flush_log() };      /* "MemoryBarrier => Ensures FirstFreeEntryIndex is fully propagated" */
+#endif
+#endif
 #ifdef LEGACY
 		atomic { flush_cv(); irqq ! v, engSeq } /* legacy: always raise */
 #else
@@ -415,16 +463,33 @@ done:
 
 active proctype ISR()
 {
+	bool logged;
 	byte iv, is;
 end:
 	do
 	:: atomic { irqq ? iv, is -> printf("isr: interrupt taken, value %d (write %d)\n", iv, is) } ->
 		os_lock();
-		os_release_signaled(iv, is);
-		iv = 0;
-		is = 0;
-		store_mv_least(ISR_CPU);     /* advance MV past the released waiters */
-		os_resample(ISR_CPU);
+		d_step {                     /* LOG: the handler reads the queue's log to learn the fence */
+			logged = log_visible(iv);
+#ifdef LOG
+			if
+			:: !logged -> printf("isr: no log entry for write %d (index %d)\n", is, logIdx)
+			:: else -> skip
+			fi
+#endif
+		};
+		if
+		:: logged ->
+			os_release_signaled(iv, is);
+			iv = 0;
+			is = 0;
+			store_mv_least(ISR_CPU); /* advance MV past the released waiters */
+			os_resample(ISR_CPU)
+		:: else ->                   /* no entry visible: no fence to handle */
+			iv = 0;
+			is = 0
+		fi;
+		logged = false;
 		os_unlock(ISR_CPU)
 	od
 }
@@ -467,6 +532,16 @@ end:
 	od
 }
 
+#ifdef LOG
+active proctype DrainLog()
+{
+end:
+	do
+	:: d_step { logFull -> flush_log() }
+	od
+}
+#endif
+
 proctype DrainMV(byte k)
 {
 end:
@@ -481,6 +556,9 @@ active proctype Monitor()
 
 	timeout ->
 	assert(engineDone && len(irqq) == 0 && !cvFull);
+#ifdef LOG
+	assert(!logFull);
+#endif
 	for (i : 0 .. NWAITERS - 1) {
 		if                           /* the lost wake-up: value reached (or due), waiter still blocked */
 		:: wval[i] != 0 && (wval[i] <= CV || due[i]) && !released[i] ->
