@@ -26,6 +26,7 @@ void rt_profile_ideal(struct rt_profile *p)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "ideal");
+	hw_idle_default(&p->idle);
 }
 
 bool rt_profile_is_ideal(const struct rt_profile *p)
@@ -39,6 +40,9 @@ void rt_profile_apply(const struct rt_profile *p, struct os_config *cfg)
 {
 	cfg->caps.timing = p->hw;
 	cfg->timing = p->os;
+	bool normal = cfg->caps.idle.poll_normal;
+	cfg->caps.idle = p->idle;
+	cfg->caps.idle.poll_normal = normal;
 }
 
 /* Start the adapter, attach user-mode submission, open the device: each step
@@ -203,6 +207,11 @@ void rt_stack_engine_stats(struct rt_stack *s, unsigned engine, struct hw_engine
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine)
 {
 	return hw_engine_fstate(os_adapter_hw(s->a), engine);
+}
+
+void rt_stack_idle(struct rt_stack *s, struct hw_idle *out)
+{
+	*out = hw_adapter_caps(os_adapter_hw(s->a))->idle;
 }
 
 /* ---- the timeline trace ---- */
