@@ -29,7 +29,8 @@
  *      the write and the engine's next look);
  *   2. lowered polling: past the spins, drop to nice HW_IDLE_NICE (10: CFS
  *      weight 110 against 1024 for a nice-0 thread) and yield every
- *      HW_IDLE_CLOCK_PASSES passes (idle_yields counts them), so a runnable
+ *      HW_IDLE_CLOCK_PASSES passes (idle_yields counts them; an engine
+ *      that may not lower its weight yields all the same), so a runnable
  *      CPU-side thread, or another polling engine, gets the CPU within
  *      microseconds; with nothing else runnable a yield returns at once;
  *   3. park: idle idle.poll_ns in all, park on the wake word (F1): polling
@@ -311,19 +312,17 @@ static bool hw_engine_can_return(int nice)
 	return !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
 }
 
-/* Between idle passes (every HW_IDLE_CLOCK_PASSES): a lowered engine
- * yields, so engines polling at the same weight take turns in microseconds,
- * not in scheduler slices (three pollers on one CPU would otherwise hold a
- * ring unseen for a slice each); with nothing else runnable the yield
- * returns at once. */
+/* Between idle passes past the spins (every HW_IDLE_CLOCK_PASSES): the
+ * engine yields, lowered or not (a thread that may not lower its weight, or
+ * idle.poll_normal, yields all the same), so engines polling at the same
+ * weight take turns in microseconds, not in scheduler slices (three pollers
+ * on one CPU would otherwise hold a ring unseen for a slice each), and a
+ * CPU-side thread gets the CPU at once; with nothing else runnable the
+ * yield returns at once. */
 static inline void hw_engine_idle_pause(struct hw_engine *e)
 {
-	if (e->idle_prio) {
-		lf_count(&e->idle_yields, 1);
-		sched_yield();
-	} else {
-		lf_cpu_relax();
-	}
+	lf_count(&e->idle_yields, 1);
+	sched_yield();
 }
 
 /* GPU work to run: at the engine's own weight. */
