@@ -247,8 +247,8 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	if (!json_is_string(name) || !bm_name_ok(json_string_value(name)) || !strcmp(json_string_value(name), "ideal"))
 		return bm_pbad(text, err, errlen, "\"name\" must be [a-z0-9_.-], 1..63 characters, not \"ideal\"");
 	snprintf(p->rt.name, sizeof(p->rt.name), "%s", json_string_value(name));
-	static const char *const known[] = { "name", "origin", "adapter", "kernel", "idle", "measured", "gpu_side",
-					     "derivation" };
+	static const char *const known[] = { "name", "origin", "adapter", "kernel", "runtime", "idle", "measured",
+					     "gpu_side", "derivation" };
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v) {
@@ -256,8 +256,8 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(known[i], key); i++)
 			;
 		if (i == sizeof(known) / sizeof(known[0]))
-			return bm_pbad(text, err, errlen, "unknown key \"%.64s\" (name, origin, adapter, kernel, idle, "
-				       "measured, gpu_side, derivation)", key);
+			return bm_pbad(text, err, errlen, "unknown key \"%.64s\" (name, origin, adapter, kernel, runtime, "
+				       "idle, measured, gpu_side, derivation)", key);
 	}
 	int rc = bm_read_origin(text, json_object_get(root, "origin"), p, err, errlen);
 	if (!rc && !json_object_get(root, "adapter"))
@@ -268,6 +268,10 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	if (!rc && json_object_get(root, "kernel"))
 		rc = bm_read_fields(text, json_object_get(root, "kernel"), "kernel", os, sizeof(os) / sizeof(os[0]),
 				    OS_TIMING_MAX_NS, err, errlen);
+	struct bm_field umd[] = { { "umd_submit_ns", &k->umd_submit_ns } };
+	if (!rc && json_object_get(root, "runtime"))
+		rc = bm_read_fields(text, json_object_get(root, "runtime"), "runtime", umd, 1, OS_TIMING_MAX_NS, err,
+				    errlen);
 	struct bm_field idle[] = {
 		{ "spin_ns", &p->rt.idle.spin_ns }, { "wait_spin_ns", &p->rt.idle.wait_spin_ns },
 		{ "poll_ns", &p->rt.idle.poll_ns },

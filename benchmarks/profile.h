@@ -18,6 +18,9 @@
  *     "origin": { "machine": "...", ... },       strings: where the numbers come from
  *     "adapter": { "cmd_ns": 600, ... },          struct hw_timing's fields, integer ns
  *     "kernel": { "km_call_ns": 1500, ... },      struct os_timing's fields, integer ns
+ *     "runtime": { "umd_submit_ns": 800 },      optional: the user-mode driver's CPU work per
+ *                                                 submission, spent on the submitting thread
+ *                                                 (os_timing.umd_submit_ns; ideal: 0)
  *     "idle": { "poll_ns": 1000000, ... },        optional: the engines' idle rule (struct hw_idle:
  *                                                 spin_ns, wait_spin_ns, poll_ns), integer ns
  *     "measured": { "write_seen_ns": 3905, ... }, what the real machine took (BM_OP_*), ns;

@@ -11,9 +11,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "benchmarks/embedded.h"
@@ -22,6 +25,7 @@
 #include "benchmarks/scenarios/analogs.h"
 #include "gpu-model/hw/hw.h"
 #include "lockfree/arch.h"
+#include "lockfree/thread.h"
 #include "src/fb_hist.h"
 #include "tests/fb_test_exec.h"
 
@@ -284,6 +288,138 @@ static void the_idle_rule_set_reaches_the_engine(void **state)
 	json_decref(doc);
 }
 
+/* ---- a profile's UMD work (os_timing.umd_submit_ns, rt_umd_work) ---- */
+
+/* A thread's time on a CPU so far (ns, /proc schedstat: user + kernel). */
+static uint64_t thread_ran_ns(pid_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%llu", &ns), 1);
+	fclose(f);
+	return ns;
+}
+
+/* This thread's involuntary context switches so far. */
+static long involuntary_switches(void)
+{
+	FILE *f = fopen("/proc/thread-self/status", "r");
+	char line[256];
+	long n = -1;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	assert_true(n >= 0);
+	return n;
+}
+
+#define UMD_NS 300000ull   /* long beside the model's own submit call, short beside a time slice */
+#define UMD_SUBMITS 20
+
+/* What UMD_SUBMITS submissions of [COUNT] on a user-mode queue cost each
+ * thread, under a profile whose only cost is UMD_NS of UMD work:
+ * the application thread's CPU clock (over the submit calls alone), the OS
+ * threads' time on a CPU and the engine's busy time (commands run; its idle
+ * polling is not in it) until the last one completed.  clean: the
+ * application thread was not preempted during its calls (its CPU clock then
+ * holds all of their busy time). */
+struct umd_spent {
+	uint64_t app, irq, sched, power, engine_busy;
+	bool clean;
+};
+
+static struct umd_spent umd_spent(enum rt_broken broken)
+{
+	struct rt_stack_config sc;
+	rt_stack_config_default(&sc, RT_PATH_NATIVE);
+	sc.os.timing.umd_submit_ns = UMD_NS;
+	/* the model's threads on the last CPU, this one alone on the first
+	 * (where there are two): nothing of the model preempts the calls */
+	static int other_cpu[1];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t saved;
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+	if (ncpu >= 2) {
+		other_cpu[0] = (int)ncpu - 1;
+		sc.os.caps.cpus = other_cpu;
+		sc.os.caps.ncpus = 1;
+		sc.os.irq_cpu = sc.ums.sched_cpu = sc.ums.power_cpu = other_cpu[0];
+		assert_int_equal(lf_thread_pin_self(0), 0);
+	}
+	struct rt_stack *s;
+	char err[256];
+	if (rt_stack_create(&sc, &s, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct rt_queue_desc desc = { .engine = 0, .user_mode = true, .broken = broken };
+	struct rt_queue *q;
+	assert_int_equal(rt_queue_create(rt_stack_device(s), &desc, &q), 0);
+	_Atomic uint64_t n = 0;
+	struct hw_cmd c = { .op = HW_CMD_COUNT, .stamp = &n };
+	uint64_t v = 0;
+	assert_int_equal(rt_queue_submit(q, &c, 1, &v), 0);   /* connects the doorbell, warms up */
+	assert_int_equal(rt_queue_wait(q, v, 5000000000ll), 0);
+	struct hw_engine_stats e0, e1;
+	rt_stack_engine_stats(s, 0, &e0);
+	uint64_t irq0 = thread_ran_ns(rt_stack_irq_tid(s)), sched0 = thread_ran_ns(rt_stack_sched_tid(s)),
+		 power0 = thread_ran_ns(rt_stack_power_tid(s));
+	long inv0 = involuntary_switches();
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	for (unsigned i = 0; i < UMD_SUBMITS; i++)
+		assert_int_equal(rt_queue_submit(q, &c, 1, &v), 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	long inv1 = involuntary_switches();
+	assert_int_equal(rt_queue_wait(q, v, 5000000000ll), 0);
+	rt_stack_engine_stats(s, 0, &e1);
+	struct umd_spent r = {
+		.app = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec)),
+		.irq = thread_ran_ns(rt_stack_irq_tid(s)) - irq0,
+		.sched = thread_ran_ns(rt_stack_sched_tid(s)) - sched0,
+		.power = thread_ran_ns(rt_stack_power_tid(s)) - power0,
+		.engine_busy = e1.busy_ns - e0.busy_ns,
+		.clean = inv1 == inv0,
+	};
+	assert_int_equal(atomic_load(&n), UMD_SUBMITS + 1);
+	rt_stack_destroy(s);
+	assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+	return r;
+}
+
+/* A profile's UMD work (umd_submit_ns) is spent on the application thread,
+ * as a real user-mode driver spends it: its CPU clock gains at least the
+ * UMD work of every submission, and neither the OS threads nor the engine
+ * gain as much.  Broken (RT_BROKEN_UMD_ON_ENGINE: the work put on the
+ * engine as GPU work): the application's clock does not gain it and the
+ * engine's busy time does: caught.  A run whose application thread was
+ * preempted during its calls (its clock then misses what the busy wait
+ * spent) is run again, up to 50 times. */
+static void a_profiles_umd_work_lands_on_the_application_thread(void **state)
+{
+	(void)state;
+	const uint64_t all = UMD_SUBMITS * UMD_NS;
+	struct umd_spent r;
+	unsigned tries = 0;
+	do
+		r = umd_spent(RT_BROKEN_NONE);
+	while (!r.clean && ++tries < 50);
+	if (!r.clean)
+		fb_skip("the application thread was preempted in each of 50 runs: CPUs busy");
+	if (r.app < all)
+		fail_msg("the application thread spent %llu ns in %d submit calls (want >= %llu)",
+			 (unsigned long long)r.app, UMD_SUBMITS, (unsigned long long)all);
+	assert_true(r.irq < all && r.sched < all && r.power < all);
+	assert_true(r.engine_busy < all);
+
+	r = umd_spent(RT_BROKEN_UMD_ON_ENGINE);
+	assert_true(r.app < all);
+	assert_true(r.engine_busy >= all);
+}
+
 /* counter `key` of entry b, failing the test when it has none */
 static double counter(json_t *b, const char *key)
 {
@@ -494,6 +630,7 @@ int main(void)
 		cmocka_unit_test(every_engine_polls_the_idle_rule_before_it_parks),
 		cmocka_unit_test(every_scenario_takes_the_idle_rule),
 		cmocka_unit_test(the_idle_rule_set_reaches_the_engine),
+		cmocka_unit_test(a_profiles_umd_work_lands_on_the_application_thread),
 		cmocka_unit_test(analogs_runs_with_the_shipped_profile),
 		cmocka_unit_test(analogs_floor_follows_the_numbers),
 		cmocka_unit_test(headline_runs_with_the_shipped_profile),

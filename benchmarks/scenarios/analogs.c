@@ -270,7 +270,8 @@ void bm_analogs_floor(enum bm_op op, double wake_ns, double model_ns, char *buf,
 {
 	buf[0] = '\0';
 	if (op == BM_OP_ENQUEUE) {
-		snprintf(buf, len, "; it is CPU-side work, the model's own submit call, which no profile changes");
+		snprintf(buf, len, "; it is CPU-side work: the model's own submit call plus the profile's UMD work "
+			 "(runtime.umd_submit_ns), spent busy on the application thread");
 	} else if (op == BM_OP_EVENT_BLOCK && model_ns >= 2 * wake_ns) {
 		snprintf(buf, len, "; its floor here is two futex wake-to-runs (the interrupt thread, then the waiter): "
 			 "2 x %.1f us on this machine", wake_ns / 1e3);

@@ -269,5 +269,6 @@ int rt_direct_queue_create(struct rt_stack *s, unsigned engine, size_t ring_slot
 
 int rt_direct_queue_submit(struct rt_direct_queue *q, const struct hw_cmd *cmds, size_t n)
 {
+	rt_umd_work(os_queue_umd_submit_ns(rt_direct_os(q)));   /* a timing profile's UMD work (rt.h) */
 	return os_queue_submit(rt_direct_os(q), cmds, n);
 }

@@ -181,7 +181,8 @@ void rt_stack_clock_calibration(struct rt_stack *s, uint64_t *gpu, uint64_t *cpu
 /* 0 / -ENOSPC (queue tables full) / -EINVAL (engine, ring_slots not a power of two). */
 int rt_direct_queue_create(struct rt_stack *s, unsigned engine, size_t ring_slots, struct rt_direct_queue **out);
 /* Submit cmds[0..n) (WORK, STAMP, COUNT, rt_cmd_signal, rt_cmd_wait); they
- * are copied.  0 / -EINVAL (a bad command) / -ENOMEM (held on the CPU, no memory). */
+ * are copied, after the user-mode driver's CPU work of a timing profile
+ * (umd_submit_ns, rt_umd_work) on the calling thread.  0 / -EINVAL (a bad command) / -ENOMEM (held on the CPU, no memory). */
 int rt_direct_queue_submit(struct rt_direct_queue *q, const struct hw_cmd *cmds, size_t n);
 
 #endif
