@@ -194,9 +194,10 @@ int bm_wl_cpu_wait(struct bm_wl *w, struct bm_fence *f, uint64_t v)
 	if (!rc)
 		rc = bm_wl_watched(w, bm_wl_event_wait, w->ev, f, v, NULL);
 	uint64_t t1 = lf_now_ns();
+	w->woke_ns = t1;                    /* before the trace's work, which takes the backend's lock */
 	if (w->kind == BM_BACKEND_MODEL)
 		rt_fence_trace_wait(bm_model_fence(f), v, t0, rc);   /* the timeline's CPU wait (when tracing) */
-	else if (w->ops->trace_cpu_wait)
+	else if (w->trace_waits && w->ops->trace_cpu_wait)
 		w->ops->trace_cpu_wait(w->be, f, v, t0, t1);
 	w->cpu_wait_ns += t1 - t0;
 	w->cpu_waits++;
@@ -740,7 +741,8 @@ static int bm_async_pick(struct bm_async *a, int forced)
 	if (forced >= 0 && stage == 0)
 		stage = forced;
 	uint64_t t1 = lf_now_ns();
-	if (a->w->kind != BM_BACKEND_MODEL && a->w->ops->trace_cpu_wait)   /* the timeline's CPU wait: either stage */
+	a->w->woke_ns = t1;
+	if (a->w->kind != BM_BACKEND_MODEL && a->w->trace_waits && a->w->ops->trace_cpu_wait)   /* the timeline's CPU wait: either stage */
 		a->w->ops->trace_cpu_wait(a->w->be, stage >= 0 ? a->fences[stage] : NULL, stage >= 0 ? a->armed[stage] : 0,
 					  t0, t1);
 	a->w->cpu_wait_ns += t1 - t0;

@@ -61,6 +61,8 @@ struct bm_wl {
 	struct bm_event *ev;            /* the title's CPU-wait event (auto-reset) */
 	uint64_t cpu_wait_ns;           /* time the title's thread spent in CPU waits */
 	uint64_t cpu_waits;
+	uint64_t woke_ns;               /* when the last CPU wait returned (lf_now_ns), read before any trace work */
+	bool trace_waits;               /* not the model: CPU waits go to the backend's timeline (the run traces) */
 	struct bm_event *extra_events[2];   /* a workload's own events, destroyed with the stack */
 	/* the no-progress watchdog (bm_wl_cpu_wait) */
 	int64_t stall_ns;               /* 0: BM_WL_STALL_NS */

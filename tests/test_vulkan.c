@@ -346,7 +346,8 @@ static void run_frame_on_lavapipe_writes_a_trace(void **state)
 		fail_msg("exit %d: %s", r.status, r.err);
 	assert_non_null(strstr(r.out, "trace (legacy): 32 work spans from GPU timestamps, 16 holds"));
 	assert_non_null(strstr(r.out, "trace (native): 32 work spans from GPU timestamps, 0 holds"));
-	assert_non_null(strstr(r.out, "by a host read at start-up"));
+	assert_true(strstr(r.out, "GPU timestamps to the host clock by calibrated timestamps") ||
+		    strstr(r.out, "span edges carry the offset's uncertainty"));
 	fb_exec_free(&r);
 	char *text = fb_slurp(t);
 	assert_non_null(text);
@@ -396,6 +397,17 @@ static void keys_are_the_models(json_t *dev, json_t *model)
 	}
 }
 
+/* Whether a note of doc contains text. */
+static bool has_note(json_t *doc, const char *text)
+{
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(json_object_get(doc, "context"), "notes"), i, n)
+		if (strstr(json_string_value(n), text))
+			return true;
+	return false;
+}
+
 /* One scenario on lavapipe (both paths, validation on) and on the model:
  * the two documents. */
 static void run_both_backends(const char *scenario, json_t **dev, json_t **model)
@@ -443,23 +455,39 @@ static void cpu_wait_on_lavapipe_counts_as_the_rounds(void **state)
 	(void)state;
 	if (!lavapipe_and_binary())
 		return;
-	json_t *dev, *model;
-	run_both_backends("cpu-wait", &dev, &model);
-	static const char *const paths[] = { "native", "legacy" };
-	for (size_t p = 0; p < 2; p++) {
-		char name[64];
-		snprintf(name, sizeof(name), "cpu-wait/path:%s", paths[p]);
-		json_t *b = entry(dev, name);
-		assert_int_equal((int)num(b, "validation_errors"), 0);
-		assert_int_equal((int)num(b, "waited_signals"), 12);
-		assert_int_equal((int)num(b, "cpu_wait_count"), 12);
-		assert_int_equal((int)num(b, "signals"), 12);
-		keys_are_the_models(b, entry(model, name));
-		snprintf(name, sizeof(name), "cpu-wait/cpu/path:%s", paths[p]);
-		keys_are_the_models(entry(dev, name), entry(model, name));
+	/* with calibrated timestamps (lavapipe of Mesa 23 on) a cpu_wait per
+	 * round; without them (FENCEBENCH_VK_CALIBRATED=0: as lavapipe 22.3) no
+	 * cpu_wait claimed, and a note says why; the counts either way */
+	for (int calibrated = 1; calibrated >= 0; calibrated--) {
+		if (!calibrated)
+			setenv("FENCEBENCH_VK_CALIBRATED", "0", 1);
+		json_t *dev, *model;
+		run_both_backends("cpu-wait", &dev, &model);
+		unsetenv("FENCEBENCH_VK_CALIBRATED");
+		bool offered = has_note(dev, "cpu_wait: GPU times on the host clock by calibrated timestamps");
+		if (calibrated && !offered)
+			print_message("this lavapipe offers no calibrated timestamps: the calibrated path untested\n");
+		static const char *const paths[] = { "native", "legacy" };
+		for (size_t p = 0; p < 2; p++) {
+			char name[64];
+			snprintf(name, sizeof(name), "cpu-wait/path:%s", paths[p]);
+			json_t *b = entry(dev, name);
+			assert_int_equal((int)num(b, "validation_errors"), 0);
+			assert_int_equal((int)num(b, "waited_signals"), 12);
+			assert_int_equal((int)num(b, "signals"), 12);
+			if (calibrated && offered)
+				assert_int_equal((int)num(b, "cpu_wait_count"), 12);
+			else
+				assert_null(json_object_get(b, "cpu_wait_count"));
+			keys_are_the_models(b, entry(model, name));
+			snprintf(name, sizeof(name), "cpu-wait/cpu/path:%s", paths[p]);
+			keys_are_the_models(entry(dev, name), entry(model, name));
+		}
+		assert_true(calibrated ? offered || has_note(dev, "cpu_wait n/a: without calibrated timestamps")
+				       : has_note(dev, "cpu_wait n/a: without calibrated timestamps") && !offered);
+		json_decref(dev);
+		json_decref(model);
 	}
-	json_decref(dev);
-	json_decref(model);
 }
 
 /* Without allow_cpu lavapipe is refused in one line; help lists the parameters. */

@@ -108,7 +108,7 @@ static int fvk_round(struct fvk *x, bool measured)
 	if (!rc)
 		rc = bm_wl_cpu_wait(w, x->f, v);
 	if (!rc && measured)
-		x->woke[x->nwoke++] = lf_now_ns();
+		x->woke[x->nwoke++] = w->woke_ns;   /* stamped as the wait returned, before any trace work */
 	return rc;
 }
 
@@ -127,13 +127,23 @@ static struct fb_hist *fvk_latencies(struct fb_run *run, struct fvk *x, uint64_t
 	if (!rc && x->gpu)
 		rc = w->ops->work_spans(w->be, w->direct, b0, b1, rounds, &nb);
 	struct fb_hist *h = NULL;
+	uint64_t dev_ns = 0;
+	bool uncalibrated = !x->gpu && !bm_vkg_clock_calibrated(w->be, &dev_ns);
 	if (rc == -ENOTSUP)
 		fb_run_note(run, "backend=vulkan: the device's queue has no timestamps: no %s latency",
 			    x->gpu ? "gpu_wait" : "cpu_wait");
-	else if (!rc && (na != rounds || nb != rounds))
+	else if (!rc && uncalibrated) {
+		fb_run_note(run, "backend=vulkan: cpu_wait n/a: without calibrated timestamps "
+			    "(VK_EXT_calibrated_timestamps) the GPU's signal time on the host clock is known only "
+			    "within the GPU-to-host latency itself");
+		rc = -ENOTSUP;
+	} else if (!rc && (na != rounds || nb != rounds))
 		rc = fb_run_error(run, -EIO, "backend=vulkan: %zu and %zu lists timed for %llu rounds", na, nb,
 				  (unsigned long long)rounds);
 	else if (!rc) {
+		if (!x->gpu)
+			fb_run_note(run, "backend=vulkan: cpu_wait: GPU times on the host clock by calibrated "
+				    "timestamps, within +-%llu ns", (unsigned long long)dev_ns);
 		h = fb_hist_new();
 		for (uint64_t i = 0; i < rounds; i++) {
 			uint64_t end = x->gpu ? b0[i] : x->woke[i];
@@ -190,7 +200,8 @@ static int fvk_measure(struct fb_run *run, struct fvk *x, uint64_t rounds)
 	for (uint64_t until = lf_now_ns() + fb_run_warmup_ns(run); !rc && lf_now_ns() < until;)
 		rc = fvk_round(x, false);
 	if (!rc)
-		rc = w->ops->trace_start(w->be, 0);
+		rc = w->ops->trace_start(w->be, 0);   /* the lists' GPU timestamps: the latencies' record */
+	w->trace_waits = fb_run_trace(run) != NULL;   /* the CPU waits only when the run traces */
 	struct bm_wl_snap a, b;
 	bm_wl_snap(w, &a);
 	fb_run_measure_begin(run);

@@ -189,6 +189,7 @@ static int bm_workload_trace_start(struct fb_run *run, struct bm_wl *w)
 	if (!fb_run_trace(run) || !w->ops->trace_start)
 		return 0;
 	int rc = w->ops->trace_start(w->be, 0);
+	w->trace_waits = !rc;
 	return rc ? fb_run_error(run, rc, "--trace: %s", strerror(-rc)) : 0;
 }
 

@@ -374,6 +374,30 @@ static int bm_vk_pick_queues(struct bm_vk *vk, char *err, size_t errlen)
 	return 0;
 }
 
+/* VK_EXT_calibrated_timestamps with the device and CLOCK_MONOTONIC domains
+ * (the host clock of every latency: lf_now_ns).  FENCEBENCH_VK_CALIBRATED=0
+ * leaves it off: what a device without it gives (lavapipe before Mesa 23). */
+static bool bm_vk_can_calibrate(struct bm_vk *vk)
+{
+	const char *env = getenv("FENCEBENCH_VK_CALIBRATED");
+	if (env && !strcmp(env, "0"))
+		return false;
+	PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT domains =
+		(PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)vk->fn.vkGetInstanceProcAddr(
+			vk->instance, "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT");
+	if (!domains || !bm_vk_has_device_ext(vk, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME))
+		return false;
+	VkTimeDomainEXT d[16];
+	uint32_t n = 16;
+	VkResult r = domains(vk->phys, &n, d);
+	bool dev = false, mono = false;
+	for (uint32_t i = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n; i++) {
+		dev |= d[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+		mono |= d[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+	}
+	return dev && mono;
+}
+
 static int bm_vk_make_device(struct bm_vk *vk, bool sync2_ext, char *err, size_t errlen)
 {
 	static const float prio[2] = { 1.0f, 1.0f };
@@ -389,11 +413,17 @@ static int bm_vk_make_device(struct bm_vk *vk, bool sync2_ext, char *err, size_t
 							.synchronization2 = VK_TRUE };
 	VkPhysicalDeviceVulkan12Features f12 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
 						 .pNext = &s2, .timelineSemaphore = VK_TRUE };
-	static const char *const ext[] = { VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME };
+	const char *ext[2];
+	uint32_t next = 0;
+	if (sync2_ext)
+		ext[next++] = VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME;
+	bool calibrate = bm_vk_can_calibrate(vk);
+	if (calibrate)
+		ext[next++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
 	VkDeviceCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f12,
 		.queueCreateInfoCount = one_family ? 1 : 2, .pQueueCreateInfos = qci,
-		.enabledExtensionCount = sync2_ext ? 1 : 0, .ppEnabledExtensionNames = ext,
+		.enabledExtensionCount = next, .ppEnabledExtensionNames = ext,
 	};
 	BM_VK_CHECK(vk->fn.vkCreateDevice(vk->phys, &ci, NULL, &vk->dev));
 #define BM_VK_DEV(f) vk->fn.f = (PFN_##f)vk->fn.vkGetDeviceProcAddr(vk->dev, #f);
@@ -405,6 +435,9 @@ static int bm_vk_make_device(struct bm_vk *vk, bool sync2_ext, char *err, size_t
 		vk->fn.f = (PFN_##f)vk->fn.vkGetDeviceProcAddr(vk->dev, #f "KHR");
 	BM_VK_SYNC2_FNS(BM_VK_DEV2)
 #undef BM_VK_DEV2
+	if (calibrate)
+		vk->fn.vkGetCalibratedTimestampsEXT = (PFN_vkGetCalibratedTimestampsEXT)vk->fn.vkGetDeviceProcAddr(
+			vk->dev, "vkGetCalibratedTimestampsEXT");
 	if (0 BM_VK_DEVICE_FNS(BM_VK_IS_NULL) BM_VK_SYNC2_FNS(BM_VK_IS_NULL)) {
 		snprintf(err, errlen, "Vulkan device %s: a device function is missing", vk->id.name);
 		return -ENODEV;

@@ -97,6 +97,9 @@ struct bm_vk_fn {
 	/* VK_EXT_debug_utils: NULL without validation */
 	PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
 	PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+	/* VK_EXT_calibrated_timestamps: NULL unless the device offers it with
+	 * both the device and the CLOCK_MONOTONIC time domains */
+	PFN_vkGetCalibratedTimestampsEXT vkGetCalibratedTimestampsEXT;
 };
 #undef BM_VK_MEMBER
 

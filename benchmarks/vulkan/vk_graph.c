@@ -667,6 +667,10 @@ int bm_vkg_up(struct bm_wl *w, const struct bm_wl_config *c, char *err, size_t e
 	}
 	g->ts_period_ns = g->vk.id.timestamp_period;
 	rc = vkg_spin_up(g, err, errlen);
+	if (!rc && vkg_clock_calibrate(g) == -EIO) {   /* -ENOTSUP: the dispatches' bound stays */
+		rc = -EIO;
+		snprintf(err, errlen, "reading the calibrated timestamps (vkGetCalibratedTimestampsEXT) failed");
+	}
 	if (!rc && g->legacy && (rc = vkg_sched_start(g)))
 		snprintf(err, errlen, "starting the scheduler thread: %s", strerror(-rc));
 	if (rc) {

@@ -41,7 +41,9 @@
 #ifndef BM_VK_GRAPH_H
 #define BM_VK_GRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct bm_wl;
@@ -53,12 +55,21 @@ struct bm_wl_config;
 int bm_vkg_up(struct bm_wl *w, const struct bm_wl_config *cfg, char *err, size_t errlen);
 /* --trace (the ops trace_start, trace_cpu_wait, trace_copy; vk_trace.c):
  * a track per logical queue with each list's work from GPU timestamps
- * (converted to the host clock by an offset measured at bring-up), the
+ * (on the host clock by calibrated timestamps, else by a bound measured
+ * at bring-up), the
  * scheduler thread's holds (legacy), the application's CPU waits.  Tests
  * only: a deliberately broken recorder the trace test must catch
  * (trace_start's `broken`): BROKEN_SPAN_PER_BATCH draws one span per
  * batch, its lists' bounds lost. */
 enum bm_vkg_trace_broken { BM_VKG_TRACE_OK, BM_VKG_TRACE_BROKEN_SPAN_PER_BATCH };
+
+/* Whether the device's GPU times are on the host clock (lf_now_ns) by
+ * calibrated timestamps (VK_EXT_calibrated_timestamps), *dev_ns their
+ * maximum deviation: only then may a GPU time be subtracted from a host
+ * time.  Without, the offset is bounded by host reads around dispatches,
+ * whose width is the very GPU-to-host latency one would measure.  Any
+ * thread, while up. */
+bool bm_vkg_clock_calibrated(void *be, uint64_t *dev_ns);
 
 /* The legacy scheduler thread's id, 0 on native. */
 pid_t bm_vkg_sched_tid(void *be);

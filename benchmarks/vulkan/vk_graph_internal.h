@@ -167,8 +167,13 @@ struct vkg {
 	uint64_t tev_dropped;
 	char names[VKG_NAMES][24];
 	size_t nnames;
-	int64_t clock_lo, clock_hi;     /* host ns - GPU ns lies in [lo, hi] (calibration's dispatches) */
-	bool clock_known;
+	/* the GPU clock on the host's: GPU tick clock_tick0 is host ns clock_lo..clock_hi
+	 * (calibration's dispatches: a bound only), or exactly clock_lo (calibrated:
+	 * VK_EXT_calibrated_timestamps, within +-clock_dev_ns) */
+	uint64_t clock_tick0;
+	int64_t clock_lo, clock_hi;
+	uint64_t clock_dev_ns;
+	bool clock_known, clock_calibrated;
 	/* /proc/interrupts: the GPU driver's lines */
 	char irq_names[160];
 	bool has_irq;
@@ -191,8 +196,14 @@ int vkg_outstanding_add_locked(struct vkg *g, struct bm_fence *f, uint64_t v);
 /* vk_trace.c: --trace (the ops trace_start, trace_cpu_wait, trace_copy) */
 uint8_t vkg_name_locked(struct vkg *g, const char *name);
 void vkg_trace_add_locked(struct vkg *g, const struct vkg_tev *e);
-/* a calibration dispatch: host before its submit and after its completion, its two GPU times (ns) */
-void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t gpu0, uint64_t gpu1);
+/* a calibration dispatch: host before its submit and after its completion, its two GPU times (ticks) */
+void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t tick0, uint64_t tick1);
+/* The GPU clock from vkGetCalibratedTimestampsEXT (device and CLOCK_MONOTONIC
+ * domains): 0, or -ENOTSUP (the device does not offer it: the dispatches'
+ * bound stays), or -EIO.  Bring-up's thread, before any queue. */
+int vkg_clock_calibrate(struct vkg *g);
+/* A GPU time (ticks) on the host clock (ns).  g->clock_known. */
+uint64_t vkg_host_ns(const struct vkg *g, uint64_t ticks);
 /* command buffer i of q completed: its lists' spans (ts[0..nl] in GPU ticks) recorded when tracing */
 void vkg_trace_work_locked(struct vkg *g, struct bm_queue *q, size_t i, const uint64_t *ts);
 int vkg_trace_start(void *be, int broken);

@@ -312,8 +312,7 @@ static int vkg_cal_once(struct vkg *g, struct vkg_cal *c, uint32_t loops, double
 		return -EIO;
 	uint64_t mask = g->ts_bits[0] >= 64 ? UINT64_MAX : (1ull << g->ts_bits[0]) - 1;
 	*ns = (double)((ts2[1] - ts2[0]) & mask) * g->ts_period_ns;   /* wraps within the valid bits */
-	vkg_clock_sample(g, t0, t1, (uint64_t)((double)ts2[0] * g->ts_period_ns),
-			 (uint64_t)((double)ts2[1] * g->ts_period_ns));   /* the trace's clock: host - GPU */
+	vkg_clock_sample(g, t0, t1, ts2[0], ts2[1]);   /* the GPU clock on the host's (without calibrated timestamps) */
 	return 0;
 }
 

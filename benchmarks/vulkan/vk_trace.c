@@ -15,17 +15,22 @@
  *                           queue: holds of two queues overlap, and a
  *                           timeline's spans on one track must nest)
  *
- * GPU times become host times (CLOCK_MONOTONIC, lf_now_ns) through an offset
- * measured at bring-up from the spin shader's calibration dispatches: each
- * one's first timestamp is written after the host's submit and its last
- * before the host sees it complete, so host - GPU lies in [host0 - gpu0,
- * host1 - gpu1] for each; the tightest bounds over every dispatch give the
- * offset (their middle) and its uncertainty (half their width), which the
- * trace's notes give.  VK_EXT_calibrated_timestamps would give a tighter
- * offset where a device offers it; it is not used yet (lavapipe 22.3, the
- * device the tests run on, does not offer it), so every device gets the
- * host read and its stated bound.  Device timestamps of fewer than 64 valid
- * bits are taken as they are (a wrap within the run would misplace spans).
+ * GPU times become host times (CLOCK_MONOTONIC, lf_now_ns) from a base
+ * tick and its host time.  With VK_EXT_calibrated_timestamps (device and
+ * CLOCK_MONOTONIC domains: NVIDIA offers it) that pair is read at once by
+ * vkGetCalibratedTimestampsEXT, within its maxDeviation: exact enough to
+ * subtract a GPU time from a host time (bm_vkg_clock_calibrated).  Without
+ * it, from the spin shader's calibration dispatches: each one's first
+ * timestamp is written after the host's submit and its last before the
+ * host sees it complete, so the base's host time lies in the tightest
+ * [host0 - gpu0, host1 - gpu1] over every dispatch; its middle is used and
+ * the trace's clock note says every span's edges carry half its width
+ * (which holds the submit-to-start and end-to-wake latencies: no GPU-to-
+ * host latency can be told from it).  Ticks are converted as integer
+ * differences from the base (absolute ticks exceed a double's 53 bits).
+ * One device clock for every queue (the device time domain is the
+ * device's).  Device timestamps of fewer than 64 valid bits are taken as
+ * they are (a wrap within the run would misplace spans).
  *
  * A list's span starts where the queue's previous one ended at the latest:
  * a batch's first timestamp is written at the top of the pipe, which a
@@ -34,6 +39,7 @@
  *
  * Locking as vk_graph_internal.h: the records and names under g->lock. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +75,48 @@ void vkg_trace_add_locked(struct vkg *g, const struct vkg_tev *e)
 	g->tev[g->ntev++] = *e;
 }
 
-void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t gpu0, uint64_t gpu1)
+/* ns from the clock's base tick to ticks: the difference taken in integers
+ * first (absolute ticks near 2^60 are beyond a double's 53 bits). */
+static int64_t vkg_ticks_ns(const struct vkg *g, uint64_t ticks)
 {
-	int64_t lo = (int64_t)(host0 - gpu0), hi = (int64_t)(host1 - gpu1);
+	return (int64_t)llround((double)(int64_t)(ticks - g->clock_tick0) * g->ts_period_ns);
+}
+
+void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t tick0, uint64_t tick1)
+{
+	if (!g->clock_known)
+		g->clock_tick0 = tick0;         /* the base: ticks are converted as differences from it */
+	int64_t lo = (int64_t)host0 - vkg_ticks_ns(g, tick0), hi = (int64_t)host1 - vkg_ticks_ns(g, tick1);
 	if (!g->clock_known || lo > g->clock_lo)
 		g->clock_lo = lo;
 	if (!g->clock_known || hi < g->clock_hi)
 		g->clock_hi = hi;
 	g->clock_known = true;
+}
+
+bool bm_vkg_clock_calibrated(void *be, uint64_t *dev_ns)
+{
+	const struct vkg *g = be;
+	*dev_ns = g->clock_dev_ns;
+	return g->clock_calibrated;
+}
+
+int vkg_clock_calibrate(struct vkg *g)
+{
+	if (!g->vk.fn.vkGetCalibratedTimestampsEXT)
+		return -ENOTSUP;
+	const VkCalibratedTimestampInfoEXT info[2] = {
+		{ .sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT },
+		{ .sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT },
+	};
+	uint64_t ts[2], dev = 0;
+	if (g->vk.fn.vkGetCalibratedTimestampsEXT(g->d, 2, info, ts, &dev) != VK_SUCCESS)
+		return -EIO;
+	g->clock_tick0 = ts[0];
+	g->clock_lo = g->clock_hi = (int64_t)ts[1];
+	g->clock_dev_ns = dev;
+	g->clock_known = g->clock_calibrated = true;
+	return 0;
 }
 
 void vkg_trace_work_locked(struct vkg *g, struct bm_queue *q, size_t i, const uint64_t *ts)
@@ -118,11 +158,9 @@ void vkg_trace_cpu_wait(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, u
 	pthread_mutex_unlock(&g->lock);
 }
 
-/* A GPU time (ns, from ticks) on the host clock. */
-static uint64_t vkg_host_ns(const struct vkg *g, uint64_t ticks)
+uint64_t vkg_host_ns(const struct vkg *g, uint64_t ticks)
 {
-	int64_t off = g->clock_lo + (g->clock_hi - g->clock_lo) / 2;
-	return (uint64_t)((int64_t)((double)ticks * g->ts_period_ns) + off);
+	return (uint64_t)(g->clock_lo + (g->clock_hi - g->clock_lo) / 2 + vkg_ticks_ns(g, ticks));
 }
 
 static json_t *vkg_fence_args(const struct vkg_tev *e)
@@ -154,8 +192,8 @@ int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, siz
 {
 	struct vkg *g = be;
 	*n = 0;
-	if (!q->qp)
-		return -ENOTSUP;
+	if (!q->qp || !g->clock_known)
+		return -ENOTSUP;                /* no timestamps, or none on the host clock */
 	pthread_mutex_lock(&g->lock);
 	vkg_busy_locked(g, q);
 	struct vkg_tev *w = malloc((g->ntev ? g->ntev : 1) * sizeof(*w));
@@ -237,10 +275,14 @@ int vkg_trace_copy(void *be, struct fb_trace *t, const char *label, struct bm_tr
 	vkg_copy_work(g, t, label, c);
 	vkg_copy_cpu(g, t, label, c);
 	c->dropped = g->tev_dropped;
-	if (g->clock_known)
-		snprintf(c->clock, sizeof(c->clock), "GPU timestamps to the host clock by a host read at start-up (the "
-			 "calibration dispatches): host - GPU = %lld ns, within +-%lld ns",
-			 (long long)(g->clock_lo + (g->clock_hi - g->clock_lo) / 2),
+	if (g->clock_calibrated)
+		snprintf(c->clock, sizeof(c->clock), "GPU timestamps to the host clock by calibrated timestamps "
+			 "(VK_EXT_calibrated_timestamps, CLOCK_MONOTONIC) within +-%llu ns",
+			 (unsigned long long)g->clock_dev_ns);
+	else if (g->clock_known)
+		snprintf(c->clock, sizeof(c->clock), "GPU timestamps to the host clock by host reads around "
+			 "start-up dispatches (no calibrated timestamps): span edges carry the offset's uncertainty, "
+			 "+-%lld ns",
 			 (long long)((g->clock_hi - g->clock_lo) / 2));
 	else
 		snprintf(c->clock, sizeof(c->clock), "no GPU timestamps on the device's queue: no work spans");
