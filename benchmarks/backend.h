@@ -68,6 +68,7 @@ struct bm_trace_counts {
 	size_t work, holds, cpu_waits;  /* spans: lists' work on the GPU, held Waits, CPU waits */
 	size_t clamped;                 /* work spans started before the queue's previous one ended, clamped */
 	uint64_t dropped;               /* records past the backend's bound, not kept */
+	size_t cap;                     /* that bound: records kept (0: none) */
 	char clock[200];                /* how GPU times became host times (one line) */
 };
 
@@ -117,7 +118,9 @@ struct bm_backend_ops {
 	int (*trace_copy)(void *be, struct fb_trace *t, const char *label, struct bm_trace_counts *c);
 	/* while tracing, after a drain: q's completed lists since trace_start, in
 	 * order, their start and end on the host clock (lf_now_ns, from GPU
-	 * timestamps); *n of them (at most max).  0 / -ENOTSUP (no timestamps) */
+	 * timestamps); *n of them (at most max).  0 / -ENOTSUP (no timestamps,
+	 * or no clock relation) / -ENOBUFS (records were dropped past the
+	 * backend's bound: *n are the kept ones, not every list) */
 	int (*work_spans)(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 };
 

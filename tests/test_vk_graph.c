@@ -721,6 +721,34 @@ static void no_clock_no_spans(void **state)
 	bm_vkg_fake_free(g);
 }
 
+/* Records past the backend's bound are dropped visibly: the spans say so
+ * (-ENOBUFS, the kept ones given) and the bound is the one set. */
+static void dropped_records_are_not_silent(void **state)
+{
+	(void)state;
+	void *g = bm_vkg_fake_new(1.0, NULL);
+	assert_non_null(g);
+	bm_vkg_fake_sample(g, 1000, 1000, 0, 0);
+	bm_vkg_fake_cap(g, 4);
+	assert_int_equal(bm_vkg_trace_cap(g), 4);
+	for (uint64_t i = 0; i < 6; i++)
+		bm_vkg_fake_work(g, 10 * i, 10 * i + 5);
+	uint64_t t0[8], t1[8];
+	size_t n = 0;
+	assert_int_equal(bm_vkg_fake_spans(g, t0, t1, 8, &n), -ENOBUFS);
+	assert_int_equal(n, 4);
+	assert_int_equal(t0[3], 1000 + 30);
+	bm_vkg_fake_free(g);
+	g = bm_vkg_fake_new(1.0, NULL);     /* within the bound: no complaint */
+	bm_vkg_fake_sample(g, 1000, 1000, 0, 0);
+	bm_vkg_fake_cap(g, 4);
+	for (uint64_t i = 0; i < 4; i++)
+		bm_vkg_fake_work(g, 10 * i, 10 * i + 5);
+	assert_int_equal(bm_vkg_fake_spans(g, t0, t1, 8, &n), 0);
+	assert_int_equal(n, 4);
+	bm_vkg_fake_free(g);
+}
+
 /* The CPU wait's wake time is read as the wait returns: a slow timeline
  * record (the backend's lock contended) is not in it; and without a trace
  * nothing is recorded. */
@@ -770,7 +798,7 @@ int main(void)
 		cmocka_unit_test(compare_model_one_repetition_gives_no_verdict),
 		cmocka_unit_test(frame_trace_has_queues_holds_and_waits),
 		cmocka_unit_test(calibrated_timestamps_give_exact_spans), cmocka_unit_test(large_ticks_keep_their_difference),
-		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
+		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(dropped_records_are_not_silent), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

@@ -132,6 +132,9 @@ static struct fb_hist *fvk_latencies(struct fb_run *run, struct fvk *x, uint64_t
 	if (rc == -ENOTSUP)
 		fb_run_note(run, "backend=vulkan: the device's queue has no timestamps: no %s latency",
 			    x->gpu ? "gpu_wait" : "cpu_wait");
+	else if (rc == -ENOBUFS)
+		rc = fb_run_error(run, rc, "backend=vulkan: %llu rounds need more list records than the backend keeps "
+				  "(%zu): run fewer --iterations", (unsigned long long)rounds, bm_vkg_trace_cap(w->be));
 	else if (!rc && uncalibrated) {
 		fb_run_note(run, "backend=vulkan: cpu_wait n/a: without calibrated timestamps "
 			    "(VK_EXT_calibrated_timestamps) the GPU's signal time on the host clock is known only "
@@ -225,6 +228,9 @@ static int fvk_measure(struct fb_run *run, struct fvk *x, uint64_t rounds)
 			return fb_run_error(run, rc, "--trace: %s", strerror(-rc));
 		fb_run_note(run, "trace (%s): %zu work spans, %zu holds, %zu CPU waits; %s", label, c.work, c.holds,
 			    c.cpu_waits, c.clock);
+		if (c.dropped)
+			fb_run_note(run, "trace (%s): %llu records dropped: the backend keeps %zu: shorten the run",
+				    label, (unsigned long long)c.dropped, c.cap);
 	}
 	return rc;
 }

@@ -202,8 +202,11 @@ static int bm_workload_trace_copy_be(struct fb_run *run, struct bm_wl *w)
 	int rc = w->ops->trace_copy(w->be, fb_run_trace(run), label, &c);
 	if (rc)
 		return fb_run_error(run, rc, "--trace: %s", strerror(-rc));
-	fb_run_note(run, "trace (%s): %zu work spans from GPU timestamps, %zu holds, %zu CPU waits%s; %s", label,
-		    c.work, c.holds, c.cpu_waits, c.dropped ? " (records dropped: the run was too long)" : "", c.clock);
+	fb_run_note(run, "trace (%s): %zu work spans from GPU timestamps, %zu holds, %zu CPU waits; %s", label,
+		    c.work, c.holds, c.cpu_waits, c.clock);
+	if (c.dropped)
+		fb_run_note(run, "trace (%s): %llu records dropped: the backend keeps %zu: shorten the run", label,
+			    (unsigned long long)c.dropped, c.cap);
 	if (c.clamped)
 		fb_run_note(run, "trace (%s): %zu work spans began (top of the pipe) before their queue's previous one "
 			    "ended: drawn from that end", label, c.clamped);

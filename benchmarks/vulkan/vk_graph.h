@@ -71,6 +71,10 @@ enum bm_vkg_trace_broken { BM_VKG_TRACE_OK, BM_VKG_TRACE_BROKEN_SPAN_PER_BATCH }
  * thread, while up. */
 bool bm_vkg_clock_calibrated(void *be, uint64_t *dev_ns);
 
+/* The records the backend keeps while tracing (each list's GPU span, each
+ * hold, each traced CPU wait); more are counted as dropped.  Any thread. */
+size_t bm_vkg_trace_cap(void *be);
+
 /* The legacy scheduler thread's id, 0 on native. */
 pid_t bm_vkg_sched_tid(void *be);
 

@@ -165,6 +165,7 @@ struct vkg {
 	struct vkg_tev *tev;
 	size_t ntev, captev;
 	uint64_t tev_dropped;
+	size_t tev_max;                 /* records kept: VKG_TRACE_MAX (tests: smaller) */
 	char names[VKG_NAMES][24];
 	size_t nnames;
 	/* the GPU clock on the host's: GPU tick clock_tick0 is host ns clock_lo..clock_hi

@@ -50,6 +50,11 @@ void bm_vkg_fake_sample(void *be, uint64_t host0, uint64_t host1, uint64_t tick0
 	vkg_clock_sample(be, host0, host1, tick0, tick1);
 }
 
+void bm_vkg_fake_cap(void *be, size_t cap)
+{
+	((struct vkg *)be)->tev_max = cap;
+}
+
 void bm_vkg_fake_work(void *be, uint64_t t0, uint64_t t1)
 {
 	struct vkg *g = be;

@@ -60,11 +60,23 @@ uint8_t vkg_name_locked(struct vkg *g, const char *name)
 	return (uint8_t)g->nnames++;
 }
 
+static size_t vkg_trace_cap(const struct vkg *g)
+{
+	return g->tev_max ? g->tev_max : VKG_TRACE_MAX;
+}
+
+size_t bm_vkg_trace_cap(void *be)
+{
+	return vkg_trace_cap(be);
+}
+
 void vkg_trace_add_locked(struct vkg *g, const struct vkg_tev *e)
 {
 	if (g->ntev == g->captev) {
 		size_t cap = g->captev ? 2 * g->captev : 1024;
-		struct vkg_tev *n = cap <= VKG_TRACE_MAX ? realloc(g->tev, cap * sizeof(*n)) : NULL;
+		size_t max = vkg_trace_cap(g);
+		cap = cap < max ? cap : max;
+		struct vkg_tev *n = g->ntev < max ? realloc(g->tev, cap * sizeof(*n)) : NULL;
 		if (!n) {
 			g->tev_dropped++;
 			return;
@@ -207,9 +219,10 @@ int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, siz
 		t1[i] = vkg_host_ns(g, w[i].t1);
 	}
 	*n = k < max ? k : max;
+	bool dropped = g->tev_dropped > 0;
 	free(w);
 	pthread_mutex_unlock(&g->lock);
-	return 0;
+	return dropped ? -ENOBUFS : 0;      /* some lists' records were never kept */
 }
 
 /* The queues' work spans, track by track in GPU time order (they are
@@ -275,6 +288,7 @@ int vkg_trace_copy(void *be, struct fb_trace *t, const char *label, struct bm_tr
 	vkg_copy_work(g, t, label, c);
 	vkg_copy_cpu(g, t, label, c);
 	c->dropped = g->tev_dropped;
+	c->cap = vkg_trace_cap(g);
 	if (g->clock_calibrated)
 		snprintf(c->clock, sizeof(c->clock), "GPU timestamps to the host clock by calibrated timestamps "
 			 "(VK_EXT_calibrated_timestamps, CLOCK_MONOTONIC) within +-%llu ns",
