@@ -69,6 +69,7 @@ struct bm_trace_counts {
 	size_t clamped;                 /* work spans started before the queue's previous one ended, clamped */
 	uint64_t dropped;               /* records past the backend's bound, not kept */
 	size_t cap;                     /* that bound: records kept (0: none) */
+	size_t unclocked;               /* queues whose GPU times are not on the host clock: not drawn */
 	char clock[200];                /* how GPU times became host times (one line) */
 };
 

@@ -721,6 +721,31 @@ static void no_clock_no_spans(void **state)
 	bm_vkg_fake_free(g);
 }
 
+/* A queue on another device queue than the one the start-up dispatches
+ * timed has no host clock without calibrated timestamps; with them it has. */
+static void second_device_queue_needs_calibrated_timestamps(void **state)
+{
+	(void)state;
+	for (int calibrated = 0; calibrated < 2; calibrated++) {
+		void *g = bm_vkg_fake_new(1.0, calibrated ? stub_calibrated : NULL);
+		assert_non_null(g);
+		bm_vkg_fake_second_queue(g);
+		bm_vkg_fake_sample(g, 1000, 1000, 0, 0);
+		stub_tick = 0;
+		stub_host = 1000;
+		if (calibrated)
+			assert_int_equal(bm_vkg_fake_calibrate(g), 0);
+		bm_vkg_fake_work(g, 10, 20);
+		uint64_t t0, t1;
+		size_t n = 0;
+		assert_int_equal(bm_vkg_fake_spans(g, &t0, &t1, 1, &n), calibrated ? 0 : -ENOTSUP);
+		assert_int_equal(n, (size_t)calibrated);
+		if (calibrated)
+			assert_int_equal(t0, 1010);
+		bm_vkg_fake_free(g);
+	}
+}
+
 /* Records past the backend's bound are dropped visibly: the spans say so
  * (-ENOBUFS, the kept ones given) and the bound is the one set. */
 static void dropped_records_are_not_silent(void **state)
@@ -798,7 +823,8 @@ int main(void)
 		cmocka_unit_test(compare_model_one_repetition_gives_no_verdict),
 		cmocka_unit_test(frame_trace_has_queues_holds_and_waits),
 		cmocka_unit_test(calibrated_timestamps_give_exact_spans), cmocka_unit_test(large_ticks_keep_their_difference),
-		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(dropped_records_are_not_silent), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
+		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(dropped_records_are_not_silent),
+		cmocka_unit_test(second_device_queue_needs_calibrated_timestamps), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

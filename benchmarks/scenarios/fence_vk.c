@@ -130,8 +130,8 @@ static struct fb_hist *fvk_latencies(struct fb_run *run, struct fvk *x, uint64_t
 	uint64_t dev_ns = 0;
 	bool uncalibrated = !x->gpu && !bm_vkg_clock_calibrated(w->be, &dev_ns);
 	if (rc == -ENOTSUP)
-		fb_run_note(run, "backend=vulkan: the device's queue has no timestamps: no %s latency",
-			    x->gpu ? "gpu_wait" : "cpu_wait");
+		fb_run_note(run, "backend=vulkan: no %s latency: a queue has no timestamps, or none on the host "
+			    "clock (no calibrated timestamps, a second device queue)", x->gpu ? "gpu_wait" : "cpu_wait");
 	else if (rc == -ENOBUFS)
 		rc = fb_run_error(run, rc, "backend=vulkan: %llu rounds need more list records than the backend keeps "
 				  "(%zu): run fewer --iterations", (unsigned long long)rounds, bm_vkg_trace_cap(w->be));
@@ -228,6 +228,9 @@ static int fvk_measure(struct fb_run *run, struct fvk *x, uint64_t rounds)
 			return fb_run_error(run, rc, "--trace: %s", strerror(-rc));
 		fb_run_note(run, "trace (%s): %zu work spans, %zu holds, %zu CPU waits; %s", label, c.work, c.holds,
 			    c.cpu_waits, c.clock);
+		if (c.unclocked)
+			fb_run_note(run, "trace (%s): %zu queues' work not drawn: their GPU clock is not on the host's "
+				    "(no calibrated timestamps, another device queue)", label, c.unclocked);
 		if (c.dropped)
 			fb_run_note(run, "trace (%s): %llu records dropped: the backend keeps %zu: shorten the run",
 				    label, (unsigned long long)c.dropped, c.cap);

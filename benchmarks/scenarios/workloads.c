@@ -204,6 +204,9 @@ static int bm_workload_trace_copy_be(struct fb_run *run, struct bm_wl *w)
 		return fb_run_error(run, rc, "--trace: %s", strerror(-rc));
 	fb_run_note(run, "trace (%s): %zu work spans from GPU timestamps, %zu holds, %zu CPU waits; %s", label,
 		    c.work, c.holds, c.cpu_waits, c.clock);
+	if (c.unclocked)
+		fb_run_note(run, "trace (%s): %zu queues' work not drawn: their GPU clock is not on the host's "
+			    "(no calibrated timestamps, another device queue)", label, c.unclocked);
 	if (c.dropped)
 		fb_run_note(run, "trace (%s): %llu records dropped: the backend keeps %zu: shorten the run", label,
 			    (unsigned long long)c.dropped, c.cap);

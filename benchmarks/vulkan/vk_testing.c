@@ -50,6 +50,14 @@ void bm_vkg_fake_sample(void *be, uint64_t host0, uint64_t host1, uint64_t tick0
 	vkg_clock_sample(be, host0, host1, tick0, tick1);
 }
 
+void bm_vkg_fake_second_queue(void *be)
+{
+	struct vkg *g = be;
+	g->queue[0] = (VkQueue)(uintptr_t)0x10;   /* never called: only told apart */
+	g->queue[1] = (VkQueue)(uintptr_t)0x20;
+	g->q[0]->phys = 1;
+}
+
 void bm_vkg_fake_cap(void *be, size_t cap)
 {
 	((struct vkg *)be)->tev_max = cap;

@@ -22,6 +22,9 @@ void bm_vkg_fake_free(void *be);
 /* vk_graph_internal.h's vkg_clock_calibrate and vkg_clock_sample */
 int bm_vkg_fake_calibrate(void *be);
 void bm_vkg_fake_sample(void *be, uint64_t host0, uint64_t host1, uint64_t tick0, uint64_t tick1);
+/* The fake's queue on a second device queue (not the one the start-up
+ * dispatches timed). */
+void bm_vkg_fake_second_queue(void *be);
 /* Keep at most cap records (the backend's VKG_TRACE_MAX, smaller). */
 void bm_vkg_fake_cap(void *be, size_t cap);
 /* A completed list's GPU span, in ticks. */

@@ -170,6 +170,15 @@ void vkg_trace_cpu_wait(void *be, struct bm_fence *f, uint64_t v, uint64_t t0, u
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* Whether q's GPU times are on the host clock: calibrated timestamps are
+ * the device's time domain, every queue's; the dispatches' bound was
+ * measured on device queue 0 only (timestamps of two queues need not be
+ * comparable), so a queue on another device queue has none. */
+static bool vkg_clocked(const struct vkg *g, const struct bm_queue *q)
+{
+	return g->clock_known && (g->clock_calibrated || g->queue[q->phys] == g->queue[0]);
+}
+
 uint64_t vkg_host_ns(const struct vkg *g, uint64_t ticks)
 {
 	return (uint64_t)(g->clock_lo + (g->clock_hi - g->clock_lo) / 2 + vkg_ticks_ns(g, ticks));
@@ -204,7 +213,7 @@ int vkg_work_spans(void *be, struct bm_queue *q, uint64_t *t0, uint64_t *t1, siz
 {
 	struct vkg *g = be;
 	*n = 0;
-	if (!q->qp || !g->clock_known)
+	if (!q->qp || !vkg_clocked(g, q))
 		return -ENOTSUP;                /* no timestamps, or none on the host clock */
 	pthread_mutex_lock(&g->lock);
 	vkg_busy_locked(g, q);
@@ -236,6 +245,10 @@ static void vkg_copy_work(struct vkg *g, struct fb_trace *t, const char *label, 
 	if (!w)
 		abort();                        /* as the trace's own allocations (fb_trace.h) */
 	for (size_t qi = 0; qi < g->nq; qi++) {
+		if (!vkg_clocked(g, g->q[qi])) {
+			c->unclocked += g->q[qi]->qp != VK_NULL_HANDLE;
+			continue;
+		}
 		size_t n = vkg_work_of_locked(g, g->q[qi], w);
 		unsigned track = n ? fb_trace_track(t, group, g->q[qi]->name) : 0;
 		uint64_t last = 0;
