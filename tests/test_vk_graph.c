@@ -746,6 +746,32 @@ static void second_device_queue_needs_calibrated_timestamps(void **state)
 	}
 }
 
+/* List names are kept whole (two differing after character 23 are two
+ * names) and a name past the table is never drawn as another's. */
+static void list_names_are_whole_and_never_another(void **state)
+{
+	(void)state;
+	void *g = bm_vkg_fake_new(1.0, NULL);
+	assert_non_null(g);
+	const char *a = "shadow cascade pass, tile 1", *b = "shadow cascade pass, tile 2";   /* 31 chars each */
+	unsigned ia = bm_vkg_fake_name(g, a), ib = bm_vkg_fake_name(g, b);
+	assert_int_not_equal(ia, ib);
+	assert_string_equal(bm_vkg_fake_name_text(g, ia), a);
+	assert_string_equal(bm_vkg_fake_name_text(g, ib), b);
+	assert_int_equal(bm_vkg_fake_name(g, a), ia);
+	char name[32];
+	unsigned first = ia, last = 0;
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "list %d", i);
+		last = bm_vkg_fake_name(g, name);
+		if (strcmp(bm_vkg_fake_name_text(g, last), name))
+			assert_non_null(strstr(bm_vkg_fake_name_text(g, last), "past the trace"));
+	}
+	assert_int_not_equal(last, first);
+	assert_string_equal(bm_vkg_fake_name_text(g, first), a);
+	bm_vkg_fake_free(g);
+}
+
 /* Records past the backend's bound are dropped visibly: the spans say so
  * (-ENOBUFS, the kept ones given) and the bound is the one set. */
 static void dropped_records_are_not_silent(void **state)
@@ -824,7 +850,8 @@ int main(void)
 		cmocka_unit_test(frame_trace_has_queues_holds_and_waits),
 		cmocka_unit_test(calibrated_timestamps_give_exact_spans), cmocka_unit_test(large_ticks_keep_their_difference),
 		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(dropped_records_are_not_silent),
-		cmocka_unit_test(second_device_queue_needs_calibrated_timestamps), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
+		cmocka_unit_test(second_device_queue_needs_calibrated_timestamps),
+		cmocka_unit_test(list_names_are_whole_and_never_another), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),
 	};
 	return cmocka_run_group_tests_name(__FILE__, tests, setup, teardown);
 }

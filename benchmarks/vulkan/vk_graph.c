@@ -757,6 +757,7 @@ static void vkg_free(struct vkg *g, bool device_ok)
 	free(g->events);
 	free(g->outstanding);
 	free(g->tev);
+	free(g->names);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }

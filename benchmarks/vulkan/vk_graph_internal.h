@@ -37,7 +37,10 @@
 #define VKG_SLOT 256                    /* bytes per output slot: the largest minStorageBufferOffsetAlignment */
 #define VKG_REGS 8                      /* fence values one event waits for */
 #define VKG_TS (BM_BE_EXEC + 1)         /* timestamps per command buffer: before its lists, after each */
-#define VKG_NAMES 64                    /* list names the trace keeps (interned) */
+#define VKG_NAMES 255                   /* list names the trace keeps (interned); index VKG_NAMES: */
+#define VKG_NAME_OTHER VKG_NAMES        /* a name past them, drawn as VKG_NAME_OTHER_TEXT (never another's) */
+#define VKG_NAME_OTHER_TEXT "(a list name past the trace's 255)"
+#define VKG_NAME_LEN 64                 /* a name's room, NUL included (a replay file's: 31 characters) */
 #define VKG_TRACE_MAX (1u << 20)        /* trace records kept; more are counted as dropped */
 
 enum vkg_kind { VKG_EXEC, VKG_SIGNAL, VKG_WAIT };
@@ -166,7 +169,7 @@ struct vkg {
 	size_t ntev, captev;
 	uint64_t tev_dropped;
 	size_t tev_max;                 /* records kept: VKG_TRACE_MAX (tests: smaller) */
-	char names[VKG_NAMES][24];
+	char (*names)[VKG_NAME_LEN];    /* VKG_NAMES of them, allocated on the first */
 	size_t nnames;
 	/* the GPU clock on the host's: GPU tick clock_tick0 is host ns clock_lo..clock_hi
 	 * (calibration's dispatches: a bound only), or exactly clock_lo (calibrated:
@@ -195,7 +198,10 @@ void vkg_sched_stop(struct vkg *g);
 void vkg_sched_kick_locked(struct vkg *g, bool gpu_item);
 int vkg_outstanding_add_locked(struct vkg *g, struct bm_fence *f, uint64_t v);
 /* vk_trace.c: --trace (the ops trace_start, trace_cpu_wait, trace_copy) */
+/* name's index in g->names (interned), or VKG_NAME_OTHER when they are
+ * full or out of memory; vkg_name_text: an index's text */
 uint8_t vkg_name_locked(struct vkg *g, const char *name);
+const char *vkg_name_text(const struct vkg *g, uint8_t i);
 void vkg_trace_add_locked(struct vkg *g, const struct vkg_tev *e);
 /* a calibration dispatch: host before its submit and after its completion, its two GPU times (ticks) */
 void vkg_clock_sample(struct vkg *g, uint64_t host0, uint64_t host1, uint64_t tick0, uint64_t tick1);

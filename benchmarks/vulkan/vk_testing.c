@@ -35,6 +35,7 @@ void bm_vkg_fake_free(void *be)
 {
 	struct vkg *g = be;
 	free(g->tev);
+	free(g->names);
 	free(g->q[0]);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
@@ -69,6 +70,20 @@ void bm_vkg_fake_work(void *be, uint64_t t0, uint64_t t1)
 	pthread_mutex_lock(&g->lock);
 	vkg_trace_add_locked(g, &(struct vkg_tev){ .kind = VKG_T_WORK, .q = 0, .t0 = t0, .t1 = t1 });
 	pthread_mutex_unlock(&g->lock);
+}
+
+unsigned bm_vkg_fake_name(void *be, const char *name)
+{
+	struct vkg *g = be;
+	pthread_mutex_lock(&g->lock);
+	uint8_t i = vkg_name_locked(g, name);
+	pthread_mutex_unlock(&g->lock);
+	return i;
+}
+
+const char *bm_vkg_fake_name_text(void *be, unsigned i)
+{
+	return vkg_name_text(be, (uint8_t)i);
 }
 
 int bm_vkg_fake_spans(void *be, uint64_t *t0, uint64_t *t1, size_t max, size_t *n)

@@ -29,6 +29,10 @@ void bm_vkg_fake_second_queue(void *be);
 void bm_vkg_fake_cap(void *be, size_t cap);
 /* A completed list's GPU span, in ticks. */
 void bm_vkg_fake_work(void *be, uint64_t t0, uint64_t t1);
+/* A list name's interned index (the backend's vkg_name_locked) and the
+ * text the trace draws for it. */
+unsigned bm_vkg_fake_name(void *be, const char *name);
+const char *bm_vkg_fake_name_text(void *be, unsigned i);
 /* The queue's spans on the host clock: the work_spans op. */
 int bm_vkg_fake_spans(void *be, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
 

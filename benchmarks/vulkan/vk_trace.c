@@ -52,12 +52,19 @@
 uint8_t vkg_name_locked(struct vkg *g, const char *name)
 {
 	for (size_t i = 0; i < g->nnames; i++)
-		if (!strncmp(g->names[i], name, sizeof(g->names[i]) - 1))
+		if (!strncmp(g->names[i], name, VKG_NAME_LEN))
 			return (uint8_t)i;
-	if (g->nnames == VKG_NAMES)
-		return 0;                       /* the first name stands in (names are for display only) */
-	snprintf(g->names[g->nnames], sizeof(g->names[0]), "%s", name);
+	if (!g->names && !(g->names = calloc(VKG_NAMES, sizeof(*g->names))))
+		return VKG_NAME_OTHER;
+	if (g->nnames == VKG_NAMES || strlen(name) >= VKG_NAME_LEN)
+		return VKG_NAME_OTHER;          /* never another list's name */
+	snprintf(g->names[g->nnames], VKG_NAME_LEN, "%s", name);
 	return (uint8_t)g->nnames++;
+}
+
+const char *vkg_name_text(const struct vkg *g, uint8_t i)
+{
+	return i < g->nnames ? g->names[i] : VKG_NAME_OTHER_TEXT;
 }
 
 static size_t vkg_trace_cap(const struct vkg *g)
@@ -259,7 +266,7 @@ static void vkg_copy_work(struct vkg *g, struct fb_trace *t, const char *label, 
 				t0 = last;
 			}
 			t1 = t1 > t0 ? t1 : t0;
-			fb_trace_span(t, track, g->names[w[i].name], "gpu", t0, t1 - t0,
+			fb_trace_span(t, track, vkg_name_text(g, w[i].name), "gpu", t0, t1 - t0,
 				      json_pack("{ss}", "source", "GPU timestamps"));
 			last = t1;
 			c->work++;
