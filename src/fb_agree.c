@@ -31,7 +31,7 @@ static json_t *mean_entry(json_t *entries, const char *section, enum fb_path pat
 	json_array_foreach(entries, i, e) {
 		json_t *m = json_object_get(e, "fencebench");
 		if (!strcmp(str_at(e, "aggregate_name"), "mean") && !strcmp(str_at(m, "section"), section) &&
-		    !strcmp(str_at(m, "path"), fb_path_name(path)))
+		    !strcmp(str_at(m, "path"), fb_path_field(path)))   /* as fb_results writes it */
 			return e;
 	}
 	return NULL;
@@ -78,7 +78,7 @@ static char *subject(struct fb_session *s, const struct fb_params *point, const 
 		     enum fb_path path)
 {
 	char *key = s->opts->grid.n ? fb_results_point_key(point) : fb_xstrdup("");
-	const char *pn = path != FB_PATH_NONE ? fb_path_name(path) : "";
+	const char *pn = fb_path_field(path);
 	char *out = fb_xasprintf("%s%s%s%s%s%s%s%s", g->section, *g->section && *pn ? "/" : "", *pn ? "path:" : "", pn,
 				 *g->section || *pn ? " " : "", g->name, *key ? " at " : "", key);
 	free(key);

@@ -114,7 +114,7 @@ static json_t *meta_object(struct fb_session *s, const struct fb_params *point, 
 	}
 	char *key = fb_results_point_key(point);
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "scenario", point->scenario->name,
-			      "section", section, "path", path == FB_PATH_NONE ? "" : fb_path_name(path),
+			      "section", section, "path", fb_path_field(path),
 			      "point", key, "params", fb_results_params(point), "units", units, "limits", limits);
 	if (json_object_size(absent))   /* the metrics that are null, and why ("not counted") */
 		json_object_set_new(o, "absent", absent);

@@ -30,6 +30,11 @@ const char *fb_path_name(enum fb_path p)
 	}
 }
 
+const char *fb_path_field(enum fb_path p)
+{
+	return p == FB_PATH_NONE ? "" : fb_path_name(p);
+}
+
 const struct fb_scenario *fb_scenario_find(const struct fb_scenario *const *table, const char *name)
 {
 	for (size_t i = 0; table[i]; i++)

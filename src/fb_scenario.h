@@ -120,6 +120,9 @@ enum fb_path {
 };
 /* "native", "legacy", or "none". */
 const char *fb_path_name(enum fb_path p);
+/* The results file's "path" field: "native", "legacy", or "" (no path);
+ * whoever writes or looks an entry up by path uses this one. */
+const char *fb_path_field(enum fb_path p);
 
 /* ---- parameters ---- */
 
