@@ -679,6 +679,44 @@ static void calibrated_timestamps_give_exact_spans(void **state)
 	bm_vkg_fake_free(g);
 }
 
+/* The spin's calibration on a busy host: a round whose short tries were
+ * all preempted past the full ones is measured again, not taken for a
+ * device that does not loop; a device whose full loop is never the longer
+ * fails after a bounded number of dispatches; a dispatch's error is
+ * returned as is. */
+struct cal_script {
+	unsigned calls, noisy_rounds;   /* the first noisy_rounds rounds: every short try 300 us */
+	double shortest, full;          /* otherwise: short, full dispatches */
+	int fail_at;                    /* the call that fails with -ETIMEDOUT (0: none) */
+};
+
+static int cal_measure(void *ctx, uint32_t loops, double *ns)
+{
+	struct cal_script *c = ctx;
+	unsigned call = ++c->calls, round = (call - 1) / 6;   /* 3 short, 3 full tries a round */
+	if (c->fail_at && (int)call == c->fail_at)
+		return -ETIMEDOUT;
+	bool is_short = loops < 10000;
+	*ns = is_short ? (round < c->noisy_rounds ? 300000 : c->shortest) : c->full;
+	return 0;
+}
+
+static void spin_calibration_survives_a_busy_round(void **state)
+{
+	(void)state;
+	double s, f;
+	struct cal_script busy = { .noisy_rounds = 2, .shortest = 56000, .full = 260000 };
+	assert_int_equal(bm_vkg_cal_slope(cal_measure, &busy, &s, &f), 0);
+	assert_int_equal(busy.calls, 18);                  /* two rounds inverted, the third not */
+	assert_true(s < 60000 && f > 250000 && f < 300000);
+	struct cal_script flat = { .shortest = 50000, .full = 50000 };
+	assert_int_equal(bm_vkg_cal_slope(cal_measure, &flat, &s, &f), -EIO);
+	assert_true(flat.calls > 6 && flat.calls <= 6 * 16);   /* more than one round, and bounded */
+	struct cal_script fails = { .shortest = 56000, .full = 260000, .fail_at = 4 };
+	assert_int_equal(bm_vkg_cal_slope(cal_measure, &fails, &s, &f), -ETIMEDOUT);
+	assert_int_equal(fails.calls, 4);
+}
+
 /* Absolute ticks near 1.7e18 (a double steps 256 there) keep their
  * difference: period 1, t1 = t0 + 100 gives a span of 100, through either
  * clock. */
@@ -849,6 +887,7 @@ int main(void)
 		cmocka_unit_test(compare_model_one_repetition_gives_no_verdict),
 		cmocka_unit_test(frame_trace_has_queues_holds_and_waits),
 		cmocka_unit_test(calibrated_timestamps_give_exact_spans), cmocka_unit_test(large_ticks_keep_their_difference),
+		cmocka_unit_test(spin_calibration_survives_a_busy_round),
 		cmocka_unit_test(no_clock_no_spans), cmocka_unit_test(dropped_records_are_not_silent),
 		cmocka_unit_test(second_device_queue_needs_calibrated_timestamps),
 		cmocka_unit_test(list_names_are_whole_and_never_another), cmocka_unit_test(cpu_wait_wake_time_excludes_the_trace),

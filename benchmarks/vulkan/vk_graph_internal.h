@@ -188,6 +188,14 @@ void vkg_pump_locked(struct vkg *g, struct bm_queue *q);
 uint64_t vkg_value(struct vkg *g, struct bm_fence *f);
 /* vk_spin.c: the pipeline, its calibration, a batch's command buffer */
 int vkg_spin_up(struct vkg *g, char *err, size_t errlen);
+/* The spin's calibration (vk_spin.c): the fastest dispatch of a short and
+ * of a full loop count, round after round (at most VKG_CAL_ROUNDS) until
+ * the full one is the longer.  measure(ctx, loops, &ns) times one dispatch
+ * (0 or -errno, returned as is).  -EIO: the full loop was never the longer
+ * (a device that does not run the loop); *t_short, *t_full: the fastest
+ * seen.  Calling thread only. */
+typedef int (*vkg_cal_measure_fn)(void *ctx, uint32_t loops, double *ns);
+int vkg_cal_slope(vkg_cal_measure_fn measure, void *ctx, double *t_short, double *t_full);
 void vkg_spin_down(struct vkg *g);
 int vkg_record_locked(struct vkg *g, struct bm_queue *q, const struct vkg_op *o, VkCommandBuffer *out);
 /* q's completed work's GPU time added to q->busy_ns (its timestamps read) */

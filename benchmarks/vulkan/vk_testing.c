@@ -91,3 +91,9 @@ int bm_vkg_fake_spans(void *be, uint64_t *t0, uint64_t *t1, size_t max, size_t *
 	struct vkg *g = be;
 	return vkg_work_spans(g, g->q[0], t0, t1, max, n);
 }
+
+int bm_vkg_cal_slope(int (*measure)(void *ctx, uint32_t loops, double *ns), void *ctx, double *t_short,
+		     double *t_full)
+{
+	return vkg_cal_slope(measure, ctx, t_short, t_full);
+}

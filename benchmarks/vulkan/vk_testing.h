@@ -35,5 +35,8 @@ unsigned bm_vkg_fake_name(void *be, const char *name);
 const char *bm_vkg_fake_name_text(void *be, unsigned i);
 /* The queue's spans on the host clock: the work_spans op. */
 int bm_vkg_fake_spans(void *be, uint64_t *t0, uint64_t *t1, size_t max, size_t *n);
+/* vk_graph_internal.h's vkg_cal_slope, on measure (no device). */
+int bm_vkg_cal_slope(int (*measure)(void *ctx, uint32_t loops, double *ns), void *ctx, double *t_short,
+		     double *t_full);
 
 #endif
