@@ -642,6 +642,8 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		q->waiting = false;
 		if (e->idle_lowered)            /* the idle rule: seen only after the wait spin */
 			lf_count(&e->idle_lowered_waits, 1);
+		if (e->wait_spin_until == 1)    /* HW_FAULT_WAIT_YIELDS' sentinel: this wait's only */
+			e->wait_spin_until = 0;
 		if (run_t0)   /* trace.c: the wait blocked from when it was reached until now */
 			hw_trace_op(a, e, q, HW_TRACE_WAIT, q->wait_fence, q->wait_value, q->wait_t0_ns, 0);
 		if (q->um)
@@ -953,7 +955,8 @@ static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, str
 		return;
 	}
 	hw_engine_working(e);   /* a wake-up from F1 runs at once */
-	e->idle_lowered = false;
+	/* idle_lowered stays: a WAIT released after the park was released
+	 * after the engine lowered (hw_engine_busy clears it) */
 	lf_count(&e->parks, 1);
 	uint64_t idle = c->idle_since ? c->now - c->idle_since : 0, least = atomic_load_explicit(&e->park_idle_min_ns,
 												 memory_order_relaxed);
