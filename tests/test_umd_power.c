@@ -182,40 +182,6 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 	}
 }
 
-/* An idle stretch ended by instant-only work (a COUNT: no WORK, no blocked
- * WAIT, no park) still returns the engine to its own weight before the next
- * stretch's full-weight spin: the next stretch lowers (and counts) again. */
-static void idle_stretch_after_instant_work_lowers_again(void **state)
-{
-	errno = 0;
-	int own = getpriority(PRIO_PROCESS, (id_t)gettid());
-	assert_int_equal(errno, 0);
-	if (own >= 10)
-		fb_skip("this test runs at nice 10 or above: engines have no lower weight to poll at");
-	struct os_config cfg;
-	umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1: it polls throughout */
-	cfg.caps.idle.spin_ns = 1000000;                            /* 1 ms at full weight first */
-	struct umt t = umt_up_with(&cfg, NULL);
-	struct rt_queue *q = umt_queue(&t, 0, true);
-	_Atomic uint64_t n = 0;
-	umt_submit_count(q, &n);
-	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
-	if (engine_stats(&t).lower_failed) {
-		umt_down(&t);
-		fb_skip("this process may not lower its nice value again (no CAP_SYS_NICE, RLIMIT_NICE too low)");
-	}
-	assert_true(fbt_eventually(engine_nice(&t) == 10));
-	uint64_t lowered = engine_stats(&t).lowered;
-	umt_submit_count(q, &n);
-	assert_int_equal(rt_queue_wait(q, 0, 5 * SEC), 0);
-	assert_int_equal(atomic_load(&n), 2);
-	/* a yield after the COUNT is the next stretch's, counted after its lowering */
-	uint64_t yields = engine_stats(&t).idle_yields;
-	assert_true(fbt_eventually(engine_stats(&t).idle_yields > yields));
-	assert_int_equal(engine_stats(&t).lowered, lowered + 1);
-	umt_down(&t);
-}
-
 /* The same with the creator at nice 15: the engine never polls at a weight
  * above its creator's (nice 10 would be one). */
 static void idle_polling_under_a_creator_at_nice_15_keeps_its_weight(void **state)
@@ -1182,7 +1148,6 @@ FB_TEST_MAIN(cmocka_unit_test(km_submission_to_suspended_full_ring_is_held),
 	     cmocka_unit_test(context_suspend_preempts_mid_buffer),
 	     cmocka_unit_test(engine_f1_round_trip),
 	     cmocka_unit_test(idle_polling_runs_at_the_lowest_weight),
-	     cmocka_unit_test(idle_stretch_after_instant_work_lowers_again),
 	     cmocka_unit_test(idle_polling_under_a_creator_at_nice_15_keeps_its_weight),
 	     cmocka_unit_test(device_d3_round_trip_by_connect),
 	     cmocka_unit_test(device_d3_round_trip_by_km_submission),

@@ -42,10 +42,7 @@
  * at normal weight; instant commands such as STAMP or SIGNAL run at once,
  * with no syscall between a ring and them), and so do a WAIT that blocks
  * (its spin runs at full weight: the syscall is the engine's, before the
- * write it waits for) and parking in F1 (a wake-up from F1 runs at once);
- * an idle stretch that follows only instant commands restores it when it
- * starts, before its spin (every stretch's spin runs at full weight and
- * every lowering counts in `lowered`).
+ * write it waits for) and parking in F1 (a wake-up from F1 runs at once).
  * Why 1 ms of lowered polling before parking, on every engine: a parked
  * engine needs the host to run its thread again (a futex wake-to-run, 7-34
  * us on the reference machines), a cost no GPU pays, longer than any
@@ -642,8 +639,6 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 		q->waiting = false;
 		if (e->idle_lowered)            /* the idle rule: seen only after the wait spin */
 			lf_count(&e->idle_lowered_waits, 1);
-		if (e->wait_spin_until == 1)    /* HW_FAULT_WAIT_YIELDS' sentinel: this wait's only */
-			e->wait_spin_until = 0;
 		if (run_t0)   /* trace.c: the wait blocked from when it was reached until now */
 			hw_trace_op(a, e, q, HW_TRACE_WAIT, q->wait_fence, q->wait_value, q->wait_t0_ns, 0);
 		if (q->um)
@@ -902,14 +897,8 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 	}
 	c->idle_passes = 0;
 	c->now = lf_now_ns();
-	if (!c->idle_since) {
+	if (!c->idle_since)
 		c->idle_since = c->now;
-		/* a new idle stretch: the last one ended in commands, maybe only
-		 * instant ones (STAMP, SIGNAL, COUNT), which leave the weight
-		 * alone (no syscall on the ring-to-command path); its spin runs
-		 * at the engine's own weight, and its lowering counts again */
-		hw_engine_working(e);
-	}
 	/* the idle rule (top of this file), 1: spin at full weight */
 	const struct hw_idle *rule = &a->caps.idle;
 	uint64_t spin_end = c->idle_since + rule->spin_ns;
@@ -955,8 +944,7 @@ static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, str
 		return;
 	}
 	hw_engine_working(e);   /* a wake-up from F1 runs at once */
-	/* idle_lowered stays: a WAIT released after the park was released
-	 * after the engine lowered (hw_engine_busy clears it) */
+	e->idle_lowered = false;
 	lf_count(&e->parks, 1);
 	uint64_t idle = c->idle_since ? c->now - c->idle_since : 0, least = atomic_load_explicit(&e->park_idle_min_ns,
 												 memory_order_relaxed);

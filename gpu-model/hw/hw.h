@@ -935,7 +935,7 @@ struct hw_engine_stats {
 				  * parked): at least caps.idle.poll_ns */
 	uint64_t idle_yields;    /* yields while idle (the idle rule's lowered polling; not timing.c's) */
 	uint64_t idle_lowered_waits; /* WAITs that blocked and were released after the engine lowered (past
-				      * its wait spin), parked in F1 included: a GPU wait not seen at the limit */
+				      * its wait spin): a GPU wait not seen at the limit */
 };
 
 /* 0 or -EINVAL with a one-line reason in err (bad caps). */

@@ -137,7 +137,7 @@ struct hw_engine {
 	_Atomic uint64_t park_idle_min_ns;                /* the shortest idle stretch that ended in a park (0: none) */
 	uint64_t poll_rng;                        /* timing.c, engine-private: the WAIT poll grids' phases */
 	bool idle_prio;                           /* engine-private: polling at nice 10 now */
-	bool idle_lowered;                        /* engine-private: past its spins in this idle stretch (a park keeps it) */
+	bool idle_lowered;                        /* engine-private: past its spins in this idle stretch */
 	uint64_t wait_spin_until;                 /* engine-private: a WAIT blocked: spin until then (0: none) */
 	int base_nice;                            /* engine-private: its own nice value (idle polling returns to it) */
 	bool may_lower;                           /* engine-private: time-shared and able to return, so idle polling may lower it */
