@@ -40,15 +40,6 @@ static int bm_profile_check(const char *text, char *err, size_t errlen);
 struct fb_param bm_common_params[] = {
 	{ .key = "profile", .unit = "", .type = FB_PARAM_STRING, .sdef = "ideal", .check = bm_profile_check,
 	  .help = "timing profile: ideal (the model's own speed), a name in benchmarks/profiles/, or a .json file" },
-	/* the engines' idle rule (gpu-model/hw/hw.h, struct hw_idle): -1 takes the profile's */
-	FB_PARAM_INT("idle_spin_ns", "ns", -1, -1, (int64_t)HW_IDLE_MAX_NS,
-		     "idle rule: an idle engine polls at full weight this long after its last work "
-		     "(-1: the profile's, else 20000)"),
-	FB_PARAM_INT("idle_wait_spin_ns", "ns", -1, -1, (int64_t)HW_IDLE_MAX_NS,
-		     "idle rule: ... and this long after a GPU wait blocked (-1: the profile's, else 50000)"),
-	FB_PARAM_INT("idle_poll_ns", "ns", -1, -1, (int64_t)HW_IDLE_MAX_NS,
-		     "idle rule: idle this long (lowered and yielding past the spins), it parks (-1: the profile's, "
-		     "else 1000000)"),
 	FB_PARAM_END
 };
 
@@ -247,8 +238,7 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	if (!json_is_string(name) || !bm_name_ok(json_string_value(name)) || !strcmp(json_string_value(name), "ideal"))
 		return bm_pbad(text, err, errlen, "\"name\" must be [a-z0-9_.-], 1..63 characters, not \"ideal\"");
 	snprintf(p->rt.name, sizeof(p->rt.name), "%s", json_string_value(name));
-	static const char *const known[] = { "name", "origin", "adapter", "kernel", "runtime", "idle", "measured",
-					     "gpu_side", "derivation" };
+	static const char *const known[] = { "name", "origin", "adapter", "kernel", "measured", "gpu_side", "derivation" };
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v) {
@@ -256,8 +246,8 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(known[i], key); i++)
 			;
 		if (i == sizeof(known) / sizeof(known[0]))
-			return bm_pbad(text, err, errlen, "unknown key \"%.64s\" (name, origin, adapter, kernel, runtime, "
-				       "idle, measured, gpu_side, derivation)", key);
+			return bm_pbad(text, err, errlen, "unknown key \"%.64s\" (name, origin, adapter, kernel, measured, "
+				       "gpu_side, derivation)", key);
 	}
 	int rc = bm_read_origin(text, json_object_get(root, "origin"), p, err, errlen);
 	if (!rc && !json_object_get(root, "adapter"))
@@ -268,17 +258,6 @@ static int bm_read_top(const char *text, json_t *root, struct bm_profile *p, cha
 	if (!rc && json_object_get(root, "kernel"))
 		rc = bm_read_fields(text, json_object_get(root, "kernel"), "kernel", os, sizeof(os) / sizeof(os[0]),
 				    OS_TIMING_MAX_NS, err, errlen);
-	struct bm_field umd[] = { { "umd_submit_ns", &k->umd_submit_ns } };
-	if (!rc && json_object_get(root, "runtime"))
-		rc = bm_read_fields(text, json_object_get(root, "runtime"), "runtime", umd, 1, OS_TIMING_MAX_NS, err,
-				    errlen);
-	struct bm_field idle[] = {
-		{ "spin_ns", &p->rt.idle.spin_ns }, { "wait_spin_ns", &p->rt.idle.wait_spin_ns },
-		{ "poll_ns", &p->rt.idle.poll_ns },
-	};
-	if (!rc && json_object_get(root, "idle"))
-		rc = bm_read_fields(text, json_object_get(root, "idle"), "idle", idle, sizeof(idle) / sizeof(idle[0]),
-				    HW_IDLE_MAX_NS, err, errlen);
 	if (!rc && json_object_get(root, "measured"))
 		rc = bm_read_ops(text, json_object_get(root, "measured"), "measured", p->has, p->measured_ns, err, errlen);
 	if (!rc && json_object_get(root, "gpu_side"))
@@ -399,22 +378,7 @@ const struct bm_profile *bm_profile_of(const struct fb_run *run)
 	return p;
 }
 
-void bm_profile_rt(const struct fb_run *run, struct rt_profile *out)
-{
-	*out = bm_profile_of(run)->rt;
-	/* the idle rule's parameters, where set, over the profile's */
-	int64_t v;
-	if ((v = fb_run_int(run, "idle_spin_ns")) >= 0)
-		out->idle.spin_ns = (uint64_t)v;
-	if ((v = fb_run_int(run, "idle_wait_spin_ns")) >= 0)
-		out->idle.wait_spin_ns = (uint64_t)v;
-	if ((v = fb_run_int(run, "idle_poll_ns")) >= 0)
-		out->idle.poll_ns = (uint64_t)v;
-}
-
 void bm_profile_config(const struct fb_run *run, struct os_config *cfg)
 {
-	struct rt_profile p;
-	bm_profile_rt(run, &p);
-	rt_profile_apply(&p, cfg);
+	rt_profile_apply(&bm_profile_of(run)->rt, cfg);
 }

@@ -18,11 +18,6 @@
  *     "origin": { "machine": "...", ... },       strings: where the numbers come from
  *     "adapter": { "cmd_ns": 600, ... },          struct hw_timing's fields, integer ns
  *     "kernel": { "km_call_ns": 1500, ... },      struct os_timing's fields, integer ns
- *     "runtime": { "umd_submit_ns": 800 },      optional: the user-mode driver's CPU work per
- *                                                 submission, spent on the submitting thread
- *                                                 (os_timing.umd_submit_ns; ideal: 0)
- *     "idle": { "poll_ns": 1000000, ... },        optional: the engines' idle rule (struct hw_idle:
- *                                                 spin_ns, wait_spin_ns, poll_ns), integer ns
  *     "measured": { "write_seen_ns": 3905, ... }, what the real machine took (BM_OP_*), ns;
  *                                                 an op without an analog on the probe's API is absent
  *     "gpu_side": { "write_seen_ns": 850, ... },  optional: the GPU-side part of an op, by GPU timestamps
@@ -69,10 +64,7 @@ struct bm_profile {
 	double gpu_ns[BM_OPS];
 };
 
-/* The common parameters main() hands to fb_program_params: { profile,
- * idle_spin_ns, idle_wait_spin_ns, idle_poll_ns } (the last three: the
- * engines' idle rule, gpu-model/hw/hw.h struct hw_idle; -1 keeps the
- * profile's). */
+/* The common parameters main() hands to fb_program_params: { profile }. */
 extern struct fb_param bm_common_params[];
 /* Name the shipped profiles (benchmarks/profiles/NAME.json, beside the
  * executable or under the working directory, and the built-in ones) in the profile parameter's
@@ -85,10 +77,7 @@ int bm_profile_load(const char *text, struct bm_profile *out, char *err, size_t 
 /* The run's profile (its `profile` parameter), loaded once per process.
  * Never NULL: the parameter was checked when it was parsed. */
 const struct bm_profile *bm_profile_of(const struct fb_run *run);
-/* The run's profile with the idle rule's parameters applied over its own. */
-void bm_profile_rt(const struct fb_run *run, struct rt_profile *out);
-/* Put the run's profile and idle rule into cfg (os_config of a stack about
- * to be made): every scenario that makes a model stack calls it. */
+/* Put the run's profile into cfg (os_config of a stack about to be made). */
 void bm_profile_config(const struct fb_run *run, struct os_config *cfg);
 
 #endif

@@ -83,7 +83,6 @@ struct bm_wl_config {
 	bool user_mode;                 /* model: user-mode submission asked for */
 	bool validate;                  /* model: its validation layer; vulkan: the Khronos layer */
 	const struct rt_profile *profile;   /* model: a timing profile (NULL: ideal) */
-	struct rt_profile run_profile;      /* storage a caller may point profile at (the run's, with its idle rule) */
 	int device;                     /* vulkan: the device's index (-1: the first real GPU) */
 	bool allow_cpu;                 /* vulkan: accept a CPU implementation (lavapipe) */
 	int64_t stall_ns;               /* 0: BM_WL_STALL_NS */

@@ -113,7 +113,7 @@ static void engine_f1_round_trip(void **state)
  * connected (it cannot park: a ring is a memory write) polls at nice 10,
  * taking little of the time of the CPU-side threads; the first command it
  * fetches puts it back at its own nice value for the work, and idling again
- * lowers it again.  caps.idle.poll_normal: it polls at its own weight. */
+ * lowers it again.  caps.idle_poll_normal: it polls at its own weight. */
 static int engine_nice(struct umt *t)
 {
 	errno = 0;
@@ -147,7 +147,7 @@ static void idle_polling_runs_at_the_lowest_weight(void **state)
 	for (int normal = 0; normal <= 1; normal++) {
 		struct os_config cfg;
 		umt_config(&cfg, 1, HW_DOORBELL_DEDICATED, 4, 60 * SEC);   /* no F1: it polls throughout */
-		cfg.caps.idle.poll_normal = normal;
+		cfg.caps.idle_poll_normal = normal;
 		struct umt t = umt_up_with(&cfg, NULL);
 		struct rt_queue *q = umt_queue(&t, 0, true);
 		_Atomic uint64_t n = 0;

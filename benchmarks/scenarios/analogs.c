@@ -19,9 +19,8 @@
  * which sleep but for the interrupt-woken ops: no more model threads run at
  * once than this machine has CPUs (the engine and the OS scheduler on the
  * last CPU, the application and the interrupt thread on the first).  The
- * engine stays up between the probe's rounds, as a GPU's front end does,
- * by the engines' idle rule (1 ms of polling before it parks: longer than
- * a round's idle stretches).  Each op brings up its own stack under the run's
+ * engine polls up to AN_ENGINE_AWAKE_NS idle before parking, as a GPU's
+ * front end stays up between the probe's rounds.  Each op brings up its own stack under the run's
  * profile, runs `rounds` rounds after a tenth as many unrecorded, and
  * reports its p50; with a profile that measured the op, the profile's value
  * and model / profile.  An op outside 0.7..1.3 gets a note saying by how
@@ -44,6 +43,7 @@
 #define AN_DEADLINE_NS 2000000000ull   /* a round not done in 2 s is lost */
 #define AN_BLOCK_PAUSE_NS 8000         /* after queueing a WAIT: the engine has fetched it and blocked */
 #define AN_TOLERANCE 0.30              /* the target: within +-30 % of the profile */
+#define AN_ENGINE_AWAKE_NS 500000      /* the engine polls this long idle before it parks (F1) */
 
 static const struct fb_param analogs_params[] = {
 	FB_PARAM_INT("rounds", "rounds", 2000, 50, 10000000, "recorded rounds of each operation"),
@@ -74,6 +74,11 @@ static int an_up(struct fb_run *run, struct an_rig *g, bool legacy, bool local)
 	sc.os.caps.engines = 1;
 	if (local)
 		sc.os.caps.storage = HW_STORAGE_LOCAL;
+	/* a GPU's front end does not power down between the probe's rounds:
+	 * the engine stays awake across a round's idle stretches (an interrupt
+	 * thread's wake-up, a scheduler's work) instead of parking in F1 after
+	 * the default 20 us, which would add its own wake-up to the round */
+	sc.os.caps.idle_spin_ns = AN_ENGINE_AWAKE_NS;
 	bm_profile_config(run, &sc.os);
 	size_t n = fb_run_ncpus(run);
 	if (n >= 2) {
@@ -270,8 +275,7 @@ void bm_analogs_floor(enum bm_op op, double wake_ns, double model_ns, char *buf,
 {
 	buf[0] = '\0';
 	if (op == BM_OP_ENQUEUE) {
-		snprintf(buf, len, "; it is CPU-side work: the model's own submit call plus the profile's UMD work "
-			 "(runtime.umd_submit_ns), spent busy on the application thread");
+		snprintf(buf, len, "; it is CPU-side work, the model's own submit call, which no profile changes");
 	} else if (op == BM_OP_EVENT_BLOCK && model_ns >= 2 * wake_ns) {
 		snprintf(buf, len, "; its floor here is two futex wake-to-runs (the interrupt thread, then the waiter): "
 			 "2 x %.1f us on this machine", wake_ns / 1e3);

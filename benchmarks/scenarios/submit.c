@@ -26,6 +26,7 @@
 #define BM_SUBMIT_BLOCK       100             /* submissions per path before the other path's turn */
 #define BM_SUBMIT_GAP_NS      2000            /* idle before each submission: the engine is back to waiting for work */
 #define BM_SUBMIT_FLOOR_SAMPLES 5000          /* submissions of the bare doorbell floor */
+#define BM_SUBMIT_AWAKE_NS    10000000ull     /* a polling engine polls this long idle before it parks */
 
 /* ---- the rig ---- */
 
@@ -60,12 +61,16 @@ static int bm_submit_up(const struct bm_submit_params *p, unsigned engines, unsi
 		ucfg->power_cpu = fb_run_cpu(p->run, 0);
 		cfg->irq_cpu = fb_run_cpu(p->run, 0);
 		fb_run_pin_self(p->run, 0);
-		/* Polling (F0) on both paths alike comes from the engines' idle
-		 * rule (gpu-model/hw/engine.c): an engine with only kernel-mode
-		 * queues polls 1 ms idle before it parks, so a kernel-mode
-		 * submission 2 us after the last one finds it polling, not parked
-		 * (a futex wake of the engine: p50 18-25 us instead of 2.2 us on
-		 * the legacy path when it parked after 20 us). */
+		/* Polling (F0) on both paths alike, on the engine's own CPU: an
+		 * engine with a doorbell connected polls until the OS asks for F1
+		 * (f1_timeout), but one with only kernel-mode queues (the legacy
+		 * path has no user-mode queue) would park after idle_spin_ns
+		 * (20 us) between two submissions, and every kernel-mode submission
+		 * would then wait for a futex wake of the engine (measured on the
+		 * legacy path: p50 18-25 us instead of 2.2 us), a cost of the
+		 * model's parking, not of the submission path. */
+		if (!p->parked)
+			cfg->caps.idle_spin_ns = BM_SUBMIT_AWAKE_NS;
 	}
 	if (p->run)
 		bm_profile_config(p->run, cfg);
@@ -348,7 +353,6 @@ int bm_submit_measure(const struct bm_submit_params *p, struct bm_submit_result 
 	r->state_irqs = es.state_irqs;
 	r->f1_ns = es.f1_ns;
 	r->life_ns = lf_now_ns() - born;
-	rt_stack_idle(g.s, &r->idle);
 	struct os_ums_stats us;
 	rt_stack_ums_stats(g.s, &us);
 	r->sched_wakeups = us.sched_wakeups;
@@ -414,10 +418,6 @@ static void bm_submit_report(struct fb_run *run, const struct bm_submit_result *
 	fb_run_metric(run, "engine_f1_fraction", r->life_ns ? (double)r->f1_ns / (double)r->life_ns : 0.0, "ratio");
 	fb_run_metric(run, "engine_state_irqs", (double)r->state_irqs, "irq");
 	fb_run_metric(run, "sched_wakeups", (double)r->sched_wakeups, "wakeups");
-	/* the idle rule as the engine took it (its parameters, or the profile's) */
-	fb_run_metric(run, "engine_idle_spin_ns", (double)r->idle.spin_ns, "ns");
-	fb_run_metric(run, "engine_idle_wait_spin_ns", (double)r->idle.wait_spin_ns, "ns");
-	fb_run_metric(run, "engine_idle_poll_ns", (double)r->idle.poll_ns, "ns");
 	if (!parked && r->f1_entries > r->um_connects + 2)
 		fb_run_note(run, "the engine parked %llu times while meant to be polling",
 			    (unsigned long long)r->f1_entries);

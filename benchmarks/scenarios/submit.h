@@ -45,7 +45,6 @@ struct bm_submit_result {
 	uint64_t f1_ns;                /* engine time parked (F1), over the rig's life */
 	uint64_t life_ns;              /* the rig's life: adapter start to the last submission */
 	uint64_t elapsed_ns;
-	struct hw_idle idle;           /* the idle rule the rig's engine ran under, as the model took it */
 };
 
 /* 0, or -errno with a one-line reason (a submission not started within 2 s

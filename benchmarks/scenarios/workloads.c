@@ -138,8 +138,7 @@ static void bm_workload_config(struct fb_run *run, struct bm_wl_config *c)
 	c->user_mode = !strcmp(fb_run_enum(run, "queues"), "user");
 	int v = fb_scenario_param_index(fb_run_params(run)->scenario, "validate");
 	c->validate = v >= 0 && fb_run_bool(run, "validate");
-	bm_profile_rt(run, &c->run_profile);
-	c->profile = &c->run_profile;
+	c->profile = &bm_profile_of(run)->rt;
 	c->device = (int)fb_run_int(run, "device");
 	c->allow_cpu = fb_run_bool(run, "allow_cpu");
 	c->stall_ns = (int64_t)(fb_run_double(run, "stall_s") * 1e9);

@@ -13,12 +13,6 @@
 #include "lockfree/die.h"
 #include "lockfree/asym.h"
 
-void hw_idle_default(struct hw_idle *idle)
-{
-	*idle = (struct hw_idle){ .spin_ns = HW_IDLE_SPIN_DEFAULT_NS, .wait_spin_ns = HW_IDLE_WAIT_SPIN_DEFAULT_NS,
-				  .poll_ns = HW_IDLE_POLL_DEFAULT_NS };
-}
-
 void hw_caps_default(struct hw_caps *caps)
 {
 	memset(caps, 0, sizeof(*caps));
@@ -31,7 +25,7 @@ void hw_caps_default(struct hw_caps *caps)
 	caps->fence_segments = 1u << 1;   /* one local segment for fence values */
 	caps->numa_node = -1;
 	caps->engines = 1;
-	hw_idle_default(&caps->idle);
+	caps->idle_spin_ns = 20000;
 	caps->work_spin_max_ns = 50000;
 	/* the Windows 8 model, preemption between commands (what a run list
 	 * switching queues at command boundaries always did) */
@@ -62,9 +56,6 @@ static int hw_caps_check(const struct hw_caps *c, char *err, size_t errlen)
 {
 	if (c->engines < 1 || c->engines > HW_MAX_ENGINES)
 		return hw_caps_error(err, errlen, "engines=%u: must be 1..%d", c->engines, HW_MAX_ENGINES);
-	if (c->idle.spin_ns > HW_IDLE_MAX_NS || c->idle.wait_spin_ns > HW_IDLE_MAX_NS || c->idle.poll_ns > HW_IDLE_MAX_NS)
-		return hw_caps_error(err, errlen, "idle: spin_ns, wait_spin_ns and poll_ns must be at most %llu ns",
-				     HW_IDLE_MAX_NS);
 	if (!hw_stride_ok(c->cv_stride))
 		return hw_caps_error(err, errlen, "cv_stride=%u: must be a power of two in 8..4096 bytes", c->cv_stride);
 	if (!hw_stride_ok(c->mv_stride))
@@ -231,8 +222,6 @@ void hw_engine_stats(const struct hw_adapter *a, unsigned engine, struct hw_engi
 	out->timed_ns = atomic_load_explicit(&e->timed_ns, memory_order_relaxed);
 	out->timed_late_ns = atomic_load_explicit(&e->timed_late_ns, memory_order_relaxed);
 	out->park_idle_min_ns = atomic_load_explicit(&e->park_idle_min_ns, memory_order_relaxed);
-	out->idle_yields = atomic_load_explicit(&e->idle_yields, memory_order_relaxed);
-	out->idle_lowered_waits = atomic_load_explicit(&e->idle_lowered_waits, memory_order_relaxed);
 }
 
 pid_t hw_engine_tid(const struct hw_adapter *a, unsigned engine)

@@ -57,8 +57,8 @@
  * vector) and keeps polling.  The OS disconnects every doorbell of that
  * engine; with none connected the engine parks: that is F1.  A kernel-mode
  * submission, a fence signal it waits for, a kick or a doorbell connect wakes
- * it (F0).  An engine without a connected doorbell parks as the idle rule
- * says (caps.idle.poll_ns idle; engine.c, also F1).
+ * it (F0).  An engine without user-mode queues parks after idle_spin_ns as
+ * before (also F1).
  *
  * The same line carries the other transition the seed names, Active ->
  * Hung: the KMD raises it (hw_engine_state_raise, NewState

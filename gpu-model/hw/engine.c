@@ -4,9 +4,9 @@
  * a queue blocked on a native WAIT is skipped until its fence's CurrentValue
  * reaches the value (seed native-gpu-fence, "GPU wait on a monitored fence
  * value ... without requiring a CPU roundtrip"); a runnable queue executes up
- * to HW_BUDGET commands.  An engine with nothing runnable polls, then parks
- * on its wake word (F1), as the idle rule below says; a doorbell (submit) or
- * a fence signal that may unblock one of its queues wakes it.
+ * to HW_BUDGET commands.  An engine with nothing runnable polls for
+ * caps.idle_spin_ns, then parks on its wake word (F1); a doorbell (submit) or a
+ * fence signal that may unblock one of its queues wakes it.
  *
  * User-mode queues (doorbell.h) run only up to the write pointer the engine
  * read when a doorbell ring or a kick told it to look; while any of its
@@ -16,49 +16,31 @@
  * (context suspended) are skipped; the running-queue hand-shake lets the KMD
  * take a queue off at a command boundary.
  *
- * The idle rule (caps.idle, struct hw_idle in hw.h; DESIGN.md, "Threads").
- * A real engine polls its doorbells and re-evaluates its blocked waits in
- * silicon, at once and at no cost to the host CPUs; the model's engine
- * polls on a host CPU that the application and OS threads being measured
- * share.  One rule, for every engine under every profile, settles the two:
- *   1. spin: after a pass that ran nothing, poll at the thread's own weight,
- *      never yielding, until idle.spin_ns after its last work, or
- *      idle.wait_spin_ns after one of its queues' WAITs blocked, whichever
- *      ends later: new work and a fence written soon after a wait blocked
- *      are seen within a cache line's trip (no syscall, no yield between
- *      the write and the engine's next look);
- *   2. lowered polling: past the spins, drop to nice HW_IDLE_NICE (10: CFS
- *      weight 110 against 1024 for a nice-0 thread) and yield every
- *      HW_IDLE_CLOCK_PASSES passes (idle_yields counts them; an engine
- *      that may not lower its weight yields all the same), so a runnable
- *      CPU-side thread, or another polling engine, gets the CPU within
- *      microseconds; with nothing else runnable a yield returns at once;
- *   3. park: idle idle.poll_ns in all, park on the wake word (F1): polling
- *      stays bounded.  While a doorbell is connected the engine cannot park
- *      (a ring is a memory write): it polls on, lowered, and idle past
- *      f1_timeout_ns raises an engine-state-change interrupt so the OS
- *      disconnects them.
- * The first WORK it runs puts it back at its own nice value (GPU work runs
- * at normal weight; instant commands such as STAMP or SIGNAL run at once,
- * with no syscall between a ring and them), and so do a WAIT that blocks
- * (its spin runs at full weight: the syscall is the engine's, before the
- * write it waits for) and parking in F1 (a wake-up from F1 runs at once).
- * Why 1 ms of lowered polling before parking, on every engine: a parked
- * engine needs the host to run its thread again (a futex wake-to-run, 7-34
- * us on the reference machines), a cost no GPU pays, longer than any
- * profile's latencies; an engine polling lowered takes only what the
- * measured threads leave.  What was tried first: SCHED_IDLE starves a
- * polling engine behind any busy process (with three busy loops beside the
- * suite, user-mode rings went unseen for seconds); nice 19 (weight 15) runs
- * once every ~50 ms against two busy threads, too rarely for workloads of
- * many engine hops under load (their 2 s wait bounds were hit at load
- * 13-15); nice 10 runs about seven times as often, and the yields, not the
- * weight, are what hand the CPU to the CPU side at once.  Submission stays
- * a memory write: the application makes no syscall and the OS does no work
- * for it; the nice changes are the engine thread's own.  Lowered only where
+ * Idle polling.  A real engine polls its doorbells (and re-evaluates its
+ * waits) in silicon, at no cost to the host CPUs; the model's engine polls on
+ * a host CPU that the application and OS threads being measured share.  So
+ * an idle engine that must go on polling (doorbells connected: it cannot
+ * park) polls at a low time-shared weight and yields: once its idle stretch
+ * is longer than idle_spin_ns its thread drops to nice HW_IDLE_NICE (10: CFS
+ * weight 110 against 1024 for a nice-0 thread) and yields every
+ * HW_IDLE_CLOCK_PASSES passes, so a runnable CPU-side thread, or another
+ * polling engine, gets the CPU within microseconds; the first WORK it runs
+ * puts it back at its own nice value (GPU work runs at normal weight;
+ * instant commands such as STAMP or SIGNAL run at once, with no syscall
+ * between a ring and them), and so does parking in F1 (a wake-up from F1, a
+ * doorbell rung or a signal that matters, runs it at once).  What was tried
+ * first: SCHED_IDLE starves a polling engine behind any busy process (with
+ * three busy loops beside the suite, user-mode rings went unseen for
+ * seconds); nice 19 (weight 15) runs once every ~50 ms against two busy
+ * threads, too rarely for workloads of many engine hops under load (their
+ * 2 s wait bounds were hit at load 13-15); nice 10 runs about seven times
+ * as often, and the yields, not the weight, are what hand the CPU to the
+ * CPU side at once.  Submission stays a memory write: the application
+ * makes no syscall and the OS does no work for it; the two nice changes
+ * are the engine thread's own, once per idle stretch.  Lowered only where
  * the thread may return (Linux needs CAP_SYS_NICE or an RLIMIT_NICE that
  * covers its nice value), else it polls at its own weight and counts
- * lower_failed.  idle.poll_normal keeps it at its own weight.
+ * lower_failed.  caps.idle_poll_normal keeps it at its own weight.
  *
  * Queue creation, submission and kicks are in queue.c, the interrupt lines
  * in irq.c; this file calls doorbell.c (polling) and irq.c (raising).
@@ -265,7 +247,7 @@ uint64_t hw_engine_signal(struct hw_adapter *a, struct hw_engine *e, struct hw_f
 	return seq;
 }
 
-/* The idle rule (see the top of this file): the engine thread's nice value,
+/* Idle polling (see the top of this file): the engine thread's nice value,
  * HW_IDLE_NICE while it polls with nothing to run, its own otherwise.  The
  * engine thread only. */
 #define HW_IDLE_NICE 10
@@ -308,17 +290,17 @@ static bool hw_engine_can_return(int nice)
 	return !getrlimit(RLIMIT_NICE, &rl) && (rlim_t)(20 - nice) <= rl.rlim_cur;
 }
 
-/* Between idle passes past the spins (every HW_IDLE_CLOCK_PASSES): the
- * engine yields, lowered or not (a thread that may not lower its weight, or
- * idle.poll_normal, yields all the same), so engines polling at the same
- * weight take turns in microseconds, not in scheduler slices (three pollers
- * on one CPU would otherwise hold a ring unseen for a slice each), and a
- * CPU-side thread gets the CPU at once; with nothing else runnable the
- * yield returns at once. */
+/* Between idle passes (every HW_IDLE_CLOCK_PASSES): a lowered engine
+ * yields, so engines polling at the same weight take turns in microseconds,
+ * not in scheduler slices (three pollers on one CPU would otherwise hold a
+ * ring unseen for a slice each); with nothing else runnable the yield
+ * returns at once. */
 static inline void hw_engine_idle_pause(struct hw_engine *e)
 {
-	lf_count(&e->idle_yields, 1);
-	sched_yield();
+	if (e->idle_prio)
+		sched_yield();
+	else
+		lf_cpu_relax();
 }
 
 /* GPU work to run: at the engine's own weight. */
@@ -326,19 +308,6 @@ static inline void hw_engine_working(struct hw_engine *e)
 {
 	if (e->idle_prio)
 		hw_engine_set_idle_prio(e, false);
-}
-
-/* A WAIT blocked: spin for it at the engine's own weight until
- * idle.wait_spin_ns from now (the idle rule, 1).  Broken on purpose
- * (HW_FAULT_WAIT_YIELDS): no spin, lowered and yielding at once. */
-static inline void hw_engine_wait_blocked(struct hw_adapter *a, struct hw_engine *e)
-{
-	if (a->caps.fault == HW_FAULT_WAIT_YIELDS) {
-		e->wait_spin_until = 1;   /* past: the spins end at the next clock read */
-		return;
-	}
-	e->wait_spin_until = lf_now_ns() + a->caps.idle.wait_spin_ns;
-	hw_engine_working(e);
 }
 
 /* ---- logbuf: the seed's write order on a queue that logs its signals ----
@@ -637,8 +606,6 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 	if (q->waiting) {
 		hw_timing_wait_release(e, q);   /* timing.c: the wait's next poll of its fence */
 		q->waiting = false;
-		if (e->idle_lowered)            /* the idle rule: seen only after the wait spin */
-			lf_count(&e->idle_lowered_waits, 1);
 		if (run_t0)   /* trace.c: the wait blocked from when it was reached until now */
 			hw_trace_op(a, e, q, HW_TRACE_WAIT, q->wait_fence, q->wait_value, q->wait_t0_ns, 0);
 		if (q->um)
@@ -750,7 +717,6 @@ static unsigned hw_queue_run(struct hw_adapter *a, struct hw_engine *e, struct h
 				atomic_fetch_add_explicit(&e->waiting_queues, 1, memory_order_seq_cst);
 				lf_count(&e->waits_blocked, 1);
 				lf_count(&q->executed, 1);
-				hw_engine_wait_blocked(a, e);
 				goto out;
 			}
 			if (q->um)
@@ -872,7 +838,6 @@ static inline void hw_engine_busy(struct hw_engine *e, struct hw_engine_clock *c
 	c->now = t;
 	c->idle_since = 0;
 	c->idle_passes = 0;
-	e->idle_lowered = false;
 }
 
 /* After a pass that ran nothing: watch the doorbells, spin, or ask the OS for
@@ -899,26 +864,19 @@ static inline bool hw_engine_idle(struct hw_adapter *a, struct hw_engine *e, str
 	c->now = lf_now_ns();
 	if (!c->idle_since)
 		c->idle_since = c->now;
-	/* the idle rule (top of this file), 1: spin at full weight */
-	const struct hw_idle *rule = &a->caps.idle;
-	uint64_t spin_end = c->idle_since + rule->spin_ns;
-	if (e->wait_spin_until == 1)   /* HW_FAULT_WAIT_YIELDS */
-		spin_end = 0;
-	else if (e->wait_spin_until > spin_end)
-		spin_end = e->wait_spin_until;
-	if (c->now < spin_end) {
+	if (c->now - c->idle_since < a->caps.idle_spin_ns) {
 		lf_cpu_relax();
 		return true;
 	}
-	e->wait_spin_until = 0;
-	e->idle_lowered = true;
-	/* 3: idle poll_ns in all, park, unless a doorbell is connected (rings
-	 * are memory writes: poll on, and idle long enough ask the OS for F1,
-	 * which disconnects them) */
+	/* Past idle_spin_ns only two kinds of idle polling may last, lowered
+	 * (an engine that parks after idle_spin_ns would only be slow to park
+	 * if lowered): with doorbells connected, rings are memory writes, so
+	 * keep polling, and idle long enough ask the OS for F1 (it disconnects
+	 * them); under a timing profile, poll on for a while so no host wake-up
+	 * lands in what it models (timing.c, "Where an idle engine waits"). */
 	bool doorbells = atomic_load_explicit(&e->um_connected, memory_order_seq_cst);
-	if (!doorbells && c->now - c->idle_since >= rule->poll_ns)
+	if (!doorbells && !hw_timing_polls_idle(a, c->now - c->idle_since))
 		return false;
-	/* 2: lowered, yielding */
 	if (e->may_lower)
 		hw_engine_set_idle_prio(e, true);
 	if (doorbells) {
@@ -944,7 +902,6 @@ static inline void hw_engine_park(struct hw_adapter *a, struct hw_engine *e, str
 		return;
 	}
 	hw_engine_working(e);   /* a wake-up from F1 runs at once */
-	e->idle_lowered = false;
 	lf_count(&e->parks, 1);
 	uint64_t idle = c->idle_since ? c->now - c->idle_since : 0, least = atomic_load_explicit(&e->park_idle_min_ns,
 												 memory_order_relaxed);
@@ -977,7 +934,7 @@ static void *hw_engine_main(void *arg)
 	e->base_nice = getpriority(PRIO_PROCESS, (id_t)gettid());
 	int policy = sched_getscheduler(0);
 	e->may_lower = !errno && (policy == SCHED_OTHER || policy == SCHED_BATCH) && e->base_nice < HW_IDLE_NICE &&
-		       !a->caps.idle.poll_normal;
+		       !a->caps.idle_poll_normal;
 	if (e->may_lower && !hw_engine_can_return(e->base_nice)) {
 		e->may_lower = false;
 		lf_count(&e->lower_failed, 1);

@@ -85,8 +85,6 @@ enum hw_fault {
 				    * write pointer of every queue with a connected doorbell (doorbell.c) */
 	HW_FAULT_WAIT_HIGH_WATER,  /* a queue's WAIT compares the highest value it ever read of the fence, not
 				    * CurrentValue: a wait registered after a rewind passes on the old value (engine.c) */
-	HW_FAULT_WAIT_YIELDS,      /* an engine whose WAIT blocked lowers and yields at once, without its wait
-				    * spin (engine.c, "The idle rule"): the GPU wait the spin is for goes unseen */
 };
 
 /* ---- memory segments and context images (gpu-model/hw/segment.c) ----
@@ -182,33 +180,6 @@ struct hw_timing {
 };
 #define HW_TIMING_MAX_NS 10000000ull   /* any one latency: at most 10 ms */
 
-/* The idle rule (gpu-model/hw/engine.c, "The idle rule"), one for every
- * engine of the adapter: after a pass that ran nothing, an engine polls at
- * its own weight without yielding until spin_ns after its last work, or
- * wait_spin_ns after one of its queues' WAITs blocked (whichever ends
- * later: a fence about to be written is seen at the speed of a cache line);
- * past that it polls lowered (nice 10, unless poll_normal) and yields every
- * few passes, so the CPU-side threads being measured get the CPU at once;
- * idle poll_ns in all, it parks in F1 (with a doorbell connected it cannot:
- * it polls on, lowered, and asks the OS for F1 after f1_timeout_ns).  A
- * profile may give its own (benchmarks/profile.h, "idle"); every scenario
- * takes them as parameters. */
-struct hw_idle {
-	uint64_t spin_ns;        /* full weight, no yield, this long after the engine's last work */
-	uint64_t wait_spin_ns;   /* full weight, no yield, this long after a WAIT blocked */
-	uint64_t poll_ns;        /* idle this long (lowered and yielding past the spins): park; at least
-				  * the spins (a shorter one parks when they end) */
-	bool poll_normal;        /* lowered polling at the thread's own weight (the model before it polled at
-				  * nice 10); 0: nice 10 */
-};
-#define HW_IDLE_SPIN_DEFAULT_NS      20000ull     /* a pipeline's next command is usually nearer */
-#define HW_IDLE_WAIT_SPIN_DEFAULT_NS 50000ull     /* a GPU wait's signal: most land within a CPU wake-up */
-#define HW_IDLE_POLL_DEFAULT_NS      1000000ull   /* below the host's idle ticks; a parked engine's wake-up
-						   * costs a futex wake-to-run, 7-34 us, more than any profile's latencies */
-#define HW_IDLE_MAX_NS               10000000000ull   /* any one of them: at most 10 s */
-/* The defaults above. */
-void hw_idle_default(struct hw_idle *idle);
-
 /* The adapter description the KMD advertises (DXGK_VIDSCHCAPS + native fence caps). */
 struct hw_caps {
 	bool native_fence;            /* KMD advertises native fence support */
@@ -232,8 +203,9 @@ struct hw_caps {
 	int numa_node;                /* node for local storage; -1: wherever the allocator puts it */
 	uint32_t local_read_ns;       /* modeled PCIe cost of one CPU read of local memory */
 	unsigned engines;             /* 1..HW_MAX_ENGINES */
-	struct hw_idle idle;          /* the idle rule: how an engine with nothing to run polls, lowers, yields
-				       * and parks (engine.c, "The idle rule"); hw_caps_default: hw_idle_default */
+	uint64_t idle_spin_ns;        /* an idle engine polls this long, then parks (F1) */
+	bool idle_poll_normal;        /* idle polling at the engine thread's own weight (the model before
+					 it polled at nice 10; engine.c, "Idle polling"); 0: nice 10 */
 	uint64_t work_spin_max_ns;    /* WORK up to this long busy-waits; longer WORK sleeps */
 	const int *cpus;              /* engine i is pinned to cpus[i % ncpus]; NULL: not pinned */
 	size_t ncpus;
@@ -924,7 +896,7 @@ struct hw_engine_stats {
 	uint64_t parks;          /* times the engine parked (entered F1) */
 	uint64_t waits_blocked;  /* WAITs that found the value not yet reached */
 	uint64_t busy_ns;        /* time running commands */
-	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "The idle rule"); counted
+	uint64_t lowered;        /* idle stretches polled at nice 10 (engine.c, "Idle polling"); counted
 	                          * before the lowering, so a failed one counts here and in lower_failed */
 	uint64_t lower_failed;   /* times the nice value could not be set or returned (polling at its own weight) */
 	/* timing.c: the modelled latencies the engine spent (caps.timing) */
@@ -932,10 +904,7 @@ struct hw_engine_stats {
 	uint64_t timed_ns;       /* their modelled total */
 	uint64_t timed_late_ns;  /* how much later than modelled they ended, in total (the clock's overshoot) */
 	uint64_t park_idle_min_ns; /* the shortest idle stretch before a park, by the engine's clock (0: never
-				  * parked): at least caps.idle.poll_ns */
-	uint64_t idle_yields;    /* yields while idle (the idle rule's lowered polling; not timing.c's) */
-	uint64_t idle_lowered_waits; /* WAITs that blocked and were released after the engine lowered (past
-				      * its wait spin): a GPU wait not seen at the limit */
+				  * parked): caps.idle_spin_ns, or 1 ms under a timing profile (timing.c) */
 };
 
 /* 0 or -EINVAL with a one-line reason in err (bad caps). */

@@ -132,13 +132,10 @@ struct hw_engine {
 	struct hw_adapter *a;
 	/* counters: written by the engine only */
 	LF_ALIGNED lf_counter signals, interrupts, cmds, parks, waits_blocked, busy_ns, lowered, lower_failed;
-	lf_counter idle_yields, idle_lowered_waits;       /* engine.c, "The idle rule" */
 	lf_counter timed, timed_ns, timed_late_ns;        /* timing.c */
 	_Atomic uint64_t park_idle_min_ns;                /* the shortest idle stretch that ended in a park (0: none) */
 	uint64_t poll_rng;                        /* timing.c, engine-private: the WAIT poll grids' phases */
-	bool idle_prio;                           /* engine-private: polling at nice 10 now */
-	bool idle_lowered;                        /* engine-private: past its spins in this idle stretch */
-	uint64_t wait_spin_until;                 /* engine-private: a WAIT blocked: spin until then (0: none) */
+	bool idle_prio;                           /* engine-private: polling at nice 19 now */
 	int base_nice;                            /* engine-private: its own nice value (idle polling returns to it) */
 	bool may_lower;                           /* engine-private: time-shared and able to return, so idle polling may lower it */
 	/* user-mode submission and F-states (doorbell.c) */
@@ -314,6 +311,9 @@ void hw_timing_wait_release(struct hw_engine *e, const struct hw_queue *q);
  * now; 0: no poll interval for f's memory). */
 uint64_t hw_timing_poll_grid(struct hw_engine *e, const struct hw_fence *f);
 bool hw_timing_check(const struct hw_timing *t, char *what, size_t len);
+/* Under a timing profile an idle engine polls on (lowered) this long before
+ * it may park: timing.c, "Where an idle engine waits". */
+bool hw_timing_polls_idle(const struct hw_adapter *a, uint64_t idle_ns);
 /* va.c: f's storage mapped in the adapter's process VA space (hw_fence_alloc)
  * and unmapped (hw_fence_free).  0 / -ENOMEM. */
 int hw_fence_map_process(struct hw_adapter *a, struct hw_fence *f);

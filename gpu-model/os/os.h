@@ -222,11 +222,6 @@ struct os_timing {
 	uint64_t km_sched_ns;         /* the scheduler's work per buffer (dependencies, DxgkDdiSubmitCommand):
 				       * on the scheduler thread, and on the interrupt thread for a buffer
 				       * held on the CPU behind a monitored-fence wait when it is released */
-	uint64_t umd_submit_ns;       /* the user-mode driver's CPU work per submission, on either path
-				       * (building the command buffer, writing the ring, ringing the
-				       * doorbell): the runtime spends it busy on the submitting thread
-				       * (gpu-model/runtime/rt.c, rt_umd_work); the OS
-				       * only carries it, as part of the driver's description */
 };
 #define OS_TIMING_MAX_NS 10000000ull   /* any one cost: at most 10 ms */
 
@@ -277,9 +272,6 @@ int os_adapter_create(const struct os_config *cfg, struct os_adapter **out, char
 int os_adapter_start(struct os_adapter *a);   /* engines + interrupt thread */
 void os_adapter_destroy(struct os_adapter *a);
 struct hw_adapter *os_adapter_hw(struct os_adapter *a);
-/* cfg.timing.umd_submit_ns of a's, or of q's adapter (read-only; any thread). */
-uint64_t os_adapter_umd_submit_ns(const struct os_adapter *a);
-uint64_t os_queue_umd_submit_ns(const struct os_queue *q);
 pid_t os_adapter_irq_tid(const struct os_adapter *a);
 bool os_adapter_native(const struct os_adapter *a);   /* native fences supported and enabled */
 

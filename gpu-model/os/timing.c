@@ -26,21 +26,11 @@ void os_timing_work(uint64_t ns)
 		lf_cpu_relax();
 }
 
-uint64_t os_adapter_umd_submit_ns(const struct os_adapter *a)
-{
-	return a->cfg.timing.umd_submit_ns;
-}
-
-uint64_t os_queue_umd_submit_ns(const struct os_queue *q)
-{
-	return q->a->cfg.timing.umd_submit_ns;
-}
-
 bool os_timing_check(const struct os_timing *t, char *err, size_t errlen)
 {
 	const struct { const char *name; uint64_t v; } f[] = {
 		{ "km_call_ns", t->km_call_ns }, { "km_validate_ns", t->km_validate_ns },
-		{ "km_sched_ns", t->km_sched_ns }, { "umd_submit_ns", t->umd_submit_ns },
+		{ "km_sched_ns", t->km_sched_ns },
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > OS_TIMING_MAX_NS) {

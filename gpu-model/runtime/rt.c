@@ -681,15 +681,6 @@ static void rt_queue_trace_submit(struct rt_queue *q, uint64_t v, size_t k, uint
 	os_trace_add(rt_adapter(q->d), &r);
 }
 
-void rt_umd_work(uint64_t ns)
-{
-	if (!ns)
-		return;
-	uint64_t until = lf_now_ns() + ns;
-	while (lf_now_ns() < until)
-		lf_cpu_relax();
-}
-
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value)
 {
 	if (n > RT_MAX_CMDS || !rt_cmds_valid(cmds, n))
@@ -698,12 +689,6 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 		return -EINVAL;
 	if (rt_device_terminated(q->d))
 		return -EIO;
-	uint64_t umd_ns = os_adapter_umd_submit_ns(rt_adapter(q->d));
-	bool umd_broken = q->desc.broken == RT_BROKEN_UMD_ON_ENGINE;
-	if (!umd_broken)
-		rt_umd_work(umd_ns);   /* a timing profile's UMD work, on this thread */
-	if (umd_broken && umd_ns && n == RT_MAX_CMDS)
-		return -EINVAL;
 	uint64_t t0 = os_tracing(rt_adapter(q->d)) ? lf_now_ns() : 0;
 	uint64_t v = atomic_load_explicit(&q->next, memory_order_relaxed) + 1;
 	struct hw_cmd *ib;
@@ -714,10 +699,6 @@ int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uin
 	uint64_t log_next[HW_LOG_TYPES], nevents = q->nevents;
 	memcpy(log_next, q->log_next, sizeof(log_next));
 	size_t k = 0;
-	if (umd_broken && umd_ns) {   /* broken on purpose: the UMD's work as GPU work */
-		struct hw_cmd w = { .op = HW_CMD_WORK, .arg = umd_ns };
-		k = rt_record(q, ib, k, &w);
-	}
 	for (size_t i = 0; i < n; i++)
 		k = rt_record(q, ib, k, &cmds[i]);
 	struct hw_cmd progress = { .op = HW_CMD_SIGNAL, .fence = os_fence_hw(q->progress->f), .value = v };

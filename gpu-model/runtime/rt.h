@@ -74,8 +74,6 @@ enum rt_broken {
 	RT_BROKEN_CONNECT_EVERY_SUBMIT,  /* D3DKMTConnectDoorbell on every submission, as the pseudocode's loop
 	                                  * reads: a kernel call each time (the fast path must make none) */
 	RT_BROKEN_DOORBELL_BEFORE_RESIDENT, /* CreateDoorbell with the ring allocations not resident */
-	RT_BROKEN_UMD_ON_ENGINE,         /* a profile's UMD work (umd_submit_ns) spent as GPU work at the head of
-	                                  * the buffer, on the engine, instead of on the submitting thread */
 };
 #define RT_BROKEN_WINDOW_NS 50000000ull   /* how long a broken variant holds its window open */
 
@@ -112,19 +110,8 @@ int rt_queue_create(struct rt_device *d, const struct rt_queue_desc *desc, struc
  * queue); -EIO (device removed); -ETIMEDOUT (all buffers in
  * flight for 10 s); -errno of a kernel-mode submission.  Only a submission
  * that returns 0 advances the submitted value: after a failure,
- * rt_queue_submitted and rt_queue_wait(q, 0, ...) are as before the call.
- * Under a timing profile the call first spends the user-mode driver's CPU
- * work (the adapter's os_timing.umd_submit_ns) on the calling thread. */
+ * rt_queue_submitted and rt_queue_wait(q, 0, ...) are as before the call. */
 int rt_queue_submit(struct rt_queue *q, const struct hw_cmd *cmds, size_t n, uint64_t *value);
-/* The user-mode driver's CPU work of one submission (a timing profile's
- * umd_submit_ns): busy on the calling thread for ns by the monotonic clock,
- * as the OS spends its kernel costs (gpu-model/os/timing.c), so it lands on
- * that thread's CPU time and no other's (a thread preempted meanwhile has
- * its work preempted too, as real work would be; its CPU clock then gains
- * less).  A CPU clock read per pass would cost a system call each, more
- * than a UMD's whole submit on some machines.  0: nothing, no clock read.  The runtime's submit calls use it
- * (rt_queue_submit, rt_direct_queue_submit); any thread. */
-void rt_umd_work(uint64_t ns);
 /* GPU-side Signal / Wait of a fence (a one-command buffer).  A signal or a
  * wait of a monitored fence from a user-mode queue: -EINVAL. */
 int rt_queue_signal(struct rt_queue *q, struct rt_fence *f, uint64_t v);

@@ -26,7 +26,6 @@ void rt_profile_ideal(struct rt_profile *p)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "ideal");
-	hw_idle_default(&p->idle);
 }
 
 bool rt_profile_is_ideal(const struct rt_profile *p)
@@ -40,9 +39,6 @@ void rt_profile_apply(const struct rt_profile *p, struct os_config *cfg)
 {
 	cfg->caps.timing = p->hw;
 	cfg->timing = p->os;
-	bool normal = cfg->caps.idle.poll_normal;
-	cfg->caps.idle = p->idle;
-	cfg->caps.idle.poll_normal = normal;
 }
 
 /* Start the adapter, attach user-mode submission, open the device: each step
@@ -209,11 +205,6 @@ enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine)
 	return hw_engine_fstate(os_adapter_hw(s->a), engine);
 }
 
-void rt_stack_idle(struct rt_stack *s, struct hw_idle *out)
-{
-	*out = hw_adapter_caps(os_adapter_hw(s->a))->idle;
-}
-
 /* ---- the timeline trace ---- */
 
 int rt_stack_trace_start(struct rt_stack *s, size_t records)
@@ -269,6 +260,5 @@ int rt_direct_queue_create(struct rt_stack *s, unsigned engine, size_t ring_slot
 
 int rt_direct_queue_submit(struct rt_direct_queue *q, const struct hw_cmd *cmds, size_t n)
 {
-	rt_umd_work(os_queue_umd_submit_ns(rt_direct_os(q)));   /* a timing profile's UMD work (rt.h) */
 	return os_queue_submit(rt_direct_os(q), cmds, n);
 }

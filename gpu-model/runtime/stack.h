@@ -71,16 +71,12 @@ struct rt_profile {
 	char name[RT_PROFILE_NAME_MAX];   /* "ideal", or the profile file's "name" */
 	struct hw_timing hw;
 	struct os_timing os;
-	struct hw_idle idle;              /* the engines' idle rule (hw.h, struct hw_idle): hw_idle_default
-					   * unless the profile gives its own; not a latency (rt_profile_is_ideal
-					   * looks at hw and os only) */
 };
 /* The "ideal" profile. */
 void rt_profile_ideal(struct rt_profile *p);
 /* True when every latency of p is 0 (whatever its name). */
 bool rt_profile_is_ideal(const struct rt_profile *p);
-/* Put p's latencies and idle rule into cfg (the adapter's caps and the OS's
- * config; caps.idle.poll_normal is left as it is). */
+/* Put p's latencies into cfg (the adapter's caps and the OS's config). */
 void rt_profile_apply(const struct rt_profile *p, struct os_config *cfg);
 
 /* Defaults for a path: os_config_default with native fences on (native) or
@@ -131,8 +127,6 @@ void rt_stack_engine_um_stats(struct rt_stack *s, unsigned engine, struct hw_eng
 /* The engine's counters: signals, interrupts, commands, parks, busy time (GPU idle = elapsed - busy). */
 void rt_stack_engine_stats(struct rt_stack *s, unsigned engine, struct hw_engine_stats *out);
 enum hw_fstate rt_stack_engine_fstate(struct rt_stack *s, unsigned engine);   /* F0 polling / F1 parked */
-/* The idle rule the stack's engines run under (caps.idle as the adapter took it). */
-void rt_stack_idle(struct rt_stack *s, struct hw_idle *out);
 /* Preemptions, where they happened, context saves and resets of an engine (hw.h). */
 void rt_stack_engine_preempt_stats(struct rt_stack *s, unsigned engine, struct hw_engine_preempt_stats *out);
 /* Another process's device on the stack's adapter (a TDR makes one guilty
@@ -181,8 +175,7 @@ void rt_stack_clock_calibration(struct rt_stack *s, uint64_t *gpu, uint64_t *cpu
 /* 0 / -ENOSPC (queue tables full) / -EINVAL (engine, ring_slots not a power of two). */
 int rt_direct_queue_create(struct rt_stack *s, unsigned engine, size_t ring_slots, struct rt_direct_queue **out);
 /* Submit cmds[0..n) (WORK, STAMP, COUNT, rt_cmd_signal, rt_cmd_wait); they
- * are copied, after the user-mode driver's CPU work of a timing profile
- * (umd_submit_ns, rt_umd_work) on the calling thread.  0 / -EINVAL (a bad command) / -ENOMEM (held on the CPU, no memory). */
+ * are copied.  0 / -EINVAL (a bad command) / -ENOMEM (held on the CPU, no memory). */
 int rt_direct_queue_submit(struct rt_direct_queue *q, const struct hw_cmd *cmds, size_t n);
 
 #endif
