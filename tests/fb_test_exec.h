@@ -24,6 +24,8 @@
  *                                   fail the test unless it exits 0, and return out's
  *                                   document (json_decref it)
  *   fb_exec_free(&r)                free what fb_exec returned
+ *   fb_json_num(e, key)             the number key of a results entry; the test
+ *                                   fails, naming the entry, when it is not one
  *   fb_slurp(path)                  a whole file as a NUL-terminated malloc'd string;
  *                                   NULL when it cannot be opened
  *   fb_count_lines(s)               the '\n' in s (0 for NULL)
@@ -184,6 +186,16 @@ static inline json_t *fb_exec_json(const char *dir, const char *const *argv, con
 	json_t *doc = json_load_file(out, 0, &je);
 	assert_non_null(doc);
 	return doc;
+}
+
+/* The number key of results entry e (an object with a "name"); the test
+ * fails, naming the entry and the key, when e has no number there. */
+static inline double fb_json_num(json_t *e, const char *key)
+{
+	json_t *v = json_object_get(e, key);
+	if (!json_is_number(v))
+		fail_msg("%s: no number %s", json_string_value(json_object_get(e, "name")), key);
+	return json_number_value(v);
 }
 
 static inline size_t fb_count_lines(const char *s)

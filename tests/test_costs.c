@@ -81,15 +81,6 @@ static json_t *entry(json_t *doc, const char *section, const char *path)
 	return NULL;
 }
 
-/* Metric key of entry b, which must be there. */
-static double num(json_t *b, const char *key)
-{
-	json_t *v = json_object_get(b, key);
-	if (!json_is_number(v))
-		fail_msg("%s: no metric %s", json_string_value(json_object_get(b, "name")), key);
-	return json_number_value(v);
-}
-
 static const char *unit(json_t *b, const char *key)
 {
 	const char *u = json_string_value(json_object_get(json_object_get(json_object_get(b, "fencebench"), "units"), key));
@@ -115,14 +106,14 @@ static void assert_per_unit(json_t *b, const char *u, double units)
 		snprintf(total, sizeof(total), "%s_cpu_ms", ROLES[i]);
 		assert_string_equal(unit(b, per), frames ? "us/frame" : "ns/signal");
 		assert_string_equal(unit(b, total), "ms");
-		assert_true(num(b, per) >= 0);
+		assert_true(fb_json_num(b, per) >= 0);
 		snprintf(what, sizeof(what), "%s x %g %ss = %s", per, units, u, total);
-		assert_same(num(b, per) * units * (frames ? 1e3 : 1.0), num(b, total) * 1e6, what);
+		assert_same(fb_json_num(b, per) * units * (frames ? 1e3 : 1.0), fb_json_num(b, total) * 1e6, what);
 		snprintf(per, sizeof(per), "%s_wakeups_per_%s", ROLES[i], u);
 		snprintf(total, sizeof(total), "%s_wakeups", ROLES[i]);
 		snprintf(what, sizeof(what), "%s x %g %ss = %s", per, units, u, total);
 		assert_true(strstr(unit(b, per), "wakeups/") != NULL);
-		assert_same(num(b, per) * units, num(b, total), what);
+		assert_same(fb_json_num(b, per) * units, fb_json_num(b, total), what);
 	}
 }
 
@@ -155,42 +146,42 @@ static void headline_compares_equal_work(void **state)
 		assert_string_equal(unit(m, "os_irq_cpu_per_signal"), "ns/signal");
 		assert_string_equal(unit(m, "app_cpu_per_signal"), "ns/signal");
 		/* the same numbers as the detail */
-		assert_same(num(m, "os_irq_cpu_per_signal"), num(cpu, "os_irq_cpu_per_signal"), "summary = cpu section");
-		assert_same(num(m, "app_cpu_per_signal"), num(cpu, "app_cpu_per_signal"), "summary = cpu section");
-		double signals = num(entry(doc, "interrupts", paths[p]), "signals");
+		assert_same(fb_json_num(m, "os_irq_cpu_per_signal"), fb_json_num(cpu, "os_irq_cpu_per_signal"), "summary = cpu section");
+		assert_same(fb_json_num(m, "app_cpu_per_signal"), fb_json_num(cpu, "app_cpu_per_signal"), "summary = cpu section");
+		double signals = fb_json_num(entry(doc, "interrupts", paths[p]), "signals");
 		assert_int_equal((int)signals, 2000);
 		assert_per_unit(cpu, "signal", signals);
 		/* the equal-rate rows: the rate asked, an idle fraction, wake-ups per second */
-		assert_true(num(m, "paced_rate") == 2000.0);
-		double idle = num(m, "paced_os_irq_idle_fraction");
+		assert_true(fb_json_num(m, "paced_rate") == 2000.0);
+		double idle = fb_json_num(m, "paced_os_irq_idle_fraction");
 		assert_true(idle >= 0 && idle <= 1);
 		assert_string_equal(unit(m, "paced_os_irq_wakeups_per_s"), "wakeups/s");
 		json_t *paced = entry(doc, "paced", paths[p]);
-		assert_true(num(paced, "rate") == 2000.0);
-		assert_int_equal((int)num(paced, "signals"), 200);
-		assert_per_unit(paced, "signal", num(paced, "signals"));
+		assert_true(fb_json_num(paced, "rate") == 2000.0);
+		assert_int_equal((int)fb_json_num(paced, "signals"), 200);
+		assert_per_unit(paced, "signal", fb_json_num(paced, "signals"));
 		/* rates over each path's own span: in "power" beside the span, not in the summary */
 		assert_null(json_object_get(m, "os_irq_idle_fraction"));
 		assert_null(json_object_get(m, "os_irq_wakeups_per_s"));
 		json_t *power = entry(doc, "power", paths[p]);
-		assert_true(num(power, "span_ms") > 0);
-		assert_same(num(power, "os_irq_busy_ms"), num(cpu, "os_irq_cpu_ms"), "power busy = cpu section");
+		assert_true(fb_json_num(power, "span_ms") > 0);
+		assert_same(fb_json_num(power, "os_irq_busy_ms"), fb_json_num(cpu, "os_irq_cpu_ms"), "power busy = cpu section");
 		/* direct queues: the scheduler thread never woke */
-		assert_true(num(cpu, "os_sched_wakeups") == 0);
+		assert_true(fb_json_num(cpu, "os_sched_wakeups") == 0);
 		/* submissions on equal terms: the engine polls between them on
 		 * both paths (legacy has no doorbell to keep it up; it parked
 		 * before every submission, and each kernel-mode submission paid
 		 * the engine's futex wake: 23 us p50 against 2.2).  It parks only
 		 * when the application was away 10 ms: at most a few times. */
-		double parks = num(entry(doc, "latency", paths[p]), "submit_engine_parks");
+		double parks = fb_json_num(entry(doc, "latency", paths[p]), "submit_engine_parks");
 		if (!(parks * 2 < 200))
 			fail_msg("%s: the engine parked %g times in 200 kernel-mode submissions", paths[p], parks);
 	}
 	json_t *n = entry(doc, "", "native"), *l = entry(doc, "", "legacy");
-	assert_true(num(n, "interrupts_per_signal") < num(l, "interrupts_per_signal"));
-	if (!(num(n, "os_irq_cpu_per_signal") < num(l, "os_irq_cpu_per_signal")))
+	assert_true(fb_json_num(n, "interrupts_per_signal") < fb_json_num(l, "interrupts_per_signal"));
+	if (!(fb_json_num(n, "os_irq_cpu_per_signal") < fb_json_num(l, "os_irq_cpu_per_signal")))
 		fail_msg("native's interrupt thread spent %g ns/signal, legacy's %g, for a tenth of the interrupts",
-			 num(n, "os_irq_cpu_per_signal"), num(l, "os_irq_cpu_per_signal"));
+			 fb_json_num(n, "os_irq_cpu_per_signal"), fb_json_num(l, "os_irq_cpu_per_signal"));
 	json_decref(doc);
 }
 
@@ -205,7 +196,7 @@ static void fence_scenarios_report_cpu_per_signal(void **state)
 		json_t *doc = RUN_JSON("run", runs[i][0], runs[i][1], runs[i][2]);
 		for (int p = 0; p < 2; p++) {
 			const char *path = p ? "legacy" : "native";
-			double signals = num(entry(doc, "", path), "signals");
+			double signals = fb_json_num(entry(doc, "", path), "signals");
 			assert_true(signals > 0);
 			assert_per_unit(entry(doc, "cpu", path), "signal", signals);
 		}
@@ -221,24 +212,24 @@ static void workloads_report_host_cpu_per_frame(void **state)
 	json_t *doc = RUN_JSON("run", "frame", "--duration", "0.1s", "--path", "both", "--set", "queues=user");
 	for (int p = 0; p < 2; p++) {
 		json_t *b = entry(doc, "", p ? "legacy" : "native");
-		double frames = num(b, "frames");
+		double frames = fb_json_num(b, "frames");
 		assert_true(frames > 0);
 		assert_per_unit(b, "frame", frames);
-		double app = num(b, "app_cpu_per_frame"), irq = num(b, "os_irq_cpu_per_frame");
-		double sched = num(b, "os_sched_cpu_per_frame");
-		assert_same(num(b, "os_cpu_per_frame"), irq + sched, "os = irq + sched");
-		assert_same(num(b, "host_cpu_per_frame"), app + irq + sched, "host = app + os");
+		double app = fb_json_num(b, "app_cpu_per_frame"), irq = fb_json_num(b, "os_irq_cpu_per_frame");
+		double sched = fb_json_num(b, "os_sched_cpu_per_frame");
+		assert_same(fb_json_num(b, "os_cpu_per_frame"), irq + sched, "os = irq + sched");
+		assert_same(fb_json_num(b, "host_cpu_per_frame"), app + irq + sched, "host = app + os");
 		assert_string_equal(unit(b, "host_cpu_per_frame"), "us/frame");
 		assert_true(app > 0);                                /* the title's thread ran */
-		if (num(b, "user_mode_queues") == 1.0) {
-			assert_true(num(b, "os_sched_wakeups") == 0);   /* doorbells: no kernel crossing */
+		if (fb_json_num(b, "user_mode_queues") == 1.0) {
+			assert_true(fb_json_num(b, "os_sched_wakeups") == 0);   /* doorbells: no kernel crossing */
 		} else {
 			/* legacy: kernel-mode submissions wake the scheduler, which spends CPU on them */
-			assert_true(num(b, "os_sched_wakeups") > 0);
+			assert_true(fb_json_num(b, "os_sched_wakeups") > 0);
 			assert_true(sched > 0);
 		}
 		/* the engines are the GPU: reported as GPU idle per engine */
-		assert_true(num(b, "gpu_idle_3d") >= 0);
+		assert_true(fb_json_num(b, "gpu_idle_3d") >= 0);
 	}
 	json_decref(doc);
 }

@@ -536,14 +536,6 @@ static json_t *entry_of(json_t *doc, const char *section, const char *path, cons
 	return NULL;
 }
 
-static double num(json_t *e, const char *key)
-{
-	json_t *v = json_object_get(e, key);
-	if (!json_is_number(v))
-		fail_msg("%s: no number %s", json_string_value(json_object_get(e, "name")), key);
-	return json_number_value(v);
-}
-
 /* Every entry that reports validation messages reports none, and the device's do. */
 static void no_validation_message(json_t *doc)
 {
@@ -552,7 +544,7 @@ static void no_validation_message(json_t *doc)
 	json_array_foreach(json_object_get(doc, "benchmarks"), i, e) {
 		if (!json_object_get(e, "validation_errors"))
 			continue;
-		if (num(e, "validation_errors") != 0)
+		if (fb_json_num(e, "validation_errors") != 0)
 			fail_msg("%s: validation messages", json_string_value(json_object_get(e, "name")));
 		device += !*meta(e, "section");
 	}
@@ -583,26 +575,26 @@ static void compare_model_puts_intervals_and_a_verdict(void **state)
 	for (size_t r = 0; r < 2; r++) {
 		for (size_t s = 0; s < 2; s++) {
 			snprintf(k, sizeof(k), "%s_%s", ratios[r], sides[s]);
-			double v = num(mean, k);
+			double v = fb_json_num(mean, k);
 			snprintf(k, sizeof(k), "%s_%s_ci_lo", ratios[r], sides[s]);
-			double lo = num(mean, k);
+			double lo = fb_json_num(mean, k);
 			snprintf(k, sizeof(k), "%s_%s_ci_hi", ratios[r], sides[s]);
-			double hi = num(mean, k);
+			double hi = fb_json_num(mean, k);
 			print_message("%s_%s %.3g [%.3g, %.3g]\n", ratios[r], sides[s], v, lo, hi);
 			assert_true(v > 0 && lo <= v && v <= hi);
 		}
 		snprintf(k, sizeof(k), "%s_agree", ratios[r]);
-		double verdict = num(mean, k);
+		double verdict = fb_json_num(mean, k);
 		assert_true(verdict == 0 || verdict == 1);
 		snprintf(k, sizeof(k), "legacy %s: device", ratios[r]);
 		assert_true(has_note(doc, k, verdict == 1 ? ": agree" : ": DISAGREE"));
 	}
 	/* the counts follow the graph on both: 0 and its 4 queue Waits, the same every repetition */
-	assert_true(num(mean, "held_waits_per_frame_native_device") == 0);
-	assert_true(num(mean, "held_waits_per_frame_legacy_device") == 4);
-	assert_true(num(mean, "held_waits_per_frame_legacy_model") == 4);
-	assert_true(num(mean, "held_waits_per_frame_native_agree") == 1);
-	assert_true(num(mean, "held_waits_per_frame_legacy_agree") == 1);
+	assert_true(fb_json_num(mean, "held_waits_per_frame_native_device") == 0);
+	assert_true(fb_json_num(mean, "held_waits_per_frame_legacy_device") == 4);
+	assert_true(fb_json_num(mean, "held_waits_per_frame_legacy_model") == 4);
+	assert_true(fb_json_num(mean, "held_waits_per_frame_native_agree") == 1);
+	assert_true(fb_json_num(mean, "held_waits_per_frame_legacy_agree") == 1);
 	/* lavapipe raises no interrupt: nothing beside the model's, and no verdict */
 	assert_null(json_object_get(mean, "interrupts_per_frame_legacy_agree"));
 	assert_true(has_note(doc, "the device has no GPU interrupt line to count", NULL));
@@ -617,7 +609,7 @@ static void compare_model_one_repetition_gives_no_verdict(void **state)
 		return;
 	no_validation_message(doc);
 	json_t *it = entry_of(doc, "compare", "legacy", NULL);
-	assert_true(num(it, "frames_per_s_ratio_device") > 0 && num(it, "frames_per_s_ratio_model") > 0);
+	assert_true(fb_json_num(it, "frames_per_s_ratio_device") > 0 && fb_json_num(it, "frames_per_s_ratio_model") > 0);
 	assert_null(json_object_get(it, "frames_per_s_ratio_device_ci_lo"));
 	size_t i;
 	json_t *e;

@@ -375,14 +375,6 @@ static json_t *entry(json_t *doc, const char *name)
 	return NULL;
 }
 
-static double num(json_t *b, const char *key)
-{
-	json_t *v = json_object_get(b, key);
-	if (!json_is_number(v))
-		fail_msg("%s: no key %s", json_string_value(json_object_get(b, "name")), key);
-	return json_number_value(v);
-}
-
 /* Every measured key of dev's entry (its own, not the harness's perf.* and
  * interval keys) is one the model's entry has too. */
 static void keys_are_the_models(json_t *dev, json_t *model)
@@ -435,16 +427,16 @@ static void gpu_wait_on_lavapipe_counts_as_the_rounds(void **state)
 		char name[64];
 		snprintf(name, sizeof(name), "gpu-wait/path:%s", paths[p]);
 		json_t *b = entry(dev, name), *mb = entry(model, name);
-		assert_int_equal((int)num(b, "validation_errors"), 0);
-		assert_int_equal((int)num(b, "waits"), 12);
-		assert_int_equal((int)num(b, "gpu_wait_count"), 12);
-		assert_int_equal((int)num(b, "signals"), 24);        /* A's and B's, a round */
-		assert_int_equal((int)num(b, "held_waits"), p ? 12 : 0);
-		assert_int_equal((int)num(mb, "held_waits"), p ? 12 : 0);   /* the model's count agrees */
+		assert_int_equal((int)fb_json_num(b, "validation_errors"), 0);
+		assert_int_equal((int)fb_json_num(b, "waits"), 12);
+		assert_int_equal((int)fb_json_num(b, "gpu_wait_count"), 12);
+		assert_int_equal((int)fb_json_num(b, "signals"), 24);        /* A's and B's, a round */
+		assert_int_equal((int)fb_json_num(b, "held_waits"), p ? 12 : 0);
+		assert_int_equal((int)fb_json_num(mb, "held_waits"), p ? 12 : 0);   /* the model's count agrees */
 		keys_are_the_models(b, mb);
 		snprintf(name, sizeof(name), "gpu-wait/cpu/path:%s", paths[p]);
 		keys_are_the_models(entry(dev, name), entry(model, name));
-		assert_true(num(entry(dev, name), "os_sched_wakeups") > 0 || !p);   /* legacy's scheduler thread woke */
+		assert_true(fb_json_num(entry(dev, name), "os_sched_wakeups") > 0 || !p);   /* legacy's scheduler thread woke */
 	}
 	json_decref(dev);
 	json_decref(model);
@@ -472,11 +464,11 @@ static void cpu_wait_on_lavapipe_counts_as_the_rounds(void **state)
 			char name[64];
 			snprintf(name, sizeof(name), "cpu-wait/path:%s", paths[p]);
 			json_t *b = entry(dev, name);
-			assert_int_equal((int)num(b, "validation_errors"), 0);
-			assert_int_equal((int)num(b, "waited_signals"), 12);
-			assert_int_equal((int)num(b, "signals"), 12);
+			assert_int_equal((int)fb_json_num(b, "validation_errors"), 0);
+			assert_int_equal((int)fb_json_num(b, "waited_signals"), 12);
+			assert_int_equal((int)fb_json_num(b, "signals"), 12);
 			if (calibrated && offered)
-				assert_int_equal((int)num(b, "cpu_wait_count"), 12);
+				assert_int_equal((int)fb_json_num(b, "cpu_wait_count"), 12);
 			else
 				assert_null(json_object_get(b, "cpu_wait_count"));
 			keys_are_the_models(b, entry(model, name));
